@@ -1,0 +1,90 @@
+//! The context every command shares: config, inventory, output, and lazily the engines.
+
+use std::path::PathBuf;
+
+use tokio::sync::OnceCell;
+
+use crate::cli::Global;
+use crate::compose::Compose;
+use crate::config::Config;
+use crate::discovery::{Inventory, Module, services_root};
+use crate::docker::Engine;
+use crate::error::HalError;
+use crate::store::{Store, state_dir};
+use crate::ui::Ui;
+
+pub struct Ctx {
+    pub ui: Ui,
+    pub config: Config,
+    pub inventory: Inventory,
+    /// `-H`, passed on to compose as DOCKER_HOST.
+    pub host: Option<String>,
+    pub store: Store,
+    engine: OnceCell<Result<Engine, HalError>>,
+    compose: OnceCell<Result<Compose, String>>,
+}
+
+impl Ctx {
+    /// Loads the config and scans the services root; touches no engine.
+    pub fn new(g: &Global) -> Result<Ctx, HalError> {
+        let ui = Ui::new(g);
+        let config = Config::load(g.config.as_deref())?;
+        let root: PathBuf = services_root(g.services_dir.as_deref(), &config);
+        let inventory = Inventory::discover(&root, &config);
+        Ok(Ctx {
+            ui,
+            config,
+            inventory,
+            host: g.host.clone(),
+            store: Store::new(state_dir()),
+            engine: OnceCell::new(),
+            compose: OnceCell::new(),
+        })
+    }
+
+    /// The Docker engine, connected once per run.
+    pub async fn engine(&self) -> Result<Engine, HalError> {
+        self.engine
+            .get_or_init(|| Engine::connect(self.host.as_deref()))
+            .await
+            .clone()
+    }
+
+    /// The compose CLI, found once per run.
+    pub async fn compose(&self) -> anyhow::Result<Compose> {
+        let r = self
+            .compose
+            .get_or_init(|| async {
+                Compose::detect()
+                    .await
+                    .map_err(|e| crate::error::OneLine(&e).to_string())
+            })
+            .await;
+        r.clone().map_err(|e| anyhow::anyhow!(e))
+    }
+
+    /// Modules named on the command line, or all of them with `--all`.
+    pub fn targets(&self, names: &[String], all: bool) -> Result<Vec<Module>, HalError> {
+        if all {
+            Ok(self
+                .inventory
+                .modules
+                .iter()
+                .filter(|m| !matches!(m.kind, crate::discovery::Kind::Invalid { .. }))
+                .cloned()
+                .collect())
+        } else {
+            self.inventory.resolve(names)
+        }
+    }
+
+    /// How many modules to work on at once.
+    pub fn jobs(&self, flag: Option<u16>) -> usize {
+        flag.map(usize::from).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .clamp(2, 8)
+        })
+    }
+}

@@ -1,0 +1,253 @@
+//! `hal module logs`: one stream for any mix of modules, prefixed, merged in time order, or followed.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Stdout, Write};
+
+use tokio::sync::mpsc;
+
+use crate::app::Ctx;
+use crate::cli::LogsArgs;
+use crate::discovery::Kind;
+use crate::docker::{Engine, PROJECT_LABEL, SERVICE_LABEL};
+use crate::error::{Exit, HalError};
+use crate::logline::Line;
+use crate::logstream::{self, Event, Lines, Merge, Source};
+use crate::timefmt::{self, Stamp};
+
+/// How many lines may wait for the printer while following.
+const FOLLOW_BUFFER: usize = 1024;
+
+pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
+    let modules = ctx.inventory.resolve(&a.modules)?;
+    let since = a
+        .since
+        .as_deref()
+        .map(|s| timefmt::parse_since(s, Stamp::now()))
+        .transpose()
+        .map_err(HalError::Usage)?;
+    let mut stacks = Vec::new();
+    for m in &modules {
+        match &m.kind {
+            Kind::Stack { .. } => stacks.push(m.name.clone()),
+            Kind::Host { .. } => {
+                anyhow::bail!(
+                    "logs of host module {}: host modules are not supported yet",
+                    m.name
+                )
+            }
+            Kind::Invalid { reason } => {
+                return Err(HalError::InvalidModule {
+                    name: m.name.clone(),
+                    reason: reason.clone(),
+                }
+                .into());
+            }
+        }
+    }
+    let engine = ctx.engine().await?;
+    let containers = containers_of(&engine, &stacks).await?;
+    let width = containers
+        .iter()
+        .map(|(_, s)| s.label.len())
+        .max()
+        .unwrap_or(0);
+    let mut printer = Printer::new(ctx, &a, width);
+    let result = if a.follow {
+        follow(ctx, &engine, containers, stacks, &a, since, &mut printer).await
+    } else {
+        let mut sources = Vec::new();
+        let mut streams = Vec::new();
+        for (i, (id, source)) in containers.into_iter().enumerate() {
+            streams.push((
+                i,
+                logstream::container_lines(&engine, &id, false, a.tail, since),
+            ));
+            sources.push(source);
+        }
+        let mut merge = Merge::new(streams);
+        let mut r = Ok(());
+        while let Some(item) = merge.next().await {
+            let (i, line) = item?;
+            r = printer.line(&sources[i], &line);
+            if r.is_err() {
+                break;
+            }
+        }
+        r.and_then(|()| printer.flush())
+    };
+    match result {
+        Ok(()) => Ok(Exit::Ok),
+        // The reader went away (`hal module logs x | head`): that is a clean end.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
+        Err(e) => Err(anyhow::Error::new(e).context("write logs")),
+    }
+}
+
+/// The non-one-off containers of the given projects (one list call), ordered by module and service.
+async fn containers_of(
+    engine: &Engine,
+    projects: &[String],
+) -> anyhow::Result<Vec<(String, Source)>> {
+    let single = (projects.len() == 1).then(|| projects[0].as_str());
+    let list = engine.compose_containers(single).await?;
+    let mut out = Vec::new();
+    for c in list {
+        let labels = c.labels.unwrap_or_default();
+        let Some(project) = labels.get(PROJECT_LABEL) else {
+            continue;
+        };
+        if !projects.contains(project)
+            || labels
+                .get("com.docker.compose.oneoff")
+                .is_some_and(|v| v == "True")
+        {
+            continue;
+        }
+        let service = labels.get(SERVICE_LABEL).cloned().unwrap_or_default();
+        let number = labels
+            .get("com.docker.compose.container-number")
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(1);
+        let name = if number > 1 {
+            format!("{service}-{number}")
+        } else {
+            service
+        };
+        out.push((
+            c.id.unwrap_or_default(),
+            Source {
+                module: project.clone(),
+                label: format!("{project}/{name}"),
+                name,
+            },
+        ));
+    }
+    out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
+    Ok(out)
+}
+
+async fn follow(
+    ctx: &Ctx,
+    engine: &Engine,
+    containers: Vec<(String, Source)>,
+    projects: Vec<String>,
+    a: &LogsArgs,
+    since: Option<i64>,
+    printer: &mut Printer,
+) -> io::Result<()> {
+    let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
+    let mut sources: Vec<Source> = Vec::new();
+    // Container id → index of its live source.
+    let mut live: HashMap<String, usize> = HashMap::new();
+    let mut ids: Vec<String> = Vec::new();
+    logstream::watch_starts(engine.clone(), projects, tx.clone());
+    for (id, source) in containers {
+        let idx = sources.len();
+        let lines: Lines = logstream::container_lines(engine, &id, true, a.tail, since);
+        logstream::forward(idx, lines, tx.clone());
+        live.insert(id.clone(), idx);
+        ids.push(id);
+        sources.push(source);
+    }
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        let ev = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = &mut ctrl_c => return printer.flush(),
+        };
+        let Some(ev) = ev else { return printer.flush() };
+        match ev {
+            Event::Line(i, line) => {
+                printer.line(&sources[i], &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
+            Event::Ended(i) => {
+                live.retain(|_, v| *v != i);
+            }
+            Event::Problem(why) => ctx.ui.warn(&why),
+            Event::Started { id, source, at } => {
+                if live.contains_key(&id) {
+                    continue;
+                }
+                // A recreated or restarted container: follow it from its start.
+                let idx = sources.len();
+                printer.widen(source.label.len());
+                let lines = logstream::container_lines(engine, &id, true, None, Some(at));
+                logstream::forward(idx, lines, tx.clone());
+                live.insert(id.clone(), idx);
+                ids.push(id);
+                sources.push(source);
+            }
+        }
+    }
+}
+
+/// Writes lines as people or scripts read them.
+struct Printer {
+    out: BufWriter<Stdout>,
+    json: bool,
+    prefix: bool,
+    timestamps: bool,
+    color: bool,
+    width: usize,
+}
+
+impl Printer {
+    fn new(ctx: &Ctx, a: &LogsArgs, width: usize) -> Printer {
+        Printer {
+            out: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            json: ctx.ui.json,
+            prefix: !a.no_prefix,
+            timestamps: a.timestamps,
+            color: ctx.ui.color,
+            width,
+        }
+    }
+
+    fn widen(&mut self, w: usize) {
+        self.width = self.width.max(w);
+    }
+
+    fn line(&mut self, src: &Source, line: &Line) -> io::Result<()> {
+        if self.json {
+            let doc = serde_json::json!({
+                "module": src.module,
+                "source": src.name,
+                "stream": line.stream,
+                "time": line.time.rfc3339_nanos(),
+                "message": line.message,
+            });
+            return writeln!(self.out, "{doc}");
+        }
+        if self.prefix {
+            let label = format!("{:<w$} |", src.label, w = self.width);
+            if self.color {
+                write!(self.out, "\x1b[{}m{label}\x1b[0m ", color_for(&src.label))?;
+            } else {
+                write!(self.out, "{label} ")?;
+            }
+        }
+        if self.timestamps {
+            write!(self.out, "{} ", line.time.rfc3339_nanos())?;
+        }
+        writeln!(self.out, "{}", line.message)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// A stable colour per source: the same label gets the same colour every run.
+fn color_for(label: &str) -> &'static str {
+    const PALETTE: [&str; 6] = ["36", "33", "32", "35", "34", "31"];
+    let mut h: u32 = 0x811c_9dc5;
+    for b in label.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    PALETTE[(h % PALETTE.len() as u32) as usize]
+}

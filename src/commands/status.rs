@@ -1,0 +1,32 @@
+//! `hal status` / `hal module status`: the state of modules, exit 0 only when all are active.
+
+use crate::app::Ctx;
+use crate::error::Exit;
+use crate::render;
+use crate::timefmt::Stamp;
+
+pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
+    let modules = if names.is_empty() {
+        ctx.inventory.modules.clone()
+    } else {
+        ctx.inventory.resolve(names)?
+    };
+    let (statuses, exit, warnings) = crate::node::collect(ctx, &modules).await;
+    for w in &warnings {
+        ctx.ui.warn(w);
+    }
+    if ctx.ui.json {
+        println!("{}", render::modules_json(&statuses));
+    } else if !statuses.is_empty() {
+        print!(
+            "{}",
+            render::status_table(&statuses, ctx.ui.color, Stamp::now())
+        );
+    } else if !ctx.ui.quiet {
+        eprintln!(
+            "hal: no modules: no stack directories under {} and no host units in the config",
+            ctx.inventory.root.display()
+        );
+    }
+    Ok(exit)
+}

@@ -1,0 +1,353 @@
+//! The one place that talks to the Docker Engine API (bollard): typed results, no printing.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::io;
+use std::time::Duration;
+
+use anyhow::Context;
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::models::{ContainerInspectResponse, ContainerSummary, EventMessage};
+use bollard::query_parameters::{
+    EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
+};
+use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
+
+use crate::error::HalError;
+use crate::stack::{ContainerFacts, health_from_status_text};
+
+pub const PROJECT_LABEL: &str = "com.docker.compose.project";
+pub const SERVICE_LABEL: &str = "com.docker.compose.service";
+const ONEOFF_LABEL: &str = "com.docker.compose.oneoff";
+const NUMBER_LABEL: &str = "com.docker.compose.container-number";
+
+const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
+/// How long hal waits for the engine to answer the first call.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many inspects run at once when a status needs them.
+const INSPECT_CONCURRENCY: usize = 16;
+
+/// A connection to one Docker engine.
+#[derive(Clone)]
+pub struct Engine {
+    api: Docker,
+    /// The endpoint as the user would write it, for messages.
+    pub endpoint: String,
+    pub api_version: String,
+}
+
+/// The endpoint hal talks to: `-H`, else `DOCKER_HOST`, else the local socket.
+pub fn endpoint(flag: Option<&str>) -> String {
+    flag.map(str::to_string)
+        .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
+}
+
+impl Engine {
+    /// Connects and negotiates the API version (engine 20.10 speaks 1.41).
+    pub async fn connect(flag: Option<&str>) -> Result<Engine, HalError> {
+        let endpoint = endpoint(flag);
+        let client = if let Some(path) = endpoint.strip_prefix("unix://") {
+            Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION)
+        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(&endpoint, 120, bollard::API_DEFAULT_VERSION)
+        } else {
+            return Err(HalError::DockerUnreachable {
+                endpoint,
+                why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
+            });
+        };
+        let client = client.map_err(|e| unreachable(&endpoint, &e))?;
+        let api = match tokio::time::timeout(CONNECT_TIMEOUT, client.negotiate_version()).await {
+            Ok(Ok(api)) => api,
+            Ok(Err(e)) => return Err(unreachable(&endpoint, &e)),
+            Err(_) => {
+                return Err(HalError::DockerUnreachable {
+                    endpoint,
+                    why: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
+                });
+            }
+        };
+        let api_version = api.client_version().to_string();
+        Ok(Engine {
+            api,
+            endpoint,
+            api_version,
+        })
+    }
+
+    /// Turns an engine error met mid-operation into an error the user can act on.
+    pub fn fail(&self, err: bollard::errors::Error) -> anyhow::Error {
+        if is_connection_error(&err) {
+            unreachable(&self.endpoint, &err).into()
+        } else {
+            anyhow::Error::new(err)
+        }
+    }
+
+    /// Every compose container on the node (one list call), or those of one project.
+    pub async fn compose_containers(
+        &self,
+        project: Option<&str>,
+    ) -> anyhow::Result<Vec<ContainerSummary>> {
+        let label = match project {
+            Some(p) => format!("{PROJECT_LABEL}={p}"),
+            None => PROJECT_LABEL.to_string(),
+        };
+        let options = ListContainersOptions {
+            all: true,
+            filters: Some(HashMap::from([("label".to_string(), vec![label])])),
+            ..Default::default()
+        };
+        self.api
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| self.fail(e))
+            .context("list containers")
+    }
+
+    /// The facts of the given containers: the summary plus one inspect each (for
+    /// restart policy, restart count, exit code, health and start time).
+    pub async fn facts(
+        &self,
+        summaries: Vec<ContainerSummary>,
+    ) -> anyhow::Result<Vec<ContainerFacts>> {
+        let results: Vec<anyhow::Result<Option<ContainerFacts>>> =
+            futures_util::stream::iter(summaries)
+                .map(|s| async move {
+                    let id = s.id.clone().unwrap_or_default();
+                    match self
+                        .api
+                        .inspect_container(&id, None::<InspectContainerOptions>)
+                        .await
+                    {
+                        Ok(inspect) => Ok(Some(facts_of(&s, &inspect))),
+                        // Removed between list and inspect: it no longer exists.
+                        Err(bollard::errors::Error::DockerResponseServerError {
+                            status_code: 404,
+                            ..
+                        }) => Ok(None),
+                        Err(e) => Err(self.fail(e)),
+                    }
+                })
+                .buffered(INSPECT_CONCURRENCY)
+                .collect()
+                .await;
+        let mut out = Vec::with_capacity(results.len());
+        for r in results {
+            if let Some(f) = r.context("inspect container")? {
+                out.push(f);
+            }
+        }
+        out.sort_by(|a, b| {
+            (&a.project, &a.service, a.number).cmp(&(&b.project, &b.service, b.number))
+        });
+        Ok(out)
+    }
+
+    /// Facts of every container of `project`.
+    pub async fn project_facts(&self, project: &str) -> anyhow::Result<Vec<ContainerFacts>> {
+        let list = self.compose_containers(Some(project)).await?;
+        self.facts(list).await
+    }
+
+    /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
+    pub fn logs(
+        &self,
+        id: &str,
+        follow: bool,
+        tail: Option<u64>,
+        since: Option<i64>,
+    ) -> BoxStream<'static, Result<LogOutput, bollard::errors::Error>> {
+        let options = LogsOptions {
+            follow,
+            stdout: true,
+            stderr: true,
+            since: since.and_then(|s| i32::try_from(s).ok()).unwrap_or(0),
+            until: 0,
+            timestamps: true,
+            tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
+        };
+        self.api.logs(id, Some(options)).boxed()
+    }
+
+    /// The last `n` log lines of a container, without timestamps.
+    pub async fn last_lines(&self, id: &str, n: u64) -> Vec<String> {
+        let chunks: Vec<LogOutput> = self
+            .logs(id, false, Some(n), None)
+            .take(n as usize * 4)
+            .filter_map(|r| async move { r.ok() })
+            .collect()
+            .await;
+        let mut lines = Vec::new();
+        for chunk in chunks {
+            let text = String::from_utf8_lossy(chunk.as_ref()).into_owned();
+            for line in text.lines() {
+                let (_, message) = crate::logline::split_timestamp(line);
+                lines.push(message.to_string());
+            }
+        }
+        let skip = lines.len().saturating_sub(n as usize);
+        lines.split_off(skip)
+    }
+
+    /// Container events (start, die, health_status, oom…) of compose projects.
+    pub fn container_events(
+        &self,
+        since: Option<i64>,
+    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+        let filters = HashMap::from([
+            ("type".to_string(), vec!["container".to_string()]),
+            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+        ]);
+        let options = EventsOptions {
+            since: since.map(|s| s.to_string()),
+            until: None,
+            filters: Some(filters),
+        };
+        self.api.events(Some(options)).boxed()
+    }
+
+    /// Answers whether the engine is there right now.
+    pub async fn ping(&self) -> anyhow::Result<()> {
+        self.api.ping().await.map(|_| ()).map_err(|e| self.fail(e))
+    }
+
+    /// Starts an existing container (used by the fast path).
+    pub async fn start_container(&self, id: &str) -> anyhow::Result<()> {
+        self.api
+            .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
+            .await
+            .map_err(|e| self.fail(e))
+            .with_context(|| format!("start container {id}"))
+    }
+
+    pub fn api(&self) -> &Docker {
+        &self.api
+    }
+}
+
+/// Builds the facts of one container from its summary and its inspect.
+pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts {
+    let labels = s.labels.clone().unwrap_or_default();
+    let state = i.state.clone().unwrap_or_default();
+    let status = state
+        .status
+        .map(|st| st.to_string())
+        .or_else(|| s.state.map(|st| st.to_string()))
+        .unwrap_or_default();
+    let health = state
+        .health
+        .as_ref()
+        .and_then(|h| h.status)
+        .map(|h| h.to_string())
+        .filter(|h| !h.is_empty() && h != "none")
+        .or_else(|| {
+            s.status
+                .as_deref()
+                .and_then(health_from_status_text)
+                .map(str::to_string)
+        });
+    let restart_policy = i
+        .host_config
+        .as_ref()
+        .and_then(|h| h.restart_policy.as_ref())
+        .and_then(|p| p.name)
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let name = s
+        .names
+        .as_ref()
+        .and_then(|n| n.first())
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default();
+    let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
+    ContainerFacts {
+        id: s.id.clone().unwrap_or_default(),
+        name,
+        project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
+        service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
+        number: labels
+            .get(NUMBER_LABEL)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
+        oneoff: labels
+            .get(ONEOFF_LABEL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        status,
+        health,
+        exit_code: state.exit_code,
+        restart_policy,
+        restart_count: i.restart_count.unwrap_or(0),
+        started_at: time(state.started_at),
+        finished_at: time(state.finished_at),
+        oom_killed: state.oom_killed.unwrap_or(false),
+        image: s.image.clone().unwrap_or_default(),
+        error: state.error.filter(|e| !e.is_empty()),
+    }
+}
+
+fn io_kind(err: &(dyn StdError + 'static)) -> Option<io::ErrorKind> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return Some(io.kind());
+        }
+        cur = e.source();
+    }
+    None
+}
+
+fn is_connection_error(err: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error as E;
+    match err {
+        E::SocketNotFoundError(_) | E::RequestTimeoutError => true,
+        E::HyperLegacyError { err } => err.is_connect() || io_kind(err).is_some(),
+        E::IOError { .. } => true,
+        _ => false,
+    }
+}
+
+/// The message for an engine that cannot be reached, with the likely fix.
+fn unreachable(endpoint: &str, err: &bollard::errors::Error) -> HalError {
+    let socket = endpoint.strip_prefix("unix://").unwrap_or(endpoint);
+    let why = match io_kind(err) {
+        Some(io::ErrorKind::PermissionDenied) => {
+            return HalError::DockerPermission {
+                socket: socket.to_string(),
+                user: crate::sys::user_name(),
+            };
+        }
+        Some(io::ErrorKind::NotFound) => "no socket there (is dockerd running?)".to_string(),
+        Some(io::ErrorKind::ConnectionRefused) => {
+            "connection refused (is dockerd running?)".to_string()
+        }
+        _ => match err {
+            bollard::errors::Error::SocketNotFoundError(_) => {
+                "no socket there (is dockerd running?)".to_string()
+            }
+            other => crate::error::OneLine(&anyhow::anyhow!(other.to_string())).to_string(),
+        },
+    };
+    HalError::DockerUnreachable {
+        endpoint: endpoint.to_string(),
+        why,
+    }
+}
+
+/// Connects, mapping a failure to the `unknown` state's reason for status.
+pub async fn connect_for_status(flag: Option<&str>) -> Result<Engine, HalError> {
+    Engine::connect(flag).await
+}
+
+/// Drains a log stream into text (tests and diagnostics).
+pub async fn collect_text(
+    stream: BoxStream<'static, Result<LogOutput, bollard::errors::Error>>,
+) -> Result<String, bollard::errors::Error> {
+    let chunks: Vec<LogOutput> = stream.try_collect().await?;
+    Ok(chunks
+        .iter()
+        .map(|c| String::from_utf8_lossy(c.as_ref()).into_owned())
+        .collect())
+}

@@ -1,0 +1,188 @@
+//! Errors a person can act on, and the exit codes the spec promises for them.
+
+use std::fmt;
+
+/// The process exit codes of `hal(1)`. Order matters: when several modules fail
+/// differently, the highest code wins (see [`Exit::worst`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exit {
+    /// Success; for `status`, every module asked about is `active`.
+    Ok = 0,
+    /// The operation failed.
+    Failed = 1,
+    /// Usage error, or a confirmation was needed with no terminal and no `--yes`.
+    Usage = 2,
+    /// `status`: at least one module is not `active`.
+    NotActive = 3,
+    /// No such module.
+    NoSuchModule = 4,
+    /// Refused: the module's start limit is hit.
+    Refused = 5,
+    /// The engine (Docker, or the init) is unreachable.
+    Unreachable = 6,
+    /// Interrupted by Ctrl-C (128 + SIGINT).
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// The code that describes a run where both `self` and `other` happened.
+    pub fn worst(self, other: Exit) -> Exit {
+        self.max(other)
+    }
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// An error with a fixed meaning for the user. Everything else travels as
+/// `anyhow::Error` and exits 1.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HalError {
+    #[error("no such module: {name} (`hal module list` shows the modules in {root})")]
+    NoSuchModule { name: String, root: String },
+
+    #[error("invalid module name {name:?}: {reason}")]
+    InvalidName { name: String, reason: String },
+
+    #[error("module {name} is invalid: {reason}")]
+    InvalidModule { name: String, reason: String },
+
+    #[error("config {path}: {message}")]
+    Config { path: String, message: String },
+
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("Docker not reachable at {endpoint}: {why}")]
+    DockerUnreachable { endpoint: String, why: String },
+
+    #[error(
+        "permission denied on {socket}: add {user} to the docker group (usermod -aG docker {user}, then log in again), or use sudo"
+    )]
+    DockerPermission { socket: String, user: String },
+
+    #[error("{0}")]
+    InitUnreachable(String),
+
+    #[error("{0}")]
+    Refused(String),
+
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl HalError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            HalError::NoSuchModule { .. } => Exit::NoSuchModule,
+            HalError::InvalidName { .. } | HalError::Config { .. } | HalError::Usage(_) => {
+                Exit::Usage
+            }
+            HalError::InvalidModule { .. } => Exit::Failed,
+            HalError::DockerUnreachable { .. }
+            | HalError::DockerPermission { .. }
+            | HalError::InitUnreachable(_) => Exit::Unreachable,
+            HalError::Refused(_) => Exit::Refused,
+            HalError::Interrupted => Exit::Interrupted,
+        }
+    }
+}
+
+/// An error whose one-line summary is followed by indented detail lines
+/// (which service is not up, its last log lines).
+#[derive(Debug, Clone)]
+pub struct Detailed {
+    pub summary: String,
+    pub details: Vec<String>,
+}
+
+impl fmt::Display for Detailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary)
+    }
+}
+
+impl std::error::Error for Detailed {}
+
+/// The detail lines carried anywhere in an error's chain.
+pub fn details_of(err: &anyhow::Error) -> &[String] {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<Detailed>())
+        .map_or(&[], |d| d.details.as_slice())
+}
+
+/// The exit code an arbitrary error maps to: a [`HalError`] anywhere in the
+/// chain decides, otherwise 1.
+pub fn exit_of(err: &anyhow::Error) -> Exit {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<HalError>())
+        .map_or(Exit::Failed, HalError::exit)
+}
+
+/// Renders an error as the single line `what: why: why` (no debug formatting).
+pub struct OneLine<'a>(pub &'a anyhow::Error);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for cause in self.0.chain() {
+            let text = cause.to_string();
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if !first {
+                f.write_str(": ")?;
+            }
+            // Keep the message on one line: engines sometimes answer with several.
+            let mut words = text.split('\n').map(str::trim).filter(|l| !l.is_empty());
+            if let Some(w) = words.next() {
+                f.write_str(w)?;
+            }
+            for w in words {
+                f.write_str("; ")?;
+                f.write_str(w)?;
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// Prints `hal: <error>` once on stderr.
+pub fn report(err: &anyhow::Error) {
+    eprintln!("hal: {}", OneLine(err));
+    for d in details_of(err) {
+        eprintln!("    {d}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn worst_prefers_higher_codes() {
+        assert_eq!(Exit::Failed.worst(Exit::Unreachable), Exit::Unreachable);
+        assert_eq!(Exit::Ok.worst(Exit::NotActive), Exit::NotActive);
+    }
+
+    #[test]
+    fn exit_found_through_context() {
+        let e = Err::<(), _>(HalError::Refused("x".into()))
+            .context("start web")
+            .unwrap_err();
+        assert_eq!(exit_of(&e), Exit::Refused);
+        assert_eq!(exit_of(&anyhow::anyhow!("plain")), Exit::Failed);
+    }
+
+    #[test]
+    fn one_line_joins_chain_and_lines() {
+        let e = Err::<(), _>(anyhow::anyhow!("first\nsecond\n"))
+            .context("start web")
+            .unwrap_err();
+        assert_eq!(OneLine(&e).to_string(), "start web: first; second");
+    }
+}

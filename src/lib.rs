@@ -1,0 +1,53 @@
+//! hal: one binary that gives every module on a node the same verbs.
+//!
+//! The binary (`main.rs`) only parses the command line and maps the result to
+//! an exit code; everything else lives in these modules so tests can reach it.
+
+pub mod app;
+pub mod cli;
+pub mod commands;
+pub mod compose;
+pub mod config;
+pub mod discovery;
+pub mod docker;
+pub mod duration;
+pub mod error;
+pub mod logline;
+pub mod logstream;
+pub mod model;
+pub mod name;
+pub mod node;
+pub mod ops;
+pub mod render;
+pub mod stack;
+pub mod stacks;
+pub mod store;
+pub mod sys;
+pub mod timefmt;
+pub mod ui;
+
+use error::{Exit, exit_of, report};
+
+/// Runs hal with parsed arguments and returns the exit code.
+pub async fn run(cli: cli::Cli) -> Exit {
+    let ctx = match app::Ctx::new(&cli.global) {
+        Ok(c) => c,
+        Err(e) => {
+            let e = anyhow::Error::new(e);
+            report(&e);
+            return exit_of(&e);
+        }
+    };
+    let work = commands::dispatch(&ctx, cli.command);
+    let result = tokio::select! {
+        r = work => r,
+        _ = tokio::signal::ctrl_c() => Err(error::HalError::Interrupted.into()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            exit_of(&e)
+        }
+    }
+}

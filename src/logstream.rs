@@ -1,0 +1,194 @@
+//! Log sources as streams of whole lines, merged in time order, or followed live across container re-creation.
+
+use futures_util::stream::{BoxStream, StreamExt};
+use tokio::sync::mpsc;
+
+use crate::docker::{Engine, PROJECT_LABEL, SERVICE_LABEL};
+use crate::logline::{Assembler, Line, Stream};
+
+/// Where a line comes from: a container of a stack, or a unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub module: String,
+    /// The compose service or the unit name.
+    pub name: String,
+    /// `module/service`, or `module` for a host unit.
+    pub label: String,
+}
+
+/// A stream of lines from one source.
+pub type Lines = BoxStream<'static, anyhow::Result<Line>>;
+
+/// Turns a container's raw frames into whole lines.
+pub fn container_lines(
+    engine: &Engine,
+    id: &str,
+    follow: bool,
+    tail: Option<u64>,
+    since: Option<i64>,
+) -> Lines {
+    let frames = engine.logs(id, follow, tail, since);
+    let engine = engine.clone();
+    futures_util::stream::unfold(
+        (
+            frames,
+            Assembler::default(),
+            std::collections::VecDeque::new(),
+            false,
+        ),
+        move |(mut frames, mut asm, mut queue, mut done)| {
+            let engine = engine.clone();
+            async move {
+                loop {
+                    if let Some(line) = queue.pop_front() {
+                        return Some((Ok(line), (frames, asm, queue, done)));
+                    }
+                    if done {
+                        return None;
+                    }
+                    match frames.next().await {
+                        Some(Ok(frame)) => {
+                            let stream = match frame {
+                                bollard::container::LogOutput::StdErr { .. } => Stream::Stderr,
+                                _ => Stream::Stdout,
+                            };
+                            queue.extend(asm.push(stream, frame.as_ref()));
+                        }
+                        Some(Err(e)) => {
+                            done = true;
+                            return Some((Err(engine.fail(e)), (frames, asm, queue, done)));
+                        }
+                        None => {
+                            done = true;
+                            queue.extend(asm.finish());
+                        }
+                    }
+                }
+            }
+        },
+    )
+    .boxed()
+}
+
+/// Merges finished sources by time: each source is already in order, so a
+/// k-way merge keeps one line per source in memory.
+pub struct Merge {
+    sources: Vec<(usize, Lines, Option<Line>)>,
+    primed: bool,
+}
+
+impl Merge {
+    pub fn new(sources: Vec<(usize, Lines)>) -> Merge {
+        Merge {
+            sources: sources.into_iter().map(|(i, s)| (i, s, None)).collect(),
+            primed: false,
+        }
+    }
+
+    /// The next line in time order, with the index of its source.
+    pub async fn next(&mut self) -> Option<anyhow::Result<(usize, Line)>> {
+        if !self.primed {
+            self.primed = true;
+            for k in (0..self.sources.len()).rev() {
+                if let Err(e) = self.refill(k).await {
+                    return Some(Err(e));
+                }
+            }
+        }
+        let best = self
+            .sources
+            .iter()
+            .enumerate()
+            .filter_map(|(k, (_, _, head))| head.as_ref().map(|l| (k, l.time)))
+            .min_by_key(|&(k, t)| (t, k))
+            .map(|(k, _)| k)?;
+        let (idx, _, head) = &mut self.sources[best];
+        let idx = *idx;
+        let line = head.take()?;
+        if let Err(e) = self.refill(best).await {
+            return Some(Err(e));
+        }
+        Some(Ok((idx, line)))
+    }
+
+    /// Pulls the next line of source `k`, dropping the source when it ends.
+    async fn refill(&mut self, k: usize) -> anyhow::Result<()> {
+        match self.sources[k].1.next().await {
+            Some(Ok(l)) => self.sources[k].2 = Some(l),
+            Some(Err(e)) => return Err(e),
+            None => {
+                drop(self.sources.remove(k));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What reaches the printer while following.
+pub enum Event {
+    Line(usize, Line),
+    /// Source `usize` ended (its container stopped or went away).
+    Ended(usize),
+    /// A source failed; following goes on for the others.
+    Problem(String),
+    /// A container of a followed project started (created, recreated or restarted).
+    Started {
+        id: String,
+        source: Source,
+        at: i64,
+    },
+}
+
+/// Forwards a source's lines into the follow channel. Bounded: a slow reader
+/// slows the stream instead of growing memory.
+pub fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
+    tokio::spawn(async move {
+        while let Some(item) = lines.next().await {
+            let ev = match item {
+                Ok(l) => Event::Line(idx, l),
+                Err(e) => Event::Problem(crate::error::OneLine(&e).to_string()),
+            };
+            if tx.send(ev).await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Event::Ended(idx)).await;
+    });
+}
+
+/// Announces every container start of the given projects.
+pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Event>) {
+    tokio::spawn(async move {
+        let since = crate::timefmt::Stamp::now().secs;
+        let mut events = engine.container_events(Some(since));
+        while let Some(Ok(ev)) = events.next().await {
+            if ev.action.as_deref() != Some("start") {
+                continue;
+            }
+            let Some(actor) = ev.actor else { continue };
+            let (Some(id), Some(attrs)) = (actor.id, actor.attributes) else {
+                continue;
+            };
+            let Some(project) = attrs.get(PROJECT_LABEL) else {
+                continue;
+            };
+            if !projects.contains(project)
+                || attrs
+                    .get("com.docker.compose.oneoff")
+                    .is_some_and(|v| v == "True")
+            {
+                continue;
+            }
+            let service = attrs.get(SERVICE_LABEL).cloned().unwrap_or_default();
+            let source = Source {
+                module: project.clone(),
+                label: format!("{project}/{service}"),
+                name: service,
+            };
+            let at = ev.time.unwrap_or_else(|| crate::timefmt::Stamp::now().secs);
+            if tx.send(Event::Started { id, source, at }).await.is_err() {
+                return;
+            }
+        }
+    });
+}

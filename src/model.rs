@@ -1,0 +1,77 @@
+//! What hal reports about a module: its state, the reason, its services or unit, its start limit.
+
+use serde::Serialize;
+
+/// The spec's module states.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Active,
+    Starting,
+    Degraded,
+    Inactive,
+    Failed,
+    Invalid,
+    Unknown,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Active => "active",
+            State::Starting => "starting",
+            State::Degraded => "degraded",
+            State::Inactive => "inactive",
+            State::Failed => "failed",
+            State::Invalid => "invalid",
+            State::Unknown => "unknown",
+        }
+    }
+}
+
+/// One container of a stack, or the unit of a host module.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ServiceStatus {
+    /// The compose service, or the unit name.
+    pub name: String,
+    /// The container name (stacks).
+    pub container: Option<String>,
+    /// The unit name (host modules).
+    pub unit: Option<String>,
+    /// The engine's own word: `running`, `exited`, `restarting`…, or a unit's `ActiveState/SubState`.
+    pub state: String,
+    /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
+    pub health: Option<String>,
+    pub exit_code: Option<i64>,
+    pub restart_count: Option<i64>,
+    /// RFC 3339, when it last started.
+    pub started_at: Option<String>,
+}
+
+/// The start-limit figures of a module.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LimitStatus {
+    /// Starts counted in the current window.
+    pub used: u32,
+    pub burst: u32,
+    /// The window, e.g. `120s`.
+    pub interval: String,
+    /// When a held module may start again (RFC 3339), or null when it may start now.
+    pub free_at: Option<String>,
+}
+
+/// A module's status, as `status --json` publishes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModuleStatus {
+    pub name: String,
+    pub kind: &'static str,
+    pub state: State,
+    /// One line saying why the module is not `active`.
+    pub reason: Option<String>,
+    /// When the module's current state began, where known (RFC 3339).
+    pub since: Option<String>,
+    /// `up` (started by request), `down` (stopped by request), or null when hal never touched it.
+    pub desired: Option<String>,
+    pub limit: LimitStatus,
+    pub services: Vec<ServiceStatus>,
+}

@@ -1,0 +1,59 @@
+//! Module names: the compose project-name rule, checked before anything is touched.
+
+/// Why `name` is not a valid module name, or `None` when it is.
+///
+/// The rule is compose v2's project-name rule: lowercase letters, digits, `-`
+/// and `_`, starting with a letter or digit. It also keeps every name safe as a
+/// path component and as a single argument.
+pub fn problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the name is empty".into());
+    }
+    if name.len() > 128 {
+        return Some("the name is longer than 128 characters".into());
+    }
+    let first = name.as_bytes()[0];
+    if !(first.is_ascii_lowercase() || first.is_ascii_digit()) {
+        return Some("a name starts with a lowercase letter or a digit".into());
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '_'))
+    {
+        let shown = if bad.is_control() || bad.is_whitespace() {
+            format!("{:?}", bad)
+        } else {
+            format!("'{bad}'")
+        };
+        return Some(format!(
+            "{shown} is not allowed (use lowercase letters, digits, '-' and '_')"
+        ));
+    }
+    None
+}
+
+pub fn is_valid(name: &str) -> bool {
+    problem(name).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_compose_names() {
+        for ok in ["web", "mailu", "a", "0day", "my-app_2", "x-"] {
+            assert!(is_valid(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn refuses_unsafe_and_uncompose_names() {
+        for bad in [
+            "", "-x", "_x", "My", "a/b", "..", ".", "a b", "a;b", "$(x)", "a\nb", "é", "a.b",
+        ] {
+            assert!(!is_valid(bad), "{bad:?}");
+        }
+        assert!(!is_valid(&"a".repeat(129)));
+    }
+}

@@ -1,0 +1,183 @@
+//! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use futures_util::stream::{self, StreamExt};
+use serde::Serialize;
+
+use crate::app::Ctx;
+use crate::discovery::{Kind, Module};
+use crate::error::{Exit, HalError, OneLine, exit_of};
+use crate::model::State;
+use crate::stacks::{self, Outcome, StartOpts};
+use crate::store::Desired;
+use crate::timefmt::Stamp;
+
+/// A verb that changes modules.
+#[derive(Clone, Debug)]
+pub enum Verb {
+    Start { opts: StartOpts, force: bool },
+    Stop,
+    Restart { opts: StartOpts, force: bool },
+}
+
+impl Verb {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verb::Start { .. } => "start",
+            Verb::Stop => "stop",
+            Verb::Restart { .. } => "restart",
+        }
+    }
+}
+
+/// What happened to one module.
+pub struct Report {
+    pub module: Module,
+    pub result: anyhow::Result<Outcome>,
+    pub took: Duration,
+}
+
+/// The JSON shape of a [`Report`].
+#[derive(Serialize)]
+pub struct ReportJson {
+    pub name: String,
+    pub kind: &'static str,
+    pub action: &'static str,
+    pub ok: bool,
+    pub state: Option<State>,
+    pub reason: Option<String>,
+    pub error: Option<String>,
+    pub exit_code: u8,
+    pub took_ms: u64,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn exit(&self) -> Exit {
+        self.result.as_ref().err().map_or(Exit::Ok, exit_of)
+    }
+
+    pub fn to_json(&self, action: &'static str) -> ReportJson {
+        let (state, reason, warnings) = match &self.result {
+            Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
+            Err(_) => (None, None, Vec::new()),
+        };
+        let (error, details) = match &self.result {
+            Err(e) => (
+                Some(OneLine(e).to_string()),
+                crate::error::details_of(e).to_vec(),
+            ),
+            Ok(_) => (None, Vec::new()),
+        };
+        ReportJson {
+            name: self.module.name.clone(),
+            kind: self.module.kind_name(),
+            action,
+            ok: self.result.is_ok(),
+            state,
+            reason: reason.or_else(|| (!details.is_empty()).then(|| details.join("\n"))),
+            error,
+            exit_code: self.exit().code(),
+            took_ms: u64::try_from(self.took.as_millis()).unwrap_or(u64::MAX),
+            warnings,
+        }
+    }
+}
+
+/// Runs `verb` on every module, at most `jobs` at once; reports come back in the given order.
+pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> Vec<Report> {
+    stream::iter(modules)
+        .map(|m| async move {
+            let began = Instant::now();
+            let result = one(ctx, &m, verb)
+                .await
+                .with_context(|| format!("{} {}", verb.name(), m.name));
+            Report {
+                module: m,
+                result,
+                took: began.elapsed(),
+            }
+        })
+        .buffered(jobs.max(1))
+        .collect()
+        .await
+}
+
+async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
+    if let Kind::Invalid { reason } = &m.kind {
+        return Err(HalError::InvalidModule {
+            name: m.name.clone(),
+            reason: reason.clone(),
+        }
+        .into());
+    }
+    // Reach the engine first: a start that cannot happen must not count.
+    reachable(ctx, m).await?;
+    let _lock = ctx.store.lock_module(&m.name).await?;
+    let mut warnings = Vec::new();
+    let outcome = match verb {
+        Verb::Start { opts, force } => {
+            count(ctx, m, *force, &mut warnings)?;
+            desire(ctx, m, Desired::Up, &mut warnings)?;
+            start(ctx, m, opts).await?
+        }
+        Verb::Stop => {
+            desire(ctx, m, Desired::Down, &mut warnings)?;
+            stop(ctx, m).await?
+        }
+        Verb::Restart { opts, force } => {
+            // Refuse before stopping: a held module must not be left down.
+            count(ctx, m, *force, &mut warnings)?;
+            desire(ctx, m, Desired::Up, &mut warnings)?;
+            stop(ctx, m).await?;
+            start(ctx, m, opts).await?
+        }
+    };
+    warnings.extend(outcome.warnings);
+    Ok(Outcome {
+        warnings,
+        ..outcome
+    })
+}
+
+async fn reachable(ctx: &Ctx, m: &Module) -> anyhow::Result<()> {
+    match &m.kind {
+        Kind::Stack { .. } => ctx.engine().await.map(drop).map_err(Into::into),
+        Kind::Host { .. } => Ok(()),
+        Kind::Invalid { .. } => Ok(()),
+    }
+}
+
+fn count(ctx: &Ctx, m: &Module, force: bool, warnings: &mut Vec<String>) -> anyhow::Result<()> {
+    let limit = ctx.config.settings(&m.name).limit;
+    let (_, w) = ctx.store.count_start(&m.name, limit, force, Stamp::now())?;
+    warnings.extend(w);
+    Ok(())
+}
+
+fn desire(ctx: &Ctx, m: &Module, d: Desired, warnings: &mut Vec<String>) -> anyhow::Result<()> {
+    warnings.extend(ctx.store.set_desired(&m.name, d)?);
+    Ok(())
+}
+
+async fn start(ctx: &Ctx, m: &Module, opts: &StartOpts) -> anyhow::Result<Outcome> {
+    match &m.kind {
+        Kind::Stack { dir, file } => stacks::start(ctx, &m.name, dir, file, opts).await,
+        Kind::Host { .. } => Err(anyhow::anyhow!("host modules are not supported yet")),
+        Kind::Invalid { .. } => unreachable_kind(),
+    }
+}
+
+async fn stop(ctx: &Ctx, m: &Module) -> anyhow::Result<Outcome> {
+    match &m.kind {
+        Kind::Stack { dir, file } => stacks::stop(ctx, &m.name, dir, file).await,
+        Kind::Host { .. } => Err(anyhow::anyhow!("host modules are not supported yet")),
+        Kind::Invalid { .. } => unreachable_kind(),
+    }
+}
+
+fn unreachable_kind() -> anyhow::Result<Outcome> {
+    Err(anyhow::anyhow!("invalid module"))
+}

@@ -1,0 +1,180 @@
+//! Verbs on stack modules: compose creates and removes containers, the Engine API watches them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::app::Ctx;
+use crate::compose::Project;
+use crate::config::PullPolicy;
+use crate::docker::Engine;
+use crate::error::Detailed;
+use crate::model::State;
+use crate::stack::{ContainerFacts, assess, hopeless};
+
+const POLL: Duration = Duration::from_millis(250);
+/// Log lines shown for a service that did not come up.
+const DIAG_LINES: u64 = 5;
+
+/// What a verb left behind.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub state: State,
+    pub reason: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// How a start behaves.
+#[derive(Clone, Debug)]
+pub struct StartOpts {
+    pub pull: Option<PullPolicy>,
+    pub wait: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// `compose up -d --remove-orphans`, then wait for `active`.
+pub async fn start(
+    ctx: &Ctx,
+    name: &str,
+    dir: &Path,
+    file: &Path,
+    opts: &StartOpts,
+) -> anyhow::Result<Outcome> {
+    let settings = ctx.config.settings(name);
+    let engine = ctx.engine().await?;
+    let compose = ctx.compose().await?;
+    let project = Project { name, dir, file };
+    let pull = opts.pull.unwrap_or(settings.pull);
+    let spinner = ctx.ui.spinner(format!("{name}: starting"));
+    let up = compose
+        .up(&project, ctx.host.as_deref(), Some(pull.as_str()))
+        .await;
+    spinner.finish_and_clear();
+    up?;
+    if !opts.wait {
+        let facts = engine.project_facts(name).await?;
+        let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
+        return Ok(Outcome {
+            state,
+            reason,
+            warnings: Vec::new(),
+        });
+    }
+    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    wait_active(ctx, &engine, name, timeout).await
+}
+
+/// Polls the project until every service is up (healthy where it has a
+/// healthcheck), something fails for good, or `timeout` passes.
+pub async fn wait_active(
+    ctx: &Ctx,
+    engine: &Engine,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<Outcome> {
+    let began = Instant::now();
+    let spinner = ctx.ui.spinner(format!("{name}: waiting"));
+    loop {
+        let facts = engine.project_facts(name).await?;
+        let refs: Vec<&ContainerFacts> = facts.iter().collect();
+        let (state, reason) = assess(&refs);
+        if state == State::Active {
+            spinner.finish_and_clear();
+            return Ok(Outcome {
+                state,
+                reason,
+                warnings: Vec::new(),
+            });
+        }
+        let give_up = hopeless(&refs);
+        if give_up || began.elapsed() >= timeout {
+            spinner.finish_and_clear();
+            let why = reason.unwrap_or_else(|| state.as_str().to_string());
+            let summary = if give_up {
+                format!("did not start: {why}")
+            } else {
+                format!(
+                    "not active after {}: {why}",
+                    crate::duration::format(timeout)
+                )
+            };
+            let details = diagnose(engine, &refs).await;
+            return Err(Detailed { summary, details }.into());
+        }
+        spinner.set_message(format!(
+            "{name}: waiting ({})",
+            reason.as_deref().unwrap_or(state.as_str())
+        ));
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// For each service that is not up: its state, exit code, health and last log lines.
+async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String> {
+    use crate::stack::Verdict;
+    let mut out = Vec::new();
+    for c in containers.iter().filter(|c| !c.oneoff) {
+        if matches!(c.verdict(), Verdict::Up | Verdict::Completed) {
+            continue;
+        }
+        out.push(format!(
+            "{}: state {}, exit code {}, health {}, {} restarts",
+            c.label(),
+            c.status,
+            c.exit_code.map_or("-".to_string(), |x| x.to_string()),
+            c.health.as_deref().unwrap_or("none"),
+            c.restart_count
+        ));
+        for line in engine.last_lines(&c.id, DIAG_LINES).await {
+            out.push(format!("  {} | {line}", c.label()));
+        }
+    }
+    out
+}
+
+/// `compose down`: containers and network go, named volumes stay.
+pub async fn stop(ctx: &Ctx, name: &str, dir: &Path, file: &Path) -> anyhow::Result<Outcome> {
+    let compose = ctx.compose().await?;
+    let engine = ctx.engine().await?;
+    let project = Project { name, dir, file };
+    let spinner = ctx.ui.spinner(format!("{name}: stopping"));
+    let down = compose.down(&project, ctx.host.as_deref()).await;
+    spinner.finish_and_clear();
+    down?;
+    let facts = engine.project_facts(name).await?;
+    let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
+    Ok(Outcome {
+        state,
+        reason,
+        warnings: Vec::new(),
+    })
+}
+
+/// The containers of every named project, from one list call.
+pub async fn node_facts(
+    engine: &Engine,
+    projects: &[&str],
+) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
+    let list = if projects.len() == 1 {
+        engine.compose_containers(Some(projects[0])).await?
+    } else {
+        engine.compose_containers(None).await?
+    };
+    let wanted: Vec<_> = list
+        .into_iter()
+        .filter(|s| {
+            s.labels
+                .as_ref()
+                .and_then(|l| l.get(crate::docker::PROJECT_LABEL))
+                .is_some_and(|p| projects.contains(&p.as_str()))
+        })
+        .collect();
+    let facts = engine.facts(wanted).await.context("read container state")?;
+    let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
+    for f in facts {
+        by_project.entry(f.project.clone()).or_default().push(f);
+    }
+    Ok(by_project)
+}

@@ -1,0 +1,20 @@
+//! Small facts about the running process that std does not offer.
+#![allow(unsafe_code)] // geteuid(2): no preconditions, cannot fail.
+
+/// Whether hal runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The user's login name for messages, from the environment or the uid.
+pub fn user_name() -> String {
+    for var in ["USER", "LOGNAME"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            return v.to_string_lossy().into_owned();
+        }
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    format!("uid {uid}")
+}

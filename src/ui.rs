@@ -1,0 +1,135 @@
+//! Output decisions made once: JSON or human, colour, progress, and whether a person can be asked.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::{ColorChoice, Global};
+use crate::error::HalError;
+
+#[derive(Clone)]
+pub struct Ui {
+    pub json: bool,
+    pub quiet: bool,
+    /// Colour on stdout.
+    pub color: bool,
+    /// Colour on stderr.
+    pub color_err: bool,
+    /// Spinners and bars on stderr.
+    pub progress: bool,
+    /// stdin and stderr are terminals, so a person can answer a question.
+    pub interactive: bool,
+    pub yes: bool,
+    bars: MultiProgress,
+}
+
+impl Ui {
+    pub fn new(g: &Global) -> Ui {
+        let out_tty = std::io::stdout().is_terminal();
+        let err_tty = std::io::stderr().is_terminal();
+        let in_tty = std::io::stdin().is_terminal();
+        let decide = |tty: bool| match g.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => tty && !no_color_env(),
+        };
+        let progress = err_tty && !g.json && !g.quiet && !dumb_term();
+        Ui {
+            json: g.json,
+            quiet: g.quiet,
+            color: !g.json && decide(out_tty),
+            color_err: decide(err_tty),
+            progress,
+            interactive: in_tty && err_tty,
+            yes: g.yes,
+            bars: MultiProgress::with_draw_target(if progress {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            }),
+        }
+    }
+
+    /// A spinner on stderr, or a hidden one when progress is off.
+    pub fn spinner(&self, message: String) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = self.bars.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    }
+
+    /// A byte bar for pulls, or a hidden one.
+    pub fn bar(&self, len: u64, message: String) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = self.bars.add(ProgressBar::new(len));
+        bar.set_style(
+            ProgressStyle::with_template("{msg:30} [{bar:30}] {bytes}/{total_bytes}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_message(message);
+        bar
+    }
+
+    /// Prints a warning on stderr without disturbing progress bars.
+    pub fn warn(&self, text: &str) {
+        let line = if self.color_err {
+            format!("\x1b[33mhal: warning:\x1b[0m {text}")
+        } else {
+            format!("hal: warning: {text}")
+        };
+        let _ = self.bars.println(&line).or_else(|_| {
+            eprintln!("{line}");
+            Ok::<(), std::io::Error>(())
+        });
+        if !self.progress {
+            // MultiProgress::println is silent when hidden.
+            eprintln!("{line}");
+        }
+    }
+
+    /// Asks once; `--yes` answers for the person. With no terminal, the
+    /// question cannot be asked, and that is a usage error (exit 2).
+    pub fn confirm(&self, question: &str) -> Result<bool, HalError> {
+        if self.yes {
+            return Ok(true);
+        }
+        if !self.interactive {
+            return Err(HalError::Usage(format!(
+                "{question}: confirmation needed, but no terminal is attached: pass --yes (or set HAL_YES=1)"
+            )));
+        }
+        dialoguer::Confirm::new()
+            .with_prompt(question)
+            .default(false)
+            .interact()
+            .map_err(|e| HalError::Usage(format!("{question}: {e}")))
+    }
+}
+
+fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) || dumb_term()
+}
+
+fn dumb_term() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t == "dumb")
+}
+
+/// ANSI colour for text, when `on`.
+pub fn paint(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
