@@ -104,6 +104,30 @@ impl Compose {
             .context("compose down")
     }
 
+    /// The services of a project and their images, as compose resolves the file.
+    pub async fn images(
+        &self,
+        project: &Project<'_>,
+        host: Option<&str>,
+    ) -> anyhow::Result<Vec<crate::pull::ServiceImage>> {
+        match self.flavor {
+            Flavor::V2 => {
+                let out = self
+                    .run(project, host, &["config", "--format", "json"])
+                    .await
+                    .context("compose config")?;
+                crate::pull::from_v2_json(&out)
+            }
+            Flavor::V1 => {
+                let out = self
+                    .run(project, host, &["config"])
+                    .await
+                    .context("compose config")?;
+                Ok(crate::pull::from_v1_yaml(&out))
+            }
+        }
+    }
+
     /// Runs compose and turns a failure into compose's own words.
     pub async fn run(
         &self,

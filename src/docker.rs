@@ -8,11 +8,11 @@ use std::time::Duration;
 use anyhow::Context;
 use bollard::Docker;
 use bollard::container::LogOutput;
-use bollard::models::{ContainerInspectResponse, ContainerSummary, EventMessage};
+use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInfo, EventMessage};
 use bollard::query_parameters::{
-    EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
+    CreateImageOptions, EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
 };
-use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
+use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
 use crate::stack::{ContainerFacts, health_from_status_text};
@@ -79,10 +79,14 @@ impl Engine {
 
     /// Turns an engine error met mid-operation into an error the user can act on.
     pub fn fail(&self, err: bollard::errors::Error) -> anyhow::Error {
-        if is_connection_error(&err) {
-            unreachable(&self.endpoint, &err).into()
-        } else {
-            anyhow::Error::new(err)
+        match err {
+            e if is_connection_error(&e) => unreachable(&self.endpoint, &e).into(),
+            // The engine's own words; the HTTP status adds nothing for a person.
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                anyhow::anyhow!(message)
+            }
+            bollard::errors::Error::DockerStreamError { error } => anyhow::anyhow!(error),
+            other => anyhow::Error::new(other),
         }
     }
 
@@ -223,8 +227,29 @@ impl Engine {
             .with_context(|| format!("start container {id}"))
     }
 
-    pub fn api(&self) -> &Docker {
-        &self.api
+    /// Whether an image is present locally.
+    pub async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
+        match self.api.inspect_image(image).await {
+            Ok(_) => Ok(true),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+        }
+    }
+
+    /// Pulls `repo:tag`, streaming the engine's progress messages.
+    pub fn pull(
+        &self,
+        repo: &str,
+        tag: Option<&str>,
+    ) -> BoxStream<'static, Result<CreateImageInfo, bollard::errors::Error>> {
+        let options = CreateImageOptions {
+            from_image: Some(repo.to_string()),
+            tag: tag.map(str::to_string),
+            ..Default::default()
+        };
+        self.api.create_image(Some(options), None, None).boxed()
     }
 }
 
@@ -334,20 +359,4 @@ fn unreachable(endpoint: &str, err: &bollard::errors::Error) -> HalError {
         endpoint: endpoint.to_string(),
         why,
     }
-}
-
-/// Connects, mapping a failure to the `unknown` state's reason for status.
-pub async fn connect_for_status(flag: Option<&str>) -> Result<Engine, HalError> {
-    Engine::connect(flag).await
-}
-
-/// Drains a log stream into text (tests and diagnostics).
-pub async fn collect_text(
-    stream: BoxStream<'static, Result<LogOutput, bollard::errors::Error>>,
-) -> Result<String, bollard::errors::Error> {
-    let chunks: Vec<LogOutput> = stream.try_collect().await?;
-    Ok(chunks
-        .iter()
-        .map(|c| String::from_utf8_lossy(c.as_ref()).into_owned())
-        .collect())
 }

@@ -18,6 +18,7 @@ pub mod model;
 pub mod name;
 pub mod node;
 pub mod ops;
+pub mod pull;
 pub mod render;
 pub mod stack;
 pub mod stacks;

@@ -46,10 +46,16 @@ pub async fn start(
     let engine = ctx.engine().await?;
     let compose = ctx.compose().await?;
     let project = Project { name, dir, file };
-    let pull = opts.pull.unwrap_or(settings.pull);
+    let policy = opts.pull.unwrap_or(settings.pull);
+    // hal pulls through the Engine API, so a failed pull can fall back to a
+    // cached image; compose then only creates containers.
+    let images = compose.images(&project, ctx.host.as_deref()).await?;
+    let warnings = crate::pull::pull(&engine, &ctx.ui, name, &images, policy).await?;
+    ctx.store
+        .set_pull_warning(name, warnings.first().cloned())?;
     let spinner = ctx.ui.spinner(format!("{name}: starting"));
     let up = compose
-        .up(&project, ctx.host.as_deref(), Some(pull.as_str()))
+        .up(&project, ctx.host.as_deref(), Some("never"))
         .await;
     spinner.finish_and_clear();
     up?;
@@ -59,11 +65,13 @@ pub async fn start(
         return Ok(Outcome {
             state,
             reason,
-            warnings: Vec::new(),
+            warnings,
         });
     }
     let timeout = opts.timeout.unwrap_or(settings.timeout);
-    wait_active(ctx, &engine, name, timeout).await
+    let mut outcome = wait_active(ctx, &engine, name, timeout).await?;
+    outcome.warnings.extend(warnings);
+    Ok(outcome)
 }
 
 /// Polls the project until every service is up (healthy where it has a
