@@ -101,6 +101,18 @@ pub enum Command {
         after_help = "Examples:\n  hal status\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
     )]
     Status(StatusArgs),
+
+    /// Node rescue: recover every failed module (the same as `hal module rescue`).
+    #[command(after_help = "Examples:\n  hal rescue --dry-run\n  hal rescue --yes")]
+    Rescue(RescueArgs),
+
+    /// Supervise the node: restart what fails, within each module's limit (run it under init).
+    #[command(after_help = "Examples:\n  hal watch\n  hal watch --json --grace 30s")]
+    Watch(WatchArgs),
+
+    /// Check the node and say what to fix.
+    #[command(after_help = "Examples:\n  hal doctor\n  hal doctor --json")]
+    Doctor,
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,6 +138,19 @@ pub enum ModuleCommand {
     /// Show the state of modules (all of them when none is named).
     #[command(after_help = "Examples:\n  hal module status\n  hal module status web mailu --json")]
     Status(StatusArgs),
+
+    /// Recover modules: clear the start count, recreate containers or reset and restart the unit.
+    #[command(
+        after_help = "Examples:\n  hal module rescue web --dry-run\n  hal module rescue --yes"
+    )]
+    Rescue(RescueArgs),
+
+    /// Clear modules' start counts (and a unit's failed state), so they may start again.
+    #[command(
+        name = "reset-failed",
+        after_help = "Examples:\n  hal module reset-failed web"
+    )]
+    ResetFailed(ResetArgs),
 
     /// Show the logs of modules, merged in time order.
     #[command(
@@ -234,6 +259,43 @@ pub struct LogsArgs {
     /// Do not prefix lines with `module/service |`.
     #[arg(long)]
     pub no_prefix: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RescueArgs {
+    /// Modules to rescue [default: every failed module].
+    #[arg(value_name = "MODULE")]
+    pub modules: Vec<String>,
+
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Only modules whose desired state is up (what the shipped timer runs).
+    #[arg(long)]
+    pub auto: bool,
+
+    /// How long to wait for each module to become active [default: 120s].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    /// Module names.
+    #[arg(value_name = "MODULE", required = true)]
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// How long a container may stay unhealthy before hal restarts its module.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "60s")]
+    pub grace: std::time::Duration,
+
+    /// How often to check every module even without events.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
+    pub interval: std::time::Duration,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

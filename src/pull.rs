@@ -59,13 +59,13 @@ pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
                 image: None,
                 build: false,
             });
-        } else if indent == 4 {
-            if let Some(last) = out.last_mut() {
-                if let Some(v) = body.strip_prefix("image:") {
-                    last.image = Some(unquote(v.trim()).to_string());
-                } else if body.starts_with("build:") {
-                    last.build = true;
-                }
+        } else if indent == 4
+            && let Some(last) = out.last_mut()
+        {
+            if let Some(v) = body.strip_prefix("image:") {
+                last.image = Some(unquote(v.trim()).to_string());
+            } else if body.starts_with("build:") {
+                last.build = true;
             }
         }
     }
@@ -143,9 +143,9 @@ async fn pull_one(engine: &Engine, ui: &Ui, module: &str, image: &str) -> anyhow
                 continue;
             };
             let detail = info.progress_detail.unwrap_or_default();
-            let bar = bars.entry(id.clone()).or_insert_with(|| {
-                ui.bar(0, format!("{module}: {id}"))
-            });
+            let bar = bars
+                .entry(id.clone())
+                .or_insert_with(|| ui.bar(0, format!("{module}: {id}")));
             bar.set_message(format!("{module}: {id} {}", status.to_lowercase()));
             if let (Some(cur), Some(total)) = (detail.current, detail.total) {
                 bar.set_length(u64::try_from(total).unwrap_or(0));
@@ -163,7 +163,10 @@ async fn pull_one(engine: &Engine, ui: &Ui, module: &str, image: &str) -> anyhow
     }
     match result {
         Ok(r) => r,
-        Err(_) => anyhow::bail!("pull of {image} did not finish within {}s", PULL_TIMEOUT.as_secs()),
+        Err(_) => anyhow::bail!(
+            "pull of {image} did not finish within {}s",
+            PULL_TIMEOUT.as_secs()
+        ),
     }
 }
 
@@ -173,7 +176,10 @@ mod tests {
 
     #[test]
     fn refs_split_at_the_tag_not_the_port() {
-        assert_eq!(split_ref("busybox"), ("busybox".into(), Some("latest".into())));
+        assert_eq!(
+            split_ref("busybox"),
+            ("busybox".into(), Some("latest".into()))
+        );
         assert_eq!(
             split_ref("127.0.0.1:5000/hal/fixture:v1"),
             ("127.0.0.1:5000/hal/fixture".into(), Some("v1".into()))

@@ -1,9 +1,13 @@
 //! One file per command: each gathers its modules, calls the logic, and renders.
 
 pub mod change;
+pub mod doctor;
 pub mod list;
 pub mod logs;
+pub mod rescue;
+pub mod reset_failed;
 pub mod status;
+pub mod watch;
 
 use crate::app::Ctx;
 use crate::cli::{Command, ModuleCommand};
@@ -13,6 +17,9 @@ use crate::error::Exit;
 pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
     match command {
         Command::Status(a) => status::run(ctx, &a.modules).await,
+        Command::Rescue(a) => rescue::run(ctx, a).await,
+        Command::Watch(a) => watch::run(ctx, a).await,
+        Command::Doctor => doctor::run(ctx).await,
         Command::Module(m) => match m {
             ModuleCommand::List => list::run(ctx),
             ModuleCommand::Status(a) => status::run(ctx, &a.modules).await,
@@ -20,6 +27,8 @@ pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
             ModuleCommand::Stop(a) => change::stop(ctx, a).await,
             ModuleCommand::Restart(a) => change::restart(ctx, a).await,
             ModuleCommand::Logs(a) => logs::run(ctx, a).await,
+            ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
+            ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
         },
     }
 }
