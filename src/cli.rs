@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+use clap_complete::engine::ArgValueCompleter;
 
 use crate::config::PullPolicy;
 
@@ -63,6 +64,7 @@ pub struct Global {
         global = true,
         env = "HAL_CONFIG",
         value_name = "FILE",
+        value_hint = ValueHint::FilePath,
         hide_env_values = true
     )]
     pub config: Option<PathBuf>,
@@ -73,12 +75,13 @@ pub struct Global {
         global = true,
         env = "HAL_SERVICES_DIR",
         value_name = "DIR",
+        value_hint = ValueHint::DirPath,
         hide_env_values = true
     )]
     pub services_dir: Option<PathBuf>,
 
     /// The Docker endpoint, e.g. unix:///var/run/docker.sock [default: DOCKER_HOST, else the local socket].
-    #[arg(short = 'H', long, global = true, value_name = "URL")]
+    #[arg(short = 'H', long, global = true, value_name = "URL", value_hint = ValueHint::Url)]
     pub host: Option<String>,
 }
 
@@ -163,7 +166,7 @@ pub enum ModuleCommand {
 #[derive(Debug, Args)]
 pub struct Targets {
     /// Module names (see `hal module list`).
-    #[arg(value_name = "MODULE", required_unless_present = "all")]
+    #[arg(value_name = "MODULE", required_unless_present = "all", add = ArgValueCompleter::new(crate::complete::modules))]
     pub modules: Vec<String>,
 
     /// Every module on the node.
@@ -230,14 +233,14 @@ pub struct RestartArgs {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Module names [default: every module].
-    #[arg(value_name = "MODULE")]
+    #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::complete::modules))]
     pub modules: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     /// Module names.
-    #[arg(value_name = "MODULE", required = true)]
+    #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::complete::modules))]
     pub modules: Vec<String>,
 
     /// Keep following new lines, across container re-creation, until Ctrl-C.
@@ -264,7 +267,7 @@ pub struct LogsArgs {
 #[derive(Debug, Args)]
 pub struct RescueArgs {
     /// Modules to rescue [default: every failed module].
-    #[arg(value_name = "MODULE")]
+    #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::complete::modules))]
     pub modules: Vec<String>,
 
     /// Print the plan and change nothing.
@@ -283,7 +286,7 @@ pub struct RescueArgs {
 #[derive(Debug, Args)]
 pub struct ResetArgs {
     /// Module names.
-    #[arg(value_name = "MODULE", required = true)]
+    #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::complete::modules))]
     pub modules: Vec<String>,
 }
 

@@ -310,6 +310,7 @@ pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> Container
         oom_killed: state.oom_killed.unwrap_or(false),
         image: s.image.clone().unwrap_or_default(),
         error: state.error.filter(|e| !e.is_empty()),
+        observed_at: Some(crate::timefmt::Stamp::now()),
     }
 }
 

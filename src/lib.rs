@@ -6,6 +6,7 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod complete;
 pub mod compose;
 pub mod config;
 pub mod discovery;

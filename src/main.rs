@@ -3,6 +3,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    hal::complete::from_env();
     let cli = hal::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

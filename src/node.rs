@@ -8,8 +8,19 @@ use crate::stack::{ContainerFacts, assess};
 use crate::store::StateFile;
 use crate::timefmt::{self, Stamp};
 
+/// The status of many modules, and what went wrong reading it.
+pub struct NodeStatus {
+    pub modules: Vec<ModuleStatus>,
+    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is unreachable.
+    pub exit: Exit,
+    /// Engines that could not be asked (printed as errors).
+    pub errors: Vec<String>,
+    /// Things worth saying that do not change the answer (a corrupt state file…).
+    pub warnings: Vec<String>,
+}
+
 /// Every given module's status, and the exit code `status` should end with.
-pub async fn collect(ctx: &Ctx, modules: &[Module]) -> (Vec<ModuleStatus>, Exit, Vec<String>) {
+pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
     let now = Stamp::now();
     let (state_file, warning) = ctx.store.read();
     let mut warnings: Vec<String> = warning.into_iter().collect();
@@ -55,7 +66,12 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> (Vec<ModuleStatus>, Exit,
     if let Some(p) = &ctx.inventory.root_problem {
         warnings.push(p.clone());
     }
-    (out, exit, warnings)
+    NodeStatus {
+        modules: out,
+        exit,
+        errors: stack_facts.err().into_iter().collect(),
+        warnings,
+    }
 }
 
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {

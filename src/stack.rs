@@ -1,6 +1,9 @@
 //! How the containers of a compose project add up to one module state (pure logic, no engine).
 
+use std::time::Duration;
+
 use crate::model::{ServiceStatus, State};
+use crate::timefmt::{self, Stamp};
 
 /// What hal needs to know about one container, gathered from list and inspect.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,7 +27,15 @@ pub struct ContainerFacts {
     pub image: String,
     /// The engine's error text, when starting the container failed.
     pub error: Option<String>,
+    /// When these facts were read; lets a just-started container count as
+    /// `starting` until it has stayed up a moment.
+    pub observed_at: Option<Stamp>,
 }
+
+/// A container without a healthcheck counts as up once it has stayed up this long.
+pub const SETTLE: Duration = Duration::from_secs(1);
+/// After a crash, a container must stay up this long before it counts as up again.
+pub const RESETTLE: Duration = Duration::from_secs(5);
 
 /// How one container counts toward its module's state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -56,7 +67,9 @@ impl ContainerFacts {
             "running" => match self.health.as_deref() {
                 Some("unhealthy") => Verdict::Unhealthy,
                 Some("starting") => Verdict::Starting,
-                _ => Verdict::Up,
+                Some(_) => Verdict::Up,
+                None if self.settling() => Verdict::Starting,
+                None => Verdict::Up,
             },
             "restarting" => Verdict::Failed {
                 terminal: self.restart_count >= LOOP_RESTARTS,
@@ -87,13 +100,37 @@ impl ContainerFacts {
         }
     }
 
+    /// Up for less than the settle time (longer after a crash).
+    fn settling(&self) -> bool {
+        let (Some(now), Some(started)) = (
+            self.observed_at,
+            self.started_at.as_deref().and_then(timefmt::parse),
+        ) else {
+            return false;
+        };
+        let need = if self.restart_count > 0 {
+            RESETTLE
+        } else {
+            SETTLE
+        };
+        now.since(started) < need
+    }
+
     /// Why this container is not `Up`, as part of a module's one-line reason.
     pub fn describe(&self) -> String {
         let who = format!("service {}", self.label());
         match self.verdict() {
             Verdict::Up => format!("{who} is running"),
             Verdict::Completed => format!("{who} completed"),
-            Verdict::Starting => format!("{who} is starting (health: starting)"),
+            Verdict::Starting if self.health.is_some() => {
+                format!("{who} is starting (health: starting)")
+            }
+            Verdict::Starting if self.restart_count > 0 => format!(
+                "{who} restarted {} times (last exit code {})",
+                self.restart_count,
+                self.exit_code.unwrap_or(0)
+            ),
+            Verdict::Starting => format!("{who} is starting"),
             Verdict::Unhealthy => format!("{who} is unhealthy"),
             Verdict::Stopped => match self.status.as_str() {
                 "created" => match &self.error {
@@ -282,6 +319,24 @@ mod tests {
         s.exit_code = Some(137);
         assert_eq!(state(std::slice::from_ref(&s)), State::Inactive);
         assert_eq!(state(&[s, c("db", "running")]), State::Degraded);
+    }
+
+    #[test]
+    fn just_started_containers_settle_first() {
+        let mut w = c("web", "running");
+        w.started_at = Some("2026-01-01T00:00:10Z".into());
+        w.observed_at = timefmt::parse("2026-01-01T00:00:10.5Z");
+        assert_eq!(w.verdict(), Verdict::Starting);
+        w.observed_at = timefmt::parse("2026-01-01T00:00:12Z");
+        assert_eq!(w.verdict(), Verdict::Up);
+        w.restart_count = 2;
+        assert_eq!(w.verdict(), Verdict::Starting);
+        assert_eq!(
+            w.describe(),
+            "service web restarted 2 times (last exit code 0)"
+        );
+        w.observed_at = timefmt::parse("2026-01-01T00:00:16Z");
+        assert_eq!(w.verdict(), Verdict::Up);
     }
 
     #[test]

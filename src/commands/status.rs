@@ -11,10 +11,14 @@ pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
     } else {
         ctx.inventory.resolve(names)?
     };
-    let (statuses, exit, warnings) = crate::node::collect(ctx, &modules).await;
-    for w in &warnings {
+    let node = crate::node::collect(ctx, &modules).await;
+    for w in &node.warnings {
         ctx.ui.warn(w);
     }
+    for e in &node.errors {
+        eprintln!("hal: {e}");
+    }
+    let (statuses, exit) = (node.modules, node.exit);
     if ctx.ui.json {
         println!("{}", render::modules_json(&statuses));
     } else if !statuses.is_empty() {
