@@ -1,5 +1,5 @@
 //! Shared test rig: a temporary services root, unique project names, the real hal binary, and cleanup.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
