@@ -118,6 +118,16 @@ pub enum Command {
     Doctor,
 }
 
+impl Command {
+    /// Commands whose normal end is Ctrl-C: they handle it and exit 0.
+    pub fn ends_on_interrupt(&self) -> bool {
+        matches!(
+            self,
+            Command::Watch(_) | Command::Module(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
+        )
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ModuleCommand {
     /// List the modules of this node and where each is defined (no engine call).

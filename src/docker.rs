@@ -168,7 +168,11 @@ impl Engine {
             follow,
             stdout: true,
             stderr: true,
-            since: since.and_then(|s| i32::try_from(s).ok()).unwrap_or(0),
+            // The API takes 32-bit seconds: clamp rather than wrap (a far-future
+            // --since shows nothing, as it should).
+            since: since.map_or(0, |s| {
+                i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX)
+            }),
             until: 0,
             timestamps: true,
             tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
@@ -250,6 +254,70 @@ impl Engine {
             ..Default::default()
         };
         self.api.create_image(Some(options), None, None).boxed()
+    }
+}
+
+/// A network on the engine: its name, compose project (if any) and subnets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkFacts {
+    pub name: String,
+    pub project: Option<String>,
+    pub subnets: Vec<String>,
+}
+
+/// One of the engine's default address pools: subnets of `/size` carved out of `base`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressPool {
+    pub base: String,
+    pub size: u8,
+}
+
+impl Engine {
+    /// Every network on the engine (one list call).
+    pub async fn networks(&self) -> anyhow::Result<Vec<NetworkFacts>> {
+        let list = self
+            .api
+            .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+            .await
+            .map_err(|e| self.fail(e))
+            .context("list networks")?;
+        Ok(list
+            .into_iter()
+            .map(|n| NetworkFacts {
+                name: n.name.unwrap_or_default(),
+                project: n.labels.and_then(|l| l.get(PROJECT_LABEL).cloned()),
+                subnets: n
+                    .ipam
+                    .and_then(|i| i.config)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|c| c.subnet)
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// The default address pools the engine reports (`docker info`), or `None`
+    /// when it reports none (older engines, or the stock pools).
+    pub async fn address_pools(&self) -> anyhow::Result<Option<Vec<AddressPool>>> {
+        let info = self
+            .api
+            .info()
+            .await
+            .map_err(|e| self.fail(e))
+            .context("engine info")?;
+        let pools: Vec<AddressPool> = info
+            .default_address_pools
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| {
+                Some(AddressPool {
+                    base: p.base?,
+                    size: u8::try_from(p.size?).ok()?,
+                })
+            })
+            .collect();
+        Ok((!pools.is_empty()).then_some(pools))
     }
 }
 

@@ -13,6 +13,8 @@ pub mod discovery;
 pub mod docker;
 pub mod duration;
 pub mod error;
+pub mod hosts;
+pub mod init;
 pub mod logline;
 pub mod logstream;
 pub mod model;
@@ -40,10 +42,17 @@ pub async fn run(cli: cli::Cli) -> Exit {
             return exit_of(&e);
         }
     };
+    // `logs -f` and `watch` end on Ctrl-C by design; every other command is
+    // interrupted (exit 130), dropping its futures, which kills child processes.
+    let own_interrupt = cli.command.ends_on_interrupt();
     let work = commands::dispatch(&ctx, cli.command);
-    let result = tokio::select! {
-        r = work => r,
-        _ = tokio::signal::ctrl_c() => Err(error::HalError::Interrupted.into()),
+    let result = if own_interrupt {
+        work.await
+    } else {
+        tokio::select! {
+            r = work => r,
+            _ = tokio::signal::ctrl_c() => Err(error::HalError::Interrupted.into()),
+        }
     };
     match result {
         Ok(code) => code,

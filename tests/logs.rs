@@ -1,0 +1,217 @@
+//! End to end: `hal module logs` merges, prefixes, tails, follows and ends cleanly, on the real engine.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{Rig, compose, engine_or_skip, svc};
+
+fn ticker(name: &str, delay: &str) -> String {
+    svc(
+        name,
+        &format!(
+            "sleep {delay}; for i in 1 2 3 4 5; do echo {name}$i; sleep 0.3; done; echo {name}-err >&2; sleep 100000"
+        ),
+        "    restart: unless-stopped\n",
+    )
+}
+
+#[test]
+fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
+    if !engine_or_skip("logs_merge_in_time_order") {
+        return;
+    }
+    let rig = Rig::new("logs");
+    let m = rig.stack("tick", &compose(&[ticker("a", "0"), ticker("b", "0.15")]));
+    rig.run(&["module", "start", &m]).expect(0);
+    std::thread::sleep(Duration::from_secs(3));
+
+    let run = rig.run(&["module", "logs", "--timestamps", &m]);
+    run.expect(0);
+    // Each line: `module/service | TIME message`. The merge must be in time
+    // order across sources and keep each source's own order.
+    let mut parsed = Vec::new();
+    for l in run.stdout.lines() {
+        let (prefix, rest) = l.split_once(" | ").unwrap();
+        let (time, msg) = rest.split_once(' ').unwrap();
+        parsed.push((
+            prefix.trim().to_string(),
+            hal::timefmt::parse(time).unwrap(),
+            msg.to_string(),
+        ));
+    }
+    assert_eq!(parsed.len(), 12, "{}", run.stdout);
+    assert!(
+        parsed.windows(2).all(|w| w[0].1 <= w[1].1),
+        "not merged in time order:\n{}",
+        run.stdout
+    );
+    for src in ["a", "b"] {
+        let mine: Vec<&str> = parsed
+            .iter()
+            .filter(|p| p.0 == format!("{m}/{src}"))
+            .map(|p| p.2.as_str())
+            .collect();
+        let want: Vec<String> = (1..=5)
+            .map(|i| format!("{src}{i}"))
+            .chain([format!("{src}-err")])
+            .collect();
+        assert_eq!(mine, want, "{}", run.stdout);
+    }
+    // Sources overlap in time, so a correct merge interleaves them.
+    let switches = parsed.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    assert!(
+        switches >= 2,
+        "sources were not interleaved:\n{}",
+        run.stdout
+    );
+
+    // --json: one object per line with the promised fields.
+    let run = rig.run(&["--json", "module", "logs", &m]);
+    run.expect(0);
+    let docs: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 12);
+    assert_eq!(docs[0]["module"], m.as_str());
+    assert_eq!(docs[0]["source"], "a");
+    assert_eq!(docs[0]["stream"], "stdout");
+    assert_eq!(docs[0]["message"], "a1");
+    assert!(docs[0]["time"].as_str().unwrap().ends_with('Z'));
+    let err = docs.iter().find(|d| d["message"] == "a-err").unwrap();
+    assert_eq!(err["stream"], "stderr");
+    let times: Vec<&str> = docs.iter().map(|d| d["time"].as_str().unwrap()).collect();
+    let mut sorted = times.clone();
+    sorted.sort_by_key(|t| hal::timefmt::parse(t).unwrap());
+    assert_eq!(times, sorted);
+
+    // -n 2: the last two lines of each source; --no-prefix; --timestamps.
+    let run = rig.run(&[
+        "module",
+        "logs",
+        "-n",
+        "2",
+        "--no-prefix",
+        "--timestamps",
+        &m,
+    ]);
+    run.expect(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", run.stdout);
+    assert!(lines.iter().all(|l| !l.contains(" | ")), "{}", run.stdout);
+    let msgs: Vec<&str> = lines.iter().map(|l| l.split_once(' ').unwrap().1).collect();
+    assert_eq!(msgs, ["a5", "b5", "a-err", "b-err"]);
+    assert!(hal::timefmt::parse(lines[0].split_once(' ').unwrap().0).is_some());
+
+    // --since in the future shows nothing; a bad --since is a usage error.
+    let run = rig.run(&["module", "logs", "--since", "2999-01-01T00:00:00Z", &m]);
+    run.expect(0);
+    assert!(run.stdout.is_empty(), "{run:?}");
+    rig.run(&["module", "logs", "--since", "yesterday-ish", &m])
+        .expect(2);
+}
+
+#[test]
+fn logs_into_a_closed_pipe_end_quietly() {
+    if !engine_or_skip("logs_into_a_closed_pipe") {
+        return;
+    }
+    let rig = Rig::new("pipe");
+    let m = rig.stack(
+        "chatty",
+        &compose(&[svc(
+            "chatty",
+            "seq 1 200000; sleep 100000",
+            "    restart: unless-stopped\n",
+        )]),
+    );
+    rig.run(&["module", "start", &m]).expect(0);
+    assert!(common::eventually(Duration::from_secs(20), || {
+        rig.run(&["module", "logs", "-n", "1", "--no-prefix", &m])
+            .stdout
+            .trim()
+            == "200000"
+    }));
+    let script =
+        format!("\"$0\" module logs {m} | head -n 1; echo \"status=${{PIPESTATUS[0]}}\" >&2");
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-c", &script, env!("CARGO_BIN_EXE_hal")])
+        .env("HAL_SERVICES_DIR", &rig.root)
+        .env("HAL_STATE_DIR", &rig.state)
+        .env("HAL_CONFIG", &rig.config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = common::run_with_timeout(cmd, Duration::from_secs(60));
+    assert_eq!(run.stdout.lines().count(), 1, "{run:?}");
+    assert_eq!(
+        run.stderr.trim(),
+        "status=0",
+        "hal must end quietly when the reader leaves: {run:?}"
+    );
+}
+
+#[test]
+fn follow_survives_recreation_and_ends_on_ctrl_c() {
+    if !engine_or_skip("follow_survives_recreation") {
+        return;
+    }
+    let rig = Rig::new("follow");
+    let m = rig.stack(
+        "boot",
+        &compose(&[svc(
+            "app",
+            "echo boot $HOSTNAME; while true; do sleep 1; done",
+            "    restart: unless-stopped\n",
+        )]),
+    );
+    rig.run(&["module", "start", &m]).expect(0);
+
+    let mut child = rig
+        .cmd(&["module", "logs", "-f", "--no-prefix", &m])
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no first boot line");
+    assert!(first.starts_with("boot "), "{first}");
+
+    // Recreate the container: a new id and a new hostname.
+    rig.run(&["module", "restart", &m]).expect(0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut second = None;
+    while Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500)) {
+            if l.starts_with("boot ") && l != first {
+                second = Some(l);
+                break;
+            }
+        }
+    }
+    if second.is_none() {
+        let _ = child.kill();
+        let out = common::wait_child(&mut child, Duration::from_secs(5));
+        panic!("follow did not pick up the recreated container: {out:?}");
+    }
+
+    // Ctrl-C ends it cleanly.
+    let pid = child.id().to_string();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let out = common::wait_child(&mut child, Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
