@@ -1,0 +1,593 @@
+#!/usr/bin/env bash
+# Provision a Debian bookworm machine (as root) for hal's test suite.
+#
+#   scripts/provision.sh            # idempotent; quiet on success
+#
+# Steps (each logs to $HAL_CI_LOG_DIR/<step>.log, default /tmp/hal-ci/):
+#   packages        apt: docker.io, docker-compose (v1), busybox-static,
+#                   docker-registry, debootstrap, util-linux, iproute2, curl, socat
+#   compose-plugin  Compose v2 CLI plugin from Debian trixie's docker-compose .deb
+#                   -> /usr/local/lib/docker/cli-plugins/docker-compose
+#   dockerd         /etc/docker/daemon.json + dockerd in the background
+#   fixture         hal-fixture:latest (FROM scratch + static busybox)
+#   registry        distribution on 127.0.0.1:5000; pushes 127.0.0.1:5000/hal/fixture:latest
+#   systemd-image   hal-systemd:bookworm (debootstrap minbase + systemd), verified once
+#   cargo           cargo reachable (adds ~/.cargo/bin to PATH if needed)
+#
+# Nothing is printed on success. On failure: the step, the reason, and the tail
+# of the step's log; exit status 1.
+#
+# Environment knobs:
+#   HAL_CI_LOG_DIR         log directory (default /tmp/hal-ci)
+#   HAL_CI_DEBIAN_MIRROR   Debian mirror (default: the machine's own apt source)
+#   HAL_CI_VERBOSE=1       print one line per step with its duration
+#   HAL_CI_VERIFY_SYSTEMD=1  re-run the systemd-in-container check even if the image exists
+set -euo pipefail
+
+LOG_DIR=${HAL_CI_LOG_DIR:-/tmp/hal-ci}
+STATE_DIR=/var/lib/hal-ci
+CONF_DIR=/etc/hal-ci
+RUN_DIR=/run/hal-ci
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+DOCKERD_LOG=/var/log/hal-dockerd.log
+DOCKERD_PIDFILE=/var/run/docker.pid
+REGISTRY_LOG=/var/log/hal-registry.log
+REGISTRY_PIDFILE=$RUN_DIR/registry.pid
+REGISTRY_CONF=$CONF_DIR/registry.yml
+REGISTRY_ADDR=127.0.0.1:5000
+
+COMPOSE_PLUGIN=/usr/local/lib/docker/cli-plugins/docker-compose
+FIXTURE_IMAGE=hal-fixture:latest
+FIXTURE_REMOTE=$REGISTRY_ADDR/hal/fixture:latest
+SYSTEMD_IMAGE=hal-systemd:bookworm
+SYSTEMD_ROOTFS_IMAGE=hal-systemd:bookworm-rootfs
+
+export DEBIAN_FRONTEND=noninteractive
+export DOCKER_BUILDKIT=0 # no buildx here; the classic builder is enough for the fixture
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "provision: must run as root" >&2
+    exit 1
+fi
+mkdir -p "$LOG_DIR" "$STATE_DIR" "$CONF_DIR" "$RUN_DIR"
+REASON_FILE=$LOG_DIR/.reason
+
+# ---------------------------------------------------------------- helpers
+
+# die MESSAGE: fail the current step with a reason.
+die() {
+    printf '%s\n' "$*" >>"$REASON_FILE"
+    printf 'ERROR: %s\n' "$*" >&2
+    exit 1
+}
+
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
+
+# wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds.
+wait_for() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.5
+    done
+}
+
+# write_if_changed PATH MODE: content on stdin; returns 0 if the file was (re)written.
+write_if_changed() {
+    local path=$1 mode=$2 tmp
+    tmp=$(mktemp "$path.XXXXXX")
+    cat >"$tmp"
+    if [[ -f $path ]] && cmp -s "$tmp" "$path"; then
+        rm -f "$tmp"
+        return 1
+    fi
+    chmod "$mode" "$tmp"
+    mv -f "$tmp" "$path"
+    return 0
+}
+
+# Things a step wants undone when it exits (success or failure); see run_step.
+CLEANUP_PATHS=()
+CLEANUP_CONTAINERS=()
+CLEANUP_IMAGES=()
+step_cleanup() {
+    local x
+    for x in ${CLEANUP_CONTAINERS[@]+"${CLEANUP_CONTAINERS[@]}"}; do docker rm -f "$x" >/dev/null 2>&1 || true; done
+    for x in ${CLEANUP_IMAGES[@]+"${CLEANUP_IMAGES[@]}"}; do docker rmi -f "$x" >/dev/null 2>&1 || true; done
+    for x in ${CLEANUP_PATHS[@]+"${CLEANUP_PATHS[@]}"}; do rm -rf "$x"; done
+}
+
+pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+docker_up() { docker info >/dev/null 2>&1; }
+
+# The machine's own Debian mirror (first non-security URI in its apt sources).
+debian_mirror() {
+    if [[ -n ${HAL_CI_DEBIAN_MIRROR:-} ]]; then
+        echo "${HAL_CI_DEBIAN_MIRROR%/}"
+        return
+    fi
+    local uri=""
+    if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+        uri=$(awk 'tolower($1)=="uris:" { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+            /etc/apt/sources.list.d/debian.sources)
+    fi
+    if [[ -z $uri && -f /etc/apt/sources.list ]]; then
+        uri=$(sed -E -n 's/^[[:space:]]*deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' /etc/apt/sources.list |
+            grep -v security | head -n1 || true)
+    fi
+    uri=${uri:-http://deb.debian.org/debian}
+    echo "${uri%/}"
+}
+
+# run_step NAME FUNCTION: run FUNCTION in a subshell with errexit, output to the step log.
+run_step() {
+    local name=$1 fn=$2 log=$LOG_DIR/$1.log t0=$SECONDS rc
+    : >"$REASON_FILE"
+    set +e
+    (
+        set -eEuo pipefail
+        trap step_cleanup EXIT
+        trap 'rc=$?; [[ -s $REASON_FILE ]] || printf "command failed (exit %s) at line %s: %s\n" "$rc" "$LINENO" "$BASH_COMMAND" >>"$REASON_FILE"' ERR
+        log "step $name"
+        "$fn"
+        log "step $name done"
+    ) >"$log" 2>&1 </dev/null
+    rc=$?
+    set -e
+    local took=$((SECONDS - t0))
+    printf '%s %ss rc=%s\n' "$name" "$took" "$rc" >>"$LOG_DIR/timings.txt"
+    if ((rc != 0)); then
+        local reason
+        reason=$(head -n1 "$REASON_FILE" 2>/dev/null || true)
+        {
+            echo "provision: step '$name' failed after ${took}s: ${reason:-exit status $rc}"
+            echo "----- last 40 lines of $log -----"
+            tail -n 40 "$log"
+            echo "-----"
+        } >&2
+        exit 1
+    fi
+    if [[ ${HAL_CI_VERBOSE:-0} == 1 ]]; then
+        echo "provision: $name ok (${took}s)"
+    fi
+}
+
+# ---------------------------------------------------------------- steps
+
+PACKAGES=(docker.io docker-compose busybox-static docker-registry debootstrap
+    util-linux iproute2 curl socat)
+
+step_packages() {
+    local missing=() p
+    for p in "${PACKAGES[@]}"; do
+        if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) != "ii "* ]]; then
+            missing+=("$p")
+        fi
+    done
+    if ((${#missing[@]} == 0)); then
+        log "all packages present"
+        return 0
+    fi
+    log "missing: ${missing[*]}"
+
+    # Keep package postinsts from starting services (dockerd, the stock registry on
+    # :5000) with their default config; we start our own below.
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        CLEANUP_PATHS+=(/usr/sbin/policy-rc.d)
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 0755 /usr/sbin/policy-rc.d
+    fi
+
+    local apt=(apt-get -qq -o Dpkg::Use-Pty=0 -o DPkg::Options::=--force-confdef -o DPkg::Options::=--force-confold)
+    local updated=0 need_update=0
+    # Update only when needed: no lists at all, lists older than a day, or a
+    # missing package without an install candidate.
+    if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
+        [[ -n $(find /var/lib/apt/lists -maxdepth 1 -name '*_InRelease' -mmin +1440 -print -quit) ]]; then
+        need_update=1
+    else
+        for p in "${missing[@]}"; do
+            if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: (none)' ||
+                [[ -z $(apt-cache policy "$p" 2>/dev/null) ]]; then
+                need_update=1
+            fi
+        done
+    fi
+    if ((need_update)); then
+        log "apt-get update"
+        "${apt[@]}" update
+        updated=1
+    fi
+    log "apt-get install ${missing[*]}"
+    if ! "${apt[@]}" install --no-install-recommends "${missing[@]}"; then
+        ((updated == 0)) || die "apt-get install ${missing[*]} failed"
+        log "install failed with the current lists; apt-get update and retry"
+        "${apt[@]}" update
+        "${apt[@]}" install --no-install-recommends "${missing[@]}" ||
+            die "apt-get install ${missing[*]} failed"
+    fi
+    for p in "${missing[@]}"; do
+        [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) == "ii "* ]] ||
+            die "package $p is still not installed"
+    done
+}
+
+compose_v2_ok() { "$1" version 2>/dev/null | grep -Eq 'version v?2\.'; }
+
+step_compose_plugin() {
+    if [[ -x $COMPOSE_PLUGIN ]] && compose_v2_ok "$COMPOSE_PLUGIN"; then
+        log "compose plugin present: $("$COMPOSE_PLUGIN" version)"
+    else
+        local mirror tmp keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+        mirror=$(debian_mirror)
+        [[ -f /usr/share/keyrings/debian-archive-trixie-stable.gpg ]] &&
+            keyring=/usr/share/keyrings/debian-archive-trixie-stable.gpg
+        tmp=$(mktemp -d /tmp/hal-ci-trixie.XXXXXX)
+        CLEANUP_PATHS+=("$tmp")
+        mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/deb"
+        echo "deb [signed-by=$keyring] $mirror trixie main" >"$tmp/sources.list"
+        log "fetching docker-compose from $mirror trixie (keyring $keyring)"
+        # A private apt state: the machine's own sources and lists stay untouched.
+        local apt_opts=(
+            -o "Dir::Etc::sourcelist=$tmp/sources.list"
+            -o "Dir::Etc::sourceparts=-"
+            -o "Dir::State::Lists=$tmp/lists"
+            -o "Dir::Cache=$tmp/cache"
+            -o "Dir::Cache::pkgcache="
+            -o "Dir::Cache::srcpkgcache="
+            -o "APT::Sandbox::User=root"
+            -o "Acquire::Check-Valid-Until=false"
+            -o "Acquire::Languages=none"
+        )
+        apt-get -qq "${apt_opts[@]}" update || die "apt-get update against $mirror trixie failed"
+        (cd "$tmp/deb" && apt-get -qq "${apt_opts[@]}" download docker-compose) ||
+            die "apt-get download docker-compose (trixie) failed"
+        local deb
+        deb=$(ls "$tmp"/deb/docker-compose_*.deb)
+        log "got $(basename "$deb")"
+        dpkg-deb -x "$deb" "$tmp/x"
+        local bin=$tmp/x/usr/libexec/docker/cli-plugins/docker-compose
+        [[ -x $bin ]] || die "$(basename "$deb") has no usr/libexec/docker/cli-plugins/docker-compose"
+        compose_v2_ok "$bin" || die "$(basename "$deb") plugin does not report version 2.x: $("$bin" version 2>&1 | head -n1)"
+        install -D -m 0755 "$bin" "$COMPOSE_PLUGIN"
+        log "installed $COMPOSE_PLUGIN: $("$COMPOSE_PLUGIN" version)"
+    fi
+
+    # Every docker CLI on the machine must find the plugin.
+    local cli seen=""
+    for cli in $(type -ap docker) /usr/local/bin/docker /usr/bin/docker; do
+        [[ -e $cli ]] || continue
+        cli=$(readlink -f "$cli")
+        [[ -x $cli && " $seen " != *" $cli "* ]] || continue
+        seen+=" $cli"
+        local v
+        v=$("$cli" compose version 2>&1) || die "$cli compose version failed: $v"
+        grep -Eq 'version v?2\.' <<<"$v" || die "$cli compose version is not v2: $v"
+        log "$cli ($("$cli" --version)): $v"
+    done
+    # The v1 standalone binary stays v1.
+    if [[ -x /usr/bin/docker-compose ]]; then
+        local v1
+        v1=$(/usr/bin/docker-compose version --short 2>&1) || die "/usr/bin/docker-compose version failed: $v1"
+        [[ $v1 == 1.* ]] || die "/usr/bin/docker-compose is not v1 (got $v1)"
+        log "/usr/bin/docker-compose: $v1"
+    fi
+}
+
+# Address pools for user-defined networks; chosen clear of this machine's routes.
+DAEMON_JSON='{
+  "default-address-pools": [
+    { "base": "10.200.0.0/16", "size": 24 },
+    { "base": "10.201.0.0/16", "size": 24 }
+  ]
+}'
+
+ip4_to_int() {
+    local a b c d
+    IFS=. read -r a b c d <<<"$1"
+    echo $(((a << 24) | (b << 16) | (c << 8) | d))
+}
+
+# Fail if a host route (not one of docker's own bridges) overlaps the pools.
+check_pool_routes() {
+    local pools=(10.200.0.0/16 10.201.0.0/16) dst dev pool clash=""
+    while read -r dst dev; do
+        [[ $dst == default ]] && continue
+        [[ $dev == docker0 || $dev == br-* || $dev == veth* ]] && continue
+        [[ $dst == */* ]] || dst=$dst/32
+        local rnet=${dst%/*} rlen=${dst#*/}
+        for pool in "${pools[@]}"; do
+            local pnet=${pool%/*} plen=${pool#*/}
+            local len=$((rlen < plen ? rlen : plen))
+            local mask=$(((0xffffffff << (32 - len)) & 0xffffffff))
+            if ((($(ip4_to_int "$rnet") & mask) == ($(ip4_to_int "$pnet") & mask))); then
+                clash+=" $dst(dev $dev)~$pool"
+            fi
+        done
+    done < <(ip -4 route show | awk '{ d = ""; for (i = 1; i < NF; i++) if ($i == "dev") d = $(i + 1); print $1, d }')
+    [[ -z $clash ]] || die "docker address pools overlap host routes:$clash"
+    log "address pools ${pools[*]} clear of host routes"
+}
+
+stop_dockerd() {
+    pid_alive "$DOCKERD_PIDFILE" || return 0
+    local pid
+    pid=$(cat "$DOCKERD_PIDFILE")
+    log "stopping dockerd (pid $pid)"
+    kill -TERM "$pid"
+    wait_for 60 bash -c "! kill -0 $pid" || die "dockerd (pid $pid) did not exit within 60s"
+}
+
+step_dockerd() {
+    check_pool_routes
+    mkdir -p /etc/docker
+    local changed=0
+    if printf '%s\n' "$DAEMON_JSON" | write_if_changed /etc/docker/daemon.json 0644; then
+        changed=1
+        log "wrote /etc/docker/daemon.json"
+    fi
+    if ((changed)) && docker_up; then
+        if pid_alive "$DOCKERD_PIDFILE"; then
+            stop_dockerd
+        else
+            die "daemon.json changed but the running dockerd has no pidfile at $DOCKERD_PIDFILE; restart it by hand"
+        fi
+    fi
+
+    if ! docker_up; then
+        if pid_alive "$DOCKERD_PIDFILE"; then
+            log "dockerd pid $(cat "$DOCKERD_PIDFILE") exists but does not answer yet; waiting"
+        else
+            log "starting dockerd (log $DOCKERD_LOG)"
+            rm -f "$DOCKERD_PIDFILE"
+            echo "=== $(date -Is) hal provision: starting dockerd" >>"$DOCKERD_LOG"
+            setsid nohup dockerd --config-file /etc/docker/daemon.json \
+                >>"$DOCKERD_LOG" 2>&1 </dev/null 9>&- &
+        fi
+        if ! wait_for 60 docker_up; then
+            echo "----- tail of $DOCKERD_LOG -----"
+            tail -n 40 "$DOCKERD_LOG" || true
+            die "dockerd did not answer 'docker info' within 60s (see $DOCKERD_LOG)"
+        fi
+    fi
+
+    local driver cgroup
+    driver=$(docker info -f '{{.Driver}}')
+    cgroup=$(docker info -f '{{.CgroupDriver}} cgroup v{{.CgroupVersion}}')
+    log "dockerd $(docker version -f '{{.Server.Version}}') up; storage driver: $driver; $cgroup"
+    [[ $driver != vfs ]] || log "WARNING: storage driver is vfs (slow, disk hungry)"
+    echo "$driver" >"$STATE_DIR/storage-driver"
+}
+
+fixture_hash() {
+    { cat "$SCRIPT_DIR/fixture/Dockerfile"; sha256sum /bin/busybox; } | sha256sum | cut -c1-16
+}
+
+step_fixture() {
+    [[ -x /bin/busybox ]] || die "/bin/busybox missing (busybox-static)"
+    file_is_static /bin/busybox || die "/bin/busybox is not statically linked"
+    local want have
+    want=$(fixture_hash)
+    have=$(docker image inspect -f '{{index .Config.Labels "hal.ci.fixture"}}' "$FIXTURE_IMAGE" 2>/dev/null || true)
+    if [[ $have == "$want" ]]; then
+        log "$FIXTURE_IMAGE present ($want)"
+        return 0
+    fi
+    local ctx
+    ctx=$(mktemp -d /tmp/hal-ci-fixture.XXXXXX)
+    CLEANUP_PATHS+=("$ctx")
+    cp "$SCRIPT_DIR/fixture/Dockerfile" "$ctx/Dockerfile"
+    cp /bin/busybox "$ctx/busybox"
+    log "building $FIXTURE_IMAGE"
+    docker build --label "hal.ci.fixture=$want" -t "$FIXTURE_IMAGE" "$ctx"
+    local out
+    out=$(docker run --rm "$FIXTURE_IMAGE" sh -c 'echo ok; for a in sleep httpd wget cat test nc; do command -v $a >/dev/null || echo "missing $a"; done')
+    [[ $out == ok ]] || die "fixture self-check failed: $out"
+}
+
+# ldd fails ("not a dynamic executable") on a static binary.
+file_is_static() { ! ldd "$1" >/dev/null 2>&1; }
+
+REGISTRY_YML="version: 0.1
+log:
+  level: info
+  fields:
+    service: hal-ci-registry
+storage:
+  filesystem:
+    rootdirectory: $STATE_DIR/registry
+  delete:
+    enabled: true
+http:
+  addr: $REGISTRY_ADDR
+  headers:
+    X-Content-Type-Options: [nosniff]
+"
+
+registry_up() { curl -fsS -o /dev/null --max-time 2 "http://$REGISTRY_ADDR/v2/"; }
+
+step_registry() {
+    mkdir -p "$STATE_DIR/registry"
+    local changed=0
+    if printf '%s' "$REGISTRY_YML" | write_if_changed "$REGISTRY_CONF" 0644; then
+        changed=1
+        log "wrote $REGISTRY_CONF"
+    fi
+    if ((changed)) && pid_alive "$REGISTRY_PIDFILE"; then
+        local pid
+        pid=$(cat "$REGISTRY_PIDFILE")
+        log "config changed; stopping registry pid $pid"
+        kill -TERM "$pid"
+        wait_for 20 bash -c "! kill -0 $pid" || die "registry (pid $pid) did not exit"
+    fi
+    if ! registry_up; then
+        if pid_alive "$REGISTRY_PIDFILE"; then
+            log "registry pid $(cat "$REGISTRY_PIDFILE") exists but does not answer yet; waiting"
+        else
+            if command -v ss >/dev/null && ss -Hltn "sport = :5000" | grep -q .; then
+                die "something else listens on port 5000: $(ss -Hltnp 'sport = :5000')"
+            fi
+            log "starting docker-registry on $REGISTRY_ADDR (log $REGISTRY_LOG)"
+            echo "=== $(date -Is) hal provision: starting docker-registry" >>"$REGISTRY_LOG"
+            setsid nohup /usr/bin/docker-registry serve "$REGISTRY_CONF" \
+                >>"$REGISTRY_LOG" 2>&1 </dev/null 9>&- &
+            echo $! >"$REGISTRY_PIDFILE"
+        fi
+        if ! wait_for 30 registry_up; then
+            echo "----- tail of $REGISTRY_LOG -----"
+            tail -n 40 "$REGISTRY_LOG" || true
+            die "registry did not answer http://$REGISTRY_ADDR/v2/ within 30s (see $REGISTRY_LOG)"
+        fi
+    fi
+    log "registry answers on http://$REGISTRY_ADDR/v2/"
+
+    # Push only when the registry does not already hold this exact image.
+    local remote_digest local_digests
+    remote_digest=$(curl -fsSI --max-time 5 \
+        -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+        "http://$REGISTRY_ADDR/v2/hal/fixture/manifests/latest" 2>/dev/null |
+        tr -d '\r' | awk -F': ' 'tolower($1)=="docker-content-digest" {print $2}' || true)
+    local_digests=$(docker image inspect -f '{{join .RepoDigests " "}}' "$FIXTURE_IMAGE")
+    if [[ -n $remote_digest && " $local_digests " == *" ${FIXTURE_REMOTE%:latest}@$remote_digest "* ]]; then
+        log "$FIXTURE_REMOTE up to date ($remote_digest)"
+        return 0
+    fi
+    log "pushing $FIXTURE_REMOTE"
+    docker tag "$FIXTURE_IMAGE" "$FIXTURE_REMOTE"
+    docker push "$FIXTURE_REMOTE"
+    curl -fsS "http://$REGISTRY_ADDR/v2/hal/fixture/tags/list"
+    echo
+}
+
+# Run the systemd image the way the tests will (unprivileged) and check that
+# systemd boots and a root user manager comes up.
+verify_systemd_image() {
+    local name=hal-ci-systemd-check-$$ state=""
+    docker rm -f "$name" >/dev/null 2>&1 || true
+    CLEANUP_CONTAINERS+=("$name")
+    docker run -d --name "$name" \
+        --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
+        -e container=docker \
+        -v /sys/fs/cgroup:/sys/fs/cgroup:ro \
+        "$SYSTEMD_IMAGE" >/dev/null
+    local t0=$SECONDS
+    for _ in $(seq 1 60); do
+        state=$(docker exec "$name" systemctl is-system-running 2>/dev/null || true)
+        case $state in running | degraded) break ;; esac
+        sleep 0.5
+    done
+    log "systemctl is-system-running = '${state}' after $((SECONDS - t0))s"
+    case $state in
+        running | degraded) ;;
+        *)
+            docker logs "$name" 2>&1 | tail -n 40 || true
+            docker exec "$name" systemctl --failed --no-pager 2>&1 || true
+            die "systemd in $SYSTEMD_IMAGE did not reach running/degraded (state '$state')"
+            ;;
+    esac
+    docker exec "$name" systemctl --failed --no-pager --plain || true
+    docker exec "$name" sh -c 'loginctl enable-linger root && systemctl start user@0.service' ||
+        die "could not start user@0.service in $SYSTEMD_IMAGE"
+    local ok=0
+    for _ in $(seq 1 30); do
+        if docker exec -e XDG_RUNTIME_DIR=/run/user/0 "$name" systemctl --user is-system-running >/dev/null 2>&1 ||
+            docker exec -e XDG_RUNTIME_DIR=/run/user/0 "$name" systemctl --user status >/dev/null 2>&1; then
+            ok=1
+            break
+        fi
+        sleep 0.5
+    done
+    docker exec -e XDG_RUNTIME_DIR=/run/user/0 "$name" systemctl --user status --no-pager 2>&1 | head -n 20 || true
+    ((ok)) || die "user manager (systemctl --user) did not come up in $SYSTEMD_IMAGE"
+    log "user manager: $(docker exec -e XDG_RUNTIME_DIR=/run/user/0 "$name" systemctl --user is-system-running 2>&1 || true)"
+    docker rm -f "$name" >/dev/null
+}
+
+# Changes to the recipe (this function's text) make the image stale.
+systemd_recipe_hash() { declare -f step_systemd_image | sha256sum | cut -c1-16; }
+
+step_systemd_image() {
+    local want have
+    want=$(systemd_recipe_hash)
+    have=$(docker image inspect -f '{{index .Config.Labels "hal.ci.systemd"}}' "$SYSTEMD_IMAGE" 2>/dev/null || true)
+    if [[ $have == "$want" ]]; then
+        log "$SYSTEMD_IMAGE present ($want)"
+        if [[ ${HAL_CI_VERIFY_SYSTEMD:-0} == 1 ]]; then
+            verify_systemd_image
+        fi
+        return 0
+    fi
+    local mirror root t0=$SECONDS
+    mirror=$(debian_mirror)
+    root=$(mktemp -d /var/tmp/hal-ci-rootfs.XXXXXX)
+    CLEANUP_PATHS+=("$root")
+    log "debootstrap bookworm from $mirror into $root"
+    debootstrap --variant=minbase \
+        --include=systemd,systemd-sysv,dbus,dbus-user-session \
+        bookworm "$root" "$mirror" ||
+        {
+            tail -n 40 "$root/debootstrap/debootstrap.log" 2>/dev/null || true
+            die "debootstrap failed"
+        }
+    log "debootstrap took $((SECONDS - t0))s"
+
+    # Trim and container-ise the rootfs.
+    rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/var/log/*.log
+    : >"$root/etc/machine-id" # systemd makes a fresh one per container
+    rm -f "$root/var/lib/dbus/machine-id"
+    echo hal-systemd >"$root/etc/hostname"
+    # No units are masked: on this kernel/docker combination a stock bookworm
+    # systemd boots to "running" with zero failed units (its container conditions
+    # already skip udev, remount-fs, modules-load, kernel-* mounts and so on).
+
+    log "importing $SYSTEMD_ROOTFS_IMAGE"
+    CLEANUP_IMAGES+=("$SYSTEMD_ROOTFS_IMAGE" "$SYSTEMD_IMAGE") # dropped unless verified below
+    tar -C "$root" --numeric-owner -c . | docker import \
+        --message "hal provision: debootstrap bookworm minbase + systemd" \
+        - "$SYSTEMD_ROOTFS_IMAGE"
+    rm -rf "$root"
+    # `docker import --change` cannot set STOPSIGNAL; a one-line build on top can.
+    log "building $SYSTEMD_IMAGE"
+    docker build -t "$SYSTEMD_IMAGE" - <<EOF_DOCKERFILE
+FROM $SYSTEMD_ROOTFS_IMAGE
+ENV container=docker
+STOPSIGNAL SIGRTMIN+3
+LABEL hal.ci.systemd="$want" \\
+      org.opencontainers.image.title="hal-systemd" \\
+      org.opencontainers.image.description="Debian bookworm minbase + systemd, for hal's host-module tests"
+CMD ["/sbin/init"]
+EOF_DOCKERFILE
+    docker rmi "$SYSTEMD_ROOTFS_IMAGE" >/dev/null # untag; layers stay under $SYSTEMD_IMAGE
+
+    verify_systemd_image
+    CLEANUP_IMAGES=() # verified: keep it
+}
+
+step_cargo() {
+    if ! command -v cargo >/dev/null; then
+        local home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
+        PATH=${CARGO_HOME:-$home/.cargo}/bin:$PATH
+    fi
+    command -v cargo >/dev/null || die "cargo not found (looked on PATH and in \$CARGO_HOME/bin or ~/.cargo/bin)"
+    log "$(command -v cargo): $(cargo --version)"
+}
+
+# ---------------------------------------------------------------- main
+
+# One provisioner at a time (fd 9 is closed for the daemons started below).
+exec 9>"$RUN_DIR/provision.lock"
+if command -v flock >/dev/null && ! flock -n 9; then
+    echo "provision: waiting for another provision run to finish ($RUN_DIR/provision.lock)" >&2
+    flock -w 1800 9 || { echo "provision: gave up waiting for $RUN_DIR/provision.lock" >&2; exit 1; }
+fi
+
+: >"$LOG_DIR/timings.txt"
+run_step packages step_packages
+run_step compose-plugin step_compose_plugin
+run_step dockerd step_dockerd
+run_step fixture step_fixture
+run_step registry step_registry
+run_step systemd-image step_systemd_image
+run_step cargo step_cargo
