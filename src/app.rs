@@ -20,7 +20,7 @@ pub struct Ctx {
     /// `-H`, passed on to compose as DOCKER_HOST.
     pub host: Option<String>,
     pub store: Store,
-    engine: OnceCell<Result<Engine, HalError>>,
+    engine: tokio::sync::Mutex<Option<Engine>>,
     compose: OnceCell<Result<Compose, String>>,
 }
 
@@ -37,17 +37,21 @@ impl Ctx {
             inventory,
             host: g.host.clone(),
             store: Store::new(state_dir()),
-            engine: OnceCell::new(),
+            engine: tokio::sync::Mutex::new(None),
             compose: OnceCell::new(),
         })
     }
 
-    /// The Docker engine, connected once per run.
+    /// The Docker engine: connected once and reused; a failed connection is
+    /// not remembered, so a long-running command can try again later.
     pub async fn engine(&self) -> Result<Engine, HalError> {
-        self.engine
-            .get_or_init(|| Engine::connect(self.host.as_deref()))
-            .await
-            .clone()
+        let mut slot = self.engine.lock().await;
+        if let Some(e) = slot.as_ref() {
+            return Ok(e.clone());
+        }
+        let e = Engine::connect(self.host.as_deref()).await?;
+        *slot = Some(e.clone());
+        Ok(e)
     }
 
     /// The compose CLI, found once per run.

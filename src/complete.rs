@@ -32,16 +32,15 @@ pub fn from_env() {
 ///
 /// `--services-dir` and `--config` typed earlier on the line are honoured, then
 /// `HAL_SERVICES_DIR` / `HAL_CONFIG`, then the config and the defaults, as in a
-/// real run. Names already on the line are not offered again. Errors offer nothing.
+/// real run. Names already on the line are not offered again. Nothing is ever
+/// printed on stderr: a config that does not load counts as empty.
 pub fn modules(current: &OsStr) -> Vec<CompletionCandidate> {
     let words = typed_words(std::env::args_os());
     let Some(current) = current.to_str() else {
         return Vec::new();
     };
-    let config_flag = flag_value(&words, "--config");
-    let Ok(config) = Config::load(config_flag.as_deref()) else {
-        return Vec::new();
-    };
+    // A config that does not load still leaves the stacks to offer.
+    let config = Config::load(flag_value(&words, "--config").as_deref()).unwrap_or_default();
     let root = services_root(flag_value(&words, "--services-dir").as_deref(), &config);
     let inventory = Inventory::discover(&root, &config);
     candidates(&inventory, current, &words)

@@ -109,21 +109,21 @@ impl Compose {
         &self,
         project: &Project<'_>,
         host: Option<&str>,
-    ) -> anyhow::Result<Vec<crate::pull::ServiceImage>> {
+    ) -> anyhow::Result<Vec<ServiceImage>> {
         match self.flavor {
             Flavor::V2 => {
                 let out = self
                     .run(project, host, &["config", "--format", "json"])
                     .await
                     .context("compose config")?;
-                crate::pull::from_v2_json(&out)
+                from_v2_json(&out)
             }
             Flavor::V1 => {
                 let out = self
                     .run(project, host, &["config"])
                     .await
                     .context("compose config")?;
-                Ok(crate::pull::from_v1_yaml(&out))
+                Ok(from_v1_yaml(&out))
             }
         }
     }
@@ -253,6 +253,91 @@ pub fn flavor_of(version: &str) -> Option<Flavor> {
     }
 }
 
+/// One service's image, as compose resolves the file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceImage {
+    pub service: String,
+    pub image: Option<String>,
+    /// The service has `build:`: compose builds it, hal does not pull it.
+    pub build: bool,
+    /// The service waits for another (`depends_on` with a `condition`), so its
+    /// containers must be started by compose, in order.
+    #[serde(default)]
+    pub gated: bool,
+}
+
+/// Reads services from `docker compose config --format json` (v2).
+pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
+    let doc: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("compose config printed something that is not JSON: {e}"))?;
+    let Some(services) = doc.get("services").and_then(|s| s.as_object()) else {
+        return Ok(Vec::new());
+    };
+    Ok(services
+        .iter()
+        .map(|(name, s)| ServiceImage {
+            service: name.clone(),
+            image: s.get("image").and_then(|i| i.as_str()).map(str::to_string),
+            build: s.get("build").is_some_and(|b| !b.is_null()),
+            gated: s
+                .get("depends_on")
+                .and_then(|d| d.as_object())
+                .is_some_and(|deps| {
+                    deps.values().any(|d| {
+                        d.get("condition")
+                            .and_then(|c| c.as_str())
+                            .is_some_and(|c| c != "service_started")
+                    })
+                }),
+        })
+        .collect())
+}
+
+/// Reads services from `docker-compose config` (v1), whose YAML output is
+/// normalised: services at two spaces, their keys at four.
+pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
+    let mut out: Vec<ServiceImage> = Vec::new();
+    let mut in_services = false;
+    for line in text.lines() {
+        if !line.starts_with(' ') && !line.trim().is_empty() {
+            in_services = line.trim_end() == "services:";
+            continue;
+        }
+        if !in_services {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim();
+        if indent == 2 && body.ends_with(':') {
+            out.push(ServiceImage {
+                service: unquote(body.trim_end_matches(':')).to_string(),
+                image: None,
+                build: false,
+                gated: false,
+            });
+        } else if indent >= 8
+            && (body == "condition: service_healthy"
+                || body == "condition: service_completed_successfully")
+            && let Some(last) = out.last_mut()
+        {
+            last.gated = true;
+        } else if indent == 4
+            && let Some(last) = out.last_mut()
+        {
+            if let Some(v) = body.strip_prefix("image:") {
+                last.image = Some(unquote(v.trim()).to_string());
+            } else if body.starts_with("build:") {
+                last.build = true;
+            }
+        }
+    }
+    out
+}
+
+fn unquote(s: &str) -> &str {
+    s.trim_matches(|c| c == '\'' || c == '"')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +358,16 @@ mod tests {
             "Container web-1  Error; Error response from daemon: boom"
         );
         assert_eq!(last_words("", ""), "no output");
+    }
+
+    #[test]
+    fn v2_json_and_v1_yaml_agree() {
+        let json = r#"{"name":"p","services":{"web":{"image":"hal-fixture:latest"},"app":{"build":{"context":"."},"image":"p-app"}}}"#;
+        let mut v2 = from_v2_json(json).unwrap();
+        v2.sort_by(|a, b| a.service.cmp(&b.service));
+        let yaml = "services:\n  app:\n    build:\n      context: /x\n    image: p-app\n  web:\n    image: hal-fixture:latest\n    restart: always\nversion: '3'\n";
+        let v1 = from_v1_yaml(yaml);
+        assert_eq!(v1, v2);
+        assert!(v1[0].build && !v1[1].build);
     }
 }

@@ -74,6 +74,9 @@ pub struct Defaults {
     /// How long `start` waits for `active` unless `--timeout` says otherwise.
     #[serde(default, deserialize_with = "de_opt_duration")]
     pub timeout: Option<Duration>,
+    /// How long one image pull may take before it counts as failed.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub pull_timeout: Option<Duration>,
 }
 
 /// One `[module.NAME]` section: a host unit when `unit` is set, otherwise
@@ -113,6 +116,7 @@ pub struct Settings {
     pub pull: PullPolicy,
     pub limit: RestartLimit,
     pub timeout: Duration,
+    pub pull_timeout: Duration,
 }
 
 /// The loaded config: the file (if any) plus where it came from.
@@ -126,6 +130,7 @@ pub struct Config {
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_PULL_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Config {
     /// Loads the config from `explicit`, else `HAL_CONFIG`, else the per-user or
@@ -199,6 +204,17 @@ impl Config {
                 }
             }
         }
+        let graph = self
+            .modules
+            .iter()
+            .map(|(n, m)| (n.clone(), m.after.clone()))
+            .collect();
+        if let Some(cycle) = crate::order::find_cycle(&graph) {
+            return Err(err(
+                &format!("module.{}.after", cycle[0]),
+                format!("a cycle: {}", cycle.join(" → ")),
+            ));
+        }
         for (name, m) in &self.modules {
             if let Some(why) = crate::name::problem(name) {
                 return Err(err(
@@ -245,6 +261,7 @@ impl Config {
                 .and_then(|m| m.timeout)
                 .or(self.defaults.timeout)
                 .unwrap_or(DEFAULT_TIMEOUT),
+            pull_timeout: self.defaults.pull_timeout.unwrap_or(DEFAULT_PULL_TIMEOUT),
         }
     }
 }
@@ -436,6 +453,12 @@ restart = { burst = 3, interval = "300s" }
 
         let e = parse("[module.n]\nunit = \"x; rm -rf /\"\n").unwrap_err();
         assert!(e.contains("module.n.unit"), "{e}");
+
+        let e = parse("[module.a]\nafter = [\"b\"]\n[module.b]\nafter = [\"a\"]\n").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("a cycle: a → b → a"),
+            "{e}"
+        );
 
         let e = parse("[defaults]\nrestart = { burst = 0, interval = 5 }\n").unwrap_err();
         assert!(e.contains("line 2") && e.contains("burst"), "{e}");

@@ -217,6 +217,28 @@ impl Engine {
         self.api.events(Some(options)).boxed()
     }
 
+    /// Container events of compose projects, only the given actions (`die`,
+    /// `health_status`…): the engine filters, so healthcheck execs never arrive.
+    pub fn container_events_of(
+        &self,
+        actions: &[&str],
+    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+        let filters = HashMap::from([
+            ("type".to_string(), vec!["container".to_string()]),
+            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+            (
+                "event".to_string(),
+                actions.iter().map(|a| (*a).to_string()).collect(),
+            ),
+        ]);
+        let options = EventsOptions {
+            since: None,
+            until: None,
+            filters: Some(filters),
+        };
+        self.api.events(Some(options)).boxed()
+    }
+
     /// Answers whether the engine is there right now.
     pub async fn ping(&self) -> anyhow::Result<()> {
         self.api.ping().await.map(|_| ()).map_err(|e| self.fail(e))
@@ -238,6 +260,17 @@ impl Engine {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => Ok(false),
+            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+        }
+    }
+
+    /// The local image id of a reference, or `None` when it is absent.
+    pub async fn image_id(&self, image: &str) -> anyhow::Result<Option<String>> {
+        match self.api.inspect_image(image).await {
+            Ok(i) => Ok(i.id),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
             Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
         }
     }

@@ -42,6 +42,10 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
             exit = Exit::Unreachable;
         }
     }
+    let (mut hosts, hosts_unreachable) = crate::hosts::node_status(modules).await;
+    if hosts_unreachable {
+        exit = Exit::Unreachable;
+    }
     let empty = Vec::new();
     let mut out = Vec::with_capacity(modules.len());
     for m in modules {
@@ -50,11 +54,13 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
                 Ok(map) => stack_status(m, map.get(&m.name).unwrap_or(&empty)),
                 Err(why) => bare(m, State::Unknown, Some(why.clone())),
             },
-            Kind::Host { .. } => bare(
-                m,
-                State::Unknown,
-                Some("host modules are not supported yet".into()),
-            ),
+            Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
+                bare(
+                    m,
+                    State::Unknown,
+                    Some("the init said nothing about it".into()),
+                )
+            }),
             Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
         };
         annotate(ctx, &mut status, &state_file, now);

@@ -17,9 +17,20 @@ use crate::timefmt::Stamp;
 /// A verb that changes modules.
 #[derive(Clone, Debug)]
 pub enum Verb {
-    Start { opts: StartOpts, force: bool },
+    Start {
+        opts: StartOpts,
+        force: bool,
+    },
     Stop,
-    Restart { opts: StartOpts, force: bool },
+    Restart {
+        opts: StartOpts,
+        force: bool,
+    },
+    /// Clear the start count, recreate the containers (or reset-failed and
+    /// restart the unit), and wait for active.
+    Rescue {
+        opts: StartOpts,
+    },
 }
 
 impl Verb {
@@ -28,6 +39,7 @@ impl Verb {
             Verb::Start { .. } => "start",
             Verb::Stop => "stop",
             Verb::Restart { .. } => "restart",
+            Verb::Rescue { .. } => "rescue",
         }
     }
 }
@@ -86,23 +98,43 @@ impl Report {
     }
 }
 
-/// Runs `verb` on every module, at most `jobs` at once; reports come back in the given order.
+/// Runs `verb` on every module, at most `jobs` at once, modules named in a
+/// module's `after` first (last when stopping); reports come back in the given order.
 pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> Vec<Report> {
-    stream::iter(modules)
-        .map(|m| async move {
-            let began = Instant::now();
-            let result = one(ctx, &m, verb)
-                .await
-                .with_context(|| format!("{} {}", verb.name(), m.name));
-            Report {
-                module: m,
-                result,
-                took: began.elapsed(),
-            }
-        })
-        .buffered(jobs.max(1))
-        .collect()
-        .await
+    let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
+    let after = |n: &str| {
+        ctx.config
+            .modules
+            .get(n)
+            .map(|s| s.after.clone())
+            .unwrap_or_default()
+    };
+    let layers = crate::order::layers(&names, &after, matches!(verb, Verb::Stop));
+    let mut reports: Vec<Report> = Vec::with_capacity(modules.len());
+    for layer in layers {
+        let batch: Vec<Module> = layer
+            .iter()
+            .filter_map(|n| modules.iter().find(|m| &m.name == n).cloned())
+            .collect();
+        let done: Vec<Report> = stream::iter(batch)
+            .map(|m| async move {
+                let began = Instant::now();
+                let result = one(ctx, &m, verb)
+                    .await
+                    .with_context(|| format!("{} {}", verb.name(), m.name));
+                Report {
+                    module: m,
+                    result,
+                    took: began.elapsed(),
+                }
+            })
+            .buffered(jobs.max(1))
+            .collect()
+            .await;
+        reports.extend(done);
+    }
+    reports.sort_by_key(|r| names.iter().position(|n| n == &r.module.name));
+    reports
 }
 
 async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
@@ -134,6 +166,16 @@ async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
             stop(ctx, m).await?;
             start(ctx, m, opts).await?
         }
+        Verb::Rescue { opts } => {
+            warnings.extend(ctx.store.reset(&m.name)?);
+            if let Kind::Host { unit, scope } = &m.kind {
+                crate::hosts::reset_failed(unit, *scope).await?;
+            }
+            count(ctx, m, false, &mut warnings)?;
+            desire(ctx, m, Desired::Up, &mut warnings)?;
+            stop(ctx, m).await?;
+            start(ctx, m, opts).await?
+        }
     };
     warnings.extend(outcome.warnings);
     Ok(Outcome {
@@ -145,7 +187,7 @@ async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
 async fn reachable(ctx: &Ctx, m: &Module) -> anyhow::Result<()> {
     match &m.kind {
         Kind::Stack { .. } => ctx.engine().await.map(drop).map_err(Into::into),
-        Kind::Host { .. } => Ok(()),
+        Kind::Host { scope, .. } => crate::hosts::reachable(*scope).map_err(Into::into),
         Kind::Invalid { .. } => Ok(()),
     }
 }
@@ -165,7 +207,7 @@ fn desire(ctx: &Ctx, m: &Module, d: Desired, warnings: &mut Vec<String>) -> anyh
 async fn start(ctx: &Ctx, m: &Module, opts: &StartOpts) -> anyhow::Result<Outcome> {
     match &m.kind {
         Kind::Stack { dir, file } => stacks::start(ctx, &m.name, dir, file, opts).await,
-        Kind::Host { .. } => Err(anyhow::anyhow!("host modules are not supported yet")),
+        Kind::Host { unit, scope } => crate::hosts::start(ctx, &m.name, unit, *scope, opts).await,
         Kind::Invalid { .. } => unreachable_kind(),
     }
 }
@@ -173,7 +215,7 @@ async fn start(ctx: &Ctx, m: &Module, opts: &StartOpts) -> anyhow::Result<Outcom
 async fn stop(ctx: &Ctx, m: &Module) -> anyhow::Result<Outcome> {
     match &m.kind {
         Kind::Stack { dir, file } => stacks::stop(ctx, &m.name, dir, file).await,
-        Kind::Host { .. } => Err(anyhow::anyhow!("host modules are not supported yet")),
+        Kind::Host { unit, scope } => crate::hosts::stop(ctx, &m.name, unit, *scope).await,
         Kind::Invalid { .. } => unreachable_kind(),
     }
 }

@@ -25,10 +25,16 @@ pub fn modules_json<T: Serialize>(modules: &[T]) -> String {
     .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
 }
 
-fn base_table() -> Table {
+/// A borderless table, styled only when `color` is on.
+pub fn table(color: bool) -> Table {
     let mut t = Table::new();
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
     t
 }
 
@@ -43,14 +49,14 @@ pub fn state_color(s: State) -> Color {
     }
 }
 
-fn state_cell(s: State, color: bool) -> Cell {
+pub fn state_cell(s: State, color: bool) -> Cell {
     let c = Cell::new(s.as_str());
     if color { c.fg(state_color(s)) } else { c }
 }
 
 /// Status table: module, kind, state, detail, starts in window, since.
 pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String {
-    let mut t = base_table();
+    let mut t = table(color);
     t.set_header(["MODULE", "KIND", "STATE", "DETAIL", "STARTS", "SINCE"]);
     for m in modules {
         let starts = format!("{}/{}", m.limit.used, m.limit.burst);
@@ -68,11 +74,6 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
             Cell::new(starts),
             Cell::new(since),
         ]);
-    }
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
     }
     trim_lines(t.trim_fmt())
 }
@@ -117,7 +118,7 @@ pub fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
 }
 
 pub fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
-    let mut t = base_table();
+    let mut t = table(color);
     t.set_header(["MODULE", "KIND", "SOURCE"]);
     for e in entries {
         let kind = if e.valid || !color {
@@ -130,11 +131,6 @@ pub fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
             kind,
             Cell::new(e.reason.map_or_else(|| e.source.clone(), str::to_string)),
         ]);
-    }
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
     }
     trim_lines(t.trim_fmt())
 }
@@ -150,7 +146,7 @@ pub fn ago(now: Stamp, then: Stamp) -> String {
     }
 }
 
-fn trim_lines(s: String) -> String {
+pub fn trim_lines(s: String) -> String {
     let mut out: String = s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
     out.push('\n');
     out

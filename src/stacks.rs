@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::app::Ctx;
-use crate::compose::Project;
+use crate::compose::{Project, ServiceImage};
 use crate::config::PullPolicy;
 use crate::docker::Engine;
 use crate::error::Detailed;
@@ -44,13 +44,34 @@ pub async fn start(
 ) -> anyhow::Result<Outcome> {
     let settings = ctx.config.settings(name);
     let engine = ctx.engine().await?;
+    let policy = opts.pull.unwrap_or(settings.pull);
+    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    let digest = crate::digest::of_module(dir);
+    if let Some(services) = remembered(ctx, name, digest.as_deref()) {
+        let known = crate::fastpath::Known {
+            services: &services,
+            policy,
+            pull_timeout: settings.pull_timeout,
+            wait: opts.wait.then_some(timeout),
+        };
+        if let Some(outcome) = crate::fastpath::try_start(ctx, &engine, name, &known).await? {
+            return Ok(outcome);
+        }
+    }
     let compose = ctx.compose().await?;
     let project = Project { name, dir, file };
-    let policy = opts.pull.unwrap_or(settings.pull);
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers.
     let images = compose.images(&project, ctx.host.as_deref()).await?;
-    let warnings = crate::pull::pull(&engine, &ctx.ui, name, &images, policy).await?;
+    let warnings = crate::pull::pull(
+        &engine,
+        &ctx.ui,
+        name,
+        &images,
+        policy,
+        settings.pull_timeout,
+    )
+    .await?;
     ctx.store
         .set_pull_warning(name, warnings.first().cloned())?;
     let spinner = ctx.ui.spinner(format!("{name}: starting"));
@@ -59,6 +80,8 @@ pub async fn start(
         .await;
     spinner.finish_and_clear();
     up?;
+    // The containers now reflect these files: remember them for the fast path.
+    ctx.store.remember(name, digest, images)?;
     if !opts.wait {
         let facts = engine.project_facts(name).await?;
         let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
@@ -68,10 +91,20 @@ pub async fn start(
             warnings,
         });
     }
-    let timeout = opts.timeout.unwrap_or(settings.timeout);
     let mut outcome = wait_active(ctx, &engine, name, timeout).await?;
     outcome.warnings.extend(warnings);
     Ok(outcome)
+}
+
+/// The services compose resolved the last time, if the files are the same now.
+fn remembered(ctx: &Ctx, name: &str, digest: Option<&str>) -> Option<Vec<ServiceImage>> {
+    let digest = digest?;
+    let (state, _) = ctx.store.read();
+    let rec = state.modules.get(name)?;
+    if rec.digest.as_deref() != Some(digest) {
+        return None;
+    }
+    rec.services.clone()
 }
 
 /// Polls the project until every service is up (healthy where it has a

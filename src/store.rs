@@ -49,6 +49,9 @@ pub struct ModuleRecord {
     /// Digest of the compose files and `.env` when hal last brought the module up.
     #[serde(default)]
     pub digest: Option<String>,
+    /// The services and images compose resolved for that digest.
+    #[serde(default)]
+    pub services: Option<Vec<crate::compose::ServiceImage>>,
 }
 
 /// The whole state file.
@@ -181,6 +184,23 @@ impl Store {
             .context("lock task")?
             .with_context(|| format!("lock module {name}"))?;
         Ok(ModuleLock { _file: file })
+    }
+
+    /// Whether some operation holds the module's lock right now (a start, stop
+    /// or restart in progress, in this process or another). Creates nothing.
+    pub fn busy(&self, name: &str) -> bool {
+        let path = self.dir.join("locks").join(format!("{name}.lock"));
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        else {
+            return false;
+        };
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
     }
 
     /// Reads the state without locking (writes are atomic renames). A missing
@@ -320,6 +340,21 @@ impl Store {
             s.modules.entry(name.to_string()).or_default().desired = Some(desired);
         })?;
         Ok(w)
+    }
+
+    /// Remembers what compose resolved for the module's files, for the fast path.
+    pub fn remember(
+        &self,
+        name: &str,
+        digest: Option<String>,
+        services: Vec<crate::compose::ServiceImage>,
+    ) -> anyhow::Result<()> {
+        self.update(|s| {
+            let rec = s.modules.entry(name.to_string()).or_default();
+            rec.services = digest.is_some().then_some(services);
+            rec.digest = digest;
+        })?;
+        Ok(())
     }
 
     /// Records (or clears) the pull warning shown by status.

@@ -7,6 +7,12 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The effective user id of this process.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// The user's login name for messages, from the environment or the uid.
 pub fn user_name() -> String {
     for var in ["USER", "LOGNAME"] {

@@ -1,5 +1,7 @@
 //! End to end: `hal module logs` merges, prefixes, tails, follows and ends cleanly, on the real engine.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

@@ -1,5 +1,7 @@
 //! End to end: the real hal binary driving stacks on the real Docker engine.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;
@@ -466,15 +468,21 @@ fn compose_v1_start_restart_stop() {
     if !engine_or_skip("compose_v1_start_restart_stop") {
         return;
     }
-    let v1 = std::process::Command::new("docker-compose").arg("version").arg("--short").output();
-    let is_v1 = v1.as_ref().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with("1."));
+    let v1 = std::process::Command::new("docker-compose")
+        .arg("version")
+        .arg("--short")
+        .output();
+    let is_v1 = v1
+        .as_ref()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with("1."));
     if !is_v1 {
         assert!(!common::in_ci(), "CI must provide docker-compose v1");
         eprintln!("SKIP compose_v1_start_restart_stop: docker-compose v1 is not installed");
         return;
     }
     let mut rig = Rig::new("v1");
-    rig.env.push(("HAL_COMPOSE".into(), "docker-compose".into()));
+    rig.env
+        .push(("HAL_COMPOSE".into(), "docker-compose".into()));
     let ready = format!("    restart: unless-stopped\n{HEALTHY}");
     let m = rig.stack(
         "legacy",
@@ -485,13 +493,26 @@ fn compose_v1_start_restart_stop() {
     );
     rig.run(&["module", "start", &m]).expect(0);
     let names = containers(&m);
-    assert!(names.iter().any(|n| n.contains('_')), "not started by compose v1: {names:?}");
+    assert!(
+        names.iter().any(|n| n.contains('_')),
+        "not started by compose v1: {names:?}"
+    );
     let st = rig.run(&["--json", "status", &m]);
     assert_eq!(st.state_of(&m), "active");
 
-    let before = common::docker(&["ps", "-q", "--filter", &format!("label=com.docker.compose.project={m}")]);
+    let before = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=com.docker.compose.project={m}"),
+    ]);
     rig.run(&["module", "restart", &m]).expect(0);
-    let after = common::docker(&["ps", "-q", "--filter", &format!("label=com.docker.compose.project={m}")]);
+    let after = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=com.docker.compose.project={m}"),
+    ]);
     assert_ne!(before, after, "restart did not recreate the containers");
     assert_eq!(rig.run(&["--json", "status", &m]).state_of(&m), "active");
 

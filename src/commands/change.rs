@@ -44,8 +44,24 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
             return Ok(Exit::Failed);
         }
     }
+    let began = std::time::Instant::now();
     let reports = ops::run(ctx, modules, &verb, ctx.jobs(t.jobs)).await;
     render(ctx, verb.name(), &reports);
+    if reports.len() > 1 && !ctx.ui.json && !ctx.ui.quiet {
+        let failed = reports.iter().filter(|r| r.result.is_err()).count();
+        eprintln!(
+            "hal: {} {} of {} modules in {:.1}s{}",
+            verb.name(),
+            reports.len() - failed,
+            reports.len(),
+            began.elapsed().as_secs_f64(),
+            if failed > 0 {
+                format!(" ({failed} failed)")
+            } else {
+                String::new()
+            }
+        );
+    }
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }
 

@@ -26,15 +26,19 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         .transpose()
         .map_err(HalError::Usage)?;
     let mut stacks = Vec::new();
+    let mut units = Vec::new();
     for m in &modules {
         match &m.kind {
             Kind::Stack { .. } => stacks.push(m.name.clone()),
-            Kind::Host { .. } => {
-                anyhow::bail!(
-                    "logs of host module {}: host modules are not supported yet",
-                    m.name
-                )
-            }
+            Kind::Host { unit, scope } => units.push(UnitSource {
+                unit: unit.clone(),
+                scope: *scope,
+                source: Source {
+                    module: m.name.clone(),
+                    name: unit.clone(),
+                    label: m.name.clone(),
+                },
+            }),
             Kind::Invalid { reason } => {
                 return Err(HalError::InvalidModule {
                     name: m.name.clone(),
@@ -44,25 +48,51 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             }
         }
     }
-    let engine = ctx.engine().await?;
-    let containers = containers_of(&engine, &stacks).await?;
+    // Docker is asked only when a stack is involved: unit logs need no engine.
+    let engine = if stacks.is_empty() {
+        None
+    } else {
+        Some(ctx.engine().await?)
+    };
+    let containers = match &engine {
+        Some(e) => containers_of(e, &stacks).await?,
+        None => Vec::new(),
+    };
     let width = containers
         .iter()
-        .map(|(_, s)| s.label.len())
+        .map(|(_, s)| &s.label)
+        .chain(units.iter().map(|u| &u.source.label))
+        .map(String::len)
         .max()
         .unwrap_or(0);
     let mut printer = Printer::new(ctx, &a, width);
     let result = if a.follow {
-        follow(ctx, &engine, containers, stacks, &a, since, &mut printer).await
+        follow(
+            ctx,
+            engine.as_ref(),
+            containers,
+            units,
+            stacks,
+            &a,
+            since,
+            &mut printer,
+        )
+        .await
     } else {
         let mut sources = Vec::new();
         let mut streams = Vec::new();
-        for (i, (id, source)) in containers.into_iter().enumerate() {
-            streams.push((
-                i,
-                logstream::container_lines(&engine, &id, false, a.tail, since),
-            ));
-            sources.push(source);
+        if let Some(engine) = &engine {
+            for (id, source) in containers {
+                streams.push((
+                    sources.len(),
+                    logstream::container_lines(engine, &id, false, a.tail, since),
+                ));
+                sources.push(source);
+            }
+        }
+        for u in units {
+            streams.push((sources.len(), u.lines(false, a.tail, since)));
+            sources.push(u.source);
         }
         let mut merge = Merge::new(streams);
         let mut r = Ok(());
@@ -80,6 +110,24 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         // The reader went away (`hal module logs x | head`): that is a clean end.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
         Err(e) => Err(anyhow::Error::new(e).context("write logs")),
+    }
+}
+
+/// A host module's unit as a log source (its journal).
+struct UnitSource {
+    unit: String,
+    scope: crate::config::Scope,
+    source: Source,
+}
+
+impl UnitSource {
+    fn lines(&self, follow: bool, tail: Option<u64>, since: Option<i64>) -> Lines {
+        let q = crate::init::JournalQuery {
+            follow,
+            tail,
+            since,
+        };
+        crate::hosts::journal(&self.unit, self.scope, q)
     }
 }
 
@@ -126,10 +174,12 @@ async fn containers_of(
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn follow(
     ctx: &Ctx,
-    engine: &Engine,
+    engine: Option<&Engine>,
     containers: Vec<(String, Source)>,
+    units: Vec<UnitSource>,
     projects: Vec<String>,
     a: &LogsArgs,
     since: Option<i64>,
@@ -140,14 +190,21 @@ async fn follow(
     // Container id → index of its live source.
     let mut live: HashMap<String, usize> = HashMap::new();
     let mut ids: Vec<String> = Vec::new();
-    logstream::watch_starts(engine.clone(), projects, tx.clone());
-    for (id, source) in containers {
-        let idx = sources.len();
-        let lines: Lines = logstream::container_lines(engine, &id, true, a.tail, since);
-        logstream::forward(idx, lines, tx.clone());
-        live.insert(id.clone(), idx);
-        ids.push(id);
-        sources.push(source);
+    if let Some(engine) = engine {
+        logstream::watch_starts(engine.clone(), projects, tx.clone());
+        for (id, source) in containers {
+            let idx = sources.len();
+            let lines: Lines = logstream::container_lines(engine, &id, true, a.tail, since);
+            logstream::forward(idx, lines, tx.clone());
+            live.insert(id.clone(), idx);
+            ids.push(id);
+            sources.push(source);
+        }
+    }
+    // The journal keeps following a unit across its restarts by itself.
+    for u in units {
+        logstream::forward(sources.len(), u.lines(true, a.tail, since), tx.clone());
+        sources.push(u.source);
     }
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -169,6 +226,7 @@ async fn follow(
             }
             Event::Problem(why) => ctx.ui.warn(&why),
             Event::Started { id, source, at } => {
+                let Some(engine) = engine else { continue };
                 if live.contains_key(&id) {
                     continue;
                 }

@@ -1,6 +1,8 @@
 //! Shared test rig: a temporary services root, unique project names, the real hal binary, and cleanup.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod systemd;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,0 +1,384 @@
+//! A real systemd for host-module tests: one container per test binary, booted once, removed when the binary exits.
+//!
+//! The container runs `hal-systemd:bookworm` unprivileged with root's user
+//! manager started (`XDG_RUNTIME_DIR=/run/user/0`), the hal binary under test,
+//! the host's Docker socket, docker CLI and compose plugin, so hal inside can
+//! drive units and stacks alike. Each test takes a [`Scene`]: its own unit
+//! names, config, services root and state dir, cleaned up on drop.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{Run, in_ci, purge_project, wait_child};
+
+pub const IMAGE: &str = "hal-systemd:bookworm";
+/// Where the user manager of root lives inside the machine.
+pub const USER_RUNTIME: &str = "/run/user/0";
+const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
+    "/usr/local/lib/docker/cli-plugins",
+    "/usr/local/libexec/docker/cli-plugins",
+    "/usr/lib/docker/cli-plugins",
+    "/usr/libexec/docker/cli-plugins",
+];
+
+static MACHINE: OnceLock<Option<Machine>> = OnceLock::new();
+static SCENES: AtomicU32 = AtomicU32::new(0);
+
+/// Which systemd manager a unit is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    System,
+    User,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::System => "system",
+            Scope::User => "user",
+        }
+    }
+
+    fn unit_dir(self) -> &'static str {
+        match self {
+            Scope::System => "/etc/systemd/system",
+            Scope::User => "/root/.config/systemd/user",
+        }
+    }
+
+    /// `systemctl` plus `--user` where needed.
+    fn systemctl(self) -> &'static str {
+        match self {
+            Scope::System => "systemctl",
+            Scope::User => "systemctl --user",
+        }
+    }
+}
+
+/// The shared systemd container.
+pub struct Machine {
+    pub name: String,
+    /// The prefix of every unit, project and directory this run makes.
+    pub run: String,
+}
+
+/// The machine, booted on first use; `None` (after a visible notice) outside
+/// CI when Docker or the image is missing. With `CI=true` a missing piece fails the test.
+pub fn machine(test: &str) -> Option<&'static Machine> {
+    MACHINE.get_or_init(|| boot(test)).as_ref()
+}
+
+fn boot(test: &str) -> Option<Machine> {
+    let missing = prerequisites_missing();
+    if let Some(why) = missing {
+        assert!(
+            !in_ci(),
+            "{test}: {why}, and CI=true forbids skipping (run scripts/provision.sh)"
+        );
+        eprintln!("SKIP {test}: {why} (run scripts/provision.sh)");
+        return None;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let run = format!("halt-{}-{}", std::process::id(), nanos % 100_000);
+    let name = run.clone();
+    reaper(&name, &run);
+    let docker_cli = which("docker").expect("docker CLI on PATH");
+    let plugin = COMPOSE_PLUGIN_DIRS
+        .iter()
+        .map(|d| format!("{d}/docker-compose"))
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("the compose v2 plugin (docker-compose under a cli-plugins dir)");
+    let hal = env!("CARGO_BIN_EXE_hal");
+    let mounts = [
+        "/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string(),
+        format!("{hal}:/usr/local/bin/hal:ro"),
+        "/var/run/docker.sock:/var/run/docker.sock".to_string(),
+        format!("{docker_cli}:/usr/bin/docker:ro"),
+        format!("{plugin}:/usr/local/lib/docker/cli-plugins/docker-compose:ro"),
+    ];
+    let mut args: Vec<String> = [
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--label",
+        "hal.test=host_modules",
+        "--tmpfs",
+        "/run",
+        "--tmpfs",
+        "/run/lock",
+        "--tmpfs",
+        "/tmp",
+        "-e",
+        "container=docker",
+    ]
+    .map(String::from)
+    .to_vec();
+    for m in &mounts {
+        args.extend(["-v".to_string(), m.clone()]);
+    }
+    args.extend([IMAGE.to_string(), "/sbin/init".to_string()]);
+    let out = Command::new("docker").args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "docker run {IMAGE}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = Machine { name, run };
+    m.wait_for_systemd();
+    Some(m)
+}
+
+/// Why the machine cannot run here, if it cannot.
+fn prerequisites_missing() -> Option<String> {
+    let ok = |args: &[&str]| {
+        Command::new("docker")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok(&["info"]) {
+        return Some("Docker is not reachable".into());
+    }
+    for image in [IMAGE, super::FIXTURE] {
+        if !ok(&["image", "inspect", image]) {
+            return Some(format!("image {image} is missing"));
+        }
+    }
+    if !std::path::Path::new("/var/run/docker.sock").exists() {
+        return Some("/var/run/docker.sock is missing".into());
+    }
+    None
+}
+
+fn which(program: &str) -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// A detached shell that waits for this test process to end, then removes the
+/// machine and every container and network of this run, even after a panic
+/// or abort (statics are never dropped).
+fn reaper(name: &str, run: &str) {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done
+docker rm -f {name} >/dev/null 2>&1
+docker ps -a --format '{{{{.Names}}}}' | grep '^{run}' | xargs -r docker rm -f >/dev/null 2>&1
+docker network ls --format '{{{{.Name}}}}' | grep '^{run}' | xargs -r docker network rm >/dev/null 2>&1
+exit 0",
+        pid = std::process::id()
+    );
+    // Deliberately not waited for: it must outlive this process.
+    #[allow(clippy::zombie_processes)]
+    let _watcher = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the cleanup watcher");
+}
+
+impl Machine {
+    /// `docker exec` in the machine with root's user manager reachable.
+    pub fn exec(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("docker");
+        c.args(["exec", "-e", &format!("XDG_RUNTIME_DIR={USER_RUNTIME}")])
+            .arg(&self.name)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs a shell script in the machine.
+    pub fn sh(&self, script: &str) -> Run {
+        super::run_with_timeout(self.exec(&["sh", "-c", script]), Duration::from_secs(120))
+    }
+
+    /// Runs a shell script that must succeed.
+    #[track_caller]
+    pub fn sh_ok(&self, script: &str) -> String {
+        let r = self.sh(script);
+        assert_eq!(r.code, Some(0), "in the machine: {script}\n{r:#?}");
+        r.stdout
+    }
+
+    /// Writes a file in the machine (parents created).
+    pub fn write(&self, path: &str, text: &str) {
+        let mut c = Command::new("docker");
+        c.args(["exec", "-i", &self.name, "sh", "-c"])
+            .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
+            .args(["sh", path])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = wait_child(&mut child, Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "write {path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn wait_for_systemd(&self) {
+        let began = Instant::now();
+        let mut state = String::new();
+        while began.elapsed() < Duration::from_secs(90) {
+            state = self
+                .sh("systemctl is-system-running")
+                .stdout
+                .trim()
+                .to_string();
+            if state == "running" || state == "degraded" {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        assert!(
+            state == "running" || state == "degraded",
+            "systemd in {IMAGE} did not come up (state {state:?})"
+        );
+        // Root's user manager, and a normal user (ana, uid 1000) with her own.
+        self.sh_ok(
+            "loginctl enable-linger root && systemctl start user@0.service \
+             && useradd -m -u 1000 ana && loginctl enable-linger ana && systemctl start user@1000.service",
+        );
+        let up = super::eventually(Duration::from_secs(60), || {
+            self.sh("systemctl --user show -p Version").code == Some(0)
+                && self
+                    .sh("runuser -u ana -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p Version")
+                    .code
+                    == Some(0)
+        });
+        assert!(up, "the user managers did not come up in {IMAGE}");
+    }
+
+    /// A fresh scene for one test.
+    pub fn scene(&'static self) -> Scene {
+        let n = SCENES.fetch_add(1, Ordering::SeqCst);
+        let id = format!("{}-s{n}", self.run);
+        let dir = format!("/srv/hal-tests/{id}");
+        self.sh_ok(&format!("mkdir -p {dir}/services {dir}/state"));
+        let s = Scene {
+            m: self,
+            id,
+            dir,
+            units: Default::default(),
+            projects: Default::default(),
+        };
+        s.config("");
+        s
+    }
+}
+
+/// One test's world inside the machine.
+pub struct Scene {
+    pub m: &'static Machine,
+    /// The prefix of this scene's units and stacks.
+    pub id: String,
+    pub dir: String,
+    units: std::cell::RefCell<Vec<(Scope, String)>>,
+    projects: std::cell::RefCell<Vec<String>>,
+}
+
+impl Scene {
+    pub fn services(&self) -> String {
+        format!("{}/services", self.dir)
+    }
+
+    pub fn config_path(&self) -> String {
+        format!("{}/hal.toml", self.dir)
+    }
+
+    /// Writes the config (the services root is always this scene's).
+    pub fn config(&self, text: &str) {
+        let full = format!(
+            "services_dir = \"{}\"\n\n[defaults]\npull = \"never\"\n\n{text}",
+            self.services()
+        );
+        self.m.write(&self.config_path(), &full);
+    }
+
+    /// Installs unit `<id>-<short>.service` with `[Service]` lines `body`; returns its name.
+    pub fn unit(&self, scope: Scope, short: &str, body: &str) -> String {
+        let unit = format!("{}-{short}.service", self.id);
+        let text = format!("[Unit]\nDescription=hal test {short}\n\n[Service]\n{body}\n");
+        self.m.write(&format!("{}/{unit}", scope.unit_dir()), &text);
+        self.m
+            .sh_ok(&format!("{} daemon-reload", scope.systemctl()));
+        self.units.borrow_mut().push((scope, unit.clone()));
+        unit
+    }
+
+    /// Writes a stack directory `<id>-<short>` with `compose.yaml`; returns the module name.
+    pub fn stack(&self, short: &str, yaml: &str) -> String {
+        let name = format!("{}-{short}", self.id);
+        self.m
+            .write(&format!("{}/{name}/compose.yaml", self.services()), yaml);
+        self.projects.borrow_mut().push(name.clone());
+        name
+    }
+
+    /// `hal ARGS` in the machine with this scene's config, services root and state.
+    pub fn hal(&self, args: &[&str]) -> Run {
+        self.hal_with(&[], args)
+    }
+
+    /// `PREFIX... hal ARGS`, e.g. with `env -u XDG_RUNTIME_DIR` or `runuser -u ana --`.
+    pub fn hal_with(&self, prefix: &[&str], args: &[&str]) -> Run {
+        let cmd = self.hal_command(prefix, args);
+        super::run_with_timeout(cmd, Duration::from_secs(180))
+    }
+
+    pub fn hal_command(&self, prefix: &[&str], args: &[&str]) -> Command {
+        let config = format!("HAL_CONFIG={}", self.config_path());
+        let state = format!("HAL_STATE_DIR={}/state", self.dir);
+        let mut all: Vec<&str> = vec!["env", &config, &state, "NO_COLOR=1"];
+        all.extend(prefix);
+        all.push("hal");
+        all.extend(args);
+        self.m.exec(&all)
+    }
+}
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        let mut script = String::new();
+        for (scope, unit) in self.units.borrow().iter() {
+            let sc = scope.systemctl();
+            script.push_str(&format!(
+                "{sc} stop {unit}; {sc} reset-failed {unit}; rm -f {}/{unit};\n",
+                scope.unit_dir()
+            ));
+        }
+        script.push_str(&format!(
+            "systemctl daemon-reload; systemctl --user daemon-reload; rm -rf {}\n",
+            self.dir
+        ));
+        let _ = self.m.sh(&script);
+        for p in self.projects.borrow().iter() {
+            purge_project(p);
+        }
+    }
+}

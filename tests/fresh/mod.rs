@@ -1,0 +1,80 @@
+//! Generated files kept in the repository: compare them with a fresh generation, or rewrite them on request.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+/// The one command that rewrites every generated file (completions/ and man/).
+pub const REGENERATE: &str = "HAL_REGENERATE=1 cargo test --test completion --test manpages";
+
+/// The repository's own directory `name` (e.g. `man`).
+pub fn repo_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+fn regenerating() -> bool {
+    std::env::var("HAL_REGENERATE").is_ok_and(|v| v == "1" || v == "true")
+}
+
+/// Checks that `dir` holds exactly `files` among the names `owned` accepts;
+/// with `HAL_REGENERATE=1`, makes it so instead. Panics with the list of
+/// stale files and the command that regenerates them.
+pub fn check(dir: &Path, files: &[(String, Vec<u8>)], owned: impl Fn(&str) -> bool) {
+    if regenerating() {
+        write(dir, files, &owned);
+        return;
+    }
+    let mut stale = Vec::new();
+    for (name, want) in files {
+        match std::fs::read(dir.join(name)) {
+            Ok(have) if &have == want => {}
+            Ok(_) => stale.push(format!("{name} differs")),
+            Err(_) => stale.push(format!("{name} is missing")),
+        }
+    }
+    for extra in present(dir, &owned) {
+        if !files.iter().any(|(n, _)| *n == extra) {
+            stale.push(format!("{extra} is no longer generated"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{} is stale ({}); regenerate with:\n    {REGENERATE}",
+        dir.display(),
+        stale.join(", ")
+    );
+}
+
+fn write(dir: &Path, files: &[(String, Vec<u8>)], owned: &impl Fn(&str) -> bool) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, text) in files {
+        let path = dir.join(name);
+        if std::fs::read(&path).is_ok_and(|old| &old == text) {
+            continue;
+        }
+        // Atomic, so a test reading the file at the same time sees old or new, never half.
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        eprintln!("wrote {}", path.display());
+    }
+    for extra in present(dir, owned) {
+        if !files.iter().any(|(n, _)| *n == extra) {
+            std::fs::remove_file(dir.join(&extra)).unwrap();
+            eprintln!("removed {}", dir.join(extra).display());
+        }
+    }
+}
+
+/// Names of the files in `dir` that the generator owns.
+fn present(dir: &Path, owned: &impl Fn(&str) -> bool) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && owned(n))
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,428 @@
+//! Manual pages: `man/` holds hal(1) and one page per subcommand, generated from the CLI definition, and is fresh.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod fresh;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use clap::CommandFactory;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, italic, roman};
+
+/// Variables hal reads that no flag stands for, as `(name, meaning)`.
+const MORE_ENVIRONMENT: [(&str, &str); 8] = [
+    (
+        "HAL_STATE_DIR",
+        "Where hal keeps its state (start counts, desired states); see FILES.",
+    ),
+    (
+        "HAL_COMPOSE",
+        "The compose command to use, e.g. \"docker compose\" or \"docker-compose\". Default: the Docker Compose plugin (v2), else a docker-compose binary.",
+    ),
+    (
+        "DOCKER_HOST",
+        "The Docker endpoint when -H is not given, e.g. unix:///var/run/docker.sock or tcp://host:2375. Also passed on to compose.",
+    ),
+    (
+        "NO_COLOR",
+        "When set and not empty, --color auto does not colour.",
+    ),
+    (
+        "TERM",
+        "When dumb, --color auto does not colour and no progress is drawn.",
+    ),
+    (
+        "XDG_RUNTIME_DIR",
+        "Needed to reach the user's systemd manager for host modules in the user scope (set by a login session, or by loginctl enable-linger).",
+    ),
+    (
+        "XDG_CONFIG_HOME, XDG_STATE_HOME",
+        "Where a non-root user's config and state live; see FILES.",
+    ),
+    (
+        "COMPLETE",
+        "Set by the shell completion scripts when they call hal back. COMPLETE=bash hal (or zsh, fish) prints the script for that shell.",
+    ),
+];
+
+/// The files hal reads and writes, as `(path, meaning)`.
+const FILES: [(&str, &str); 5] = [
+    (
+        "/etc/hal/hal.toml",
+        "The config file when hal runs as root (--config and HAL_CONFIG override it). A missing file is an empty config.",
+    ),
+    (
+        "~/.config/hal/hal.toml",
+        "The config file of a non-root user ($XDG_CONFIG_HOME/hal/hal.toml when XDG_CONFIG_HOME is set).",
+    ),
+    (
+        "/services/NAME/compose.yaml",
+        "A stack module NAME: every directory under the services root with compose.yaml, compose.yml, docker-compose.yaml or docker-compose.yml.",
+    ),
+    (
+        "/var/lib/hal/",
+        "The state directory when hal runs as root: start counts and desired states, shared by every hal process through a lock. HAL_STATE_DIR overrides it.",
+    ),
+    (
+        "$XDG_STATE_HOME/hal/",
+        "The state directory of a non-root user (~/.local/state/hal/ when XDG_STATE_HOME is not set).",
+    ),
+];
+
+/// Variables the contract says hal(1) documents.
+const DOCUMENTED_VARIABLES: [&str; 8] = [
+    "HAL_CONFIG",
+    "HAL_SERVICES_DIR",
+    "HAL_STATE_DIR",
+    "HAL_YES",
+    "HAL_COMPOSE",
+    "DOCKER_HOST",
+    "NO_COLOR",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Every page: `hal.1`, then `hal-module.1`, `hal-module-start.1`, … in CLI order.
+fn pages() -> Vec<(String, Vec<u8>)> {
+    let mut root = hal::cli::Cli::command().disable_help_subcommand(true);
+    root.build();
+    let mut out = Vec::new();
+    let mut see_also = Vec::new();
+    collect(&root, &mut see_also);
+    render_pages(&root, &root, &see_also, &mut out);
+    out
+}
+
+fn collect(cmd: &clap::Command, names: &mut Vec<String>) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        names.push(display_name(sub));
+        collect(sub, names);
+    }
+}
+
+fn display_name(cmd: &clap::Command) -> String {
+    cmd.get_display_name()
+        .unwrap_or_else(|| cmd.get_name())
+        .to_string()
+}
+
+/// One page being written: clap_mangen's sections and ours, one roff preamble.
+struct Page {
+    man: Man,
+    buf: Vec<u8>,
+}
+
+type Section = fn(&Man, &mut dyn Write) -> std::io::Result<()>;
+
+impl Page {
+    /// Starts the page with the preamble and `.TH NAME 1 "" "hal VERSION" "hal manual"`
+    /// (clap_mangen would leave the empty date unquoted, shifting the fields).
+    fn new(man: Man, name: &str) -> Page {
+        let source = format!("hal {}", env!("CARGO_PKG_VERSION"));
+        let title = name.to_uppercase();
+        let mut roff = Roff::new();
+        roff.control("TH", [title.as_str(), "1", "\"\"", &source, "hal manual"]);
+        Page {
+            man,
+            buf: rendered(&roff),
+        }
+    }
+
+    fn section(&mut self, render: Section) {
+        let mut part = Vec::new();
+        render(&self.man, &mut part).unwrap();
+        self.buf.extend_from_slice(without_preamble(&part));
+    }
+
+    fn roff(&mut self, roff: &Roff) {
+        self.buf
+            .extend_from_slice(without_preamble(&rendered(roff)));
+    }
+}
+
+/// Renders `cmd`'s page, then its subcommands' pages.
+fn render_pages(
+    root: &clap::Command,
+    cmd: &clap::Command,
+    see_also: &[String],
+    out: &mut Vec<(String, Vec<u8>)>,
+) {
+    let is_root = std::ptr::eq(root, cmd);
+    let mut shown = cmd.clone();
+    if !is_root {
+        // A subcommand's page shows its own options; the global ones are in hal(1).
+        shown = shown.mut_args(|a| if a.is_global_set() { a.hide(true) } else { a });
+    }
+    let mut page = Page::new(Man::new(shown.clone()), &display_name(cmd));
+    page.section(Man::render_name_section);
+    page.section(Man::render_synopsis_section);
+    page.section(Man::render_description_section);
+    if shown.get_arguments().any(|a| !a.is_hide_set()) {
+        page.section(Man::render_options_section);
+    }
+    if !is_root {
+        let mut roff = Roff::new();
+        global_options_note(root, &mut roff);
+        page.roff(&roff);
+    }
+    if shown.get_subcommands().any(|s| !s.is_hide_set()) {
+        page.section(Man::render_subcommands_section);
+    }
+    let mut roff = Roff::new();
+    examples(cmd, &mut roff);
+    if is_root {
+        exit_status(cmd, &mut roff);
+        environment(cmd, &mut roff);
+        files(&mut roff);
+        let mut names: Vec<String> = see_also.iter().map(|n| format!("{n}(1)")).collect();
+        names.extend(["docker(1)", "docker-compose(1)", "systemctl(1)"].map(String::from));
+        see_also_section(&names, &mut roff);
+    } else {
+        let parent = display_name(cmd)
+            .rsplit_once('-')
+            .map_or_else(|| "hal".to_string(), |(p, _)| p.to_string());
+        let mut names = vec!["hal(1)".to_string()];
+        if parent != "hal" {
+            names.push(format!("{parent}(1)"));
+        }
+        see_also_section(&names, &mut roff);
+    }
+    page.roff(&roff);
+    page.section(Man::render_version_section);
+    out.push((page.man.get_filename(), page.buf));
+
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        render_pages(root, sub, see_also, out);
+    }
+}
+
+fn rendered(roff: &Roff) -> Vec<u8> {
+    let mut v = Vec::new();
+    roff.to_writer(&mut v).unwrap();
+    v
+}
+
+/// A section rendered on its own, without the preamble the title already wrote.
+fn without_preamble(part: &[u8]) -> &[u8] {
+    let preamble = rendered(&Roff::new());
+    part.strip_prefix(preamble.as_slice()).unwrap_or(part)
+}
+
+fn global_options_note(root: &clap::Command, roff: &mut Roff) {
+    let globals: Vec<String> = root
+        .get_arguments()
+        .filter(|a| a.is_global_set() && !a.is_hide_set())
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    roff.control("SH", ["GLOBAL OPTIONS"]);
+    roff.text([
+        roman("The options of "),
+        bold("hal"),
+        roman("(1) apply too: "),
+        roman(globals.join(", ")),
+        roman("."),
+    ]);
+}
+
+/// EXAMPLES from the `Examples:` part of the help.
+fn examples(cmd: &clap::Command, roff: &mut Roff) {
+    let Some(text) = cmd.get_after_help().map(|t| t.to_string()) else {
+        return;
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Examples:"))
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    roff.control("SH", ["EXAMPLES"]);
+    roff.control("PP", [])
+        .control("RS", ["4"])
+        .control("nf", []);
+    for line in lines {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []).control("RE", []);
+}
+
+/// The exit codes of the long help (`  0  success …`) as a tagged list.
+fn exit_codes(cmd: &clap::Command) -> Vec<(String, String)> {
+    let text = cmd
+        .get_after_long_help()
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (code, meaning) = l.trim().split_once(char::is_whitespace)?;
+            code.parse::<u8>()
+                .ok()
+                .map(|_| (code.to_string(), meaning.trim().to_string()))
+        })
+        .collect()
+}
+
+fn exit_status(cmd: &clap::Command, roff: &mut Roff) {
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in exit_codes(cmd) {
+        roff.control("TP", [])
+            .text([bold(code)])
+            .text([roman(meaning)]);
+    }
+}
+
+fn environment(root: &clap::Command, roff: &mut Roff) {
+    roff.control("SH", ["ENVIRONMENT"]);
+    for arg in root.get_arguments().filter(|a| a.get_env().is_some()) {
+        let (Some(var), Some(long)) = (arg.get_env(), arg.get_long()) else {
+            continue;
+        };
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        roff.control("TP", [])
+            .text([bold(var.to_string_lossy())])
+            .text([
+                roman("Stands for "),
+                bold(format!("--{long}")),
+                roman(format!(": {help}")),
+            ]);
+    }
+    for (var, meaning) in MORE_ENVIRONMENT {
+        roff.control("TP", [])
+            .text([bold(var)])
+            .text([roman(meaning)]);
+    }
+}
+
+fn files(roff: &mut Roff) {
+    roff.control("SH", ["FILES"]);
+    for (path, meaning) in FILES {
+        roff.control("TP", [])
+            .text([italic(path)])
+            .text([roman(meaning)]);
+    }
+}
+
+fn see_also_section(names: &[String], roff: &mut Roff) {
+    roff.control("SH", ["SEE ALSO"]);
+    let mut line = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            line.push(roman(", "));
+        }
+        let (page, section) = name.split_once('(').unwrap_or((name, ""));
+        line.push(bold(page));
+        line.push(roman(format!("({section}")));
+    }
+    roff.text(line);
+}
+
+#[test]
+fn committed_pages_are_fresh() {
+    let pages = pages();
+    fresh::check(&fresh::repo_dir("man"), &pages, |name| name.ends_with(".1"));
+}
+
+#[test]
+fn every_subcommand_has_a_page() {
+    let names: Vec<String> = pages().into_iter().map(|(n, _)| n).collect();
+    for want in [
+        "hal.1",
+        "hal-module.1",
+        "hal-module-list.1",
+        "hal-module-start.1",
+        "hal-module-stop.1",
+        "hal-module-restart.1",
+        "hal-module-status.1",
+        "hal-module-logs.1",
+        "hal-module-rescue.1",
+        "hal-module-reset-failed.1",
+        "hal-status.1",
+        "hal-rescue.1",
+        "hal-watch.1",
+        "hal-doctor.1",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+}
+
+#[test]
+fn hal_1_documents_exit_codes_environment_and_files() {
+    let root = hal::cli::Cli::command();
+    let codes: Vec<String> = exit_codes(&root).into_iter().map(|(c, _)| c).collect();
+    for code in ["0", "1", "2", "3", "4", "5", "6"] {
+        assert!(
+            codes.iter().any(|c| c == code),
+            "exit code {code}: {codes:?}"
+        );
+    }
+    let (_, hal1) = pages().into_iter().next().unwrap();
+    let text = String::from_utf8(hal1).unwrap();
+    assert!(text.contains(".TH HAL 1 \"\" \"hal "), "no .TH");
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "OPTIONS",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "FILES",
+    ] {
+        let quoted = format!(".SH \"{section}\"\n");
+        let plain = format!(".SH {section}\n");
+        assert!(
+            text.contains(&plain) || text.contains(&quoted),
+            "no {section}"
+        );
+    }
+    for var in DOCUMENTED_VARIABLES {
+        assert!(
+            text.contains(&format!("\\fB{var}\\fR")),
+            "{var} undocumented"
+        );
+    }
+    for path in ["/etc/hal/hal.toml", "/var/lib/hal/", "$XDG_STATE_HOME/hal/"] {
+        assert!(text.contains(path), "{path} undocumented");
+    }
+}
+
+/// Every committed page is roff that man(1) renders without a warning.
+/// Without man-db here, the structural checks above are what runs.
+#[test]
+fn pages_render_with_man() {
+    let available = Command::new("man")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !available {
+        eprintln!("SKIP: man is not installed; the pages were only checked structurally");
+        return;
+    }
+    for (name, text) in pages() {
+        let dir = std::env::temp_dir().join(format!("hal-man-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(&name);
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(&text))
+            .unwrap();
+        let out = Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .env_remove("MAN_KEEP_FORMATTING")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "man -l {name}: {stderr}");
+        assert!(stderr.trim().is_empty(), "man -l {name} warns: {stderr}");
+        let rendered = String::from_utf8_lossy(&out.stdout);
+        assert!(rendered.contains("NAME"), "man -l {name} rendered nothing");
+    }
+}
