@@ -195,11 +195,12 @@ fn follow_survives_recreation_and_ends_on_ctrl_c() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut second = None;
     while Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500)) {
-            if l.starts_with("boot ") && l != first {
-                second = Some(l);
-                break;
-            }
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500))
+            && l.starts_with("boot ")
+            && l != first
+        {
+            second = Some(l);
+            break;
         }
     }
     if second.is_none() {
