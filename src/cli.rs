@@ -16,7 +16,7 @@ Exit codes:
   4  no such module
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)
   6  the engine is unreachable (Docker daemon, or the init/user bus)
-130  interrupted (Ctrl-C)";
+130  interrupted (Ctrl-C); 143 for SIGTERM";
 
 /// One verb for every module on the node: Docker Compose stacks and init units alike.
 #[derive(Debug, Parser)]

@@ -217,10 +217,11 @@ impl Engine {
         self.api.events(Some(options)).boxed()
     }
 
-    /// Container events of compose projects, only the given actions (`die`,
-    /// `health_status`…): the engine filters, so healthcheck execs never arrive.
+    /// Container events of compose projects since a unix time, only the given actions
+    /// (`die`, `health_status`…): the engine filters, so healthcheck execs never arrive.
     pub fn container_events_of(
         &self,
+        since: Option<i64>,
         actions: &[&str],
     ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
         let filters = HashMap::from([
@@ -232,7 +233,7 @@ impl Engine {
             ),
         ]);
         let options = EventsOptions {
-            since: None,
+            since: since.map(|s| s.to_string()),
             until: None,
             filters: Some(filters),
         };

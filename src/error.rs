@@ -22,6 +22,8 @@ pub enum Exit {
     Unreachable = 6,
     /// Interrupted by Ctrl-C (128 + SIGINT).
     Interrupted = 130,
+    /// Ended by SIGTERM (128 + SIGTERM).
+    Terminated = 143,
 }
 
 impl Exit {
@@ -70,6 +72,9 @@ pub enum HalError {
 
     #[error("interrupted")]
     Interrupted,
+
+    #[error("terminated")]
+    Terminated,
 }
 
 impl HalError {
@@ -85,6 +90,7 @@ impl HalError {
             | HalError::InitUnreachable(_) => Exit::Unreachable,
             HalError::Refused(_) => Exit::Refused,
             HalError::Interrupted => Exit::Interrupted,
+            HalError::Terminated => Exit::Terminated,
         }
     }
 }

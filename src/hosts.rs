@@ -19,8 +19,8 @@ const POLL: Duration = Duration::from_millis(250);
 /// A started unit must stay active this long before the start counts as done:
 /// a service that dies right after its start job succeeded did not start.
 const SETTLE: Duration = Duration::from_secs(1);
-/// Journal lines shown for a unit that did not come up.
-const DIAG_LINES: u64 = 5;
+/// Journal lines shown for a unit that did not come up (the init adds a few of its own).
+const DIAG_LINES: u64 = 8;
 /// How long reading those lines may take.
 const DIAG_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -367,8 +367,9 @@ async fn did_not_start(
         },
         s.restarts.unwrap_or(0)
     )];
-    // journald files what a dying service wrote a moment after the fact.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The log store takes in what a dying service wrote a moment after the fact.
+    init.settle_logs().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     for line in last_lines(init, unit).await {
         details.push(format!("  {name} | {line}"));
     }

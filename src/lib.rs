@@ -26,6 +26,7 @@ pub mod ops;
 pub mod order;
 pub mod pull;
 pub mod render;
+pub mod signals;
 pub mod stack;
 pub mod stacks;
 pub mod store;
@@ -47,8 +48,9 @@ pub async fn run(cli: cli::Cli) -> Exit {
             return exit_of(&e);
         }
     };
-    // `logs -f` and `watch` end on Ctrl-C by design; every other command is
-    // interrupted (exit 130), dropping its futures, which kills child processes.
+    // `logs -f` and `watch` end on Ctrl-C or SIGTERM by design; every other
+    // command is interrupted (exit 130, or 143 for SIGTERM), dropping its
+    // futures: child processes are killed and locks released.
     let own_interrupt = cli.command.ends_on_interrupt();
     let work = commands::dispatch(&ctx, cli.command);
     let result = if own_interrupt {
@@ -56,7 +58,7 @@ pub async fn run(cli: cli::Cli) -> Exit {
     } else {
         tokio::select! {
             r = work => r,
-            _ = tokio::signal::ctrl_c() => Err(error::HalError::Interrupted.into()),
+            e = signals::stop_requested() => Err(e.into()),
         }
     };
     match result {

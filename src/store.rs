@@ -154,6 +154,15 @@ impl Store {
                 self.dir.display()
             );
         }
+        // A directory others can write to would let them plant files where
+        // hal's state and locks live; hal never chmods a directory it did not make.
+        if meta.permissions().mode() & 0o022 != 0 {
+            anyhow::bail!(
+                "state directory {} is writable by others; use a private one (chmod 700 {}, or set HAL_STATE_DIR)",
+                self.dir.display(),
+                self.dir.display()
+            );
+        }
         Ok(())
     }
 
@@ -294,7 +303,6 @@ impl Store {
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all();
         }
-        let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700));
         Ok(())
     }
 

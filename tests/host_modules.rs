@@ -196,7 +196,6 @@ fn failing(test: &str, scope: Scope) {
         r.stderr.contains("hal: start loop: did not start: "),
         "{r:#?}"
     );
-    eprintln!("DEBUGLOOP {}", r.stderr);
     let r = s.hal(&["--json", "status", "loop"]);
     r.expect(3);
     let d = doc_of(&r, "loop");
@@ -479,6 +478,18 @@ fn missing_user_bus_is_exit_6_with_the_fix() {
     assert_eq!(doc_of(&r, "sysmod")["state"], "inactive");
     s.hal_with(&no_bus, &["module", "start", "sysmod"])
         .expect(0);
+
+    // What sudo leaves behind: root, no runtime dir, SUDO_USER set.
+    let r = s.hal_with(
+        &["env", "-u", "XDG_RUNTIME_DIR", "SUDO_USER=ana"],
+        &["module", "start", "usermod"],
+    );
+    r.expect(6);
+    assert!(
+        r.stderr
+            .contains("(running under sudo): run hal as ana without sudo"),
+        "{r:#?}"
+    );
 
     // A runtime dir without a bus in it.
     let r = s.hal_with(&["XDG_RUNTIME_DIR=/tmp"], &["module", "start", "usermod"]);

@@ -102,9 +102,6 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         Ok(n) => n,
         Err(e) => return fail(OneLine(&e).to_string()),
     };
-    let capacity = pools::capacity(&pools);
-    let used = pools::used(&pools, &networks);
-    let free = capacity.saturating_sub(used);
     let stacks: Vec<&str> = ctx
         .inventory
         .modules
@@ -116,21 +113,12 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         .iter()
         .filter(|s| !networks.iter().any(|n| n.project.as_deref() == Some(**s)))
         .count();
-    let need = u64::try_from(need).unwrap_or(u64::MAX);
-    let detail = format!(
-        "{used} of {capacity} subnets in use ({source}), {free} free; {need} needed by stacks without a network"
-    );
-    if free >= need {
-        Check::pass("address-pools", detail)
-    } else {
-        Check::fail(
-            "address-pools",
-            format!(
-                "{detail}: starting them fails with \"could not find an available, non-overlapping IPv4 address pool\""
-            ),
-            pools::widen_hint(used + need),
-        )
-    }
+    pools::verdict(
+        pools::capacity(&pools),
+        pools::used(&pools, &networks),
+        u64::try_from(need).unwrap_or(u64::MAX),
+        &source,
+    )
 }
 
 /// Compose is found, with its version.

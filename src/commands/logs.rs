@@ -206,12 +206,12 @@ async fn follow(
         logstream::forward(sources.len(), u.lines(true, a.tail, since), tx.clone());
         sources.push(u.source);
     }
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let stop = crate::signals::stop_requested();
+    tokio::pin!(stop);
     loop {
         let ev = tokio::select! {
             ev = rx.recv() => ev,
-            _ = &mut ctrl_c => return printer.flush(),
+            _ = &mut stop => return printer.flush(),
         };
         let Some(ev) = ev else { return printer.flush() };
         match ev {

@@ -109,6 +109,10 @@ pub trait Init: Send + Sync {
 
     /// The unit's log lines, oldest first; with `follow`, until dropped.
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines;
+
+    /// Asks the log store to take in what it has been sent but not stored yet
+    /// (best effort: it may need privileges), so that a failure's last lines are there.
+    fn settle_logs(&self) -> BoxFuture<'_, ()>;
 }
 
 /// The init that manages units of `scope` on this node.

@@ -178,6 +178,17 @@ impl Init for Systemd {
         .boxed()
     }
 
+    fn settle_logs(&self) -> BoxFuture<'_, ()> {
+        async {
+            // journald answers `--sync` once everything queued before it is
+            // stored, service output still in its stream buffers included.
+            // Only root may ask; for others this fails quietly.
+            let cmd = super::command("journalctl", &["--sync".to_string()]);
+            let _ = super::run(cmd, QUICK).await;
+        }
+        .boxed()
+    }
+
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines {
         use futures_util::stream::StreamExt;
         let cmd = super::command("journalctl", &journal_args(self.scope, unit, q));
@@ -501,6 +512,8 @@ pub struct BusEnv {
     pub bus_socket: bool,
     /// `/run/user/UID/bus` exists (where a login session would point).
     pub default_bus: bool,
+    /// `SUDO_USER`, when hal runs under sudo for another user.
+    pub sudo_user: Option<String>,
 }
 
 impl BusEnv {
@@ -527,6 +540,9 @@ impl BusEnv {
                 .is_some_and(|v| !v.is_empty()),
             bus_socket,
             default_bus,
+            sudo_user: std::env::var("SUDO_USER")
+                .ok()
+                .filter(|u| !u.is_empty() && u != "root"),
         }
     }
 
@@ -551,6 +567,10 @@ pub fn user_bus_problem(env: &BusEnv) -> Option<String> {
     };
     match &env.runtime_dir {
         None if env.bus_address => None,
+        None if env.sudo_user.is_some() && env.uid == Some(0) => Some(format!(
+            "user manager not reachable: XDG_RUNTIME_DIR is not set (running under sudo): run hal as {} without sudo, since user units live in that user's own manager",
+            env.sudo_user.as_deref().unwrap_or_default()
+        )),
         None => Some(format!(
             "user manager not reachable: XDG_RUNTIME_DIR is not set (running under sudo or cron?): run as the user in a login session, or export XDG_RUNTIME_DIR={home}{linger}"
         )),
@@ -784,6 +804,7 @@ StateChangeTimestamp=@1700000000
             bus_address: false,
             bus_socket: true,
             default_bus: true,
+            sudo_user: None,
         }
     }
 
@@ -806,10 +827,20 @@ StateChangeTimestamp=@1700000000
         );
         let m = user_bus_problem(&BusEnv {
             default_bus: false,
-            ..unset
+            ..unset.clone()
         })
         .unwrap();
         assert!(m.contains("loginctl enable-linger ana"), "{m}");
+        let m = user_bus_problem(&BusEnv {
+            uid: Some(0),
+            sudo_user: Some("ana".into()),
+            ..unset
+        })
+        .unwrap();
+        assert!(
+            m.ends_with("(running under sudo): run hal as ana without sudo, since user units live in that user's own manager"),
+            "{m}"
+        );
         let m = user_bus_problem(&BusEnv {
             runtime_owner: Some(0),
             ..env()

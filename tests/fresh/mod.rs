@@ -27,7 +27,10 @@ pub fn check(dir: &Path, files: &[(String, Vec<u8>)], owned: impl Fn(&str) -> bo
     for (name, want) in files {
         match std::fs::read(dir.join(name)) {
             Ok(have) if &have == want => {}
-            Ok(_) => stale.push(format!("{name} differs")),
+            Ok(have) => stale.push(format!(
+                "{name} differs from line {}",
+                first_difference(&have, want)
+            )),
             Err(_) => stale.push(format!("{name} is missing")),
         }
     }
@@ -42,6 +45,12 @@ pub fn check(dir: &Path, files: &[(String, Vec<u8>)], owned: impl Fn(&str) -> bo
         dir.display(),
         stale.join(", ")
     );
+}
+
+/// The 1-based line where `a` and `b` first differ.
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    a[..same].iter().filter(|c| **c == b'\n').count() + 1
 }
 
 fn write(dir: &Path, files: &[(String, Vec<u8>)], owned: &impl Fn(&str) -> bool) {

@@ -14,13 +14,20 @@ const SHOWN: usize = 4;
 /// The services root exists and can be read.
 pub fn services_root(ctx: &Ctx) -> Check {
     let root = &ctx.inventory.root;
-    if let Some(problem) = &ctx.inventory.root_problem {
+    if ctx.inventory.root_problem.is_some() {
+        use std::io::ErrorKind;
+        let err = std::fs::read_dir(root).err();
+        let fix = match err.as_ref().map(std::io::Error::kind) {
+            Some(ErrorKind::NotFound) => format!("create it (mkdir -p {}), or", root.display()),
+            Some(ErrorKind::PermissionDenied) => "let this user read it, or".to_string(),
+            _ => "make it a directory, or".to_string(),
+        };
+        let why = err.map_or("cannot be read".to_string(), |e| e.to_string());
         return Check::fail(
             "services-root",
-            problem.clone(),
+            format!("{}: {why}", root.display()),
             format!(
-                "create it (mkdir -p {}), or point hal at the right directory: --services-dir, HAL_SERVICES_DIR or services_dir in the config",
-                root.display()
+                "{fix} point hal at the services directory: --services-dir, HAL_SERVICES_DIR or services_dir in the config"
             ),
         );
     }

@@ -3,6 +3,7 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
+use super::check::Check;
 use crate::docker::{AddressPool, NetworkFacts};
 
 /// Where the local daemon's config lives (rootful Docker).
@@ -113,6 +114,24 @@ pub fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String>
     }
 }
 
+/// Whether `need` more networks fit, given `used` of `capacity` subnets from `source`.
+pub fn verdict(capacity: u64, used: u64, need: u64, source: &str) -> Check {
+    let free = capacity.saturating_sub(used);
+    let detail = format!(
+        "{used} of {capacity} subnets in use ({source}), {free} free; {need} needed by stacks without a network"
+    );
+    if free >= need {
+        return Check::pass("address-pools", detail);
+    }
+    Check::fail(
+        "address-pools",
+        format!(
+            "{detail}: starting them fails with \"could not find an available, non-overlapping IPv4 address pool\""
+        ),
+        widen_hint(used + need),
+    )
+}
+
 /// What to add to daemon.json to hold `want` networks of /24.
 pub fn widen_hint(want: u64) -> String {
     let sixteens = want.div_ceil(256).clamp(1, 64);
@@ -184,6 +203,19 @@ mod tests {
         assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(base));
         assert_eq!(Cidr::parse("fd00::/64"), None);
         assert_eq!(Cidr::parse("10.0.0.0/33"), None);
+    }
+
+    #[test]
+    fn stock_pools_run_out_near_30_stacks() {
+        let cap = capacity(&stock());
+        assert!(verdict(cap, 1, 30, "stock").ok);
+        let full = verdict(cap, 1, 31, "stock");
+        assert!(!full.ok);
+        assert!(
+            full.detail.contains("non-overlapping IPv4 address pool"),
+            "{full:?}"
+        );
+        assert!(full.hint.unwrap().contains("default-address-pools"));
     }
 
     #[test]

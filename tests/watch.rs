@@ -1,0 +1,546 @@
+//! End to end: `hal watch` restarts what fails, leaves what a person stopped, holds a crash loop, and survives losing the engine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Rig, compose, engine_or_skip, svc};
+
+const KEEP_RUNNING: &str = "    restart: unless-stopped\n";
+
+/// A running `hal watch`, its stdout read line by line; killed when dropped.
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Watch {
+    fn spawn(rig: &Rig, args: &[&str]) -> Watch {
+        let mut all = args.to_vec();
+        all.push("watch");
+        let mut cmd = rig.cmd(&all);
+        cmd.args(["--interval", "2s"]);
+        let mut child = cmd.spawn().expect("spawn hal watch");
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let err = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&err);
+        std::thread::spawn(move || {
+            let mut b = String::new();
+            let _ = stderr.read_to_string(&mut b);
+            sink.lock().unwrap().push_str(&b);
+        });
+        let mut w = Watch {
+            child,
+            lines,
+            seen: Vec::new(),
+            stderr: err,
+        };
+        w.expect(Duration::from_secs(20), |l| {
+            l.starts_with("watch: watching")
+        });
+        w
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for a line matching `pred`; fails the test with the whole log if none comes.
+    #[track_caller]
+    fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+        match self.wait_for(limit, pred) {
+            Some(l) => l,
+            None => panic!(
+                "no such line from hal watch within {limit:?}\n{}",
+                self.dump()
+            ),
+        }
+    }
+
+    fn wait_for(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if pred(&l) {
+                        return Some(l);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    /// Every line that arrives within `d`.
+    fn collect_for(&mut self, d: Duration) -> Vec<String> {
+        let before = self.seen.len();
+        let _ = self.wait_for(d, |_| false);
+        self.seen[before..].to_vec()
+    }
+
+    fn dump(&self) -> String {
+        format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.seen.join("\n"),
+            self.stderr.lock().unwrap()
+        )
+    }
+
+    /// Sends `sig` and returns the exit code and how long it took to end.
+    fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
+        let began = Instant::now();
+        Command::new("kill")
+            .args([&format!("-{sig}"), &self.pid().to_string()])
+            .status()
+            .unwrap();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return (st.code(), began.elapsed());
+            }
+            if began.elapsed() > Duration::from_secs(10) {
+                panic!("hal watch did not end on {sig}\n{}", self.dump());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// utime + stime of the process, in clock ticks.
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        // Fields after the `(comm)`; utime and stime are fields 14 and 15.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
+    let prefix = format!("{module}: {what}");
+    lines.iter().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+fn state(rig: &Rig, m: &str) -> String {
+    rig.run(&["--json", "status", m]).state_of(m)
+}
+
+/// The one container of a single-service module.
+fn container_of(m: &str) -> String {
+    let names = common::containers(m);
+    assert_eq!(names.len(), 1, "{m}: {names:?}");
+    names[0].clone()
+}
+
+#[test]
+fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
+    if !engine_or_skip("watch_restarts_a_killed_container") {
+        return;
+    }
+    let rig = Rig::new("wkill");
+    let m = rig.stack("app", &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]));
+    rig.run(&["module", "start", &m]).expect(0);
+    let before = common::docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
+
+    let mut w = Watch::spawn(&rig, &[]);
+    common::docker(&["kill", &container_of(&m)]);
+    let why = w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: restarting: "))
+    });
+    assert!(why.contains("exited with code 137"), "{why}");
+    w.expect(Duration::from_secs(45), |l| {
+        l.starts_with(&format!("{m}: restarted, active ("))
+    });
+    assert_eq!(state(&rig, &m), "active");
+    let after = common::docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
+    assert_ne!(before, after, "the container was recreated");
+    // The automatic restart counted against the limit.
+    let doc = rig.run(&["--json", "status", &m]).json();
+    assert_eq!(doc["modules"][0]["limit"]["used"], 2, "{doc}");
+
+    let (code, took) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+    assert!(took < Duration::from_secs(1), "SIGTERM took {took:?}");
+}
+
+#[test]
+fn watch_restarts_a_container_that_stays_unhealthy() {
+    if !engine_or_skip("watch_restarts_unhealthy") {
+        return;
+    }
+    let rig = Rig::new("wsick");
+    let health = "    restart: unless-stopped\n    healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/tmp/ok\"]\n      interval: 1s\n      timeout: 1s\n      retries: 1\n";
+    let m = rig.stack(
+        "sick",
+        &compose(&[svc("app", "touch /tmp/ok; sleep 100000", health)]),
+    );
+    rig.run(&["module", "start", &m]).expect(0);
+    let mut w = Watch::spawn_json(&rig, "3s");
+    let c = container_of(&m);
+    let cut = Instant::now();
+    common::docker(&["exec", &c, "rm", "/tmp/ok"]);
+    assert!(
+        common::eventually(Duration::from_secs(20), || state(&rig, &m) == "degraded"),
+        "the container did not turn unhealthy"
+    );
+    let line = w.expect_json(Duration::from_secs(30), |d| {
+        d["module"] == m.as_str() && d["event"] == "trouble"
+    });
+    assert!(
+        cut.elapsed() >= Duration::from_secs(3),
+        "restarted before the grace period: {line}"
+    );
+    assert_eq!(line["action"], "restart", "{line}");
+    let reason = line["reason"].as_str().unwrap();
+    assert!(reason.starts_with("service app unhealthy for "), "{reason}");
+    assert!(line["time"].as_str().unwrap().ends_with('Z'), "{line}");
+    let done = w.expect_json(Duration::from_secs(45), |d| {
+        d["module"] == m.as_str() && d["event"] == "restarted"
+    });
+    assert_eq!(done["state"], "active", "{done}");
+    assert!(done["took_ms"].as_u64().is_some(), "{done}");
+    assert_eq!(state(&rig, &m), "active");
+}
+
+impl Watch {
+    /// `hal --json watch --grace GRACE`.
+    fn spawn_json(rig: &Rig, grace: &str) -> Watch {
+        let mut cmd = rig.cmd(&["--json", "watch", "--interval", "2s", "--grace", grace]);
+        cmd.stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn hal watch");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut w = Watch {
+            child,
+            lines,
+            seen: Vec::new(),
+            stderr: Arc::new(Mutex::new(String::new())),
+        };
+        w.expect_json(Duration::from_secs(20), |d| d["event"] == "started");
+        w
+    }
+
+    /// Waits for a JSON line matching `pred`; every line must be one JSON object.
+    #[track_caller]
+    fn expect_json(
+        &mut self,
+        limit: Duration,
+        pred: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let line = self.expect(limit, |l| {
+            let d: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"));
+            for key in ["time", "module", "event", "action", "reason"] {
+                assert!(d.get(key).is_some(), "{key} missing: {l}");
+            }
+            pred(&d)
+        });
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+#[test]
+fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
+    if !engine_or_skip("watch_leaves_stopped_alone") {
+        return;
+    }
+    let rig = Rig::new("wstop");
+    let stopped = rig.stack(
+        "stopped",
+        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
+    );
+    let foreign = rig.stack(
+        "foreign",
+        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
+    );
+    let never = rig.stack(
+        "never",
+        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
+    );
+    rig.run(&["module", "start", &stopped]).expect(0);
+    // Started by plain compose, not by hal: no desired state.
+    let file = rig.root.join(&foreign).join("compose.yaml");
+    let up = Command::new("docker")
+        .args([
+            "compose",
+            "-p",
+            &foreign,
+            "-f",
+            common::path_str(&file),
+            "up",
+            "-d",
+        ])
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "{up:?}");
+
+    let mut w = Watch::spawn(&rig, &[]);
+    rig.run(&["module", "stop", &stopped]).expect(0);
+    common::docker(&["kill", &container_of(&foreign)]);
+    // Several full passes (every 2s) and the events of the stop and the kill.
+    let lines = w.collect_for(Duration::from_secs(7));
+    for m in [&stopped, &foreign, &never] {
+        let about: Vec<&String> = lines_about(&lines, m, "");
+        assert!(about.is_empty(), "{m} was touched: {about:?}\n{}", w.dump());
+    }
+    assert!(common::containers(&stopped).is_empty());
+    assert!(common::containers(&never).is_empty());
+    let st = common::docker(&[
+        "inspect",
+        "-f",
+        "{{.State.Status}}",
+        &container_of(&foreign),
+    ]);
+    assert_eq!(st.trim(), "exited");
+
+    let (code, took) = w.signal("INT");
+    assert_eq!(code, Some(0), "{}", w.dump());
+    assert!(took < Duration::from_secs(1), "SIGINT took {took:?}");
+}
+
+#[test]
+fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
+    if !engine_or_skip("watch_holds_a_crash_loop") {
+        return;
+    }
+    let rig = Rig::new("wloop");
+    let m = rig.stack(
+        "loop",
+        &compose(&[svc("app", "echo crashing; exit 3", KEEP_RUNNING)]),
+    );
+    let marker = rig.dir.join("on_failure.txt");
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{m}]\nrestart = {{ burst = 3, interval = \"10m\" }}\non_failure = [\"/bin/sh\", \"-c\", \"echo \\\"$HAL_MODULE|$HAL_REASON\\\" > {}; echo notified\"]\n",
+        marker.display()
+    ));
+    // Nobody but the owner may write the config or its directory.
+    std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&rig.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    // The first start counts too, and fails: Docker restarts the service in a loop.
+    rig.run(&["module", "start", "--timeout", "30s", &m])
+        .expect(1);
+    let mut w = Watch::spawn(&rig, &[]);
+    let held = w.expect(Duration::from_secs(50), |l| {
+        l.starts_with(&format!("{m}: held: "))
+    });
+    assert!(held.contains("start limit hit: 3 starts in 10m"), "{held}");
+    assert!(held.ends_with("; running on_failure"), "{held}");
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with(&format!("{m}: on_failure exited with 0 ("))
+    });
+    let restarts = lines_about(&w.seen, &m, "restarting: ");
+    assert_eq!(
+        restarts.len(),
+        2,
+        "burst 3 = the first start + 2 restarts\n{}",
+        w.dump()
+    );
+    assert!(
+        restarts[0].contains("is restarting in a loop"),
+        "{}",
+        restarts[0]
+    );
+    assert!(
+        !lines_about(&w.seen, &m, "on_failure: notified").is_empty(),
+        "its output is logged\n{}",
+        w.dump()
+    );
+    let note = std::fs::read_to_string(&marker).unwrap();
+    assert!(note.starts_with(&format!("{m}|")), "{note}");
+    assert!(note.contains("start limit hit"), "{note}");
+
+    // Held: no more restarts, on_failure does not run again, status says failed.
+    let later = w.collect_for(Duration::from_secs(5));
+    assert!(
+        lines_about(&later, &m, "restarting").is_empty()
+            && lines_about(&later, &m, "held").is_empty(),
+        "{later:?}"
+    );
+    let doc = rig.run(&["--json", "status", &m]).json();
+    assert_eq!(doc["modules"][0]["state"], "failed", "{doc}");
+    assert!(
+        doc["modules"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("start limit hit"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn on_failure_is_refused_from_a_config_others_may_write() {
+    if !engine_or_skip("watch_untrusted_on_failure") {
+        return;
+    }
+    let rig = Rig::new("wtrust");
+    let m = rig.stack("loop", &compose(&[svc("app", "exit 3", KEEP_RUNNING)]));
+    let marker = rig.dir.join("ran");
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{m}]\nrestart = {{ burst = 1, interval = \"10m\" }}\non_failure = [\"/bin/touch\", \"{}\"]\n",
+        marker.display()
+    ));
+    std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o666)).unwrap();
+    rig.run(&["module", "start", "--timeout", "30s", &m])
+        .expect(1);
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: held: ")) && l.ends_with("; on_failure not run")
+    });
+    let why = w.expect(Duration::from_secs(5), |l| {
+        l.starts_with(&format!("{m}: on_failure not run: "))
+    });
+    assert!(
+        why.contains("is writable by group and others (mode 0666"),
+        "{why}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "on_failure ran from an untrusted config");
+}
+
+/// A socat proxy to the real Docker socket, in its own process group so that
+/// killing it also cuts the connections its forks hold.
+struct Proxy {
+    sock: String,
+    child: Option<Child>,
+}
+
+impl Proxy {
+    fn start(sock: &str) -> Proxy {
+        let mut p = Proxy {
+            sock: sock.to_string(),
+            child: None,
+        };
+        p.restart();
+        p
+    }
+
+    fn restart(&mut self) {
+        let child = Command::new("socat")
+            .args([
+                &format!("UNIX-LISTEN:{},fork,unlink-early", self.sock),
+                "UNIX-CONNECT:/var/run/docker.sock",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("socat (installed by scripts/provision.sh)");
+        self.child = Some(child);
+        let up = common::eventually(Duration::from_secs(10), || {
+            Command::new("docker")
+                .args(["-H", &format!("unix://{}", self.sock), "version"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        assert!(up, "the socat proxy did not come up");
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", c.id())])
+                .status();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+#[test]
+fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
+    if !engine_or_skip("watch_survives_losing_the_engine") {
+        return;
+    }
+    let rig = Rig::new("wlost");
+    let m = rig.stack("app", &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]));
+    rig.run(&["module", "start", &m]).expect(0);
+    let sock = format!("/tmp/hal-{}.sock", rig.prefix);
+    let mut proxy = Proxy::start(&sock);
+    let host = format!("unix://{sock}");
+    let mut w = Watch::spawn(&rig, &["-H", &host]);
+    w.expect(Duration::from_secs(10), |l| {
+        l.starts_with("docker: connected to")
+    });
+
+    proxy.kill();
+    let lost = w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("docker: lost connection: ")
+    });
+    assert!(lost.contains("retrying in 1s"), "{lost}");
+    // No busy loop while the engine is away: little CPU, few retries.
+    let cpu = w.cpu_ticks();
+    let lines = w.collect_for(Duration::from_secs(4));
+    let used = w.cpu_ticks() - cpu;
+    assert!(
+        used < 50,
+        "hal watch used {used} ticks of CPU in 4s without an engine\n{}",
+        w.dump()
+    );
+    let retries = lines.iter().filter(|l| l.contains("retrying in")).count();
+    assert!(
+        (1..=4).contains(&retries),
+        "{retries} retries in 4s: {lines:?}"
+    );
+
+    // Something fails while the engine is away; watch catches up once it is back.
+    common::docker(&["kill", &container_of(&m)]);
+    proxy.restart();
+    w.expect(Duration::from_secs(40), |l| {
+        l.starts_with("docker: connected again to ")
+    });
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: restarting: "))
+    });
+    w.expect(Duration::from_secs(45), |l| {
+        l.starts_with(&format!("{m}: restarted, active ("))
+    });
+    assert_eq!(state(&rig, &m), "active");
+
+    // And acts on new events as before.
+    common::docker(&["kill", &container_of(&m)]);
+    w.expect(Duration::from_secs(45), |l| {
+        l.starts_with(&format!("{m}: restarted, active ("))
+    });
+}
