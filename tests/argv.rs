@@ -130,7 +130,7 @@ fn no_command_line_panics_or_hangs() {
         let len = 1 + (rng.next() % 6) as usize;
         let mut v: Vec<OsString> = Vec::with_capacity(len + 1);
         // Most vectors start like real use, so they get past the parser.
-        if rng.next() % 4 != 0 {
+        if !rng.next().is_multiple_of(4) {
             v.push("module".into());
         }
         for _ in 0..len {
