@@ -146,7 +146,7 @@ pub enum ModuleCommand {
 
     /// Stop, then start modules.
     #[command(after_help = "Examples:\n  hal module restart web\n  hal module restart --all --yes")]
-    Restart(RestartArgs),
+    Restart(StartArgs),
 
     /// Show the state of modules (all of them when none is named).
     #[command(after_help = "Examples:\n  hal module status\n  hal module status web mailu --json")]
@@ -200,12 +200,13 @@ pub struct WaitArgs {
     pub timeout: Option<std::time::Duration>,
 }
 
+/// What `start` and `restart` take.
 #[derive(Debug, Args)]
 pub struct StartArgs {
     #[command(flatten)]
     pub targets: Targets,
 
-    /// Image pull policy for this start [default: the module's pull setting, else always].
+    /// Image pull policy for the start [default: the module's pull setting, else always].
     #[arg(long, value_enum, value_name = "POLICY")]
     pub pull: Option<PullPolicy>,
 
@@ -221,23 +222,6 @@ pub struct StartArgs {
 pub struct StopArgs {
     #[command(flatten)]
     pub targets: Targets,
-}
-
-#[derive(Debug, Args)]
-pub struct RestartArgs {
-    #[command(flatten)]
-    pub targets: Targets,
-
-    /// Image pull policy for the start [default: the module's pull setting, else always].
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub pull: Option<PullPolicy>,
-
-    /// Start even if the module's start limit is hit (the start still counts).
-    #[arg(long)]
-    pub force: bool,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
 }
 
 #[derive(Debug, Args)]

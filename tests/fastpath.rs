@@ -11,16 +11,14 @@ use common::{FIXTURE, Rig, engine_or_skip};
 /// A compose wrapper that logs every call, so a test can see whether compose ran.
 fn spy(rig: &mut Rig) -> PathBuf {
     let log = rig.dir.join("compose-calls.log");
-    let script = rig.dir.join("compose-spy");
-    std::fs::write(
-        &script,
-        format!(
+    let script = common::script(
+        &rig.dir,
+        "compose-spy",
+        &format!(
             "#!/bin/sh\necho \"$*\" >> '{}'\nexec docker compose \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     rig.env
         .push(("HAL_COMPOSE".into(), script.display().to_string()));
     // Every start counts against the limit; these tests start often.
@@ -36,15 +34,6 @@ fn app(greeting: &str) -> String {
     format!(
         "services:\n  app:\n    image: {FIXTURE}\n    command: [\"sh\", \"-c\", \"echo {greeting} $${{NAME}}; sleep 100000\"]\n    env_file: app.env\n    restart: unless-stopped\n    stop_signal: SIGKILL\n"
     )
-}
-
-fn ids(project: &str) -> String {
-    common::docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-    ])
 }
 
 #[test]
@@ -65,11 +54,11 @@ fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose
 
     // Already active, nothing changed: no compose process at all.
     std::fs::write(&log, "").unwrap();
-    let before = ids(&m);
+    let before = common::ids(&m);
     let run = rig.run(&["module", "start", &m]);
     run.expect(0);
     assert_eq!(calls(&log), "", "a no-op start ran compose");
-    assert_eq!(ids(&m), before);
+    assert_eq!(common::ids(&m), before);
 
     // An edited compose file is applied.
     rig.write(&m, "compose.yaml", &app("v2"));
@@ -112,7 +101,7 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     let m = rig.stack("stopped", &app("hi"));
     rig.write(&m, "app.env", "NAME=x\n");
     rig.run(&["module", "start", &m]).expect(0);
-    let before = ids(&m);
+    let before = common::ids(&m);
     for id in before.split_whitespace() {
         common::docker(&["stop", id]);
     }
@@ -124,7 +113,11 @@ fn docker_stopped_module_starts_through_the_engine_api() {
         "",
         "a docker-stopped, unchanged module should start through the API"
     );
-    assert_eq!(ids(&m), before, "the same containers should be started");
+    assert_eq!(
+        common::ids(&m),
+        before,
+        "the same containers should be started"
+    );
     assert_eq!(rig.run(&["--json", "status", &m]).state_of(&m), "active");
 
     // The same, after an edit: compose recreates.
@@ -134,5 +127,5 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     rig.write(&m, "app.env", "NAME=y\n");
     rig.run(&["module", "start", &m]).expect(0);
     assert!(calls(&log).contains("up -d"));
-    assert_ne!(ids(&m), before);
+    assert_ne!(common::ids(&m), before);
 }

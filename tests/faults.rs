@@ -20,16 +20,14 @@ fn signal(child: &Child, sig: &str) {
 /// A compose stand-in: answers `version` like v2, sleeps in `up`, recording its pid.
 fn slow_compose(rig: &mut Rig) -> std::path::PathBuf {
     let pidfile = rig.dir.join("compose.pid");
-    let script = rig.dir.join("slow-compose");
-    std::fs::write(
-        &script,
-        format!(
+    let script = common::script(
+        &rig.dir,
+        "slow-compose",
+        &format!(
             "#!/bin/sh\ncase \"$*\" in\n  *version*) echo 2.26.1 ;;\n  *config*) exec docker compose \"$@\" ;;\n  *' up '*) echo $$ > '{}'; exec sleep 60 ;;\n  *) exec docker compose \"$@\" ;;\nesac\n",
             pidfile.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     rig.env
         .push(("HAL_COMPOSE".into(), script.display().to_string()));
     pidfile
@@ -147,25 +145,21 @@ fn missing_or_babbling_compose_is_named() {
         "{run:?}"
     );
 
-    let garbage = rig.dir.join("garbage");
-    std::fs::write(&garbage, "#!/bin/sh\necho '%%% not a version %%%'\n").unwrap();
-    std::fs::set_permissions(
-        &garbage,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let garbage = common::script(
+        &rig.dir,
+        "garbage",
+        "#!/bin/sh\necho '%%% not a version %%%'\n",
+    );
     rig.env = vec![("HAL_COMPOSE".into(), garbage.display().to_string())];
     let run = rig.run(&["module", "start", &m]);
     run.expect(1);
     assert!(run.stderr.contains("reports an unknown version"), "{run:?}");
 
-    let failing = rig.dir.join("failing");
-    std::fs::write(&failing, "#!/bin/sh\ncase \"$*\" in *version*) echo 2.26.1 ;; *) echo '\u{1b}[31m<<garbage>>' >&2; exit 17 ;; esac\n").unwrap();
-    std::fs::set_permissions(
-        &failing,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let failing = common::script(
+        &rig.dir,
+        "failing",
+        "#!/bin/sh\ncase \"$*\" in *version*) echo 2.26.1 ;; *) echo '\u{1b}[31m<<garbage>>' >&2; exit 17 ;; esac\n",
+    );
     rig.env = vec![("HAL_COMPOSE".into(), failing.display().to_string())];
     let run = rig.run(&["module", "start", &m]);
     run.expect(1);

@@ -18,15 +18,6 @@ fn fragile(rig: &Rig, short: &str, restart: &str) -> String {
     )
 }
 
-fn ids(project: &str) -> String {
-    common::docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-    ])
-}
-
 #[test]
 fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     if !engine_or_skip("rescue_recovers") {
@@ -53,7 +44,11 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     }));
 
     // --dry-run: the plan, and nothing changes.
-    let before = (ids(&crashed), ids(&looping), ids(&healthy));
+    let before = (
+        common::ids(&crashed),
+        common::ids(&looping),
+        common::ids(&healthy),
+    );
     let plan = rig.run(&["rescue", "--dry-run"]);
     plan.expect(0);
     assert!(
@@ -69,7 +64,11 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     assert_eq!(json["modules"].as_array().unwrap().len(), 2, "{json}");
     assert_eq!(json["modules"][0]["was"], "failed");
     assert_eq!(
-        (ids(&crashed), ids(&looping), ids(&healthy)),
+        (
+            common::ids(&crashed),
+            common::ids(&looping),
+            common::ids(&healthy)
+        ),
         before,
         "--dry-run changed something"
     );
@@ -78,7 +77,7 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     let run = rig.run(&["rescue"]);
     run.expect(2);
     assert!(run.stderr.contains("--yes"), "{run:?}");
-    assert_eq!(ids(&crashed), before.0);
+    assert_eq!(common::ids(&crashed), before.0);
 
     // Fix the cause, then rescue: both come back, the healthy one is untouched.
     rig.write(&crashed, "ok", "");
@@ -97,7 +96,11 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
         );
     }
     assert!(run.stdout.contains("TOOK"), "{run:?}");
-    assert_eq!(ids(&healthy), before.2, "rescue touched a healthy module");
+    assert_eq!(
+        common::ids(&healthy),
+        before.2,
+        "rescue touched a healthy module"
+    );
     let st = rig.run(&["--json", "status"]);
     st.expect(0);
 }

@@ -1,7 +1,7 @@
 //! `hal module start|stop|restart`: change modules, report per module, exit with the worst code.
 
 use crate::app::Ctx;
-use crate::cli::{RestartArgs, StartArgs, StopArgs, Targets};
+use crate::cli::{StartArgs, StopArgs, Targets};
 use crate::error::{Exit, report};
 use crate::model::State;
 use crate::ops::{self, Report, Verb};
@@ -10,11 +10,7 @@ use crate::ui::paint;
 
 pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Start {
-        opts: StartOpts {
-            pull: a.pull,
-            wait: !a.wait.no_wait,
-            timeout: a.wait.timeout,
-        },
+        opts: start_opts(&a),
         force: a.force,
     };
     run(ctx, &a.targets, verb, false).await
@@ -24,16 +20,20 @@ pub async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
     run(ctx, &a.targets, Verb::Stop, true).await
 }
 
-pub async fn restart(ctx: &Ctx, a: RestartArgs) -> anyhow::Result<Exit> {
+pub async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Restart {
-        opts: StartOpts {
-            pull: a.pull,
-            wait: !a.wait.no_wait,
-            timeout: a.wait.timeout,
-        },
+        opts: start_opts(&a),
         force: a.force,
     };
     run(ctx, &a.targets, verb, true).await
+}
+
+fn start_opts(a: &StartArgs) -> StartOpts {
+    StartOpts {
+        pull: a.pull,
+        wait: !a.wait.no_wait,
+        timeout: a.wait.timeout,
+    }
 }
 
 async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::Result<Exit> {

@@ -299,3 +299,21 @@ pub fn compose(services: &[String]) -> String {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// Container ids of a project (all states), as one string for comparisons.
+pub fn ids(project: &str) -> String {
+    docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+    ])
+}
+
+/// Writes an executable script `name` into `dir`.
+pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
