@@ -189,7 +189,7 @@ fn a_cut_socket_mid_start_exits_6_without_hanging() {
         .is_err()
     {
         assert!(!common::in_ci(), "socat is provisioned in CI");
-        eprintln!("SKIP a_cut_socket_mid_start: socat missing");
+        common::skip("a_cut_socket_mid_start: socat missing");
         return;
     }
     let rig = Rig::new("cut");

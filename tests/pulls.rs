@@ -19,7 +19,7 @@ fn registry_or_skip(test: &str) -> bool {
             !common::in_ci(),
             "{test}: the registry on 127.0.0.1:5000 is not running (scripts/provision.sh starts it)"
         );
-        eprintln!("SKIP {test}: no registry on 127.0.0.1:5000");
+        common::skip(&format!("{test}: no registry on 127.0.0.1:5000"));
     }
     up
 }

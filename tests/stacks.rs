@@ -374,7 +374,7 @@ fn socket_permission_denied_says_how_to_fix_it() {
         return;
     }
     if !nix_is_root() {
-        eprintln!("SKIP socket_permission_denied: needs root to switch to an unprivileged user");
+        common::skip("socket_permission_denied: needs root to switch to an unprivileged user");
         assert!(!common::in_ci(), "CI runs as root");
         return;
     }
@@ -477,7 +477,7 @@ fn compose_v1_start_restart_stop() {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with("1."));
     if !is_v1 {
         assert!(!common::in_ci(), "CI must provide docker-compose v1");
-        eprintln!("SKIP compose_v1_start_restart_stop: docker-compose v1 is not installed");
+        common::skip("compose_v1_start_restart_stop: docker-compose v1 is not installed");
         return;
     }
     let mut rig = Rig::new("v1");

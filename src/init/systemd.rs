@@ -191,7 +191,8 @@ impl Init for Systemd {
 
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines {
         use futures_util::stream::StreamExt;
-        let cmd = super::command("journalctl", &journal_args(self.scope, unit, q));
+        let args = journal_args(self.scope, unit, current_uid(), q);
+        let cmd = super::command("journalctl", &args);
         super::line_stream(
             cmd,
             format!("journalctl for {unit}"),
@@ -216,15 +217,16 @@ impl Init for Systemd {
 
 /// The journalctl arguments for one unit.
 ///
-/// A user unit is matched with `--user-unit` over every journal file the caller
-/// may read (no `--user`/`--system`): root's user units log to the system
-/// journal, while a normal user's may be split into a per-user file; both are
-/// read this way.
-pub fn journal_args(scope: Scope, unit: &str, q: JournalQuery) -> Vec<String> {
+/// A user unit is matched over every journal file the caller may read (no
+/// `--user`/`--system`): root's user units log to the system journal, while a
+/// normal user's may be split into a per-user file; both are read this way.
+/// See [`user_unit_matches`] for which entries are the unit's.
+pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
-    match scope {
-        Scope::System => a.extend(["--unit".into(), unit.to_string()]),
-        Scope::User => a.extend(["--user-unit".into(), unit.to_string()]),
+    match (scope, uid) {
+        (Scope::System, _) => a.extend(["--unit".into(), unit.to_string()]),
+        (Scope::User, Some(uid)) => a.extend(user_unit_matches(unit, uid)),
+        (Scope::User, None) => a.extend(["--user-unit".into(), unit.to_string()]),
     }
     a.extend(
         [
@@ -250,6 +252,43 @@ pub fn journal_args(scope: Scope, unit: &str, q: JournalQuery) -> Vec<String> {
         a.push("--follow".into());
     }
     a
+}
+
+/// journalctl's own `--user-unit` matches, plus the unit's output logged by a
+/// process that was gone before journald looked at it: journald then cannot
+/// read its cgroup and files the lines under `_SYSTEMD_UNIT=` with the unit name
+/// the user manager announced, and `--user-unit` misses them (the last words
+/// of a service that fails at once are exactly those).
+pub fn user_unit_matches(unit: &str, uid: u32) -> Vec<String> {
+    let me = format!("_UID={uid}");
+    let groups: [&[String]; 5] = [
+        &[format!("_SYSTEMD_USER_UNIT={unit}"), me.clone()],
+        &[format!("USER_UNIT={unit}"), me.clone()],
+        &[
+            format!("COREDUMP_USER_UNIT={unit}"),
+            me.clone(),
+            "_UID=0".into(),
+        ],
+        &[
+            format!("OBJECT_SYSTEMD_USER_UNIT={unit}"),
+            me.clone(),
+            "_UID=0".into(),
+        ],
+        &[format!("_SYSTEMD_UNIT={unit}"), me.clone()],
+    ];
+    let mut out = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        if i > 0 {
+            out.push("+".to_string());
+        }
+        out.extend(g.iter().cloned());
+    }
+    out
+}
+
+/// The effective uid of this process (the owner of `/proc/self`).
+pub fn current_uid() -> Option<u32> {
+    std::fs::metadata("/proc/self").ok().map(|m| m.uid())
 }
 
 /// One journal entry (`journalctl -o json`) as log lines: the message split at
@@ -519,7 +558,7 @@ pub struct BusEnv {
 impl BusEnv {
     /// Reads the environment and the file system.
     pub fn read() -> BusEnv {
-        let uid = std::fs::metadata("/proc/self").ok().map(|m| m.uid());
+        let uid = current_uid();
         let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
@@ -737,15 +776,23 @@ StateChangeTimestamp=@1700000000
             tail: None,
             since: Some(42),
         };
-        let a = journal_args(Scope::User, "n.service", q);
-        assert_eq!(a[..2], ["--user-unit", "n.service"]);
+        let a = journal_args(Scope::User, "n.service", Some(1000), q);
+        assert_eq!(a[..2], ["_SYSTEMD_USER_UNIT=n.service", "_UID=1000"]);
+        assert!(
+            a.windows(3)
+                .any(|w| w == ["+", "_SYSTEMD_UNIT=n.service", "_UID=1000"])
+        );
+        assert_eq!(a.iter().filter(|x| *x == "+").count(), 4);
         assert!(!a.contains(&"--user".to_string()));
+        let a = journal_args(Scope::User, "n.service", None, q);
+        assert_eq!(a[..2], ["--user-unit", "n.service"]);
         assert!(a.windows(2).any(|w| w == ["--lines", "all"]));
         assert!(a.windows(2).any(|w| w == ["--since", "@42"]));
         assert!(a.contains(&"--follow".to_string()));
         let a = journal_args(
             Scope::System,
             "n.service",
+            Some(0),
             JournalQuery {
                 tail: Some(5),
                 ..Default::default()

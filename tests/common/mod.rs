@@ -34,7 +34,9 @@ pub fn engine_or_skip(test: &str) -> bool {
         !in_ci(),
         "{test}: Docker is not reachable or {FIXTURE} is missing, and CI=true forbids skipping (run .ci/run or scripts/provision.sh)"
     );
-    eprintln!("SKIP {test}: no Docker engine with {FIXTURE} (run scripts/provision.sh)");
+    skip(&format!(
+        "{test}: no Docker engine with {FIXTURE} (run scripts/provision.sh)"
+    ));
     false
 }
 
@@ -316,4 +318,11 @@ pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     std::fs::write(&path, body).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path
+}
+
+/// Prints a skip notice that the test harness does not swallow (it captures
+/// `eprintln!` of passing tests, not direct writes to the stream).
+pub fn skip(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP {text}");
 }

@@ -24,7 +24,7 @@ const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
     "/usr/libexec/docker/cli-plugins",
 ];
 
-static MACHINE: OnceLock<Option<Machine>> = OnceLock::new();
+static MACHINE: OnceLock<Result<Machine, String>> = OnceLock::new();
 static SCENES: AtomicU32 = AtomicU32::new(0);
 
 /// Which systemd manager a unit is for.
@@ -68,18 +68,27 @@ pub struct Machine {
 /// The machine, booted on first use; `None` (after a visible notice) outside
 /// CI when Docker or the image is missing. With `CI=true` a missing piece fails the test.
 pub fn machine(test: &str) -> Option<&'static Machine> {
-    MACHINE.get_or_init(|| boot(test)).as_ref()
+    match MACHINE.get_or_init(boot) {
+        Ok(m) => Some(m),
+        Err(why) => {
+            assert!(
+                !in_ci(),
+                "{test}: {why}, and CI=true forbids skipping (run scripts/provision.sh)"
+            );
+            // Straight to stderr: the harness captures eprintln! of passing tests.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIP {test}: {why} (run scripts/provision.sh)"
+            );
+            None
+        }
+    }
 }
 
-fn boot(test: &str) -> Option<Machine> {
-    let missing = prerequisites_missing();
-    if let Some(why) = missing {
-        assert!(
-            !in_ci(),
-            "{test}: {why}, and CI=true forbids skipping (run scripts/provision.sh)"
-        );
-        eprintln!("SKIP {test}: {why} (run scripts/provision.sh)");
-        return None;
+/// Boots the machine, or says why it cannot run here.
+fn boot() -> Result<Machine, String> {
+    if let Some(why) = prerequisites_missing() {
+        return Err(why);
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -132,7 +141,7 @@ fn boot(test: &str) -> Option<Machine> {
     );
     let m = Machine { name, run };
     m.wait_for_systemd();
-    Some(m)
+    Ok(m)
 }
 
 /// Why the machine cannot run here, if it cannot.
