@@ -8,6 +8,7 @@ use super::check::Check;
 use super::modules::check_name;
 use crate::app::Ctx;
 use crate::config::Scope;
+use crate::discovery::Kind;
 
 /// How long one systemctl call may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,10 +30,11 @@ const REACHABLE: [&str; 6] = [
 /// host module whose unit the manager does not know.
 pub async fn checks(ctx: &Ctx) -> (Vec<Check>, Vec<Check>) {
     let mut scopes: Vec<(Scope, Vec<HostUnit<'_>>)> = Vec::new();
-    for (name, section) in &ctx.config.modules {
-        let Some(unit) = &section.unit else { continue };
-        let scope = section.scope.unwrap_or(Scope::User);
-        let unit = (name.as_str(), unit.as_str());
+    for m in &ctx.inventory.modules {
+        let Kind::Host { unit, scope } = &m.kind else {
+            continue;
+        };
+        let (scope, unit) = (*scope, (m.name.as_str(), unit.as_str()));
         match scopes.iter_mut().find(|(s, _)| *s == scope) {
             Some((_, units)) => units.push(unit),
             None => scopes.push((scope, vec![unit])),
@@ -124,10 +126,13 @@ async fn scope_checks(scope: Scope, units: &[HostUnit<'_>]) -> (Check, Vec<Check
 fn unreachable_hint(scope: Scope) -> String {
     match scope {
         Scope::System => "system-scope host modules need systemd running as PID 1".into(),
-        Scope::User => format!(
-            "start the user manager: `loginctl enable-linger {}`, then log in again",
-            crate::sys::user_name()
-        ),
+        Scope::User => {
+            let user = ["USER", "LOGNAME"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+                .unwrap_or_else(|| "$USER".to_string());
+            format!("start the user manager: `loginctl enable-linger {user}`, then log in again")
+        }
     }
 }
 
