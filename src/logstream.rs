@@ -137,6 +137,8 @@ pub enum Event {
         source: Source,
         at: i64,
     },
+    /// The engine's event stream ended: the engine went away.
+    Lost(crate::error::HalError),
 }
 
 /// Forwards a source's lines into the follow channel. Bounded: a slow reader
@@ -146,6 +148,8 @@ pub fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
         while let Some(item) = lines.next().await {
             let ev = match item {
                 Ok(l) => Event::Line(idx, l),
+                // A lost engine is reported once, by the event watcher.
+                Err(e) if crate::error::exit_of(&e) == crate::error::Exit::Unreachable => break,
                 Err(e) => Event::Problem(crate::error::OneLine(&e).to_string()),
             };
             if tx.send(ev).await.is_err() {
@@ -161,7 +165,12 @@ pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Even
     tokio::spawn(async move {
         let since = crate::timefmt::Stamp::now().secs;
         let mut events = engine.container_events(Some(since));
-        while let Some(Ok(ev)) = events.next().await {
+        let why = loop {
+            let ev = match events.next().await {
+                Some(Ok(ev)) => ev,
+                Some(Err(e)) => break crate::error::OneLine(&anyhow::Error::new(e)).to_string(),
+                None => break "the event stream ended".to_string(),
+            };
             if ev.action.as_deref() != Some("start") {
                 continue;
             }
@@ -189,6 +198,11 @@ pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Even
             if tx.send(Event::Started { id, source, at }).await.is_err() {
                 return;
             }
-        }
+        };
+        let lost = crate::error::HalError::DockerUnreachable {
+            endpoint: engine.endpoint.clone(),
+            why: format!("lost while following logs: {why}"),
+        };
+        let _ = tx.send(Event::Lost(lost)).await;
     });
 }

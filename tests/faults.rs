@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -261,4 +262,53 @@ fn planted_symlinks_are_refused() {
     let run = rig.run(&["module", "reset-failed", &name]);
     run.expect(1);
     assert!(run.stderr.contains("writable by others"), "{run:?}");
+}
+
+#[test]
+fn a_cut_socket_under_logs_follow_ends_with_6() {
+    if !engine_or_skip("a_cut_socket_under_logs_follow") {
+        return;
+    }
+    let rig = Rig::new("cutlogs");
+    let m = rig.stack(
+        "chat",
+        &compose(&[svc(
+            "app",
+            "while true; do echo tick; sleep 0.2; done",
+            "    restart: unless-stopped\n",
+        )]),
+    );
+    rig.run(&["module", "start", &m]).expect(0);
+    let sock = rig.dir.join("docker.sock");
+    // Its own process group: the forked children carry the live connections.
+    let mut proxy = Command::new("socat")
+        .arg(format!("UNIX-LISTEN:{},fork", sock.display()))
+        .arg("UNIX-CONNECT:/var/run/docker.sock")
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    assert!(common::eventually(Duration::from_secs(5), || sock.exists()));
+    let host = format!("unix://{}", sock.display());
+    let mut child = rig
+        .cmd(&["-H", &host, "module", "logs", "-f", &m])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", proxy.id())])
+        .status()
+        .unwrap();
+    proxy.wait().unwrap();
+    let out = common::wait_child(&mut child, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    assert!(
+        err.contains(&format!(
+            "Docker not reachable at {host}: lost while following logs"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tick"));
 }

@@ -103,13 +103,16 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
                 break;
             }
         }
-        r.and_then(|()| printer.flush())
+        r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
     };
     match result {
         Ok(()) => Ok(Exit::Ok),
-        // The reader went away (`hal module logs x | head`): that is a clean end.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
-        Err(e) => Err(anyhow::Error::new(e).context("write logs")),
+        Err(e) => match e.downcast_ref::<io::Error>().map(io::Error::kind) {
+            // The reader went away (`hal module logs x | head`): that is a clean end.
+            Some(io::ErrorKind::BrokenPipe) => Ok(Exit::Ok),
+            Some(_) => Err(e.context("write logs")),
+            None => Err(e),
+        },
     }
 }
 
@@ -184,12 +187,11 @@ async fn follow(
     a: &LogsArgs,
     since: Option<i64>,
     printer: &mut Printer,
-) -> io::Result<()> {
+) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
     let mut sources: Vec<Source> = Vec::new();
     // Container id → index of its live source.
     let mut live: HashMap<String, usize> = HashMap::new();
-    let mut ids: Vec<String> = Vec::new();
     if let Some(engine) = engine {
         logstream::watch_starts(engine.clone(), projects, tx.clone());
         for (id, source) in containers {
@@ -197,7 +199,6 @@ async fn follow(
             let lines: Lines = logstream::container_lines(engine, &id, true, a.tail, since);
             logstream::forward(idx, lines, tx.clone());
             live.insert(id.clone(), idx);
-            ids.push(id);
             sources.push(source);
         }
     }
@@ -211,9 +212,11 @@ async fn follow(
     loop {
         let ev = tokio::select! {
             ev = rx.recv() => ev,
-            _ = &mut stop => return printer.flush(),
+            _ = &mut stop => return Ok(printer.flush()?),
         };
-        let Some(ev) = ev else { return printer.flush() };
+        let Some(ev) = ev else {
+            return Ok(printer.flush()?);
+        };
         match ev {
             Event::Line(i, line) => {
                 printer.line(&sources[i], &line)?;
@@ -225,6 +228,11 @@ async fn follow(
                 live.retain(|_, v| *v != i);
             }
             Event::Problem(why) => ctx.ui.warn(&why),
+            Event::Lost(why) => {
+                printer.flush()?;
+                // Following cannot go on without the engine's events: end, and say so.
+                return Err(why.into());
+            }
             Event::Started { id, source, at } => {
                 let Some(engine) = engine else { continue };
                 if live.contains_key(&id) {
@@ -236,7 +244,6 @@ async fn follow(
                 let lines = logstream::container_lines(engine, &id, true, None, Some(at));
                 logstream::forward(idx, lines, tx.clone());
                 live.insert(id.clone(), idx);
-                ids.push(id);
                 sources.push(source);
             }
         }
