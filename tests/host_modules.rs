@@ -650,3 +650,33 @@ fn one_call_mixes_stacks_and_units() {
         assert_eq!(doc_of(&r, m)["state"], "inactive", "{m}: {r:#?}");
     }
 }
+
+#[test]
+fn missing_systemctl_is_named() {
+    let Some(s) = scene("missing_systemctl_is_named") else {
+        return;
+    };
+    let unit = s.unit(Scope::System, "sleep", SLEEP);
+    s.config(&module("sysmod", &unit, Scope::System));
+    let config = format!("HAL_CONFIG={}", s.config_path());
+    let state = format!("HAL_STATE_DIR={}/state", s.dir);
+    let hal = s.m.sh_ok("command -v hal").trim().to_string();
+    let cmd = s.m.exec(&[
+        "env",
+        &config,
+        &state,
+        "PATH=/nonexistent",
+        &hal,
+        "module",
+        "start",
+        "sysmod",
+    ]);
+    let r = common::run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(matches!(r.code, Some(1) | Some(6)), "{r:#?}");
+    assert!(r.stderr.starts_with("hal: start sysmod: "), "{r:#?}");
+    assert!(
+        r.stderr.contains("systemctl"),
+        "the message must name systemctl: {r:#?}"
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{r:#?}");
+}
