@@ -493,6 +493,20 @@ fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
     if !engine_or_skip("watch_survives_losing_the_engine") {
         return;
     }
+    let socat = Command::new("socat")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !socat {
+        assert!(
+            !common::in_ci(),
+            "socat is missing, and CI=true forbids skipping (run scripts/provision.sh)"
+        );
+        eprintln!("SKIP watch_survives_losing_the_engine: no socat (run scripts/provision.sh)");
+        return;
+    }
     let rig = Rig::new("wlost");
     let m = rig.stack("app", &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]));
     rig.run(&["module", "start", &m]).expect(0);

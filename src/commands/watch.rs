@@ -8,6 +8,7 @@
 //! module being restarted is not looked at until its restart has ended. Only
 //! modules whose desired state is `up` are ever touched (see the supervisor).
 
+mod act;
 mod hook;
 mod link;
 mod out;
@@ -22,14 +23,10 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::app::Ctx;
 use crate::cli::WatchArgs;
-use crate::config::PullPolicy;
 use crate::discovery::{Inventory, Kind, Module};
-use crate::error::{Exit, HalError, OneLine, exit_of};
-use crate::model::State;
-use crate::ops::{self, Report, Verb};
-use crate::stacks::StartOpts;
-use crate::store::Desired;
-use crate::supervisor::{Act, Action, Attempt, Supervisor};
+use crate::error::Exit;
+use crate::ops::Report;
+use crate::supervisor::{Act, Supervisor};
 use crate::timefmt::Stamp;
 use out::{Entry, Log};
 
@@ -97,6 +94,8 @@ pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
         next_pass: Instant::now(),
         due_at: None,
         problems: BTreeSet::new(),
+        root_problem: None,
+        passes: 0,
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -134,6 +133,10 @@ struct Watcher<'a> {
     due_at: Option<Instant>,
     /// Problems last reported by a status pass, so each is logged once.
     problems: BTreeSet<String>,
+    /// Why the services root could not be read, as last logged.
+    root_problem: Option<String>,
+    /// Full passes done.
+    passes: u64,
     stop: Shutdown,
 }
 
@@ -212,14 +215,17 @@ impl<'a> Watcher<'a> {
         }
     }
 
+    /// Marks modules to be looked at once `delay` has passed (or sooner, if already due).
     fn mark(&mut self, names: impl IntoIterator<Item = String>, delay: Duration) {
-        let before = self.dirty.len();
-        self.dirty.extend(names);
-        if self.dirty.len() == before && self.dirty_at.is_some() {
-            return;
+        let mut any = false;
+        for n in names {
+            self.dirty.insert(n);
+            any = true;
         }
-        let t = Instant::now() + delay;
-        self.dirty_at = Some(self.dirty_at.map_or(t, |d| d.min(t)));
+        if any {
+            let t = Instant::now() + delay;
+            self.dirty_at = Some(self.dirty_at.map_or(t, |d| d.min(t)));
+        }
     }
 
     fn has_stacks(&self) -> bool {
@@ -245,8 +251,10 @@ impl<'a> Watcher<'a> {
                 "started",
                 Some("watch"),
                 format!(
-                    "watching {} modules ({stacks} stacks, {hosts} host units; grace {}, interval {}); only modules started by hal (desired up) are touched",
-                    self.modules.len(),
+                    "watching {} ({}, {}; grace {}, interval {}); only modules started by hal (desired up) are touched",
+                    count(self.modules.len(), "module"),
+                    count(stacks, "stack"),
+                    count(hosts, "host unit"),
                     crate::duration::format(self.grace),
                     crate::duration::format(self.interval),
                 ),
@@ -262,16 +270,32 @@ impl<'a> Watcher<'a> {
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
         let (old, new) = (names(&self.modules), names(&now));
-        if old != new {
-            let added: Vec<&String> = new.difference(&old).collect();
-            let gone: Vec<&String> = old.difference(&new).collect();
+        if old != new && self.passes > 0 {
+            let list = |s: BTreeSet<&String>| {
+                let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let added = list(new.difference(&old).collect());
+            let gone = list(old.difference(&new).collect());
             self.log.emit(Entry::about(
                 "watch",
                 "modules_changed",
                 None,
-                format!("modules changed: added {added:?}, gone {gone:?}"),
+                format!("modules changed: added {added}; gone {gone}"),
             ));
         }
+        if inv.root_problem != self.root_problem {
+            if let Some(p) = &inv.root_problem {
+                self.log
+                    .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+            }
+            self.root_problem = inv.root_problem;
+        }
+        self.passes += 1;
         self.modules = now;
     }
 
@@ -287,8 +311,9 @@ impl<'a> Watcher<'a> {
                 } else {
                     format!("connected to {endpoint}")
                 };
-                self.log
-                    .emit(Entry::about("docker", "engine_up", Some("full_pass"), text));
+                self.log.emit(
+                    Entry::about("docker", "engine_up", Some("full_pass"), text).reason(endpoint),
+                );
                 let stacks = self.stacks();
                 self.mark(stacks, Duration::ZERO);
             }
@@ -383,224 +408,18 @@ impl<'a> Watcher<'a> {
 
     /// Logs status problems when they change, not at every pass.
     fn problems(&mut self, errors: &[String], warnings: &[String]) {
-        let now: BTreeSet<String> = errors.iter().chain(warnings).cloned().collect();
+        // The services root is reported by `rediscover`, which reads it every pass.
+        let root = self.ctx.inventory.root_problem.as_ref();
+        let now: BTreeSet<String> = errors
+            .iter()
+            .chain(warnings.iter().filter(|w| Some(*w) != root))
+            .cloned()
+            .collect();
         for p in now.difference(&self.problems) {
             self.log
                 .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
         }
         self.problems = now;
-    }
-
-    fn act(&mut self, m: Module, a: Action) {
-        let name = m.name.clone();
-        if a.act == Act::Release {
-            self.log.emit(
-                Entry::module(
-                    &name,
-                    "released",
-                    Some("release"),
-                    format!("hold released: {}", a.reason),
-                )
-                .reason(a.reason),
-            );
-            return;
-        }
-        // A person may have stopped it since its status was read.
-        let (state, _) = self.ctx.store.read();
-        if state.modules.get(&name).and_then(|r| r.desired) != Some(Desired::Up) {
-            return;
-        }
-        if self.ctx.store.busy(&name) {
-            self.mark([name], BUSY_RECHECK);
-            return;
-        }
-        let (verb, action) = match a.act {
-            Act::Retry => ("retrying after hold", "retry"),
-            _ => ("restarting", "restart"),
-        };
-        self.log.emit(
-            Entry::module(
-                &name,
-                "trouble",
-                Some(action),
-                format!("{verb}: {}", a.reason),
-            )
-            .reason(a.reason.clone()),
-        );
-        self.inflight.insert(name);
-        let ctx = self.ctx;
-        self.work.push(Box::pin(restart(ctx, m, a)));
-    }
-
-    fn on_done(&mut self, d: Done) {
-        match d {
-            Done::Restart {
-                act,
-                reason,
-                report,
-            } => self.restarted(act, reason, report),
-            Done::Hook { module, result } => self.hook_done(&module, result),
-        }
-    }
-
-    fn restarted(&mut self, act: Act, reason: String, report: Report) {
-        let name = report.module.name.clone();
-        self.inflight.remove(&name);
-        self.mark([name.clone()], SETTLE);
-        let took = report.took;
-        let took_text = format!("{:.1}s", took.as_secs_f64());
-        let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-        let now = Stamp::now();
-        let (what, err) = match &report.result {
-            Ok(o) if o.state == State::Active => {
-                self.sup.record(&name, Attempt::Recovered, now);
-                let text = format!("restarted, active ({took_text})");
-                self.log.emit(
-                    Entry::module(&name, "restarted", None, text)
-                        .with("state", "active")
-                        .with("took_ms", took_ms),
-                );
-                return;
-            }
-            Ok(o) => (
-                Attempt::Failed,
-                format!(
-                    "restarted but {}: {}",
-                    o.state.as_str(),
-                    o.reason.as_deref().unwrap_or("")
-                ),
-            ),
-            Err(e) if exit_of(e) == Exit::Refused => (Attempt::Refused, refusal_text(e)),
-            Err(e) => (Attempt::Failed, without_context(e, &name)),
-        };
-        let hold_began = self.sup.record(&name, what.clone(), now);
-        if hold_began {
-            self.held(&name, &reason, &err);
-            return;
-        }
-        let next = self
-            .sup
-            .hold(&name)
-            .map(|h| format!("; still held, next try after {} UTC", h.not_before.clock()))
-            .unwrap_or_default();
-        let (event, verb) = match (what, act) {
-            (Attempt::Refused, _) => ("refused", "refused"),
-            (_, Act::Retry) => ("retry_failed", "retry failed"),
-            _ => ("restart_failed", "restart failed"),
-        };
-        self.log.emit(
-            Entry::module(
-                &name,
-                event,
-                None,
-                format!("{verb}: {err} ({took_text}){next}"),
-            )
-            .reason(err)
-            .with("took_ms", took_ms),
-        );
-    }
-
-    /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
-    fn held(&mut self, name: &str, reason: &str, refusal: &str) {
-        let command = hook::command_of(self.ctx, name);
-        let blocked = command.as_ref().and_then(|_| hook::refusal(self.ctx));
-        let tail = match (&command, &blocked) {
-            (None, _) => "",
-            (Some(_), Some(_)) => "; on_failure not run",
-            (Some(_), None) => "; running on_failure",
-        };
-        self.log.emit(
-            Entry::module(name, "held", Some("hold"), format!("held: {refusal}{tail}"))
-                .reason(refusal),
-        );
-        match (command, blocked) {
-            (Some(_), Some(why)) => self.log.emit(
-                Entry::module(
-                    name,
-                    "on_failure_refused",
-                    None,
-                    format!("on_failure not run: {why}"),
-                )
-                .reason(why),
-            ),
-            (Some(argv), None) => {
-                let module = name.to_string();
-                let env_reason = format!("{reason}; {refusal}");
-                self.work.push(Box::pin(async move {
-                    let result = hook::run(&argv, &module, &env_reason).await;
-                    Done::Hook { module, result }
-                }));
-            }
-            (None, _) => {}
-        }
-    }
-
-    fn hook_done(&mut self, name: &str, result: Result<hook::Finished, String>) {
-        match result {
-            Ok(f) => {
-                for line in &f.output {
-                    self.log.emit(
-                        Entry::module(
-                            name,
-                            "on_failure_output",
-                            None,
-                            format!("on_failure: {line}"),
-                        )
-                        .reason(line.clone()),
-                    );
-                }
-                self.log.emit(
-                    Entry::module(
-                        name,
-                        "on_failure",
-                        None,
-                        format!("on_failure {} ({:.1}s)", f.how, f.took.as_secs_f64()),
-                    )
-                    .reason(f.how.clone())
-                    .with("ok", f.ok)
-                    .with(
-                        "took_ms",
-                        u64::try_from(f.took.as_millis()).unwrap_or(u64::MAX),
-                    ),
-                );
-            }
-            Err(why) => self.log.emit(
-                Entry::module(
-                    name,
-                    "on_failure",
-                    None,
-                    format!("on_failure could not run: {why}"),
-                )
-                .reason(why)
-                .with("ok", false),
-            ),
-        }
-    }
-}
-
-/// Restarts one module as `hal module restart` would (not forced: it counts).
-/// Images are pulled only when missing: a recovery must not wait on a registry.
-async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
-    let verb = Verb::Restart {
-        opts: StartOpts {
-            pull: Some(PullPolicy::Missing),
-            wait: true,
-            timeout: None,
-        },
-        force: false,
-    };
-    let report = ops::run(ctx, vec![m.clone()], &verb, 1)
-        .await
-        .pop()
-        .unwrap_or(Report {
-            module: m,
-            result: Err(anyhow::anyhow!("no report")),
-            took: Duration::ZERO,
-        });
-    Done::Restart {
-        act: a.act,
-        reason: a.reason,
-        report,
     }
 }
 
@@ -613,16 +432,11 @@ fn watched(inv: &Inventory) -> Vec<Module> {
         .collect()
 }
 
-/// The refusal's own words (when the module is free again, how to clear it).
-fn refusal_text(e: &anyhow::Error) -> String {
-    e.chain()
-        .find_map(|c| c.downcast_ref::<HalError>())
-        .map_or_else(|| OneLine(e).to_string(), ToString::to_string)
-}
-
-/// The error without ops' `restart NAME: ` prefix.
-fn without_context(e: &anyhow::Error, name: &str) -> String {
-    let text = OneLine(e).to_string();
-    text.strip_prefix(&format!("restart {name}: "))
-        .map_or(text.clone(), str::to_string)
+/// `1 module`, `2 modules`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

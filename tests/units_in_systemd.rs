@@ -1,0 +1,196 @@
+//! The shipped init units inside a real systemd: installed as dist/systemd/README.md says, they bring back a failed module with no person involved.
+//!
+//! Runs in the `hal-systemd:bookworm` machine of `common/systemd.rs` (one per
+//! test binary). The install commands are read from the README itself, so the
+//! documented steps are exactly the tested ones. Outside CI, a missing Docker
+//! or image skips with a visible notice; with CI=true it fails instead.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::systemd::{Machine, Scope, machine};
+use common::{compose, eventually, svc};
+
+const README: &str = include_str!("../dist/systemd/README.md");
+/// Where the test puts a copy of the repository's `dist/` in the machine.
+const CHECKOUT: &str = "/opt/hal-src";
+
+/// The first ```sh block under the README heading `## {section}`.
+fn readme_block(section: &str) -> String {
+    let heading = format!("## {section}");
+    let after = README
+        .split_once(&heading)
+        .unwrap_or_else(|| panic!("README has no {heading:?}"))
+        .1;
+    let start = after.find("```sh\n").expect("a ```sh block") + "```sh\n".len();
+    let len = after[start..].find("```").expect("the end of the block");
+    after[start..start + len].to_string()
+}
+
+/// Stops and removes what the README installed, before the scene goes (so no
+/// supervisor recreates what the scene's cleanup removes).
+struct Uninstall(&'static Machine);
+
+impl Drop for Uninstall {
+    fn drop(&mut self) {
+        let _ = self.0.sh(
+            "systemctl disable --now hal-watch.service hal-rescue.timer hal-rescue.service; \
+             rm -f /etc/systemd/system/hal-watch.service /etc/systemd/system/hal-rescue.*; \
+             systemctl daemon-reload; rm -rf /etc/hal /var/lib/hal; \
+             runuser -u ana -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user disable --now hal-watch.service hal-rescue.timer; \
+             rm -f /home/ana/.config/systemd/user/hal-*",
+        );
+    }
+}
+
+fn state_of(m: &Machine, module: &str) -> String {
+    let r = m.sh(&format!("hal --json status {module}"));
+    r.state_of(module)
+}
+
+fn journal(m: &Machine, unit: &str) -> String {
+    m.sh(&format!("journalctl -u {unit} --no-pager -o cat"))
+        .stdout
+}
+
+fn show(m: &Machine, unit: &str, prop: &str) -> String {
+    m.sh_ok(&format!("systemctl show -p {prop} --value {unit}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn shipped_units_bring_back_failed_modules_without_a_person() {
+    let Some(m) = machine("shipped_units") else {
+        return;
+    };
+    let scene = m.scene();
+    let app = scene.stack(
+        "app",
+        &compose(&[svc("app", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    let ok_file = format!("{}/hx-ok", scene.dir);
+    let unit = scene.unit(
+        Scope::System,
+        "hx",
+        &format!("ExecStart=/bin/sh -c 'test -f {ok_file} || exit 3; exec sleep infinity'"),
+    );
+    // The units run hal with its defaults: /etc/hal/hal.toml and /var/lib/hal.
+    m.write(
+        "/etc/hal/hal.toml",
+        &format!(
+            "services_dir = \"{}\"\n\n[defaults]\npull = \"never\"\n\n[module.hx]\nunit = \"{unit}\"\nscope = \"system\"\nrestart = {{ burst = 1, interval = \"1h\" }}\n",
+            scene.services()
+        ),
+    );
+    m.sh_ok(&format!("touch {ok_file}"));
+    m.sh_ok(&format!("hal module start {app} hx"));
+
+    // Install exactly as the README says, from a copy of the repository.
+    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist");
+    m.sh_ok(&format!("mkdir -p {CHECKOUT}"));
+    let cp = std::process::Command::new("docker")
+        .args(["cp", dist, &format!("{}:{CHECKOUT}/", m.name)])
+        .output()
+        .unwrap();
+    assert!(cp.status.success(), "{cp:?}");
+    m.sh_ok(&format!("chmod -R a+rX {CHECKOUT}"));
+    let _uninstall = Uninstall(m);
+    let steps = readme_block("System scope").replace("sudo ", "");
+    m.sh_ok(&format!("set -e; cd {CHECKOUT}\n{steps}"));
+    for u in ["hal-watch.service", "hal-rescue.timer"] {
+        assert_eq!(show(m, u, "ActiveState"), "active", "{u}");
+        assert_eq!(show(m, u, "UnitFileState"), "enabled", "{u}");
+    }
+    assert!(
+        eventually(Duration::from_secs(20), || journal(m, "hal-watch.service")
+            .contains("watch: watching 2 modules")),
+        "{}",
+        journal(m, "hal-watch.service")
+    );
+
+    // 1. A stack's container is killed: hal watch brings it back.
+    let container = format!("{app}-app-1");
+    let before = common::docker(&["inspect", "-f", "{{.Id}}", &container]);
+    common::docker(&["kill", &container]);
+    let back = eventually(Duration::from_secs(40), || {
+        common::docker(&["inspect", "-f", "{{.Id}} {{.State.Status}}", &container])
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .get(1)
+            == Some(&"running")
+            && state_of(m, &app) == "active"
+    });
+    let logged = eventually(Duration::from_secs(20), || {
+        journal(m, "hal-watch.service").contains(&format!("{app}: restarted, active"))
+    });
+    let log = journal(m, "hal-watch.service");
+    assert!(back && logged, "the stack did not come back:\n{log}");
+    assert_ne!(
+        before,
+        common::docker(&["inspect", "-f", "{{.Id}}", &container])
+    );
+
+    // 2. hal watch itself is killed: systemd starts it again.
+    let pid = show(m, "hal-watch.service", "MainPID");
+    assert_ne!(pid, "0");
+    m.sh_ok(&format!("kill -KILL {pid}"));
+    let restarted = eventually(Duration::from_secs(30), || {
+        let now = show(m, "hal-watch.service", "MainPID");
+        now != "0" && now != pid && show(m, "hal-watch.service", "ActiveState") == "active"
+    });
+    assert!(
+        restarted,
+        "hal watch was not restarted:\n{}",
+        m.sh("systemctl status hal-watch.service --no-pager").stdout
+    );
+    assert_eq!(show(m, "hal-watch.service", "NRestarts"), "1");
+
+    // 3. A host module's unit fails while its start limit is used up (watch can
+    //    only hold it): the timer's service, started here rather than waited for,
+    //    rescues it.
+    m.sh_ok(&format!(
+        "rm {ok_file}; systemctl kill --signal=KILL {unit}"
+    ));
+    assert!(eventually(Duration::from_secs(10), || show(
+        m,
+        &unit,
+        "ActiveState"
+    ) == "failed"));
+    m.sh_ok(&format!("touch {ok_file}"));
+    m.sh_ok("systemctl start hal-rescue.service");
+    assert_eq!(show(m, "hal-rescue.service", "Result"), "success");
+    assert_eq!(show(m, &unit, "ActiveState"), "active");
+    assert_eq!(state_of(m, "hx"), "active");
+    let rescue = journal(m, "hal-rescue.service");
+    assert!(
+        rescue.contains("hx") && rescue.contains("active"),
+        "{rescue}"
+    );
+
+    // The user-scope units, installed by a normal user as the README says, run too.
+    let steps = readme_block("User scope");
+    let as_ana = |script: &str| {
+        format!(
+            "runuser -u ana -- env HOME=/home/ana XDG_RUNTIME_DIR=/run/user/1000 sh -c '{}'",
+            script.replace('\'', "'\\''")
+        )
+    };
+    m.sh_ok(&as_ana(&format!("set -e; cd {CHECKOUT}\n{steps}")));
+    for u in ["hal-watch.service", "hal-rescue.timer"] {
+        let state = m.sh_ok(&as_ana(&format!("systemctl --user is-active {u}")));
+        assert_eq!(state.trim(), "active", "{u} (user)");
+    }
+    m.sh_ok(&as_ana("systemctl --user start hal-rescue.service"));
+    // Still the first hal watch: it did not die on the way.
+    let watch = m.sh_ok(&as_ana(
+        "systemctl --user show -p ActiveState -p NRestarts hal-watch.service",
+    ));
+    assert!(
+        watch.contains("ActiveState=active") && watch.contains("NRestarts=0"),
+        "{watch}"
+    );
+}
