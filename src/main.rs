@@ -17,7 +17,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     let code = runtime.block_on(hal::run(cli));
-    // Child processes were started with kill_on_drop; dropping the runtime reaps them.
-    drop(runtime);
+    // Child processes were started with kill_on_drop. A blocking task (a lock
+    // wait) must not hold the exit up: give the runtime a moment, no more.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     std::process::ExitCode::from(code.code())
 }

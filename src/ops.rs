@@ -31,6 +31,11 @@ pub enum Verb {
     Rescue {
         opts: StartOpts,
     },
+    /// The supervisor's restart: counts like any restart, and is skipped when,
+    /// by the time the module's lock is taken, a person has stopped it.
+    AutoRestart {
+        opts: StartOpts,
+    },
 }
 
 impl Verb {
@@ -38,7 +43,7 @@ impl Verb {
         match self {
             Verb::Start { .. } => "start",
             Verb::Stop => "stop",
-            Verb::Restart { .. } => "restart",
+            Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
             Verb::Rescue { .. } => "rescue",
         }
     }
@@ -163,6 +168,16 @@ async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
             // Refuse before stopping: a held module must not be left down.
             count(ctx, m, *force, &mut warnings)?;
             desire(ctx, m, Desired::Up, &mut warnings)?;
+            stop(ctx, m).await?;
+            start(ctx, m, opts).await?
+        }
+        Verb::AutoRestart { opts } => {
+            let (state, _) = ctx.store.read();
+            let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
+            if wanted != Some(Desired::Up) {
+                anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
+            }
+            count(ctx, m, false, &mut warnings)?;
             stop(ctx, m).await?;
             start(ctx, m, opts).await?
         }

@@ -98,6 +98,26 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
         .unwrap();
     assert!(cp.status.success(), "{cp:?}");
     m.sh_ok(&format!("chmod -R a+rX {CHECKOUT}"));
+    let doctor = |m: &Machine| -> serde_json::Value {
+        let out = m.sh("hal --json doctor");
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "automatic-rescue")
+            .cloned()
+            .unwrap_or_else(|| panic!("no automatic-rescue check: {doc}"))
+    };
+    let before = doctor(m);
+    assert_eq!(before["ok"], false, "{before}");
+    assert!(
+        before["hint"]
+            .as_str()
+            .unwrap()
+            .contains("dist/systemd/README.md"),
+        "{before}"
+    );
     let _uninstall = Uninstall(m);
     let steps = readme_block("System scope").replace("sudo ", "");
     m.sh_ok(&format!("set -e; cd {CHECKOUT}\n{steps}"));
@@ -105,6 +125,11 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
         assert_eq!(show(m, u, "ActiveState"), "active", "{u}");
         assert_eq!(show(m, u, "UnitFileState"), "enabled", "{u}");
     }
+    let after = doctor(m);
+    assert_eq!(
+        after["ok"], true,
+        "doctor does not see the installed units: {after}"
+    );
     assert!(
         eventually(Duration::from_secs(20), || journal(m, "hal-watch.service")
             .contains("watch: watching 2 modules")),

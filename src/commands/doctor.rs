@@ -5,6 +5,7 @@ mod local;
 mod modules;
 mod pools;
 mod systemd;
+mod units;
 
 use self::check::Check;
 use crate::app::Ctx;
@@ -16,10 +17,11 @@ use crate::error::{Exit, OneLine};
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
-    let (docker, (compose_line, compose), (systemd_lines, unit_problems)) = tokio::join!(
+    let (docker, (compose_line, compose), (systemd_lines, unit_problems), rescue_line) = tokio::join!(
         docker_checks(ctx),
         compose_checks(ctx),
-        systemd::checks(ctx)
+        systemd::checks(ctx),
+        units::check()
     );
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
@@ -34,6 +36,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.extend(problems);
     checks.push(pools_line);
     checks.extend(systemd_lines);
+    checks.extend(rescue_line);
     checks.push(local::state_dir(ctx));
     checks.push(local::permissions(ctx));
 

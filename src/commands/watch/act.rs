@@ -215,13 +215,12 @@ impl Watcher<'_> {
 /// Restarts one module as `hal module restart` would (not forced: it counts).
 /// Images are pulled only when missing: a recovery must not wait on a registry.
 async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
-    let verb = Verb::Restart {
+    let verb = Verb::AutoRestart {
         opts: StartOpts {
             pull: Some(PullPolicy::Missing),
             wait: true,
             timeout: None,
         },
-        force: false,
     };
     let report = ops::run(ctx, vec![m.clone()], &verb, 1)
         .await
