@@ -68,6 +68,10 @@ impl ContainerFacts {
                 Some("unhealthy") => Verdict::Unhealthy,
                 Some("starting") => Verdict::Starting,
                 Some(_) => Verdict::Up,
+                // Up only a moment after several crashes: still a crash loop.
+                None if self.settling() && self.restart_count >= LOOP_RESTARTS => {
+                    Verdict::Failed { terminal: false }
+                }
                 None if self.settling() => Verdict::Starting,
                 None => Verdict::Up,
             },
@@ -144,7 +148,7 @@ impl ContainerFacts {
                 ),
             },
             Verdict::Failed { .. } => match self.status.as_str() {
-                "restarting" => format!(
+                "restarting" | "running" => format!(
                     "{who} is restarting in a loop (exit code {}, {} restarts)",
                     self.exit_code.unwrap_or(0),
                     self.restart_count
