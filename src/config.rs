@@ -292,13 +292,8 @@ pub fn default_path() -> PathBuf {
     if crate::sys::is_root() {
         return PathBuf::from("/etc/hal/hal.toml");
     }
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x).join("hal/hal.toml"),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".config/hal/hal.toml"),
-            None => PathBuf::from("/etc/hal/hal.toml"),
-        },
-    }
+    crate::sys::user_dir("XDG_CONFIG_HOME", ".config", "hal/hal.toml")
+        .unwrap_or_else(|| PathBuf::from("/etc/hal/hal.toml"))
 }
 
 /// One line from a toml error: `line N, key a.b: message`.

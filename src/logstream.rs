@@ -160,6 +160,36 @@ pub fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
     });
 }
 
+/// The log source a compose container's labels describe, if it is a
+/// long-running container of one of `projects` (not a one-off `run`).
+pub fn source_of(
+    labels: &std::collections::HashMap<String, String>,
+    projects: &[String],
+) -> Option<Source> {
+    let project = labels.get(PROJECT_LABEL)?;
+    let oneoff = labels
+        .get("com.docker.compose.oneoff")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if oneoff || !projects.contains(project) {
+        return None;
+    }
+    let service = labels.get(SERVICE_LABEL).cloned().unwrap_or_default();
+    let number = labels
+        .get("com.docker.compose.container-number")
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or(1);
+    let name = if number > 1 {
+        format!("{service}-{number}")
+    } else {
+        service
+    };
+    Some(Source {
+        module: project.clone(),
+        label: format!("{project}/{name}"),
+        name,
+    })
+}
+
 /// Announces every container start of the given projects.
 pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
@@ -178,21 +208,8 @@ pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Even
             let (Some(id), Some(attrs)) = (actor.id, actor.attributes) else {
                 continue;
             };
-            let Some(project) = attrs.get(PROJECT_LABEL) else {
+            let Some(source) = source_of(&attrs, &projects) else {
                 continue;
-            };
-            if !projects.contains(project)
-                || attrs
-                    .get("com.docker.compose.oneoff")
-                    .is_some_and(|v| v == "True")
-            {
-                continue;
-            }
-            let service = attrs.get(SERVICE_LABEL).cloned().unwrap_or_default();
-            let source = Source {
-                module: project.clone(),
-                label: format!("{project}/{service}"),
-                name: service,
             };
             let at = ev.time.unwrap_or_else(|| crate::timefmt::Stamp::now().secs);
             if tx.send(Event::Started { id, source, at }).await.is_err() {

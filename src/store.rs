@@ -122,13 +122,8 @@ pub fn state_dir() -> PathBuf {
     if crate::sys::is_root() {
         return PathBuf::from("/var/lib/hal");
     }
-    match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x).join("hal"),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".local/state/hal"),
-            None => PathBuf::from("/var/lib/hal"),
-        },
-    }
+    crate::sys::user_dir("XDG_STATE_HOME", ".local/state", "hal")
+        .unwrap_or_else(|| PathBuf::from("/var/lib/hal"))
 }
 
 impl Store {

@@ -24,3 +24,12 @@ pub fn user_name() -> String {
     let uid = unsafe { libc::geteuid() };
     format!("uid {uid}")
 }
+
+/// `$XDG_VAR/rel`, else `$HOME/home_rel/rel`, for per-user files; `None` with neither.
+pub fn user_dir(xdg_var: &str, home_rel: &str, rel: &str) -> Option<std::path::PathBuf> {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    match nonempty(xdg_var) {
+        Some(x) => Some(std::path::PathBuf::from(x).join(rel)),
+        None => nonempty("HOME").map(|h| std::path::PathBuf::from(h).join(home_rel).join(rel)),
+    }
+}

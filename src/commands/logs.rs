@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::app::Ctx;
 use crate::cli::LogsArgs;
 use crate::discovery::Kind;
-use crate::docker::{Engine, PROJECT_LABEL, SERVICE_LABEL};
+use crate::docker::Engine;
 use crate::error::{Exit, HalError};
 use crate::logline::Line;
 use crate::logstream::{self, Event, Lines, Merge, Source};
@@ -144,34 +144,9 @@ async fn containers_of(
     let mut out = Vec::new();
     for c in list {
         let labels = c.labels.unwrap_or_default();
-        let Some(project) = labels.get(PROJECT_LABEL) else {
-            continue;
-        };
-        if !projects.contains(project)
-            || labels
-                .get("com.docker.compose.oneoff")
-                .is_some_and(|v| v == "True")
-        {
-            continue;
+        if let Some(source) = logstream::source_of(&labels, projects) {
+            out.push((c.id.unwrap_or_default(), source));
         }
-        let service = labels.get(SERVICE_LABEL).cloned().unwrap_or_default();
-        let number = labels
-            .get("com.docker.compose.container-number")
-            .and_then(|n| n.parse::<u32>().ok())
-            .unwrap_or(1);
-        let name = if number > 1 {
-            format!("{service}-{number}")
-        } else {
-            service
-        };
-        out.push((
-            c.id.unwrap_or_default(),
-            Source {
-                module: project.clone(),
-                label: format!("{project}/{name}"),
-                name,
-            },
-        ));
     }
     out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
     Ok(out)
