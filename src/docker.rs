@@ -117,9 +117,27 @@ impl Engine {
         &self,
         summaries: Vec<ContainerSummary>,
     ) -> anyhow::Result<Vec<ContainerFacts>> {
+        self.facts_with(summaries, Detail::Full).await
+    }
+
+    /// The facts of the given containers. With [`Detail::Settled`], a container
+    /// that has been running for a while is described from its summary alone
+    /// (health from the status text, start time from "Up …"); only the others
+    /// are inspected. That keeps a whole-node status near one engine call.
+    pub async fn facts_with(
+        &self,
+        summaries: Vec<ContainerSummary>,
+        detail: Detail,
+    ) -> anyhow::Result<Vec<ContainerFacts>> {
+        let now = crate::timefmt::Stamp::now();
         let results: Vec<anyhow::Result<Option<ContainerFacts>>> =
             futures_util::stream::iter(summaries)
                 .map(|s| async move {
+                    if detail == Detail::Settled
+                        && let Some(f) = settled_facts(&s, now)
+                    {
+                        return Ok(Some(f));
+                    }
                     let id = s.id.clone().unwrap_or_default();
                     match self
                         .api
@@ -353,6 +371,59 @@ impl Engine {
             .collect();
         Ok((!pools.is_empty()).then_some(pools))
     }
+}
+
+/// How much a status needs to know about each container.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Inspect every container (exact start times and restart counts).
+    Full,
+    /// Inspect only containers the summary cannot describe.
+    Settled,
+}
+
+/// A running container's facts from its summary alone, when it has been up
+/// long enough that restart count and exact start time cannot change its
+/// verdict; `None` when it must be inspected.
+fn settled_facts(s: &ContainerSummary, now: crate::timefmt::Stamp) -> Option<ContainerFacts> {
+    use bollard::models::ContainerSummaryStateEnum as S;
+    if s.state != Some(S::RUNNING) {
+        return None;
+    }
+    let text = s.status.as_deref()?;
+    let up = crate::stack::uptime_from_status(text)?;
+    if up < crate::stack::RESETTLE * 2 {
+        return None;
+    }
+    let labels = s.labels.clone().unwrap_or_default();
+    let started = crate::timefmt::Stamp {
+        secs: now.secs - i64::try_from(up.as_secs()).unwrap_or(0),
+        nanos: 0,
+    };
+    Some(ContainerFacts {
+        id: s.id.clone().unwrap_or_default(),
+        name: s
+            .names
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| n.trim_start_matches('/').to_string())
+            .unwrap_or_default(),
+        project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
+        service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
+        number: labels
+            .get(NUMBER_LABEL)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
+        oneoff: labels
+            .get(ONEOFF_LABEL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        status: "running".into(),
+        health: health_from_status_text(text).map(str::to_string),
+        started_at: Some(started.rfc3339()),
+        image: s.image.clone().unwrap_or_default(),
+        observed_at: Some(now),
+        ..Default::default()
+    })
 }
 
 /// Builds the facts of one container from its summary and its inspect.

@@ -33,7 +33,9 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
     let mut stack_facts = Ok(Default::default());
     if !stacks.is_empty() {
         stack_facts = match ctx.engine().await {
-            Ok(engine) => crate::stacks::node_facts(&engine, &stacks)
+            // Scripts get exact start times and restart counts; the table only
+            // needs what `docker ps` already says about settled containers.
+            Ok(engine) => crate::stacks::node_facts(&engine, &stacks, detail(ctx))
                 .await
                 .map_err(|e| crate::error::OneLine(&e).to_string()),
             Err(e) => Err(e.to_string()),
@@ -77,6 +79,14 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
         exit,
         errors: stack_facts.err().into_iter().collect(),
         warnings,
+    }
+}
+
+fn detail(ctx: &Ctx) -> crate::docker::Detail {
+    if ctx.ui.json {
+        crate::docker::Detail::Full
+    } else {
+        crate::docker::Detail::Settled
     }
 }
 

@@ -229,6 +229,32 @@ pub fn hopeless(containers: &[&ContainerFacts]) -> bool {
         .any(|c| matches!(c.verdict(), Verdict::Failed { terminal: true }))
 }
 
+/// How long a container has been up, from a `docker ps` status text such as
+/// `Up 5 minutes (healthy)` (Docker's own rounding: "About an hour" is 1 h).
+pub fn uptime_from_status(text: &str) -> Option<Duration> {
+    let rest = text.strip_prefix("Up ")?;
+    let rest = rest.split(" (").next()?.trim();
+    if rest.starts_with("Less than a second") {
+        return Some(Duration::ZERO);
+    }
+    let (n, unit) = match rest.split_once(' ') {
+        Some(("About", u)) => (1, u.trim_start_matches("a ").trim_start_matches("an ")),
+        Some((n, u)) => (n.parse::<u64>().ok()?, u),
+        None => return None,
+    };
+    let secs = match unit.trim_end_matches('s') {
+        "second" => 1,
+        "minute" => 60,
+        "hour" => 3_600,
+        "day" => 86_400,
+        "week" => 604_800,
+        "month" => 2_592_000,
+        "year" => 31_536_000,
+        _ => return None,
+    };
+    Some(Duration::from_secs(n.saturating_mul(secs)))
+}
+
 /// The health state word from a `docker ps` status text, for engines (API < 1.52)
 /// that leave the summary's health field empty.
 pub fn health_from_status_text(text: &str) -> Option<&'static str> {
@@ -349,6 +375,20 @@ mod tests {
         run.oneoff = true;
         run.exit_code = Some(1);
         assert_eq!(state(&[run, c("db", "running")]), State::Active);
+    }
+
+    #[test]
+    fn uptime_is_read_from_status_text() {
+        let up = |t| uptime_from_status(t).map(|d| d.as_secs());
+        assert_eq!(up("Up Less than a second"), Some(0));
+        assert_eq!(up("Up 1 second"), Some(1));
+        assert_eq!(up("Up 5 minutes (healthy)"), Some(300));
+        assert_eq!(up("Up About a minute"), Some(60));
+        assert_eq!(up("Up About an hour (health: starting)"), Some(3600));
+        assert_eq!(up("Up 3 days"), Some(259_200));
+        assert_eq!(up("Up 2 weeks (Paused)"), Some(1_209_600));
+        assert_eq!(up("Exited (0) 2 minutes ago"), None);
+        assert_eq!(up("Up"), None);
     }
 
     #[test]

@@ -197,6 +197,7 @@ pub async fn stop(ctx: &Ctx, name: &str, dir: &Path, file: &Path) -> anyhow::Res
 pub async fn node_facts(
     engine: &Engine,
     projects: &[&str],
+    detail: crate::docker::Detail,
 ) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
     let list = if projects.len() == 1 {
         engine.compose_containers(Some(projects[0])).await?
@@ -212,7 +213,10 @@ pub async fn node_facts(
                 .is_some_and(|p| projects.contains(&p.as_str()))
         })
         .collect();
-    let facts = engine.facts(wanted).await.context("read container state")?;
+    let facts = engine
+        .facts_with(wanted, detail)
+        .await
+        .context("read container state")?;
     let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
     for f in facts {
         by_project.entry(f.project.clone()).or_default().push(f);
