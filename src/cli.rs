@@ -183,7 +183,7 @@ pub struct Targets {
     #[arg(long, conflicts_with = "modules")]
     pub all: bool,
 
-    /// How many modules to work on at once [default: the number of CPUs, at least 2].
+    /// How many modules to work on at once [default: 4 per CPU, 8 to 16].
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
 }
