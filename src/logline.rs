@@ -45,6 +45,12 @@ impl Assembler {
     /// Feeds one frame; returns the lines it completes.
     pub fn push(&mut self, stream: Stream, frame: &[u8]) -> Vec<Line> {
         let mut out = Vec::new();
+        self.push_into(stream, frame, &mut out);
+        out
+    }
+
+    /// Feeds one frame; appends the lines it completes to `out`.
+    pub fn push_into(&mut self, stream: Stream, frame: &[u8], out: &mut impl Extend<Line>) {
         let mut rest = frame;
         while !rest.is_empty() {
             let (piece, tail, complete) = match rest.iter().position(|&b| b == b'\n') {
@@ -53,6 +59,15 @@ impl Assembler {
             };
             rest = tail;
             let (time, mut body) = split_ts_bytes(piece);
+            // The common case: a whole line in one frame, nothing held.
+            if complete && self.pending.is_empty() && body.len() < MAX_LINE {
+                out.extend(std::iter::once(Line {
+                    time: time.unwrap_or_else(Stamp::now),
+                    stream,
+                    message: text_of(body),
+                }));
+                continue;
+            }
             if self.pending.is_empty() {
                 self.pending_time = time;
                 self.pending_stream = Some(stream);
@@ -66,17 +81,16 @@ impl Assembler {
                 self.pending.extend_from_slice(&body[..room]);
                 body = &body[room..];
                 let t = self.pending_time;
-                out.push(self.take(stream));
+                out.extend(std::iter::once(self.take(stream)));
                 self.pending_time = t;
                 self.pending_stream = Some(stream);
             }
             self.pending.extend_from_slice(body);
             // A newline right after a cut adds no empty line.
             if complete && !(cut && self.pending.is_empty()) {
-                out.push(self.take(stream));
+                out.extend(std::iter::once(self.take(stream)));
             }
         }
-        out
     }
 
     /// Returns a partial line still held (at the end of a stream).
@@ -89,17 +103,20 @@ impl Assembler {
     }
 
     fn take(&mut self, stream: Stream) -> Line {
-        let bytes = std::mem::take(&mut self.pending);
-        let mut message = String::from_utf8_lossy(&bytes).into_owned();
-        if message.ends_with('\r') {
-            message.pop();
-        }
+        let message = text_of(&self.pending);
+        self.pending.clear();
         Line {
             time: self.pending_time.take().unwrap_or_else(Stamp::now),
             stream: self.pending_stream.take().unwrap_or(stream),
             message,
         }
     }
+}
+
+/// A line's bytes as text: invalid UTF-8 replaced, a trailing CR dropped.
+fn text_of(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn split_ts_bytes(piece: &[u8]) -> (Option<Stamp>, &[u8]) {

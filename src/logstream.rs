@@ -28,40 +28,39 @@ pub fn container_lines(
     since: Option<i64>,
 ) -> Lines {
     let frames = engine.logs(id, follow, tail, since);
-    let engine = engine.clone();
+    let state = (
+        frames,
+        Assembler::default(),
+        std::collections::VecDeque::new(),
+        false,
+        engine.clone(),
+    );
     futures_util::stream::unfold(
-        (
-            frames,
-            Assembler::default(),
-            std::collections::VecDeque::new(),
-            false,
-        ),
-        move |(mut frames, mut asm, mut queue, mut done)| {
-            let engine = engine.clone();
-            async move {
-                loop {
-                    if let Some(line) = queue.pop_front() {
-                        return Some((Ok(line), (frames, asm, queue, done)));
+        state,
+        |(mut frames, mut asm, mut queue, mut done, engine)| async move {
+            loop {
+                if let Some(line) = queue.pop_front() {
+                    return Some((Ok(line), (frames, asm, queue, done, engine)));
+                }
+                if done {
+                    return None;
+                }
+                match frames.next().await {
+                    Some(Ok(frame)) => {
+                        let stream = match frame {
+                            bollard::container::LogOutput::StdErr { .. } => Stream::Stderr,
+                            _ => Stream::Stdout,
+                        };
+                        asm.push_into(stream, frame.as_ref(), &mut queue);
                     }
-                    if done {
-                        return None;
+                    Some(Err(e)) => {
+                        done = true;
+                        let err = engine.fail(e);
+                        return Some((Err(err), (frames, asm, queue, done, engine)));
                     }
-                    match frames.next().await {
-                        Some(Ok(frame)) => {
-                            let stream = match frame {
-                                bollard::container::LogOutput::StdErr { .. } => Stream::Stderr,
-                                _ => Stream::Stdout,
-                            };
-                            queue.extend(asm.push(stream, frame.as_ref()));
-                        }
-                        Some(Err(e)) => {
-                            done = true;
-                            return Some((Err(engine.fail(e)), (frames, asm, queue, done)));
-                        }
-                        None => {
-                            done = true;
-                            queue.extend(asm.finish());
-                        }
+                    None => {
+                        done = true;
+                        queue.extend(asm.finish());
                     }
                 }
             }

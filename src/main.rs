@@ -5,8 +5,10 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     hal::complete::from_env();
     let cli = hal::cli::Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: hal's concurrency is all waiting (sockets, child processes),
+    // and one thread spares the cross-thread wake-ups a log stream would pay
+    // per line.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

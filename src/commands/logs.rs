@@ -263,17 +263,24 @@ impl Printer {
             return writeln!(self.out, "{doc}");
         }
         if self.prefix {
-            let label = format!("{:<w$} |", src.label, w = self.width);
             if self.color {
-                write!(self.out, "\x1b[{}m{label}\x1b[0m ", color_for(&src.label))?;
-            } else {
-                write!(self.out, "{label} ")?;
+                write!(self.out, "\x1b[{}m", color_for(&src.label))?;
             }
+            self.out.write_all(src.label.as_bytes())?;
+            for _ in src.label.len()..self.width {
+                self.out.write_all(b" ")?;
+            }
+            self.out.write_all(b" |")?;
+            if self.color {
+                self.out.write_all(b"\x1b[0m")?;
+            }
+            self.out.write_all(b" ")?;
         }
         if self.timestamps {
             write!(self.out, "{} ", line.time.rfc3339_nanos())?;
         }
-        writeln!(self.out, "{}", line.message)
+        self.out.write_all(line.message.as_bytes())?;
+        self.out.write_all(b"\n")
     }
 
     fn flush(&mut self) -> io::Result<()> {
