@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A no-op start: `hal module start X` of a running, unchanged stack (hal's fast
+# path: one engine list call, no compose) against `docker compose up -d` (v2)
+# and `docker-compose up -d` (v1) of a running stack, in one run.
+#
+#   bench/noop.sh                   # ROUNDS=3 RUNS=10 by default
+#
+# The v2 anchor runs on the stack hal started (hal itself runs compose v2), with
+# the same arguments hal gives compose (-f FILE --project-directory DIR -p X);
+# v1 gets its own stack, created by v1, since v1 would recreate v2's containers.
+# hyperfine, ROUNDS interleaved rounds pooled; the container ids are checked
+# afterwards to prove nothing was recreated.
+# Prints a markdown section on stdout; progress goes to stderr.
+# Target (issue 8): hal <= 1/4 of docker compose up -d.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROUNDS=${ROUNDS:-3}
+RUNS=${RUNS:-10}
+
+if [[ -z ${HAL_BIN:-} ]]; then
+    cargo build --release --quiet
+    HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
+fi
+HAL_BIN=$(realpath "$HAL_BIN")
+for tool in hyperfine jq docker docker-compose; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install hyperfine jq docker-compose)" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d /tmp/hal-bench-noop.XXXXXX)
+pfx="hbno$$x"
+say() { echo "bench/noop: $*" >&2; }
+cleanup() {
+    local ids nets
+    ids=$(docker ps -a --filter label=com.docker.compose.project \
+        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
+    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
+    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
+    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$tmp/state"
+for p in "${pfx}v2" "${pfx}v1"; do
+    mkdir -p "$tmp/services/$p"
+    cat >"$tmp/services/$p/compose.yaml" <<'EOF'
+services:
+  a:
+    image: hal-fixture:latest
+    command: ["sleep", "100000"]
+    restart: unless-stopped
+    stop_signal: SIGKILL
+  b:
+    image: hal-fixture:latest
+    command: ["sleep", "100000"]
+    restart: unless-stopped
+    stop_signal: SIGKILL
+EOF
+done
+cat >"$tmp/hal.toml" <<'EOF'
+[defaults]
+pull = "never"
+restart = { burst = 100000, interval = "1s" }
+EOF
+export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+cd "$tmp"
+x="${pfx}v2" y="${pfx}v1"
+fx=$tmp/services/$x/compose.yaml fy=$tmp/services/$y/compose.yaml
+
+say "starting $x with hal (compose v2) and $y with compose v1"
+"$HAL_BIN" module start "$x" >/dev/null
+docker-compose -f "$fy" -p "$y" up -d >/dev/null 2>&1
+sleep 1.5 # past the 1 s settle time, so hal sees both settled
+ids_before="$(docker ps -q --no-trunc --filter "label=com.docker.compose.project=$x" | sort) $(docker ps -q --no-trunc --filter "label=com.docker.compose.project=$y" | sort)"
+# The fast path must answer without compose: check it says active at once.
+out=$("$HAL_BIN" module start "$x")
+[[ $out == "$x: active"* ]] || { say "hal said: $out"; exit 1; }
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+names=("hal module start X" "docker compose up -d" "docker-compose up -d (v1)")
+cmds=("$HAL_BIN module start $x"
+    "docker compose -f $fx --project-directory $tmp/services/$x -p $x up -d --remove-orphans"
+    "docker-compose -f $fy --project-directory $tmp/services/$y -p $y up -d --remove-orphans")
+for r in $(seq 1 "$ROUNDS"); do
+    say "round $r/$ROUNDS"
+    args=()
+    for k in 0 1 2; do
+        j=$(((k + r) % 3))
+        args+=(-n "${names[$j]}" "${cmds[$j]}")
+    done
+    hyperfine --style none --warmup 2 --runs "$RUNS" --export-json "$tmp/noop.$r.json" "${args[@]}" >/dev/null 2>&1
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+ids_after="$(docker ps -q --no-trunc --filter "label=com.docker.compose.project=$x" | sort) $(docker ps -q --no-trunc --filter "label=com.docker.compose.project=$y" | sort)"
+[[ $ids_before == "$ids_after" ]] || { say "containers were recreated during the benchmark"; exit 1; }
+
+# Where hal's time goes: syscalls of one no-op start.
+strace_summary=$(strace -f -c -o "$tmp/strace.txt" "$HAL_BIN" module start "$x" >/dev/null 2>&1 && awk 'NR > 2 && $1 ~ /^[0-9.]+$/ && NF >= 5 { print $NF ": " $4 }' "$tmp/strace.txt" | head -6 | paste -sd, - | sed 's/,/, /g' || true)
+
+jq -s '[.[].results[]] | group_by(.command) | map({key: .[0].command, value: (map(.times) | add | sort |
+        {n: length, min: .[0], mean: (add / length),
+         median: (if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end),
+         sd: ((add / length) as $m | map((. - $m) * (. - $m)) | add / length | sqrt)})}) | from_entries' \
+    "$tmp"/noop.*.json >"$tmp/pooled.json"
+get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
+fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
+row() {
+    printf '| %s | %s | %s ± %s | %s | %s |\n' "$2" "$(fmt "$(get "$1" median)")" \
+        "$(fmt "$(get "$1" mean)")" "$(fmt "$(get "$1" sd)")" "$(fmt "$(get "$1" min)")" "$(get "$1" n)"
+}
+mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
+hal=$(get "hal module start X" median)
+dc=$(get "docker compose up -d" median)
+v1=$(get "docker-compose up -d (v1)" median)
+ratio=$(awk -v a="$hal" -v b="$dc" 'BEGIN { printf "%.2f", a / b }')
+ok=$(awk -v r="$ratio" 'BEGIN { print (r <= 0.25) ? 1 : 0 }')
+
+cat <<EOF
+## no-op start: a running, unchanged stack of 2 services
+
+Load average before: $load_before; after: $load_after.
+hyperfine, $ROUNDS interleaved rounds × $RUNS runs (after 2 warmups) pooled; no container was recreated (ids checked).
+
+| command | median | mean ± σ | min | runs |
+|---|---|---|---|---|
+$(row "hal module start X" "\`hal module start X\` (fast path)")
+$(row "docker compose up -d" "\`docker compose -p X up -d --remove-orphans\` (v2)")
+$(row "docker-compose up -d (v1)" "\`docker-compose -p Y up -d --remove-orphans\` (v1)")
+
+| target | measured | |
+|---|---|---|
+| hal ≤ ¼ of \`docker compose up -d\` | $(fmt "$hal") / $(fmt "$dc") = $ratio (v1: $(awk -v a="$hal" -v b="$v1" 'BEGIN { printf "%.2f", a / b }')) | $(mark "$ok") |
+
+hal's syscalls in one no-op start (strace -c -f, calls): ${strace_summary:-n/a}.
+
+EOF
