@@ -367,10 +367,19 @@ async fn did_not_start(
         },
         s.restarts.unwrap_or(0)
     )];
-    // The log store takes in what a dying service wrote a moment after the fact.
+    // The log store takes in what a dying service wrote a moment after the
+    // fact: ask it to catch up, then read until two reads agree (bounded).
     init.settle_logs().await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    for line in last_lines(init, unit).await {
+    let mut lines = last_lines(init, unit).await;
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let again = last_lines(init, unit).await;
+        if again == lines {
+            break;
+        }
+        lines = again;
+    }
+    for line in lines {
         details.push(format!("  {name} | {line}"));
     }
     Detailed { summary, details }.into()
