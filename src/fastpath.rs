@@ -10,7 +10,7 @@ use crate::config::PullPolicy;
 use crate::docker::{Engine, SERVICE_LABEL};
 use crate::model::State;
 use crate::stack::health_from_status_text;
-use crate::stacks::{Outcome, wait_active};
+use crate::stacks::Outcome;
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
@@ -18,8 +18,6 @@ pub struct Known<'a> {
     pub services: &'a [ServiceImage],
     pub policy: PullPolicy,
     pub pull_timeout: Duration,
-    /// `None`: do not wait for active.
-    pub wait: Option<Duration>,
 }
 
 /// Starts `name` without compose when that is certainly what compose would do;
@@ -90,16 +88,12 @@ pub async fn try_start(
             .start_container(c.id.as_deref().unwrap_or_default())
             .await?;
     }
-    let mut outcome = match known.wait {
-        Some(timeout) => wait_active(ctx, engine, name, timeout).await?,
-        None => Outcome {
-            state: State::Starting,
-            reason: None,
-            warnings: Vec::new(),
-        },
-    };
-    outcome.warnings.extend(warnings);
-    Ok(Some(outcome))
+    // The caller waits for active, with its `--jobs` slot given back.
+    Ok(Some(Outcome {
+        state: State::Starting,
+        reason: None,
+        warnings,
+    }))
 }
 
 fn is_oneoff(c: &ContainerSummary) -> bool {

@@ -103,6 +103,16 @@ impl Report {
     }
 }
 
+tokio::task_local! {
+    /// The `--jobs` slot the current module's work holds.
+    static SLOT: std::cell::RefCell<Option<tokio::sync::OwnedSemaphorePermit>>;
+}
+
+/// Gives the current module's `--jobs` slot back: what is left is waiting.
+pub fn release_slot() {
+    let _ = SLOT.try_with(|s| s.borrow_mut().take());
+}
+
 /// Runs `verb` on every module, at most `jobs` at once, modules named in a
 /// module's `after` first (last when stopping); reports come back in the given order.
 pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> Vec<Report> {
@@ -121,19 +131,27 @@ pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> V
             .iter()
             .filter_map(|n| modules.iter().find(|m| &m.name == n).cloned())
             .collect();
+        // `jobs` bounds the work (compose, the engine, the init); a module
+        // that only waits for `active` gives its slot back first.
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
         let done: Vec<Report> = stream::iter(batch)
-            .map(|m| async move {
-                let began = Instant::now();
-                let result = one(ctx, &m, verb)
-                    .await
-                    .with_context(|| format!("{} {}", verb.name(), m.name));
-                Report {
-                    module: m,
-                    result,
-                    took: began.elapsed(),
+            .map(|m| {
+                let slots = slots.clone();
+                async move {
+                    let began = Instant::now();
+                    let permit = slots.acquire_owned().await.ok();
+                    let result = SLOT
+                        .scope(std::cell::RefCell::new(permit), one(ctx, &m, verb))
+                        .await
+                        .with_context(|| format!("{} {}", verb.name(), m.name));
+                    Report {
+                        module: m,
+                        result,
+                        took: began.elapsed(),
+                    }
                 }
             })
-            .buffered(jobs.max(1))
+            .buffered(usize::MAX)
             .collect()
             .await;
         reports.extend(done);

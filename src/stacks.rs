@@ -52,10 +52,15 @@ pub async fn start(
             services: &services,
             policy,
             pull_timeout: settings.pull_timeout,
-            wait: opts.wait.then_some(timeout),
         };
         if let Some(outcome) = crate::fastpath::try_start(ctx, &engine, name, &known).await? {
-            return Ok(outcome);
+            if outcome.state == State::Active || !opts.wait {
+                return Ok(outcome);
+            }
+            crate::ops::release_slot();
+            let mut waited = wait_active(ctx, &engine, name, timeout).await?;
+            waited.warnings.extend(outcome.warnings);
+            return Ok(waited);
         }
     }
     let compose = ctx.compose().await?;
@@ -91,6 +96,7 @@ pub async fn start(
             warnings,
         });
     }
+    crate::ops::release_slot();
     let mut outcome = wait_active(ctx, &engine, name, timeout).await?;
     outcome.warnings.extend(warnings);
     Ok(outcome)
