@@ -16,29 +16,9 @@ ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-5}
 RSS_RUNS=${RSS_RUNS:-5}
 
-if [[ -z ${HAL_BIN:-} ]]; then
-    cargo build --release --quiet
-    HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
-fi
-HAL_BIN=$(realpath "$HAL_BIN")
-for tool in hyperfine jq docker /usr/bin/time; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install hyperfine jq time)" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d /tmp/hal-bench-logs.XXXXXX)
-pfx="hblg$$x"
-say() { echo "bench/logs: $*" >&2; }
-cleanup() {
-    local ids nets
-    ids=$(docker ps -a --filter label=com.docker.compose.project \
-        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
-    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
-    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
-    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_init logs hblg hyperfine jq docker /usr/bin/time
 
 p="${pfx}1"
 mkdir -p "$tmp/services/$p" "$tmp/state"
@@ -55,12 +35,7 @@ services:
     restart: unless-stopped
     stop_signal: SIGKILL
 EOF
-cat >"$tmp/hal.toml" <<'EOF'
-[defaults]
-pull = "never"
-restart = { burst = 100000, interval = "1s" }
-EOF
-export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+bench_hal_env
 cd "$tmp"
 file=$tmp/services/$p/compose.yaml
 

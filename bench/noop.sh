@@ -18,53 +18,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-10}
 
-if [[ -z ${HAL_BIN:-} ]]; then
-    cargo build --release --quiet
-    HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
-fi
-HAL_BIN=$(realpath "$HAL_BIN")
-for tool in hyperfine jq docker docker-compose; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install hyperfine jq docker-compose)" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d /tmp/hal-bench-noop.XXXXXX)
-pfx="hbno$$x"
-say() { echo "bench/noop: $*" >&2; }
-cleanup() {
-    local ids nets
-    ids=$(docker ps -a --filter label=com.docker.compose.project \
-        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
-    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
-    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
-    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_init noop hbno hyperfine jq docker docker-compose
 
 mkdir -p "$tmp/state"
 for p in "${pfx}v2" "${pfx}v1"; do
     mkdir -p "$tmp/services/$p"
-    cat >"$tmp/services/$p/compose.yaml" <<'EOF'
-services:
-  a:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-  b:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-EOF
+    bench_stack "$p"
 done
-cat >"$tmp/hal.toml" <<'EOF'
-[defaults]
-pull = "never"
-restart = { burst = 100000, interval = "1s" }
-EOF
-export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+bench_hal_env
 cd "$tmp"
 x="${pfx}v2" y="${pfx}v1"
 fx=$tmp/services/$x/compose.yaml fy=$tmp/services/$y/compose.yaml

@@ -32,29 +32,9 @@ ROUNDS=${ROUNDS:-3}
 JOBS_SWEEP=${JOBS_SWEEP:-1 2 4 8}
 DOWN_JOBS=${DOWN_JOBS:-8}   # extra stop / start-after-down pair with this --jobs ("" for none)
 
-if [[ -z ${HAL_BIN:-} ]]; then
-    cargo build --release --quiet
-    HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
-fi
-HAL_BIN=$(realpath "$HAL_BIN")
-for tool in docker /usr/bin/time awk; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install time)" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d /tmp/hal-bench-startstop.XXXXXX)
-pfx="hbss$$x"
-say() { echo "bench/startstop: $*" >&2; }
-cleanup() {
-    local ids nets
-    ids=$(docker ps -a --filter label=com.docker.compose.project \
-        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
-    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
-    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
-    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_init startstop hbss docker /usr/bin/time awk
 
 mkdir -p "$tmp/services" "$tmp/state"
 projects=()
@@ -62,26 +42,9 @@ for i in $(seq -w 1 "$STACKS"); do
     p="$pfx$i"
     projects+=("$p")
     mkdir -p "$tmp/services/$p"
-    cat >"$tmp/services/$p/compose.yaml" <<'EOF'
-services:
-  a:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-  b:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-EOF
+    bench_stack "$p"
 done
-cat >"$tmp/hal.toml" <<'EOF'
-[defaults]
-pull = "never"
-restart = { burst = 100000, interval = "1s" }
-EOF
-export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+bench_hal_env
 cd "$tmp"
 want=$((STACKS * 2))
 default_jobs=$(nproc)

@@ -22,29 +22,9 @@ LOOP_RUNS=${LOOP_RUNS:-2}    # per round, for the v2 compose loop
 V1_RUNS=${V1_RUNS:-1}        # per round, for the v1 compose loop
 RSS_RUNS=${RSS_RUNS:-10}
 
-if [[ -z ${HAL_BIN:-} ]]; then
-    cargo build --release --quiet
-    HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
-fi
-HAL_BIN=$(realpath "$HAL_BIN")
-for tool in hyperfine jq curl docker docker-compose /usr/bin/time; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install hyperfine jq curl time docker-compose)" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d /tmp/hal-bench-status.XXXXXX)
-pfx="hbst$$x"
-say() { echo "bench/status: $*" >&2; }
-cleanup() {
-    local ids nets
-    ids=$(docker ps -a --filter label=com.docker.compose.project \
-        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
-    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
-    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
-    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_init status hbst hyperfine jq curl docker docker-compose /usr/bin/time
 
 # --- layout: STACKS stacks x 2 services --------------------------------------
 mkdir -p "$tmp/services" "$tmp/state"
@@ -53,26 +33,9 @@ for i in $(seq -w 1 "$STACKS"); do
     p="$pfx$i"
     projects+=("$p")
     mkdir -p "$tmp/services/$p"
-    cat >"$tmp/services/$p/compose.yaml" <<'EOF'
-services:
-  a:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-  b:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-EOF
+    bench_stack "$p"
 done
-cat >"$tmp/hal.toml" <<'EOF'
-[defaults]
-pull = "never"
-restart = { burst = 100000, interval = "1s" }
-EOF
-export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+bench_hal_env
 cd "$tmp"
 
 say "bringing up $STACKS stacks"

@@ -1,0 +1,66 @@
+# Shared setup for the bench/ scripts: source it, then call bench_init.
+# shellcheck shell=bash
+
+# bench_init NAME PREFIX TOOL...: builds hal unless HAL_BIN is set, checks the
+# tools, makes $tmp, sets $pfx (unique project prefix), say(), and a trap that
+# removes every container and network whose project starts with $pfx.
+bench_init() {
+    local name=$1 prefix=$2
+    shift 2
+    if [[ -z ${HAL_BIN:-} ]]; then
+        cargo build --release --quiet
+        HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
+    fi
+    HAL_BIN=$(realpath "$HAL_BIN")
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install $*)" >&2; exit 1; }
+    done
+    tmp=$(mktemp -d "/tmp/hal-bench-$name.XXXXXX")
+    pfx="$prefix$$x"
+    BENCH_NAME=$name
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+say() { echo "bench/$BENCH_NAME: $*" >&2; }
+
+bench_cleanup() {
+    local ids nets
+    ids=$(docker ps -a --filter label=com.docker.compose.project \
+        --format '{{.ID}} {{.Label "com.docker.compose.project"}}' | awk -v p="$pfx" 'index($2, p) == 1 {print $1}')
+    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
+    nets=$(docker network ls --format '{{.Name}}' | grep "^$pfx" || true)
+    [[ -z $nets ]] || docker network rm $nets >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+
+# bench_stack PROJECT: the standard stack, 2 services sleeping, fast to stop.
+bench_stack() {
+    mkdir -p "$tmp/services/$1"
+    cat >"$tmp/services/$1/compose.yaml" <<'YAML'
+services:
+  a:
+    image: hal-fixture:latest
+    command: ["sleep", "100000"]
+    restart: unless-stopped
+    stop_signal: SIGKILL
+  b:
+    image: hal-fixture:latest
+    command: ["sleep", "100000"]
+    restart: unless-stopped
+    stop_signal: SIGKILL
+YAML
+}
+
+# bench_hal_env: hal's config (no pulls, a limit that never bites), services
+# root and state dir under $tmp, exported.
+bench_hal_env() {
+    mkdir -p "$tmp/services" "$tmp/state"
+    cat >"$tmp/hal.toml" <<'TOML'
+[defaults]
+pull = "never"
+restart = { burst = 100000, interval = "1s" }
+TOML
+    export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
+}
