@@ -316,6 +316,20 @@ fn outcome(s: &UnitStatus) -> Outcome {
     }
 }
 
+/// The main process of a user unit's last run, for reading the lines the
+/// journal filed under no unit (see `init::systemd::user_unit_matches`).
+/// Best effort: `None` when the manager cannot say, and for system units,
+/// whose lines are always filed under the unit.
+pub async fn last_main_pid(unit: &str, scope: Scope) -> Option<u32> {
+    if scope != Scope::User {
+        return None;
+    }
+    show_one(init::for_scope(scope).as_ref(), unit)
+        .await
+        .ok()
+        .and_then(|s| s.main_pid)
+}
+
 async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
     let units = [unit.to_string()];
     init.show(&units)
@@ -370,10 +384,10 @@ async fn did_not_start(
     // The log store takes in what a dying service wrote a moment after the
     // fact: ask it to catch up, then read until two reads agree (bounded).
     init.settle_logs().await;
-    let mut lines = last_lines(init, unit).await;
+    let mut lines = last_lines(init, unit, s.main_pid).await;
     for _ in 0..5 {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let again = last_lines(init, unit).await;
+        let again = last_lines(init, unit, s.main_pid).await;
         if again == lines {
             break;
         }
@@ -385,12 +399,14 @@ async fn did_not_start(
     Detailed { summary, details }.into()
 }
 
-/// The unit's last few journal lines (none if the journal cannot be read in time).
-async fn last_lines(init: &dyn Init, unit: &str) -> Vec<String> {
+/// The unit's last few journal lines, its last main process's included (none
+/// if the journal cannot be read in time).
+async fn last_lines(init: &dyn Init, unit: &str, pid: Option<u32>) -> Vec<String> {
     let q = JournalQuery {
         follow: false,
         tail: Some(DIAG_LINES),
         since: None,
+        pid,
     };
     let lines = init.journal(unit, q);
     let collect = lines
@@ -413,6 +429,7 @@ mod tests {
             words: words.into(),
             result: None,
             main_exit: None,
+            main_pid: None,
             restarts: Some(0),
             active_since: Some(Stamp {
                 secs: 1_700_000_000,

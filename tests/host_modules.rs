@@ -216,6 +216,53 @@ fn failing_unit_user_scope() {
     failing("failing_unit_user_scope", Scope::User);
 }
 
+/// journald files the output of a user service that is gone before it looks
+/// under no unit at all; the diagnosis still shows it (read by the main PID).
+/// A busy journal loses that race often: a flood keeps journald busy while
+/// the service starts eight times.
+#[test]
+fn last_words_of_a_user_service_that_dies_at_once() {
+    let Some(s) = scene("last_words_of_a_user_service_that_dies_at_once") else {
+        return;
+    };
+    let flood = s.unit(
+        Scope::System,
+        "flood",
+        "ExecStart=/bin/sh -c 'while :; do echo flood flood flood; done'",
+    );
+    s.m.sh_ok(&format!("systemctl start {flood}"));
+    // Each run says its own PID, so a line is known to be this run's.
+    let body = "ExecStart=/bin/sh -c 'echo boom $$$$; exit 3'\n\n[Unit]\nStartLimitIntervalSec=0";
+    let unit = s.unit(Scope::User, "quick", body);
+    s.config(&module("quick", &unit, Scope::User));
+    for i in 0..8 {
+        let r = s.hal(&["module", "start", "quick", "--force"]);
+        r.expect(1);
+        let pid = main_pid_of(&s, &unit);
+        let said = format!("boom {pid}");
+        assert!(
+            r.stderr.contains(&format!("quick | {said}")),
+            "start {i}, {said}: {r:#?}"
+        );
+        // `logs` finds the last run's words the same way.
+        let r = s.hal(&["module", "logs", "quick"]);
+        r.expect(0);
+        assert!(
+            r.stdout.contains(&said),
+            "logs after start {i}, {said}: {r:#?}"
+        );
+    }
+}
+
+/// The main PID of a user unit's last run.
+fn main_pid_of(s: &Scene, unit: &str) -> String {
+    s.m.sh_ok(&format!(
+        "systemctl --user show -p ExecMainPID --value {unit}"
+    ))
+    .trim()
+    .to_string()
+}
+
 fn missing(test: &str, scope: Scope) {
     let Some(s) = scene(test) else { return };
     let unit = format!("{}-ghost.service", s.id);

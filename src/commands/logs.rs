@@ -33,6 +33,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             Kind::Host { unit, scope } => units.push(UnitSource {
                 unit: unit.clone(),
                 scope: *scope,
+                pid: crate::hosts::last_main_pid(unit, *scope).await,
                 source: Source {
                     module: m.name.clone(),
                     name: unit.clone(),
@@ -120,6 +121,8 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
 struct UnitSource {
     unit: String,
     scope: crate::config::Scope,
+    /// The main process of its last run, whose lines the journal may have filed under no unit.
+    pid: Option<u32>,
     source: Source,
 }
 
@@ -129,6 +132,7 @@ impl UnitSource {
             follow,
             tail,
             since,
+            pid: self.pid,
         };
         crate::hosts::journal(&self.unit, self.scope, q)
     }

@@ -60,6 +60,8 @@ pub struct UnitStatus {
     /// Why it last stopped or failed, e.g. `exit-code`; `None` when it succeeded.
     pub result: Option<String>,
     pub main_exit: Option<MainExit>,
+    /// The main process of the last run (still running or not).
+    pub main_pid: Option<u32>,
     /// Restarts the init made on its own.
     pub restarts: Option<i64>,
     /// When it last became active.
@@ -76,6 +78,9 @@ pub struct JournalQuery {
     pub tail: Option<u64>,
     /// Unix seconds.
     pub since: Option<i64>,
+    /// Also this process's lines, whatever unit the journal filed them under
+    /// (see `systemd::user_unit_matches`).
+    pub pid: Option<u32>,
 }
 
 /// What hal needs from an init. Every call is bounded in time; nothing prints.

@@ -15,9 +15,11 @@ use crate::timefmt::{self, Stamp};
 
 /// `systemctl show` and `reset-failed` answer at once unless the manager is stuck.
 const QUICK: Duration = Duration::from_secs(15);
+/// How long a diagnosis waits for journald to store what it was sent.
+const SYNC_AT_MOST: Duration = Duration::from_secs(1);
 /// The properties `show` asks for; see [`parse_show`].
 const PROPERTIES: &str = "Id,Names,LoadState,LoadError,ActiveState,SubState,Result,\
-ExecMainCode,ExecMainStatus,NRestarts,ActiveEnterTimestamp,StateChangeTimestamp";
+ExecMainPID,ExecMainCode,ExecMainStatus,NRestarts,ActiveEnterTimestamp,StateChangeTimestamp";
 /// A journal entry as JSON may be long (`--all` spells binary messages as byte arrays).
 const MAX_JSON_LINE: usize = 8 * crate::logline::MAX_LINE;
 
@@ -182,9 +184,11 @@ impl Init for Systemd {
         async {
             // journald answers `--sync` once everything queued before it is
             // stored, service output still in its stream buffers included.
-            // Only root may ask; for others this fails quietly.
+            // Only root may ask; for others this fails quietly. A journal kept
+            // busy by a chatty service may not answer for long: wait a second
+            // at most, as the caller reads again until the lines stop changing.
             let cmd = super::command("journalctl", &["--sync".to_string()]);
-            let _ = super::run(cmd, QUICK).await;
+            let _ = super::run(cmd, SYNC_AT_MOST).await;
         }
         .boxed()
     }
@@ -225,7 +229,7 @@ pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery)
     let mut a: Vec<String> = Vec::new();
     match (scope, uid) {
         (Scope::System, _) => a.extend(["--unit".into(), unit.to_string()]),
-        (Scope::User, Some(uid)) => a.extend(user_unit_matches(unit, uid)),
+        (Scope::User, Some(uid)) => a.extend(user_unit_matches(unit, uid, q.pid)),
         (Scope::User, None) => a.extend(["--user-unit".into(), unit.to_string()]),
     }
     a.extend(
@@ -254,34 +258,39 @@ pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery)
     a
 }
 
-/// journalctl's own `--user-unit` matches, plus the unit's output logged by a
-/// process that was gone before journald looked at it: journald then cannot
-/// read its cgroup and files the lines under `_SYSTEMD_UNIT=` with the unit name
-/// the user manager announced, and `--user-unit` misses them (the last words
-/// of a service that fails at once are exactly those).
-pub fn user_unit_matches(unit: &str, uid: u32) -> Vec<String> {
+/// journalctl's own `--user-unit` matches, plus the lines of the unit's last
+/// main process (`pid`, when known) filed under no unit at all.
+///
+/// journald learns a stream's unit from the writer's cgroup; when the process
+/// is gone before journald looks (a service that fails at once, whose last
+/// words matter most), a user unit's lines carry only `_PID` and `_UID`, and
+/// `--user-unit` misses them. A system unit's lines still get `_SYSTEMD_UNIT`
+/// from the system manager, so `--unit` needs no such help.
+pub fn user_unit_matches(unit: &str, uid: u32, pid: Option<u32>) -> Vec<String> {
     let me = format!("_UID={uid}");
-    let groups: [&[String]; 5] = [
-        &[format!("_SYSTEMD_USER_UNIT={unit}"), me.clone()],
-        &[format!("USER_UNIT={unit}"), me.clone()],
-        &[
+    let mut groups: Vec<Vec<String>> = vec![
+        vec![format!("_SYSTEMD_USER_UNIT={unit}"), me.clone()],
+        vec![format!("USER_UNIT={unit}"), me.clone()],
+        vec![
             format!("COREDUMP_USER_UNIT={unit}"),
             me.clone(),
             "_UID=0".into(),
         ],
-        &[
+        vec![
             format!("OBJECT_SYSTEMD_USER_UNIT={unit}"),
             me.clone(),
             "_UID=0".into(),
         ],
-        &[format!("_SYSTEMD_UNIT={unit}"), me.clone()],
     ];
+    if let Some(pid) = pid {
+        groups.push(vec![format!("_PID={pid}"), me]);
+    }
     let mut out = Vec::new();
-    for (i, g) in groups.iter().enumerate() {
+    for (i, g) in groups.into_iter().enumerate() {
         if i > 0 {
             out.push("+".to_string());
         }
-        out.extend(g.iter().cloned());
+        out.extend(g);
     }
     out
 }
@@ -378,6 +387,7 @@ pub fn parse_show(text: &str, units: &[String]) -> Vec<UnitStatus> {
                     words: "unknown".into(),
                     result: None,
                     main_exit: None,
+                    main_pid: None,
                     restarts: None,
                     active_since: None,
                     changed: None,
@@ -426,6 +436,7 @@ fn unit_status(unit: &str, props: &[(&str, &str)]) -> UnitStatus {
         words: format!("{active}/{}", get("SubState")),
         result,
         main_exit,
+        main_pid: get("ExecMainPID").parse().ok().filter(|p| *p != 0),
         restarts: get("NRestarts").parse().ok(),
         active_since: parse_stamp(get("ActiveEnterTimestamp")),
         changed: parse_stamp(get("StateChangeTimestamp")),
@@ -647,6 +658,7 @@ LoadError=
 ActiveState=failed
 SubState=failed
 Result=exit-code
+ExecMainPID=4242
 ExecMainCode=1
 ExecMainStatus=3
 NRestarts=2
@@ -694,6 +706,7 @@ StateChangeTimestamp=@1700000000
         assert_eq!(s[0].words, "failed/failed");
         assert_eq!(s[0].result.as_deref(), Some("exit-code"));
         assert_eq!(s[0].main_exit, Some(MainExit::Exited(3)));
+        assert_eq!(s[0].main_pid, Some(4242));
         assert_eq!(s[0].restarts, Some(2));
         assert_eq!(s[0].active_since.unwrap().rfc3339(), "2026-11-30T12:00:00Z");
         assert_eq!(s[0].changed.unwrap().nanos, 250_000_000);
@@ -775,14 +788,16 @@ StateChangeTimestamp=@1700000000
             follow: true,
             tail: None,
             since: Some(42),
+            pid: None,
         };
         let a = journal_args(Scope::User, "n.service", Some(1000), q);
         assert_eq!(a[..2], ["_SYSTEMD_USER_UNIT=n.service", "_UID=1000"]);
-        assert!(
-            a.windows(3)
-                .any(|w| w == ["+", "_SYSTEMD_UNIT=n.service", "_UID=1000"])
-        );
-        assert_eq!(a.iter().filter(|x| *x == "+").count(), 4);
+        assert_eq!(a.iter().filter(|x| *x == "+").count(), 3);
+        assert!(!a.iter().any(|x| x.starts_with("_PID=")));
+        let with_pid = JournalQuery { pid: Some(77), ..q };
+        let b = journal_args(Scope::User, "n.service", Some(1000), with_pid);
+        assert!(b.windows(3).any(|w| w == ["+", "_PID=77", "_UID=1000"]));
+        assert_eq!(b.iter().filter(|x| *x == "+").count(), 4);
         assert!(!a.contains(&"--user".to_string()));
         let a = journal_args(Scope::User, "n.service", None, q);
         assert_eq!(a[..2], ["--user-unit", "n.service"]);
