@@ -2,7 +2,7 @@
 # Start and stop of 40 stacks (2 services each): hal against the compose loop,
 # `xargs -P 8` of compose, and the engine's floor (`docker start`), in one run.
 #
-#   bench/startstop.sh              # STACKS=40 ROUNDS=3 JOBS_SWEEP="1 2 4 8"
+#   bench/startstop.sh              # STACKS=40 ROUNDS=3 JOBS_SWEEP="4 8 16"
 #
 # Scenarios, each run once per round, in a rotated order, median of ROUNDS:
 #   start from stopped  containers exist, stopped by `docker stop` (xargs -P 8)
@@ -29,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 STACKS=${STACKS:-40}
 ROUNDS=${ROUNDS:-3}
-JOBS_SWEEP=${JOBS_SWEEP:-1 2 4 8}
+JOBS_SWEEP=${JOBS_SWEEP:-4 8 16}
 DOWN_JOBS=${DOWN_JOBS:-8}   # extra stop / start-after-down pair with this --jobs ("" for none)
 
 # shellcheck source=bench/lib.sh
@@ -47,9 +47,9 @@ done
 bench_hal_env
 cd "$tmp"
 want=$((STACKS * 2))
-default_jobs=$(nproc)
-((default_jobs < 2)) && default_jobs=2
-((default_jobs > 8)) && default_jobs=8
+default_jobs=$(($(nproc) * 4)) # hal's own default (src/app.rs): 4 per CPU, 8 to 16
+((default_jobs < 8)) && default_jobs=8
+((default_jobs > 16)) && default_jobs=16
 
 # --- helpers -----------------------------------------------------------------
 ours() { # container ids of our projects; $1: extra docker ps args
@@ -202,7 +202,7 @@ cat <<EOF
 Load average before: $load_before; after: $load_after. $ROUNDS rounds; each scenario once per round in a rotated
 order; the table shows the median and every run. "client CPU" is user+sys of the command and its children (hal plus
 the compose processes it runs); "engine CPU" is dockerd+containerd CPU during the run. hal's default \`--jobs\` here is
-$default_jobs (the number of CPUs, clamped to 2–8).
+$default_jobs (4 per CPU, clamped to 8–16).
 
 ### start from stopped (containers exist, stopped by \`docker stop\`)
 

@@ -106,18 +106,20 @@ impl ContainerFacts {
 
     /// Up for less than the settle time (longer after a crash).
     fn settling(&self) -> bool {
-        let (Some(now), Some(started)) = (
-            self.observed_at,
-            self.started_at.as_deref().and_then(timefmt::parse),
-        ) else {
-            return false;
-        };
+        self.settle_left().is_some_and(|left| !left.is_zero())
+    }
+
+    /// How much longer it must stay up to have settled, as of `observed_at`
+    /// (`None` when the start or observation time is unknown).
+    fn settle_left(&self) -> Option<Duration> {
+        let now = self.observed_at?;
+        let started = self.started_at.as_deref().and_then(timefmt::parse)?;
         let need = if self.restart_count > 0 {
             RESETTLE
         } else {
             SETTLE
         };
-        now.since(started) < need
+        Some(need.saturating_sub(now.since(started)))
     }
 
     /// Why this container is not `Up`, as part of a module's one-line reason.
@@ -219,6 +221,21 @@ pub fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
         return (State::Starting, Some(c.describe()));
     }
     (State::Active, None)
+}
+
+/// When a module waits for nothing but its running containers to settle: how
+/// long until the last of them has (as of when the facts were read). `None`
+/// when it waits for anything else: a healthcheck, a restart, a stopped container.
+pub fn settles_in(containers: &[&ContainerFacts]) -> Option<Duration> {
+    let mut longest = Duration::ZERO;
+    for c in containers.iter().filter(|c| !c.oneoff) {
+        match c.verdict() {
+            Verdict::Up | Verdict::Completed => {}
+            Verdict::Starting if c.health.is_none() => longest = longest.max(c.settle_left()?),
+            _ => return None,
+        }
+    }
+    Some(longest)
 }
 
 /// Whether waiting longer cannot help: something failed in a way Docker will not repair.
@@ -367,6 +384,31 @@ mod tests {
         );
         w.observed_at = timefmt::parse("2026-01-01T00:00:16Z");
         assert_eq!(w.verdict(), Verdict::Up);
+    }
+
+    #[test]
+    fn settles_in_is_the_longest_settle_left_and_nothing_else_pending() {
+        let at = |started: &str| {
+            let mut w = c("web", "running");
+            w.started_at = Some(started.into());
+            w.observed_at = timefmt::parse("2026-01-01T00:00:10.5Z");
+            w
+        };
+        let (a, b) = (at("2026-01-01T00:00:10.2Z"), at("2026-01-01T00:00:10.4Z"));
+        assert_eq!(
+            settles_in(&[&a, &b]),
+            Some(Duration::from_millis(900)),
+            "the later start settles last"
+        );
+        let old = at("2026-01-01T00:00:01Z");
+        assert_eq!(settles_in(&[&old]), Some(Duration::ZERO));
+        let mut health = at("2026-01-01T00:00:10.2Z");
+        health.health = Some("starting".into());
+        assert_eq!(settles_in(&[&a, &health]), None, "a healthcheck decides");
+        assert_eq!(settles_in(&[&a, &c("db", "exited")]), None);
+        let mut crashed = at("2026-01-01T00:00:10Z");
+        crashed.restart_count = 1;
+        assert_eq!(settles_in(&[&crashed]), Some(Duration::from_millis(4500)));
     }
 
     #[test]

@@ -12,9 +12,11 @@ use crate::config::PullPolicy;
 use crate::docker::Engine;
 use crate::error::Detailed;
 use crate::model::State;
-use crate::stack::{ContainerFacts, assess, hopeless};
+use crate::stack::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 
 const POLL: Duration = Duration::from_millis(250);
+/// Polled this long after containers should have settled, so one poll sees it.
+const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 /// Log lines shown for a service that did not come up.
 const DIAG_LINES: u64 = 5;
 
@@ -154,7 +156,11 @@ pub async fn wait_active(
             "{name}: waiting ({})",
             reason.as_deref().unwrap_or(state.as_str())
         ));
-        tokio::time::sleep(POLL).await;
+        // Running containers that only have to stay up a moment are not asked
+        // about again before they can have: fewer calls while other modules start.
+        let pause =
+            settles_in(&refs).map_or(POLL, |left| (left + SETTLE_MARGIN).clamp(POLL, SETTLE));
+        tokio::time::sleep(pause.min(timeout.saturating_sub(began.elapsed()))).await;
     }
 }
 
