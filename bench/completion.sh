@@ -31,7 +31,7 @@ printf '[module.notifier]\nunit = "notifier.service"\n\n[module.mail]\nunit = "m
 export HAL_SERVICES_DIR=$tmp/services HAL_CONFIG=$tmp/hal.toml
 
 # The calls bash's completion function makes (see completions/hal.bash).
-complete_env=(COMPLETE=bash _CLAP_COMPLETE_INDEX=3 _CLAP_IFS=$'\n')
+complete_env=(HAL_COMPLETE=bash _CLAP_COMPLETE_INDEX=3 _CLAP_IFS=$'\n')
 modules_cmd=("$HAL_BIN" -- hal module start '')
 values_cmd=("$HAL_BIN" -- hal module start --pull '')
 docker_cmd=(docker __complete compose -p '')

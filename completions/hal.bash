@@ -17,7 +17,7 @@ _clap_complete_hal() {
         _CLAP_COMPLETE_INDEX="$_CLAP_COMPLETE_INDEX" \
         _CLAP_COMPLETE_COMP_TYPE="$_CLAP_COMPLETE_COMP_TYPE" \
         _CLAP_COMPLETE_SPACE="$_CLAP_COMPLETE_SPACE" \
-        COMPLETE="bash" \
+        HAL_COMPLETE="bash" \
         "hal" -- "${words[@]}" \
     ) )
     if [[ $? != 0 ]]; then

@@ -1,7 +1,10 @@
 //! Shell completion: clap_complete's dynamic engine, plus module names read from the services root and config alone.
 //!
-//! The shell scripts in `completions/` are what `COMPLETE=bash|zsh|fish hal`
-//! prints: they call `hal` back with `COMPLETE` set and the words typed so far.
+//! The shell scripts in `completions/` are what `HAL_COMPLETE=bash|zsh|fish hal`
+//! prints: they call `hal` back with `HAL_COMPLETE` set and the words typed so
+//! far. (Not clap's default `COMPLETE`: a variable that generic may be set in a
+//! user's environment for something else, and hal would then print a script
+//! instead of running.)
 //! [`from_env`] answers such a call and exits before anything else runs, so a
 //! completion costs one process start, one config read and one directory scan:
 //! never a Docker call.
@@ -20,10 +23,14 @@ use crate::discovery::{Inventory, Kind, services_root};
 /// The command the generated scripts call back: `hal`, found on `PATH`.
 pub const COMPLETER: &str = "hal";
 
-/// Answers a completion request (`COMPLETE` set in the environment) and exits;
+/// The variable that asks hal for completions (or, alone, for a shell's script).
+pub const VAR: &str = "HAL_COMPLETE";
+
+/// Answers a completion request (`HAL_COMPLETE` set in the environment) and exits;
 /// returns at once otherwise. Call it first thing in `main`.
 pub fn from_env() {
     CompleteEnv::with_factory(Cli::command)
+        .var(VAR)
         .completer(COMPLETER)
         .complete();
 }

@@ -24,20 +24,23 @@ const MODULE_VERBS: [&[&str]; 9] = [
 
 fn hal() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hal"));
-    c.env_remove("COMPLETE")
+    c.env_remove("HAL_COMPLETE")
         .env_remove("HAL_CONFIG")
         .env_remove("HAL_SERVICES_DIR")
         .stdin(Stdio::null());
     c
 }
 
-/// What `COMPLETE=SHELL hal` prints: the script that goes into completions/.
+/// What `HAL_COMPLETE=SHELL hal` prints: the script that goes into completions/.
 fn registration(shell: &str) -> Vec<u8> {
-    let out = hal().env("COMPLETE", shell).output().unwrap();
-    assert!(out.status.success(), "COMPLETE={shell} hal failed: {out:?}");
+    let out = hal().env("HAL_COMPLETE", shell).output().unwrap();
+    assert!(
+        out.status.success(),
+        "HAL_COMPLETE={shell} hal failed: {out:?}"
+    );
     assert!(
         !out.stdout.is_empty(),
-        "COMPLETE={shell} hal printed nothing"
+        "HAL_COMPLETE={shell} hal printed nothing"
     );
     out.stdout
 }
@@ -51,6 +54,22 @@ fn committed_scripts_are_fresh() {
     fresh::check(&fresh::repo_dir("completions"), &files, |name| {
         SCRIPTS.iter().any(|(_, f)| *f == name)
     });
+}
+
+/// `COMPLETE` is generic enough to be set for something else; hal only
+/// answers `HAL_COMPLETE`, so a stray `COMPLETE` changes nothing.
+#[test]
+fn a_stray_complete_variable_is_ignored() {
+    let out = hal()
+        .env("COMPLETE", "bash")
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("hal "),
+        "hal printed something else than its version: {out:?}"
+    );
 }
 
 /// A services root with stacks `alpha` and `beta`, a directory whose name is
@@ -92,7 +111,9 @@ impl World {
             .env("HAL_SERVICES_DIR", &self.root)
             .env("HAL_CONFIG", &self.config)
             .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-            .env_remove("COMPLETE")
+            .env_remove("HAL_COMPLETE")
+            // Set for something else: must not matter.
+            .env("COMPLETE", "fish")
             .current_dir(&self.dir)
             .stdin(Stdio::null());
         c

@@ -41,8 +41,8 @@ const MORE_ENVIRONMENT: [(&str, &str); 8] = [
         "Where a non-root user's config and state live; see FILES.",
     ),
     (
-        "COMPLETE",
-        "Set by the shell completion scripts when they call hal back. COMPLETE=bash hal (or zsh, fish) prints the script for that shell.",
+        "HAL_COMPLETE",
+        "Set by the shell completion scripts when they call hal back. HAL_COMPLETE=bash hal (or zsh, fish) prints the script for that shell.",
     ),
 ];
 
