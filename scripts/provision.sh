@@ -5,7 +5,8 @@
 #
 # Steps (each logs to $HAL_CI_LOG_DIR/<step>.log, default /tmp/hal-ci/):
 #   packages        apt: docker.io, docker-compose (v1), busybox-static,
-#                   docker-registry, debootstrap, util-linux, iproute2, curl, socat,
+#                   docker-registry, apache2-utils (htpasswd for a registry that
+#                   wants a login), debootstrap, util-linux, iproute2, curl, socat,
 #                   zsh, fish, man-db (completion and manual tests)
 #   compose-plugin  Compose v2 CLI plugin from Debian trixie's docker-compose .deb
 #                   -> /usr/local/lib/docker/cli-plugins/docker-compose
@@ -157,7 +158,7 @@ run_step() {
 
 # ---------------------------------------------------------------- steps
 
-PACKAGES=(docker.io docker-compose busybox-static docker-registry debootstrap
+PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
     util-linux iproute2 curl socat zsh fish man-db)
 
 step_packages() {

@@ -294,18 +294,22 @@ impl Engine {
         }
     }
 
-    /// Pulls `repo:tag`, streaming the engine's progress messages.
+    /// Pulls `repo:tag` with the given registry credentials, streaming the
+    /// engine's progress messages.
     pub fn pull(
         &self,
         repo: &str,
         tag: Option<&str>,
+        credentials: Option<bollard::auth::DockerCredentials>,
     ) -> BoxStream<'static, Result<CreateImageInfo, bollard::errors::Error>> {
         let options = CreateImageOptions {
             from_image: Some(repo.to_string()),
             tag: tag.map(str::to_string),
             ..Default::default()
         };
-        self.api.create_image(Some(options), None, None).boxed()
+        self.api
+            .create_image(Some(options), None, credentials)
+            .boxed()
     }
 }
 

@@ -9,6 +9,7 @@ pub mod commands;
 pub mod complete;
 pub mod compose;
 pub mod config;
+pub mod credentials;
 pub mod digest;
 pub mod discovery;
 pub mod docker;

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use anyhow::Context;
 use futures_util::StreamExt;
 
 use crate::compose::ServiceImage;
@@ -75,7 +76,10 @@ async fn pull_one(
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let (repo, tag) = split_ref(image);
-    let mut stream = engine.pull(&repo, tag.as_deref());
+    let credentials = crate::credentials::for_image(image)
+        .await
+        .context("registry credentials")?;
+    let mut stream = engine.pull(&repo, tag.as_deref(), credentials);
     let mut bars: HashMap<String, indicatif::ProgressBar> = HashMap::new();
     let work = async {
         while let Some(item) = stream.next().await {

@@ -204,3 +204,160 @@ fn a_hanging_pull_is_bounded() {
     assert!(run.took < std::time::Duration::from_secs(20), "{run:?}");
     drop(held);
 }
+
+/// A registry of its own that wants a login (htpasswd `ana` / `s3cret`), on a free port.
+struct LoginRegistry {
+    addr: String,
+    child: std::process::Child,
+}
+
+impl LoginRegistry {
+    fn start(rig: &Rig) -> LoginRegistry {
+        let dir = rig.dir.join("login-registry");
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        let hash = std::process::Command::new("htpasswd")
+            .args(["-Bbn", "ana", "s3cret"])
+            .output()
+            .expect("htpasswd (apache2-utils; scripts/provision.sh installs it)");
+        assert!(hash.status.success(), "htpasswd: {hash:?}");
+        std::fs::write(dir.join("htpasswd"), &hash.stdout).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\nauth:\n  htpasswd:\n    realm: hal-test\n    path: {}\n",
+            dir.join("data").display(),
+            dir.join("htpasswd").display()
+        );
+        std::fs::write(dir.join("config.yml"), config).unwrap();
+        let child = std::process::Command::new("docker-registry")
+            .arg("serve")
+            .arg(dir.join("config.yml"))
+            .stdout(std::process::Stdio::null())
+            .stderr(
+                std::fs::File::create(dir.join("log"))
+                    .map_or(std::process::Stdio::null(), Into::into),
+            )
+            .spawn()
+            .expect("docker-registry (scripts/provision.sh installs it)");
+        let reg = LoginRegistry { addr, child };
+        let url = format!("http://{}/v2/", reg.addr);
+        let asks_for_login = || {
+            std::process::Command::new("curl")
+                .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", &url])
+                .output()
+                .is_ok_and(|o| o.stdout == b"401")
+        };
+        assert!(
+            common::eventually(std::time::Duration::from_secs(20), asks_for_login),
+            "the login registry on {} did not come up",
+            reg.addr
+        );
+        reg
+    }
+}
+
+impl Drop for LoginRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `docker --config DIR ARGS` (with `input` on stdin), which must succeed.
+fn docker_in(config: &std::path::Path, args: &[&str], input: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("docker")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "docker {args:?}: {out:?}");
+}
+
+/// hal sends the credentials `docker login` stored (the CLI's config.json,
+/// found through DOCKER_CONFIG as the CLI finds it); without them the
+/// registry refuses the pull and the start fails naming the image.
+#[test]
+fn pulls_with_the_docker_login() {
+    if !registry_or_skip("pulls_with_the_docker_login") {
+        return;
+    }
+    let rig = Rig::new("login");
+    let reg = LoginRegistry::start(&rig);
+    let logged_in = rig.dir.join("docker-logged-in");
+    let anonymous = rig.dir.join("docker-anonymous");
+    std::fs::create_dir_all(&anonymous).unwrap();
+    docker_in(
+        &logged_in,
+        &["login", "-u", "ana", "--password-stdin", &reg.addr],
+        "s3cret",
+    );
+    let image = format!("{}/hal/login:{}", reg.addr, rig.prefix);
+    docker(&["tag", FIXTURE, &image]);
+    let _untag = Untag(vec![image.clone()]);
+    docker_in(&logged_in, &["push", &image], "");
+    docker(&["rmi", &image]);
+    assert!(!present(&image));
+    let m = stack_with_image(&rig, "login", &image);
+
+    let mut anon = rig.cmd(&["module", "start", "--pull", "always", &m]);
+    anon.env("DOCKER_CONFIG", &anonymous);
+    let run = common::run_with_timeout(anon, std::time::Duration::from_secs(120));
+    run.expect(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "image {image} (service app) is not present locally and could not be pulled"
+        )),
+        "{run:?}"
+    );
+    assert!(!present(&image));
+
+    let mut login = rig.cmd(&["module", "start", "--pull", "always", &m]);
+    login.env("DOCKER_CONFIG", &logged_in);
+    let run = common::run_with_timeout(login, std::time::Duration::from_secs(120));
+    run.expect(0);
+    assert!(present(&image), "{run:?}");
+    let status = rig.run(&["--json", "module", "status", &m]);
+    assert_eq!(status.state_of(&m), "active", "{status:?}");
+
+    // A credsStore: hal runs `docker-credential-NAME get` with the server on stdin.
+    docker(&["rmi", "-f", &image]);
+    let helped = rig.dir.join("docker-helped");
+    std::fs::create_dir_all(&helped).unwrap();
+    std::fs::write(helped.join("config.json"), r#"{"credsStore":"haltest"}"#).unwrap();
+    let bin = rig.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    common::script(
+        &bin,
+        "docker-credential-haltest",
+        &format!(
+            "#!/bin/sh\nread -r server\n[ \"$server\" = {addr} ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\nprintf '{{\"ServerURL\":\"%s\",\"Username\":\"ana\",\"Secret\":\"s3cret\"}}' \"$server\"\n",
+            addr = reg.addr
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut helper = rig.cmd(&["module", "start", "--pull", "always", &m]);
+    helper.env("DOCKER_CONFIG", &helped).env("PATH", &path);
+    let run = common::run_with_timeout(helper, std::time::Duration::from_secs(120));
+    run.expect(0);
+    assert!(present(&image), "the helper's login was not used: {run:?}");
+}
