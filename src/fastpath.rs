@@ -21,13 +21,14 @@ pub struct Known<'a> {
 }
 
 /// Starts `name` without compose when that is certainly what compose would do;
-/// `None` means "go through compose".
+/// `None` means "go through compose". With the outcome come the module's
+/// containers as listed, for the caller's wait.
 pub async fn try_start(
     ctx: &Ctx,
     engine: &Engine,
     name: &str,
     known: &Known<'_>,
-) -> anyhow::Result<Option<Outcome>> {
+) -> anyhow::Result<Option<(Outcome, Vec<ContainerSummary>)>> {
     let list = engine.compose_containers(Some(name)).await?;
     let main: Vec<&ContainerSummary> = list.iter().filter(|c| !is_oneoff(c)).collect();
     if main.is_empty() || !same_services(&main, known.services) {
@@ -70,11 +71,12 @@ pub async fn try_start(
         }
     }
     if all_up {
-        return Ok(Some(Outcome {
+        let outcome = Outcome {
             state: State::Active,
             reason: None,
             warnings,
-        }));
+        };
+        return Ok(Some((outcome, Vec::new())));
     }
     // Stopped (`docker stop`): start the same containers, in the order compose
     // created them, unless a service must wait for another's condition.
@@ -89,11 +91,13 @@ pub async fn try_start(
             .await?;
     }
     // The caller waits for active, with its `--jobs` slot given back.
-    Ok(Some(Outcome {
+    let outcome = Outcome {
         state: State::Starting,
         reason: None,
         warnings,
-    }))
+    };
+    let containers = main.into_iter().cloned().collect();
+    Ok(Some((outcome, containers)))
 }
 
 fn is_oneoff(c: &ContainerSummary) -> bool {

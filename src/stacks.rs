@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use bollard::models::ContainerSummary;
 
 use crate::app::Ctx;
 use crate::compose::{Project, ServiceImage};
@@ -55,12 +56,14 @@ pub async fn start(
             policy,
             pull_timeout: settings.pull_timeout,
         };
-        if let Some(outcome) = crate::fastpath::try_start(ctx, &engine, name, &known).await? {
+        if let Some((outcome, containers)) =
+            crate::fastpath::try_start(ctx, &engine, name, &known).await?
+        {
             if outcome.state == State::Active || !opts.wait {
                 return Ok(outcome);
             }
             crate::ops::release_slot();
-            let mut waited = wait_active(ctx, &engine, name, timeout).await?;
+            let mut waited = wait_active(ctx, &engine, name, timeout, containers).await?;
             waited.warnings.extend(outcome.warnings);
             return Ok(waited);
         }
@@ -99,7 +102,7 @@ pub async fn start(
         });
     }
     crate::ops::release_slot();
-    let mut outcome = wait_active(ctx, &engine, name, timeout).await?;
+    let mut outcome = wait_active(ctx, &engine, name, timeout, Vec::new()).await?;
     outcome.warnings.extend(warnings);
     Ok(outcome)
 }
@@ -117,16 +120,30 @@ fn remembered(ctx: &Ctx, name: &str, digest: Option<&str>) -> Option<Vec<Service
 
 /// Polls the project until every service is up (healthy where it has a
 /// healthcheck), something fails for good, or `timeout` passes.
+///
+/// `containers` are the project's containers as just listed (empty: list them
+/// here). Each poll inspects those alone: no compose process creates any while
+/// hal waits, and a list call costs the engine several inspects when many
+/// modules start at once. One that went away makes the next poll list again.
 pub async fn wait_active(
     ctx: &Ctx,
     engine: &Engine,
     name: &str,
     timeout: Duration,
+    mut containers: Vec<ContainerSummary>,
 ) -> anyhow::Result<Outcome> {
     let began = Instant::now();
     let spinner = ctx.ui.spinner(format!("{name}: waiting"));
     loop {
-        let facts = engine.project_facts(name).await?;
+        if containers.is_empty() {
+            containers = engine.compose_containers(Some(name)).await?;
+        }
+        let mut facts = engine.facts(containers.clone()).await?;
+        if facts.len() != containers.len() {
+            // Removed under us: see the project as it is now.
+            containers = engine.compose_containers(Some(name)).await?;
+            facts = engine.facts(containers.clone()).await?;
+        }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
         if state == State::Active {
