@@ -316,18 +316,24 @@ fn outcome(s: &UnitStatus) -> Outcome {
     }
 }
 
-/// The main process of a user unit's last run, for reading the lines the
-/// journal filed under no unit (see `init::systemd::user_unit_matches`).
-/// Best effort: `None` when the manager cannot say, and for system units,
-/// whose lines are always filed under the unit.
-pub async fn last_main_pid(unit: &str, scope: Scope) -> Option<u32> {
-    if scope != Scope::User {
-        return None;
+/// The main process of each user unit's last run (one `systemctl --user show`
+/// for all), for reading the lines the journal filed under no unit (see
+/// `init::systemd::user_unit_matches`). System units need none: their lines
+/// are always filed under the unit. Best effort: a unit the manager cannot
+/// tell about is left out.
+pub async fn last_main_pids(user_units: &[String]) -> BTreeMap<String, u32> {
+    if user_units.is_empty() {
+        return BTreeMap::new();
     }
-    show_one(init::for_scope(scope).as_ref(), unit)
+    init::for_scope(Scope::User)
+        .show(user_units)
         .await
-        .ok()
-        .and_then(|s| s.main_pid)
+        .map(|all| {
+            all.into_iter()
+                .filter_map(|s| Some((s.unit, s.main_pid?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {

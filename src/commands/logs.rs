@@ -33,7 +33,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             Kind::Host { unit, scope } => units.push(UnitSource {
                 unit: unit.clone(),
                 scope: *scope,
-                pid: crate::hosts::last_main_pid(unit, *scope).await,
+                pid: None,
                 source: Source {
                     module: m.name.clone(),
                     name: unit.clone(),
@@ -48,6 +48,15 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
                 .into());
             }
         }
+    }
+    let user_units: Vec<String> = units
+        .iter()
+        .filter(|u| u.scope == crate::config::Scope::User)
+        .map(|u| u.unit.clone())
+        .collect();
+    let pids = crate::hosts::last_main_pids(&user_units).await;
+    for u in &mut units {
+        u.pid = pids.get(&u.unit).copied();
     }
     // Docker is asked only when a stack is involved: unit logs need no engine.
     let engine = if stacks.is_empty() {
