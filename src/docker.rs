@@ -399,40 +399,21 @@ fn settled_facts(s: &ContainerSummary, now: crate::timefmt::Stamp) -> Option<Con
     if up < crate::stack::RESETTLE * 2 {
         return None;
     }
-    let labels = s.labels.clone().unwrap_or_default();
     let started = crate::timefmt::Stamp {
         secs: now.secs - i64::try_from(up.as_secs()).unwrap_or(0),
         nanos: 0,
     };
     Some(ContainerFacts {
-        id: s.id.clone().unwrap_or_default(),
-        name: s
-            .names
-            .as_ref()
-            .and_then(|n| n.first())
-            .map(|n| n.trim_start_matches('/').to_string())
-            .unwrap_or_default(),
-        project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
-        service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
-        number: labels
-            .get(NUMBER_LABEL)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(1),
-        oneoff: labels
-            .get(ONEOFF_LABEL)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         status: "running".into(),
         health: health_from_status_text(text).map(str::to_string),
         started_at: Some(started.rfc3339()),
-        image: s.image.clone().unwrap_or_default(),
         observed_at: Some(now),
-        ..Default::default()
+        ..identity(s)
     })
 }
 
 /// Builds the facts of one container from its summary and its inspect.
 pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts {
-    let labels = s.labels.clone().unwrap_or_default();
     let state = i.state.clone().unwrap_or_default();
     let status = state
         .status
@@ -458,16 +439,33 @@ pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> Container
         .and_then(|p| p.name)
         .map(|n| n.to_string())
         .unwrap_or_default();
-    let name = s
-        .names
-        .as_ref()
-        .and_then(|n| n.first())
-        .map(|n| n.trim_start_matches('/').to_string())
-        .unwrap_or_default();
     let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
     ContainerFacts {
+        status,
+        health,
+        exit_code: state.exit_code,
+        restart_policy,
+        restart_count: i.restart_count.unwrap_or(0),
+        started_at: time(state.started_at),
+        finished_at: time(state.finished_at),
+        oom_killed: state.oom_killed.unwrap_or(false),
+        error: state.error.filter(|e| !e.is_empty()),
+        observed_at: Some(crate::timefmt::Stamp::now()),
+        ..identity(s)
+    }
+}
+
+/// What the list call alone says of a container: who it is, never how it is.
+fn identity(s: &ContainerSummary) -> ContainerFacts {
+    let labels = s.labels.clone().unwrap_or_default();
+    ContainerFacts {
         id: s.id.clone().unwrap_or_default(),
-        name,
+        name: s
+            .names
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| n.trim_start_matches('/').to_string())
+            .unwrap_or_default(),
         project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
         service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
         number: labels
@@ -477,17 +475,8 @@ pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> Container
         oneoff: labels
             .get(ONEOFF_LABEL)
             .is_some_and(|v| v.eq_ignore_ascii_case("true")),
-        status,
-        health,
-        exit_code: state.exit_code,
-        restart_policy,
-        restart_count: i.restart_count.unwrap_or(0),
-        started_at: time(state.started_at),
-        finished_at: time(state.finished_at),
-        oom_killed: state.oom_killed.unwrap_or(false),
         image: s.image.clone().unwrap_or_default(),
-        error: state.error.filter(|e| !e.is_empty()),
-        observed_at: Some(crate::timefmt::Stamp::now()),
+        ..Default::default()
     }
 }
 
