@@ -35,10 +35,25 @@ bench_cleanup() {
     rm -rf "$tmp"
 }
 
-# bench_stack PROJECT: the standard stack, 2 services sleeping, fast to stop.
+# bench_stack PROJECT: the standard stack under $tmp/services.
 bench_stack() {
     mkdir -p "$tmp/services/$1"
-    cat >"$tmp/services/$1/compose.yaml" <<'YAML'
+    bench_stack_yaml >"$tmp/services/$1/compose.yaml"
+}
+
+# bench_stacks: $STACKS standard stacks $pfx01, $pfx02, ...; their names in projects.
+bench_stacks() {
+    local i
+    projects=()
+    for i in $(seq -w 1 "$STACKS"); do
+        projects+=("$pfx$i")
+        bench_stack "$pfx$i"
+    done
+}
+
+# bench_stack_yaml: the standard stack's compose file, 2 services sleeping, fast to stop.
+bench_stack_yaml() {
+    cat <<'YAML'
 services:
   a:
     image: hal-fixture:latest
@@ -64,3 +79,23 @@ restart = { burst = 100000, interval = "1s" }
 TOML
     export HAL_CONFIG=$tmp/hal.toml HAL_SERVICES_DIR=$tmp/services HAL_STATE_DIR=$tmp/state
 }
+
+# bench_rss_max CMD...: the largest peak RSS (KiB) of $RSS_RUNS runs of CMD.
+bench_rss_max() {
+    local max=0 k v
+    for k in $(seq 1 "$RSS_RUNS"); do
+        v=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
+        ((v > max)) && max=$v
+    done
+    echo "$max"
+}
+
+# Report helpers over $tmp/pooled.json (hyperfine results pooled by command name).
+get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
+fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
+row() { # NAME SHOWN: a markdown row of median, mean ± sd, min, runs
+    printf '| %s | %s | %s ± %s | %s | %s |\n' "$2" "$(fmt "$(get "$1" median)")" \
+        "$(fmt "$(get "$1" mean)")" "$(fmt "$(get "$1" sd)")" "$(fmt "$(get "$1" min)")" "$(get "$1" n)"
+}
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }

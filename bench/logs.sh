@@ -71,19 +71,11 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 say "peak RSS"
-rss_max() {
-    local max=0 k v
-    for k in $(seq 1 "$RSS_RUNS"); do
-        v=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
-        ((v > max)) && max=$v
-    done
-    echo "$max"
-}
-rss_hal=$(rss_max "$HAL_BIN" module logs "$p")
-rss_hal_json=$(rss_max "$HAL_BIN" --json module logs "$p")
-rss_compose=$(rss_max docker compose -f "$file" -p "$p" logs --no-color)
+rss_hal=$(bench_rss_max "$HAL_BIN" module logs "$p")
+rss_hal_json=$(bench_rss_max "$HAL_BIN" --json module logs "$p")
+rss_compose=$(bench_rss_max docker compose -f "$file" -p "$p" logs --no-color)
 # Memory bounded: with 10x fewer lines the peak should be about the same.
-rss_small=$(rss_max "$HAL_BIN" module logs -n $((LINES / 10)) "$p")
+rss_small=$(bench_rss_max "$HAL_BIN" module logs -n $((LINES / 10)) "$p")
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 jq -s '[.[].results[]] | group_by(.command) | map({key: .[0].command, value: (map(.times) | add | sort |
@@ -91,14 +83,6 @@ jq -s '[.[].results[]] | group_by(.command) | map({key: .[0].command, value: (ma
          median: (if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end),
          sd: ((add / length) as $m | map((. - $m) * (. - $m)) | add / length | sqrt)})}) | from_entries' \
     "$tmp"/logs.*.json >"$tmp/pooled.json"
-get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
-fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
-row() {
-    printf '| %s | %s | %s ± %s | %s | %s |\n' "$2" "$(fmt "$(get "$1" median)")" \
-        "$(fmt "$(get "$1" mean)")" "$(fmt "$(get "$1" sd)")" "$(fmt "$(get "$1" min)")" "$(get "$1" n)"
-}
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
 hal=$(get "hal module logs" median)
 hal_np=$(get "hal module logs --no-prefix" median)
 dc=$(get "docker compose logs --no-color" median)

@@ -67,13 +67,6 @@ jq -s '[.[].results[]] | group_by(.command) | map({key: .[0].command, value: (ma
          median: (if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end),
          sd: ((add / length) as $m | map((. - $m) * (. - $m)) | add / length | sqrt)})}) | from_entries' \
     "$tmp"/noop.*.json >"$tmp/pooled.json"
-get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
-fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
-row() {
-    printf '| %s | %s | %s ± %s | %s | %s |\n' "$2" "$(fmt "$(get "$1" median)")" \
-        "$(fmt "$(get "$1" mean)")" "$(fmt "$(get "$1" sd)")" "$(fmt "$(get "$1" min)")" "$(get "$1" n)"
-}
-mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
 hal=$(get "hal module start X" median)
 dc=$(get "docker compose up -d" median)
 v1=$(get "docker-compose up -d (v1)" median)

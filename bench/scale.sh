@@ -17,6 +17,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 MODULES=${MODULES:-500}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh # stack and report helpers; scale keeps its own setup
 FOLLOW_SECS=${FOLLOW_SECS:-20}
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-10}
@@ -50,19 +52,7 @@ trap 'exit 130' INT TERM
 mkdir -p "$tmp/many" "$tmp/chatty" "$tmp/state"
 for i in $(seq -w 1 "$MODULES"); do
     mkdir -p "$tmp/many/$pfx$i"
-    cat >"$tmp/many/$pfx$i/compose.yaml" <<'EOF'
-services:
-  a:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-  b:
-    image: hal-fixture:latest
-    command: ["sleep", "100000"]
-    restart: unless-stopped
-    stop_signal: SIGKILL
-EOF
+    bench_stack_yaml >"$tmp/many/$pfx$i/compose.yaml"
 done
 cat >"$tmp/hal.toml" <<'EOF'
 [defaults]
@@ -142,14 +132,6 @@ rate=$(awk -v n="$hal_lines" -v s="$FOLLOW_SECS" 'BEGIN { printf "%.0f", n / s }
 cpu_pct=$(awk -v t="$cpu_ticks" -v hz="$(getconf CLK_TCK)" -v s="$FOLLOW_SECS" 'BEGIN { printf "%.0f", t / hz / s * 100 }')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
-fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
-row() {
-    printf '| %s | %s | %s ± %s | %s | %s |\n' "$2" "$(fmt "$(get "$1" median)")" \
-        "$(fmt "$(get "$1" mean)")" "$(fmt "$(get "$1" sd)")" "$(fmt "$(get "$1" min)")" "$(get "$1" n)"
-}
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
 list_med=$(get "hal module list" median)
 first_rss=${samples[0]} last_rss=${samples[-1]}
 behind=$((engine_last - hal_last))

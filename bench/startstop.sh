@@ -37,13 +37,7 @@ source bench/lib.sh
 bench_init startstop hbss docker /usr/bin/time awk
 
 mkdir -p "$tmp/services" "$tmp/state"
-projects=()
-for i in $(seq -w 1 "$STACKS"); do
-    p="$pfx$i"
-    projects+=("$p")
-    mkdir -p "$tmp/services/$p"
-    bench_stack "$p"
-done
+bench_stacks
 bench_hal_env
 cd "$tmp"
 want=$((STACKS * 2))
@@ -179,7 +173,6 @@ prow() { # NAME SHOWN
     s=$(stats "$1")
     printf '| %s%s | %s s | %s | %s s | %s s |\n' "$2" "$(failed "$1")" "$(cut -f1 <<<"$s")" "$(cut -f2 <<<"$s")" "$(cut -f3 <<<"$s")" "$(cut -f4 <<<"$s")"
 }
-mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
 best() { # PATTERN-PREFIX -> "jobs median"
     local j m bj="" bm=""
     for j in $JOBS_SWEEP; do

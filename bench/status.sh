@@ -28,13 +28,7 @@ bench_init status hbst hyperfine jq curl docker docker-compose /usr/bin/time
 
 # --- layout: STACKS stacks x 2 services --------------------------------------
 mkdir -p "$tmp/services" "$tmp/state"
-projects=()
-for i in $(seq -w 1 "$STACKS"); do
-    p="$pfx$i"
-    projects+=("$p")
-    mkdir -p "$tmp/services/$p"
-    bench_stack "$p"
-done
+bench_stacks
 bench_hal_env
 cd "$tmp"
 
@@ -88,17 +82,9 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 say "peak RSS"
-rss_max() {
-    local max=0 k v
-    for k in $(seq 1 "$RSS_RUNS"); do
-        v=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
-        ((v > max)) && max=$v
-    done
-    echo "$max"
-}
-rss_hal=$(rss_max "$HAL_BIN" status)
-rss_hal_json=$(rss_max "$HAL_BIN" --json status)
-rss_ps=$(rss_max docker ps -a --filter label=com.docker.compose.project)
+rss_hal=$(bench_rss_max "$HAL_BIN" status)
+rss_hal_json=$(bench_rss_max "$HAL_BIN" --json status)
+rss_ps=$(bench_rss_max docker ps -a --filter label=com.docker.compose.project)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Pool every run of every round per command: median, mean, sd, min, runs.
@@ -107,16 +93,6 @@ jq -s '[.[].results[]] | group_by(.command) | map({key: .[0].command, value: (ma
          median: (if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end),
          sd: ((add / length) as $m | map((. - $m) * (. - $m)) | add / length | sqrt)})}) | from_entries' \
     "$tmp"/fast.*.json "$tmp"/loop2.*.json "$tmp"/loop1.*.json >"$tmp/pooled.json"
-
-get() { jq -r --arg k "$1" ".[\$k].$2" "$tmp/pooled.json"; }
-fmt() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.1f ms", s * 1000 }'; }
-row() {
-    local name=$1 shown=${2:-$1}
-    printf '| %s | %s | %s ± %s | %s | %s |\n' "$shown" "$(fmt "$(get "$name" median)")" \
-        "$(fmt "$(get "$name" mean)")" "$(fmt "$(get "$name" sd)")" "$(fmt "$(get "$name" min)")" "$(get "$name" n)"
-}
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
 
 hal_med=$(get "hal status" median)
 ps_med=$(get "docker ps -a --filter label" median)
