@@ -3,45 +3,24 @@
 //! The binary (`main.rs`) only parses the command line and maps the result to
 //! an exit code; everything else lives in these modules so tests can reach it.
 
-pub mod app;
 pub mod cli;
-pub mod commands;
-pub mod complete;
-pub mod compose;
-pub mod config;
-pub mod credentials;
-pub mod digest;
-pub mod discovery;
-pub mod docker;
-pub mod duration;
+pub mod cmd;
 pub mod error;
-pub mod fastpath;
-pub mod hosts;
-pub mod init;
-pub mod logline;
-pub mod logstream;
-pub mod model;
-pub mod name;
-pub mod node;
-pub mod ops;
-pub mod order;
-pub mod pull;
-pub mod render;
-pub mod signals;
+pub mod host;
+pub mod logs;
+pub mod module;
+pub mod output;
+pub mod run;
 pub mod stack;
-pub mod stacks;
-pub mod store;
-pub mod supervisor;
-pub mod sys;
-pub mod timefmt;
-pub mod trust;
-pub mod ui;
+pub mod state;
+pub mod util;
+pub mod watch;
 
 use error::{Exit, exit_of, report};
 
 /// Runs hal with parsed arguments and returns the exit code.
 pub async fn run(cli: cli::Cli) -> Exit {
-    let ctx = match app::Ctx::new(&cli.global) {
+    let ctx = match cmd::ctx::Ctx::new(&cli.global) {
         Ok(c) => c,
         Err(e) => {
             let e = anyhow::Error::new(e);
@@ -53,13 +32,13 @@ pub async fn run(cli: cli::Cli) -> Exit {
     // command is interrupted (exit 130, or 143 for SIGTERM), dropping its
     // futures: child processes are killed and locks released.
     let own_interrupt = cli.command.ends_on_interrupt();
-    let work = commands::dispatch(&ctx, cli.command);
+    let work = cmd::dispatch(&ctx, cli.command);
     let result = if own_interrupt {
         work.await
     } else {
         tokio::select! {
             r = work => r,
-            e = signals::stop_requested() => Err(e.into()),
+            e = util::signals::stop_requested() => Err(e.into()),
         }
     };
     match result {

@@ -40,7 +40,7 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
         let (time, msg) = rest.split_once(' ').unwrap();
         parsed.push((
             prefix.trim().to_string(),
-            hal::timefmt::parse(time).unwrap(),
+            hal::util::timefmt::parse(time).unwrap(),
             msg.to_string(),
         ));
     }
@@ -88,7 +88,7 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
     assert_eq!(err["stream"], "stderr");
     let times: Vec<&str> = docs.iter().map(|d| d["time"].as_str().unwrap()).collect();
     let mut sorted = times.clone();
-    sorted.sort_by_key(|t| hal::timefmt::parse(t).unwrap());
+    sorted.sort_by_key(|t| hal::util::timefmt::parse(t).unwrap());
     assert_eq!(times, sorted);
 
     // -n 2: the last two lines of each source; --no-prefix; --timestamps.
@@ -107,7 +107,7 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
     assert!(lines.iter().all(|l| !l.contains(" | ")), "{}", run.stdout);
     let msgs: Vec<&str> = lines.iter().map(|l| l.split_once(' ').unwrap().1).collect();
     assert_eq!(msgs, ["a5", "b5", "a-err", "b-err"]);
-    assert!(hal::timefmt::parse(lines[0].split_once(' ').unwrap().0).is_some());
+    assert!(hal::util::timefmt::parse(lines[0].split_once(' ').unwrap().0).is_some());
 
     // --since in the future shows nothing; a bad --since is a usage error.
     let run = rig.run(&["module", "logs", "--since", "2999-01-01T00:00:00Z", &m]);

@@ -6,7 +6,7 @@ mod common;
 
 use common::{Rig, compose, engine_or_skip, svc};
 
-fn created(project: &str) -> hal::timefmt::Stamp {
+fn created(project: &str) -> hal::util::timefmt::Stamp {
     let out = common::docker(&[
         "ps",
         "-a",
@@ -17,7 +17,7 @@ fn created(project: &str) -> hal::timefmt::Stamp {
     ]);
     let id = out.split_whitespace().next().unwrap().to_string();
     let t = common::docker(&["inspect", "--format", "{{.Created}}", &id]);
-    hal::timefmt::parse(t.trim()).unwrap()
+    hal::util::timefmt::parse(t.trim()).unwrap()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use hal::logline::{Assembler, MAX_LINE, Stream};
+use hal::logs::line::{Assembler, MAX_LINE, Stream};
 
 fn config() -> ProptestConfig {
     // PROPTEST_CASES (set by fuzz/run.sh) makes the long runs.
@@ -20,7 +20,7 @@ proptest! {
 
     #[test]
     fn config_parser_never_panics(text in ".{0,400}") {
-        let _ = hal::config::Config::parse(&text, std::path::Path::new("fuzz.toml"));
+        let _ = hal::module::config::Config::parse(&text, std::path::Path::new("fuzz.toml"));
     }
 
     #[test]
@@ -30,7 +30,7 @@ proptest! {
         value in "(\"[a-z0-9 ;$]{0,8}\"|[0-9]{1,25}|-1|true|\\[\"[a-z]{0,3}\"\\]|\\{ burst = [0-9]{1,12}, interval = \"[0-9]{0,4}[a-z]{0,3}\" \\})",
     ) {
         let text = if table.is_empty() { format!("{key} = {value}\n") } else { format!("[{table}]\n{key} = {value}\n") };
-        match hal::config::Config::parse(&text, std::path::Path::new("/etc/hal/hal.toml")) {
+        match hal::module::config::Config::parse(&text, std::path::Path::new("/etc/hal/hal.toml")) {
             Ok(_) => {}
             Err(e) => {
                 let msg = e.to_string();
@@ -42,7 +42,7 @@ proptest! {
 
     #[test]
     fn valid_names_are_safe(name in "\\PC{0,40}") {
-        if hal::name::is_valid(&name) {
+        if hal::module::name::is_valid(&name) {
             prop_assert!(!name.contains('/') && !name.contains("..") && !name.is_empty());
             prop_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'));
         }
@@ -50,7 +50,7 @@ proptest! {
 
     #[test]
     fn state_reader_never_panics(text in ".{0,300}") {
-        let _ = hal::store::parse_state(&text);
+        let _ = hal::state::parse_state(&text);
     }
 
     #[test]
@@ -60,25 +60,25 @@ proptest! {
         schema in any::<u32>(),
     ) {
         let text = format!("{{\"schema\":{schema},\"modules\":{{\"web\":{{\"starts\":{starts:?},\"desired\":{desired}}}}}}}");
-        if let Ok(state) = hal::store::parse_state(&text) {
-            let limit = hal::config::RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
+        if let Ok(state) = hal::state::parse_state(&text) {
+            let limit = hal::module::config::RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
             let rec = &state.modules["web"];
-            let u = rec.limit_use(limit, hal::timefmt::Stamp { secs: 1_000_000, nanos: 0 });
+            let u = rec.limit_use(limit, hal::util::timefmt::Stamp { secs: 1_000_000, nanos: 0 });
             prop_assert!(u.used as usize <= starts.len());
         }
     }
 
     #[test]
     fn durations_never_panic_and_round_trip(text in "[0-9a-z ]{0,12}") {
-        if let Ok(d) = hal::duration::parse(&text) {
-            prop_assert_eq!(hal::duration::parse(&hal::duration::format(d)).unwrap(), d);
+        if let Ok(d) = hal::util::duration::parse(&text) {
+            prop_assert_eq!(hal::util::duration::parse(&hal::util::duration::format(d)).unwrap(), d);
         }
     }
 
     #[test]
     fn timestamps_never_panic(text in "[0-9TZ:.+ -]{0,40}") {
-        if let Some(t) = hal::timefmt::parse(&text) {
-            prop_assert_eq!(hal::timefmt::parse(&t.rfc3339_nanos()), Some(t));
+        if let Some(t) = hal::util::timefmt::parse(&text) {
+            prop_assert_eq!(hal::util::timefmt::parse(&t.rfc3339_nanos()), Some(t));
         }
     }
 

@@ -446,12 +446,12 @@ fn several_modules_concurrently_and_all_needs_yes() {
     }
     // Concurrent: every container was created before the first could turn
     // healthy (3 s after it started), read from the engine's own clock.
-    let created: Vec<hal::timefmt::Stamp> = names
+    let created: Vec<hal::util::timefmt::Stamp> = names
         .iter()
         .map(|n| {
             let id = common::ids(n);
             let t = common::docker(&["inspect", "--format", "{{.Created}}", id.trim()]);
-            hal::timefmt::parse(t.trim()).unwrap()
+            hal::util::timefmt::parse(t.trim()).unwrap()
         })
         .collect();
     let spread = created

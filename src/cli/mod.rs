@@ -1,0 +1,313 @@
+//! The whole command-line interface: every verb, flag and help text lives here.
+
+pub mod complete;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+use clap_complete::engine::ArgValueCompleter;
+
+use crate::module::config::PullPolicy;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success; for status, every module asked about is active
+  1  the operation failed (a module did not start, stop, or recover)
+  2  usage error, bad config or name, or a confirmation was needed with no terminal and no --yes
+  3  status: at least one module is not active
+  4  no such module
+  5  refused: the module's start limit is hit (--force or reset-failed lifts it)
+  6  the engine is unreachable (Docker daemon, or the init/user bus)
+130  interrupted (Ctrl-C); 143 for SIGTERM";
+
+/// One verb for every module on the node: Docker Compose stacks and init units alike.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hal",
+    version,
+    about = "Start, stop, watch and rescue the modules of a node: compose stacks and init units",
+    long_about = "hal gives every module on a node the same verbs: start, stop, restart, status, logs \
+and rescue. A module is a Docker Compose project under the services root (/services/NAME) or an init \
+unit declared in the config. Stacks are driven through the Docker Engine API, units through systemd.",
+    after_help = "Examples:\n  hal status\n  hal module start web mailu\n  hal module logs -f web\n  hal --json module status web",
+    after_long_help = EXIT_CODES,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Print one JSON document on stdout (logs: one object per line); no colour, no progress.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// When to colour output: auto honours NO_COLOR, TERM=dumb and whether the stream is a terminal.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Print only errors and warnings.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Answer yes to confirmations (needed for stop --all, restart --all and rescue without a terminal).
+    #[arg(short, long, global = true, env = "HAL_YES", hide_env_values = true)]
+    pub yes: bool,
+
+    /// The config file [default: ~/.config/hal/hal.toml, or /etc/hal/hal.toml for root].
+    #[arg(
+        long,
+        global = true,
+        env = "HAL_CONFIG",
+        value_name = "FILE",
+        value_hint = ValueHint::FilePath,
+        hide_env_values = true
+    )]
+    pub config: Option<PathBuf>,
+
+    /// The services root holding one directory per stack [default: services_dir from the config, else /services].
+    #[arg(
+        long,
+        global = true,
+        env = "HAL_SERVICES_DIR",
+        value_name = "DIR",
+        value_hint = ValueHint::DirPath,
+        hide_env_values = true
+    )]
+    pub services_dir: Option<PathBuf>,
+
+    /// The Docker endpoint, e.g. unix:///var/run/docker.sock [default: DOCKER_HOST, else the local socket].
+    #[arg(short = 'H', long, global = true, value_name = "URL", value_hint = ValueHint::Url)]
+    pub host: Option<String>,
+}
+
+/// `--color` values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed.
+    #[command(subcommand)]
+    Module(ModuleCommand),
+
+    /// Show every module on the node (the same as `hal module status`).
+    #[command(
+        after_help = "Examples:\n  hal status\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
+    )]
+    Status(StatusArgs),
+
+    /// Node rescue: recover every failed module (the same as `hal module rescue`).
+    #[command(after_help = "Examples:\n  hal rescue --dry-run\n  hal rescue --yes")]
+    Rescue(RescueArgs),
+
+    /// Supervise the node: restart what fails, within each module's limit (run it under init).
+    #[command(after_help = "Examples:\n  hal watch\n  hal watch --json --grace 30s")]
+    Watch(WatchArgs),
+
+    /// Check the node and say what to fix.
+    #[command(after_help = "Examples:\n  hal doctor\n  hal doctor --json")]
+    Doctor,
+}
+
+impl Command {
+    /// Commands whose normal end is Ctrl-C: they handle it and exit 0.
+    pub fn ends_on_interrupt(&self) -> bool {
+        matches!(
+            self,
+            Command::Watch(_) | Command::Module(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
+        )
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModuleCommand {
+    /// List the modules of this node and where each is defined (no engine call).
+    #[command(after_help = "Examples:\n  hal module list\n  hal module list --json")]
+    List,
+
+    /// Start modules and wait until they are active.
+    #[command(
+        after_help = "Examples:\n  hal module start web\n  hal module start --all --pull missing\n  hal module start web --no-wait"
+    )]
+    Start(StartArgs),
+
+    /// Stop modules: their containers and network go (named volumes stay), or the unit stops.
+    #[command(after_help = "Examples:\n  hal module stop web\n  hal module stop --all --yes")]
+    Stop(StopArgs),
+
+    /// Stop, then start modules.
+    #[command(after_help = "Examples:\n  hal module restart web\n  hal module restart --all --yes")]
+    Restart(StartArgs),
+
+    /// Show the state of modules (all of them when none is named).
+    #[command(after_help = "Examples:\n  hal module status\n  hal module status web mailu --json")]
+    Status(StatusArgs),
+
+    /// Recover modules: clear the start count, recreate containers or reset and restart the unit.
+    #[command(
+        after_help = "Examples:\n  hal module rescue web --dry-run\n  hal module rescue --yes"
+    )]
+    Rescue(RescueArgs),
+
+    /// Clear modules' start counts (and a unit's failed state), so they may start again.
+    #[command(
+        name = "reset-failed",
+        after_help = "Examples:\n  hal module reset-failed web"
+    )]
+    ResetFailed(ResetArgs),
+
+    /// Show the logs of modules, merged in time order.
+    #[command(
+        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web"
+    )]
+    Logs(LogsArgs),
+}
+
+/// Which modules a verb acts on.
+#[derive(Debug, Args)]
+pub struct Targets {
+    /// Module names (see `hal module list`).
+    #[arg(value_name = "MODULE", required_unless_present = "all", add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+
+    /// Every module on the node.
+    #[arg(long, conflicts_with = "modules")]
+    pub all: bool,
+
+    /// How many modules to work on at once [default: 4 per CPU, 8 to 16].
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
+}
+
+/// How a start waits.
+#[derive(Debug, Args, Clone)]
+pub struct WaitArgs {
+    /// Return once the containers are started, without waiting for active.
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// How long to wait for active, e.g. 90s or 5m [default: 120s, or the config's timeout].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// What `start` and `restart` take.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    #[command(flatten)]
+    pub targets: Targets,
+
+    /// Image pull policy for the start [default: the module's pull setting, else always].
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub pull: Option<PullPolicy>,
+
+    /// Start even if the module's start limit is hit (the start still counts).
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    #[command(flatten)]
+    pub targets: Targets,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Module names [default: every module].
+    #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Module names.
+    #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+
+    /// Keep following new lines, across container re-creation, until Ctrl-C.
+    #[arg(short, long)]
+    pub follow: bool,
+
+    /// Show the last N lines of each source [default: all].
+    #[arg(short = 'n', long = "tail", value_name = "N")]
+    pub tail: Option<u64>,
+
+    /// Only lines since WHEN: a duration back from now (10m), an RFC 3339 time, or @UNIXSECONDS.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// Show each line's time.
+    #[arg(short, long)]
+    pub timestamps: bool,
+
+    /// Do not prefix lines with `module/service |`.
+    #[arg(long)]
+    pub no_prefix: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RescueArgs {
+    /// Modules to rescue [default: every failed module].
+    #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Only modules whose desired state is up (what the shipped timer runs).
+    #[arg(long)]
+    pub auto: bool,
+
+    /// How long to wait for each module to become active [default: 120s].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    /// Module names.
+    #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// How long a container may stay unhealthy before hal restarts its module.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "60s")]
+    pub grace: std::time::Duration,
+
+    /// How often to check every module even without events.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
+    pub interval: std::time::Duration,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::util::duration::parse(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,150 @@
+//! `hal doctor`: checks the node, one line per check with ✓ or ✗, and says what to fix.
+
+mod check;
+mod local;
+mod modules;
+mod pools;
+mod systemd;
+mod units;
+
+use self::check::Check;
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, OneLine};
+use crate::module::inventory::Kind;
+use crate::stack::compose::{Compose, Flavor};
+use crate::stack::engine::Engine;
+
+/// Runs every check (the slow ones concurrently), prints them, and exits 0
+/// only when all pass.
+pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
+    let (docker, (compose_line, compose), (systemd_lines, unit_problems), rescue_line) = tokio::join!(
+        docker_checks(ctx),
+        compose_checks(ctx),
+        systemd::checks(ctx),
+        units::check()
+    );
+    let mut problems = modules::problems(ctx, compose.as_ref()).await;
+    problems.extend(unit_problems);
+    problems.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let mut checks = Vec::new();
+    let (docker_line, pools_line) = docker;
+    checks.push(docker_line);
+    checks.push(compose_line);
+    checks.push(local::services_root(ctx));
+    checks.push(modules::summary(ctx, &problems, compose.is_some()));
+    checks.extend(problems);
+    checks.push(pools_line);
+    checks.extend(systemd_lines);
+    checks.extend(rescue_line);
+    checks.push(local::state_dir(ctx));
+    checks.push(local::permissions(ctx));
+
+    if ctx.ui.json {
+        println!("{}", check::json(&checks));
+    } else {
+        print!("{}", check::lines(&checks, ctx.ui.color, ctx.ui.quiet));
+    }
+    Ok(if checks.iter().all(|c| c.ok) {
+        Exit::Ok
+    } else {
+        Exit::Failed
+    })
+}
+
+/// The engine answers (with its API version), and its address pools can hold every stack's network.
+async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
+    match ctx.engine().await {
+        Ok(engine) => {
+            let line = Check::pass(
+                "docker",
+                format!(
+                    "reachable at {}, API {}",
+                    engine.endpoint, engine.api_version
+                ),
+            );
+            (line, pools_check(ctx, &engine).await)
+        }
+        Err(e) => {
+            let hint = match e {
+                crate::error::HalError::DockerPermission { ref user, .. } => format!(
+                    "add {user} to the docker group (usermod -aG docker {user}, then log in again), or run hal with sudo"
+                ),
+                _ => "start the Docker daemon (systemctl start docker), or point hal at it with -H or DOCKER_HOST".into(),
+            };
+            let line = Check::fail("docker", e.to_string(), hint);
+            let pools = Check::fail(
+                "address-pools",
+                "not checked: Docker is not reachable",
+                "fix the docker check first",
+            );
+            (line, pools)
+        }
+    }
+}
+
+/// Enough subnets are left in the default address pools for every stack that has no network yet.
+async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
+    let fail = |detail: String| {
+        Check::fail(
+            "address-pools",
+            detail,
+            "check that the engine answers `docker network ls` and that /etc/docker/daemon.json is valid JSON",
+        )
+    };
+    let (pools, source) = match engine.address_pools().await {
+        Ok(Some(p)) => (p, "the engine's default-address-pools".to_string()),
+        Ok(None) => match pools::read_daemon_json(std::path::Path::new(pools::DAEMON_JSON)) {
+            Ok(Some(p)) => (p, pools::DAEMON_JSON.to_string()),
+            Ok(None) => (pools::stock(), "Docker's stock pools".to_string()),
+            Err(e) => return fail(e),
+        },
+        Err(e) => return fail(OneLine(&e).to_string()),
+    };
+    let networks = match engine.networks().await {
+        Ok(n) => n,
+        Err(e) => return fail(OneLine(&e).to_string()),
+    };
+    let stacks: Vec<&str> = ctx
+        .inventory
+        .modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.as_str())
+        .collect();
+    let need = stacks
+        .iter()
+        .filter(|s| !networks.iter().any(|n| n.project.as_deref() == Some(**s)))
+        .count();
+    pools::verdict(
+        pools::capacity(&pools),
+        pools::used(&pools, &networks),
+        u64::try_from(need).unwrap_or(u64::MAX),
+        &source,
+    )
+}
+
+/// Compose is found, with its version.
+async fn compose_checks(ctx: &Ctx) -> (Check, Option<Compose>) {
+    match ctx.compose().await {
+        Ok(c) => {
+            let flavor = match c.flavor {
+                Flavor::V1 => "v1",
+                Flavor::V2 => "v2",
+            };
+            let line = Check::pass(
+                "compose",
+                format!("{} {} ({flavor})", c.display(), c.version),
+            );
+            (line, Some(c))
+        }
+        Err(e) => {
+            let line = Check::fail(
+                "compose",
+                OneLine(&e).to_string(),
+                "install the Docker Compose plugin (v2) or docker-compose (v1), or set HAL_COMPOSE to the compose command",
+            );
+            (line, None)
+        }
+    }
+}

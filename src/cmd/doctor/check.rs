@@ -1,0 +1,111 @@
+//! One doctor check: its verdict, what it saw, and what to do — rendered as a line for people or JSON for scripts.
+
+use serde::Serialize;
+
+use crate::output::ui::paint;
+
+/// The outcome of one check. `hint` says what to do and is set when `ok` is false.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    pub hint: Option<String>,
+}
+
+impl Check {
+    pub fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            ok: true,
+            detail: detail.into(),
+            hint: None,
+        }
+    }
+
+    pub fn fail(
+        name: impl Into<String>,
+        detail: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            ok: false,
+            detail: detail.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: u32,
+    checks: &'a [Check],
+}
+
+/// `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`.
+pub fn json(checks: &[Check]) -> String {
+    serde_json::to_string_pretty(&Doc {
+        schema: crate::output::render::SCHEMA,
+        checks,
+    })
+    .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
+}
+
+/// One line per check (`✓ name  detail`), each failure followed by its hint.
+/// `quiet` keeps the failures only.
+pub fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
+    let width = checks
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for c in checks.iter().filter(|c| !(quiet && c.ok)) {
+        let mark = if c.ok {
+            paint(color, "32", "✓")
+        } else {
+            paint(color, "31", "✗")
+        };
+        out.push_str(&format!("{mark} {:width$}  {}\n", c.name, c.detail));
+        if let Some(hint) = c.hint.as_deref().filter(|_| !c.ok) {
+            out.push_str(&format!("  {:width$}  hint: {hint}\n", ""));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Check> {
+        vec![
+            Check::pass("docker", "reachable"),
+            Check::fail("state-dir", "/x: read-only", "set HAL_STATE_DIR"),
+        ]
+    }
+
+    #[test]
+    fn lines_align_and_carry_hints() {
+        assert_eq!(
+            lines(&sample(), false, false),
+            "✓ docker     reachable\n✗ state-dir  /x: read-only\n             hint: set HAL_STATE_DIR\n"
+        );
+        assert_eq!(
+            lines(&sample(), false, true),
+            "✗ state-dir  /x: read-only\n             hint: set HAL_STATE_DIR\n"
+        );
+        assert!(lines(&sample(), true, false).contains("\x1b[32m✓\x1b[0m"));
+    }
+
+    #[test]
+    fn json_has_the_published_fields() {
+        let v: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["checks"][0]["ok"], true);
+        assert_eq!(v["checks"][0]["hint"], serde_json::Value::Null);
+        assert_eq!(v["checks"][1]["name"], "state-dir");
+        assert_eq!(v["checks"][1]["hint"], "set HAL_STATE_DIR");
+    }
+}

@@ -1,0 +1,153 @@
+//! Are the modules usable: their names, and their compose files as `compose config -q` sees them.
+
+use std::path::Path;
+use std::time::Duration;
+
+use futures_util::stream::{self, StreamExt};
+
+use super::check::Check;
+use crate::cmd::ctx::Ctx;
+use crate::error::OneLine;
+use crate::module::inventory::{Kind, Module};
+use crate::stack::compose::{Compose, Project};
+
+/// How long one `compose config -q` may take.
+const CONFIG_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One failed check per module that cannot be used: an invalid name, a name
+/// used twice, or (when compose was found) a compose file compose rejects.
+pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
+    let mut out: Vec<Check> = ctx
+        .inventory
+        .modules
+        .iter()
+        .filter_map(|m| match &m.kind {
+            Kind::Invalid { reason } => Some(Check::fail(
+                check_name(&m.name),
+                reason.clone(),
+                invalid_hint(ctx, m),
+            )),
+            _ => None,
+        })
+        .collect();
+    if let Some(compose) = compose {
+        let stacks = ctx.inventory.modules.iter().filter_map(|m| match &m.kind {
+            Kind::Stack { dir, file } => Some((m.name.as_str(), dir.as_path(), file.as_path())),
+            _ => None,
+        });
+        let rejected: Vec<Option<Check>> = stream::iter(stacks)
+            .map(|(name, dir, file)| validate(ctx, compose, name, dir, file))
+            .buffered(ctx.jobs(None))
+            .collect()
+            .await;
+        out.extend(rejected.into_iter().flatten());
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The name of a module's own check line.
+pub fn check_name(module: &str) -> String {
+    format!("module:{module}")
+}
+
+/// `compose config -q` on one stack: `None` when compose accepts it.
+async fn validate(
+    ctx: &Ctx,
+    compose: &Compose,
+    name: &str,
+    dir: &Path,
+    file: &Path,
+) -> Option<Check> {
+    let project = Project { name, dir, file };
+    let why = match tokio::time::timeout(
+        CONFIG_TIMEOUT,
+        compose.run(&project, ctx.host.as_deref(), &["config", "-q"]),
+    )
+    .await
+    {
+        Ok(Ok(_)) => return None,
+        Ok(Err(e)) => OneLine(&e).to_string(),
+        Err(_) => format!(
+            "{} config gave no answer within {}s",
+            compose.display(),
+            CONFIG_TIMEOUT.as_secs()
+        ),
+    };
+    Some(Check::fail(
+        check_name(name),
+        format!("{}: {why}", file.display()),
+        format!(
+            "fix the compose file; `{} -f {} config` shows it as compose reads it",
+            compose.display(),
+            file.display()
+        ),
+    ))
+}
+
+fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
+    let dir = ctx.inventory.root.join(&m.name);
+    if crate::module::name::problem(&m.name).is_some() {
+        format!(
+            "rename {} to a compose project name: lowercase letters, digits, '-' and '_', starting with a letter or digit",
+            dir.display()
+        )
+    } else {
+        format!(
+            "rename {} or the [module.{}] section of the config: a name is either a stack or a host unit",
+            dir.display(),
+            m.name
+        )
+    }
+}
+
+/// The summary line over every module, given the problems found.
+pub fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
+    let modules = &ctx.inventory.modules;
+    let stacks = modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .count();
+    let hosts = modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Host { .. }))
+        .count();
+    if modules.is_empty() {
+        return Check::pass(
+            "modules",
+            format!(
+                "none: no stacks under {} and no host units in the config",
+                ctx.inventory.root.display()
+            ),
+        );
+    }
+    let mut bad: Vec<&str> = problems
+        .iter()
+        .filter_map(|c| c.name.strip_prefix("module:"))
+        .collect();
+    bad.dedup();
+    if !bad.is_empty() {
+        return Check::fail(
+            "modules",
+            format!(
+                "{} of {} invalid: {}",
+                bad.len(),
+                modules.len(),
+                bad.join(", ")
+            ),
+            "fix the modules listed below",
+        );
+    }
+    let how = if compose_checked {
+        "compose files accepted by compose config"
+    } else {
+        "compose files not checked: no compose"
+    };
+    Check::pass(
+        "modules",
+        format!(
+            "{} valid: {stacks} stacks ({how}), {hosts} host units",
+            modules.len()
+        ),
+    )
+}

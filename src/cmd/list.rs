@@ -1,0 +1,23 @@
+//! `hal module list`: the modules of this node and where each is defined, with no engine call.
+
+use crate::cmd::ctx::Ctx;
+use crate::error::Exit;
+use crate::output::render;
+
+pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
+    if let Some(p) = &ctx.inventory.root_problem {
+        ctx.ui.warn(p);
+    }
+    let entries = render::list_entries(&ctx.inventory.modules);
+    if ctx.ui.json {
+        println!("{}", render::modules_json(&entries));
+    } else if !entries.is_empty() {
+        print!("{}", render::list_table(&entries, ctx.ui.color));
+    } else if !ctx.ui.quiet {
+        eprintln!(
+            "hal: no modules: no stack directories under {} and no host units in the config",
+            ctx.inventory.root.display()
+        );
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,313 @@
+//! `hal module logs`: one stream for any mix of modules, prefixed, merged in time order, or followed.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Stdout, Write};
+
+use tokio::sync::mpsc;
+
+use crate::cli::LogsArgs;
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, HalError};
+use crate::logs::line::Line;
+use crate::logs::stream::{self, Event, Lines, Merge, Source};
+use crate::module::inventory::Kind;
+use crate::stack::engine::Engine;
+use crate::util::timefmt::{self, Stamp};
+
+/// How many lines may wait for the printer while following.
+const FOLLOW_BUFFER: usize = 1024;
+
+pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
+    let modules = ctx.inventory.resolve(&a.modules)?;
+    let since = a
+        .since
+        .as_deref()
+        .map(|s| timefmt::parse_since(s, Stamp::now()))
+        .transpose()
+        .map_err(HalError::Usage)?;
+    let mut stacks = Vec::new();
+    let mut units = Vec::new();
+    for m in &modules {
+        match &m.kind {
+            Kind::Stack { .. } => stacks.push(m.name.clone()),
+            Kind::Host { unit, scope } => units.push(UnitSource {
+                unit: unit.clone(),
+                scope: *scope,
+                pid: None,
+                source: Source {
+                    module: m.name.clone(),
+                    name: unit.clone(),
+                    label: m.name.clone(),
+                },
+            }),
+            Kind::Invalid { reason } => {
+                return Err(HalError::InvalidModule {
+                    name: m.name.clone(),
+                    reason: reason.clone(),
+                }
+                .into());
+            }
+        }
+    }
+    let user_units: Vec<String> = units
+        .iter()
+        .filter(|u| u.scope == crate::module::config::Scope::User)
+        .map(|u| u.unit.clone())
+        .collect();
+    let pids = crate::host::last_main_pids(&user_units).await;
+    for u in &mut units {
+        u.pid = pids.get(&u.unit).copied();
+    }
+    // Docker is asked only when a stack is involved: unit logs need no engine.
+    let engine = if stacks.is_empty() {
+        None
+    } else {
+        Some(ctx.engine().await?)
+    };
+    let containers = match &engine {
+        Some(e) => containers_of(e, &stacks).await?,
+        None => Vec::new(),
+    };
+    let width = containers
+        .iter()
+        .map(|(_, s)| &s.label)
+        .chain(units.iter().map(|u| &u.source.label))
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    let mut printer = Printer::new(ctx, &a, width);
+    let result = if a.follow {
+        follow(
+            ctx,
+            engine.as_ref(),
+            containers,
+            units,
+            stacks,
+            &a,
+            since,
+            &mut printer,
+        )
+        .await
+    } else {
+        let mut sources = Vec::new();
+        let mut streams = Vec::new();
+        if let Some(engine) = &engine {
+            for (id, source) in containers {
+                streams.push((
+                    sources.len(),
+                    stream::container_lines(engine, &id, false, a.tail, since),
+                ));
+                sources.push(source);
+            }
+        }
+        for u in units {
+            streams.push((sources.len(), u.lines(false, a.tail, since)));
+            sources.push(u.source);
+        }
+        let mut merge = Merge::new(streams);
+        let mut r = Ok(());
+        while let Some(item) = merge.next().await {
+            let (i, line) = item?;
+            r = printer.line(&sources[i], &line);
+            if r.is_err() {
+                break;
+            }
+        }
+        r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
+    };
+    match result {
+        Ok(()) => Ok(Exit::Ok),
+        Err(e) => match e.downcast_ref::<io::Error>().map(io::Error::kind) {
+            // The reader went away (`hal module logs x | head`): that is a clean end.
+            Some(io::ErrorKind::BrokenPipe) => Ok(Exit::Ok),
+            Some(_) => Err(e.context("write logs")),
+            None => Err(e),
+        },
+    }
+}
+
+/// A host module's unit as a log source (its journal).
+struct UnitSource {
+    unit: String,
+    scope: crate::module::config::Scope,
+    /// The main process of its last run, whose lines the journal may have filed under no unit.
+    pid: Option<u32>,
+    source: Source,
+}
+
+impl UnitSource {
+    fn lines(&self, follow: bool, tail: Option<u64>, since: Option<i64>) -> Lines {
+        let q = crate::host::init::JournalQuery {
+            follow,
+            tail,
+            since,
+            pid: self.pid,
+        };
+        crate::host::journal(&self.unit, self.scope, q)
+    }
+}
+
+/// The non-one-off containers of the given projects (one list call), ordered by module and service.
+async fn containers_of(
+    engine: &Engine,
+    projects: &[String],
+) -> anyhow::Result<Vec<(String, Source)>> {
+    let single = (projects.len() == 1).then(|| projects[0].as_str());
+    let list = engine.compose_containers(single).await?;
+    let mut out = Vec::new();
+    for c in list {
+        let labels = c.labels.unwrap_or_default();
+        if let Some(source) = stream::source_of(&labels, projects) {
+            out.push((c.id.unwrap_or_default(), source));
+        }
+    }
+    out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn follow(
+    ctx: &Ctx,
+    engine: Option<&Engine>,
+    containers: Vec<(String, Source)>,
+    units: Vec<UnitSource>,
+    projects: Vec<String>,
+    a: &LogsArgs,
+    since: Option<i64>,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
+    let mut sources: Vec<Source> = Vec::new();
+    // Container id → index of its live source.
+    let mut live: HashMap<String, usize> = HashMap::new();
+    if let Some(engine) = engine {
+        stream::watch_starts(engine.clone(), projects, tx.clone());
+        for (id, source) in containers {
+            let idx = sources.len();
+            let lines: Lines = stream::container_lines(engine, &id, true, a.tail, since);
+            stream::forward(idx, lines, tx.clone());
+            live.insert(id.clone(), idx);
+            sources.push(source);
+        }
+    }
+    // The journal keeps following a unit across its restarts by itself.
+    for u in units {
+        stream::forward(sources.len(), u.lines(true, a.tail, since), tx.clone());
+        sources.push(u.source);
+    }
+    let stop = crate::util::signals::stop_requested();
+    tokio::pin!(stop);
+    loop {
+        let ev = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = &mut stop => return Ok(printer.flush()?),
+        };
+        let Some(ev) = ev else {
+            return Ok(printer.flush()?);
+        };
+        match ev {
+            Event::Line(i, line) => {
+                printer.line(&sources[i], &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
+            Event::Ended(i) => {
+                live.retain(|_, v| *v != i);
+            }
+            Event::Problem(why) => ctx.ui.warn(&why),
+            Event::Lost(why) => {
+                printer.flush()?;
+                // Following cannot go on without the engine's events: end, and say so.
+                return Err(why.into());
+            }
+            Event::Started { id, source, at } => {
+                let Some(engine) = engine else { continue };
+                if live.contains_key(&id) {
+                    continue;
+                }
+                // A recreated or restarted container: follow it from its start.
+                let idx = sources.len();
+                printer.widen(source.label.len());
+                let lines = stream::container_lines(engine, &id, true, None, Some(at));
+                stream::forward(idx, lines, tx.clone());
+                live.insert(id.clone(), idx);
+                sources.push(source);
+            }
+        }
+    }
+}
+
+/// Writes lines as people or scripts read them.
+struct Printer {
+    out: BufWriter<Stdout>,
+    json: bool,
+    prefix: bool,
+    timestamps: bool,
+    color: bool,
+    width: usize,
+}
+
+impl Printer {
+    fn new(ctx: &Ctx, a: &LogsArgs, width: usize) -> Printer {
+        Printer {
+            out: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            json: ctx.ui.json,
+            prefix: !a.no_prefix,
+            timestamps: a.timestamps,
+            color: ctx.ui.color,
+            width,
+        }
+    }
+
+    fn widen(&mut self, w: usize) {
+        self.width = self.width.max(w);
+    }
+
+    fn line(&mut self, src: &Source, line: &Line) -> io::Result<()> {
+        if self.json {
+            let doc = serde_json::json!({
+                "module": src.module,
+                "source": src.name,
+                "stream": line.stream,
+                "time": line.time.rfc3339_nanos(),
+                "message": line.message,
+            });
+            return writeln!(self.out, "{doc}");
+        }
+        if self.prefix {
+            if self.color {
+                write!(self.out, "\x1b[{}m", color_for(&src.label))?;
+            }
+            self.out.write_all(src.label.as_bytes())?;
+            for _ in src.label.len()..self.width {
+                self.out.write_all(b" ")?;
+            }
+            self.out.write_all(b" |")?;
+            if self.color {
+                self.out.write_all(b"\x1b[0m")?;
+            }
+            self.out.write_all(b" ")?;
+        }
+        if self.timestamps {
+            write!(self.out, "{} ", line.time.rfc3339_nanos())?;
+        }
+        self.out.write_all(line.message.as_bytes())?;
+        self.out.write_all(b"\n")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// A stable colour per source: the same label gets the same colour every run.
+fn color_for(label: &str) -> &'static str {
+    const PALETTE: [&str; 6] = ["36", "33", "32", "35", "34", "31"];
+    let mut h: u32 = 0x811c_9dc5;
+    for b in label.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    PALETTE[(h % PALETTE.len() as u32) as usize]
+}

@@ -1,0 +1,36 @@
+//! One file per command: each gathers its modules, calls the logic, and renders.
+
+pub mod ctx;
+
+pub mod change;
+pub mod doctor;
+pub mod list;
+pub mod logs;
+pub mod rescue;
+pub mod reset_failed;
+pub mod status;
+pub mod watch;
+
+use crate::cli::{Command, ModuleCommand};
+use crate::cmd::ctx::Ctx;
+use crate::error::Exit;
+
+/// Runs the parsed command.
+pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
+    match command {
+        Command::Status(a) => status::run(ctx, &a.modules).await,
+        Command::Rescue(a) => rescue::run(ctx, a).await,
+        Command::Watch(a) => watch::run(ctx, a).await,
+        Command::Doctor => doctor::run(ctx).await,
+        Command::Module(m) => match m {
+            ModuleCommand::List => list::run(ctx),
+            ModuleCommand::Status(a) => status::run(ctx, &a.modules).await,
+            ModuleCommand::Start(a) => change::start(ctx, a).await,
+            ModuleCommand::Stop(a) => change::stop(ctx, a).await,
+            ModuleCommand::Restart(a) => change::restart(ctx, a).await,
+            ModuleCommand::Logs(a) => logs::run(ctx, a).await,
+            ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
+            ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
+        },
+    }
+}

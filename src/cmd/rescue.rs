@@ -1,0 +1,226 @@
+//! `hal rescue` / `hal module rescue`: find what failed, say the plan, ask once, recover, report.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::cli::RescueArgs;
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, HalError, OneLine, report};
+use crate::module::inventory::{Kind, Module};
+use crate::module::status::{ModuleStatus, State};
+use crate::output::render;
+use crate::run::{self, Verb};
+use crate::stack::StartOpts;
+use crate::stack::engine::Engine;
+
+/// How long rescue waits for a Docker engine that is down.
+const ENGINE_WAIT: Duration = Duration::from_secs(60);
+
+/// One line of the plan.
+#[derive(Serialize)]
+struct Step {
+    name: String,
+    kind: &'static str,
+    was: State,
+    reason: Option<String>,
+    action: &'static str,
+    critical: bool,
+}
+
+/// One line of the report.
+#[derive(Serialize)]
+struct Done<'a> {
+    #[serde(flatten)]
+    step: &'a Step,
+    ok: bool,
+    now: Option<State>,
+    took_ms: u64,
+    error: Option<String>,
+}
+
+pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
+    let modules = if a.modules.is_empty() {
+        ctx.inventory.modules.clone()
+    } else {
+        ctx.inventory.resolve(&a.modules)?
+    };
+    let engine_wait = a.timeout.unwrap_or(ENGINE_WAIT);
+    if modules.iter().any(|m| matches!(m.kind, Kind::Stack { .. })) {
+        wait_for_docker(ctx, engine_wait).await?;
+    }
+    let node = crate::run::status::collect(ctx, &modules).await;
+    for w in &node.warnings {
+        ctx.ui.warn(w);
+    }
+    let plan = plan(ctx, &node.modules, !a.modules.is_empty(), a.auto);
+    if plan.is_empty() {
+        if ctx.ui.json {
+            println!("{}", crate::output::render::modules_json::<Step>(&[]));
+        } else if !ctx.ui.quiet {
+            eprintln!("hal: nothing to rescue: no module is failed");
+        }
+        return Ok(Exit::Ok);
+    }
+    if a.dry_run {
+        if ctx.ui.json {
+            println!("{}", crate::output::render::modules_json(&plan));
+        } else {
+            print!("{}", plan_table(&plan, ctx.ui.color));
+        }
+        return Ok(Exit::Ok);
+    }
+    if !ctx.ui.quiet && !ctx.ui.json {
+        eprint!("{}", plan_table(&plan, ctx.ui.color_err));
+    }
+    let question = format!("rescue {} module(s)?", plan.len());
+    if !ctx.ui.confirm(&question)? {
+        return Ok(Exit::Failed);
+    }
+    let opts = StartOpts {
+        pull: None,
+        wait: true,
+        timeout: a.timeout,
+    };
+    let verb = Verb::Rescue { opts };
+    let began = Instant::now();
+    // Critical modules first, all of them before the rest begins.
+    let (first, rest): (Vec<&Step>, Vec<&Step>) = plan.iter().partition(|s| s.critical);
+    let mut done = Vec::new();
+    for batch in [first, rest] {
+        let mods: Vec<Module> = batch
+            .iter()
+            .filter_map(|s| ctx.inventory.get(&s.name).cloned())
+            .collect();
+        for r in run::run(ctx, mods, &verb, ctx.jobs(None)).await {
+            done.push(r);
+        }
+    }
+    let mut exit = Exit::Ok;
+    let rows: Vec<Done> = plan
+        .iter()
+        .zip(&done)
+        .map(|(step, r)| {
+            exit = exit.worst(r.exit());
+            Done {
+                step,
+                ok: r.result.as_ref().is_ok_and(|o| o.state == State::Active),
+                now: r.result.as_ref().ok().map(|o| o.state),
+                took_ms: u64::try_from(r.took.as_millis()).unwrap_or(u64::MAX),
+                error: r.result.as_ref().err().map(|e| OneLine(e).to_string()),
+            }
+        })
+        .collect();
+    if ctx.ui.json {
+        println!("{}", crate::output::render::modules_json(&rows));
+    } else {
+        for r in &done {
+            if let Err(e) = &r.result {
+                report(e);
+            }
+        }
+        if !ctx.ui.quiet {
+            print!("{}", report_table(&rows, ctx.ui.color));
+            eprintln!("hal: rescue took {:.1}s", began.elapsed().as_secs_f64());
+        }
+    }
+    if exit == Exit::Ok && rows.iter().any(|r| !r.ok) {
+        exit = Exit::Failed;
+    }
+    Ok(exit)
+}
+
+/// Waits a bounded time for a Docker engine that does not answer.
+async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
+    let first = match Engine::connect(ctx.host.as_deref()).await {
+        Ok(_) => return Ok(()),
+        Err(e @ HalError::DockerPermission { .. }) => return Err(e),
+        Err(e) => e,
+    };
+    eprintln!(
+        "hal: rescue: {first}; waiting up to {} for it to come back",
+        crate::util::duration::format(bound)
+    );
+    let deadline = Instant::now() + bound;
+    let mut last = first;
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        match Engine::connect(ctx.host.as_deref()).await {
+            Ok(_) => {
+                eprintln!("hal: rescue: Docker is back");
+                return Ok(());
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// What to rescue: the named modules, or every failed one; `auto` keeps only
+/// modules a person wants up, and then also takes inactive or degraded ones.
+fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<Step> {
+    let mut steps: Vec<Step> = statuses
+        .iter()
+        .filter(|s| s.kind != "invalid")
+        .filter(|s| {
+            if auto {
+                s.desired.as_deref() == Some("up")
+                    && (named
+                        || matches!(s.state, State::Failed | State::Degraded | State::Inactive))
+            } else {
+                named || s.state == State::Failed
+            }
+        })
+        .map(|s| Step {
+            name: s.name.clone(),
+            kind: s.kind,
+            was: s.state,
+            reason: s.reason.clone(),
+            action: if s.kind == "host" {
+                "reset-failed, restart"
+            } else {
+                "recreate"
+            },
+            critical: ctx.config.modules.get(&s.name).is_some_and(|m| m.critical),
+        })
+        .collect();
+    steps.sort_by_key(|s| !s.critical);
+    steps
+}
+
+fn plan_table(plan: &[Step], color: bool) -> String {
+    let mut t = render::table(color);
+    t.set_header(["MODULE", "WAS", "ACTION", "WHY"]);
+    for s in plan {
+        let name = if s.critical {
+            format!("{} (critical)", s.name)
+        } else {
+            s.name.clone()
+        };
+        t.add_row(vec![
+            comfy_table::Cell::new(name),
+            render::state_cell(s.was, color),
+            comfy_table::Cell::new(s.action),
+            comfy_table::Cell::new(s.reason.as_deref().unwrap_or("")),
+        ]);
+    }
+    render::trim_lines(t.trim_fmt())
+}
+
+fn report_table(rows: &[Done], color: bool) -> String {
+    let mut t = render::table(color);
+    t.set_header(["MODULE", "WAS", "ACTION", "NOW", "TOOK"]);
+    for r in rows {
+        t.add_row(vec![
+            comfy_table::Cell::new(&r.step.name),
+            render::state_cell(r.step.was, color),
+            comfy_table::Cell::new(r.step.action),
+            r.now.map_or_else(
+                || comfy_table::Cell::new("error"),
+                |s| render::state_cell(s, color),
+            ),
+            comfy_table::Cell::new(format!("{:.1}s", r.took_ms as f64 / 1000.0)),
+        ]);
+    }
+    render::trim_lines(t.trim_fmt())
+}

@@ -1,0 +1,66 @@
+//! `hal module reset-failed`: clear start counts (and a unit's failed state) so a held module may start again.
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::cli::ResetArgs;
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, HalError, OneLine, exit_of, report};
+use crate::module::inventory::Kind;
+
+#[derive(Serialize)]
+struct Cleared<'a> {
+    name: &'a str,
+    kind: &'static str,
+    ok: bool,
+    error: Option<String>,
+}
+
+pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
+    let modules = ctx.inventory.resolve(&a.modules)?;
+    let mut exit = Exit::Ok;
+    let mut rows = Vec::new();
+    for m in &modules {
+        let result = reset(ctx, m).await;
+        if let Err(e) = &result {
+            exit = exit.worst(exit_of(e));
+            if !ctx.ui.json {
+                report(e);
+            }
+        } else if !ctx.ui.json && !ctx.ui.quiet {
+            println!("{}: start count cleared", m.name);
+        }
+        rows.push(Cleared {
+            name: &m.name,
+            kind: m.kind_name(),
+            ok: result.is_ok(),
+            error: result.err().map(|e| OneLine(&e).to_string()),
+        });
+    }
+    if ctx.ui.json {
+        println!("{}", crate::output::render::modules_json(&rows));
+    }
+    Ok(exit)
+}
+
+async fn reset(ctx: &Ctx, m: &crate::module::inventory::Module) -> anyhow::Result<()> {
+    let work = async {
+        match &m.kind {
+            Kind::Invalid { reason } => {
+                return Err(HalError::InvalidModule {
+                    name: m.name.clone(),
+                    reason: reason.clone(),
+                }
+                .into());
+            }
+            Kind::Host { unit, scope } => crate::host::reset_failed(unit, *scope).await?,
+            Kind::Stack { .. } => {}
+        }
+        if let Some(w) = ctx.store.reset(&m.name)? {
+            ctx.ui.warn(&w);
+        }
+        anyhow::Ok(())
+    };
+    work.await
+        .with_context(|| format!("reset-failed {}", m.name))
+}

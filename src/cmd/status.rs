@@ -1,0 +1,36 @@
+//! `hal status` / `hal module status`: the state of modules, exit 0 only when all are active.
+
+use crate::cmd::ctx::Ctx;
+use crate::error::Exit;
+use crate::output::render;
+use crate::util::timefmt::Stamp;
+
+pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
+    let modules = if names.is_empty() {
+        ctx.inventory.modules.clone()
+    } else {
+        ctx.inventory.resolve(names)?
+    };
+    let node = crate::run::status::collect(ctx, &modules).await;
+    for w in &node.warnings {
+        ctx.ui.warn(w);
+    }
+    for e in &node.errors {
+        eprintln!("hal: {e}");
+    }
+    let (statuses, exit) = (node.modules, node.exit);
+    if ctx.ui.json {
+        println!("{}", render::modules_json(&statuses));
+    } else if !statuses.is_empty() {
+        print!(
+            "{}",
+            render::status_table(&statuses, ctx.ui.color, Stamp::now())
+        );
+    } else if !ctx.ui.quiet {
+        eprintln!(
+            "hal: no modules: no stack directories under {} and no host units in the config",
+            ctx.inventory.root.display()
+        );
+    }
+    Ok(exit)
+}

@@ -1,0 +1,252 @@
+//! What the supervisor does about a module: restart it, hold it, run its `on_failure`, and say so in the log.
+
+use std::time::Duration;
+
+use super::out::Entry;
+use super::{BUSY_RECHECK, Done, SETTLE, Watcher, hook};
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, HalError, OneLine, exit_of};
+use crate::module::config::PullPolicy;
+use crate::module::inventory::Module;
+use crate::module::status::State;
+use crate::run::{self, Report, Verb};
+use crate::stack::StartOpts;
+use crate::state::Desired;
+use crate::util::timefmt::Stamp;
+use crate::watch::policy::{Act, Action, Attempt};
+
+impl Watcher<'_> {
+    pub(super) fn act(&mut self, m: Module, a: Action) {
+        let name = m.name.clone();
+        if a.act == Act::Release {
+            self.log.emit(
+                Entry::module(
+                    &name,
+                    "released",
+                    Some("release"),
+                    format!("hold released: {}", a.reason),
+                )
+                .reason(a.reason),
+            );
+            return;
+        }
+        if a.act == Act::Hold {
+            self.held(&name, &a.reason, &a.reason);
+            return;
+        }
+        // A person may have stopped it since its status was read.
+        let (state, _) = self.ctx.store.read();
+        if state.modules.get(&name).and_then(|r| r.desired) != Some(Desired::Up) {
+            return;
+        }
+        if self.ctx.store.busy(&name) {
+            self.mark([name], BUSY_RECHECK);
+            return;
+        }
+        let (verb, action) = match a.act {
+            Act::Retry => ("retrying after hold", "retry"),
+            _ => ("restarting", "restart"),
+        };
+        self.log.emit(
+            Entry::module(
+                &name,
+                "trouble",
+                Some(action),
+                format!("{verb}: {}", a.reason),
+            )
+            .reason(a.reason.clone()),
+        );
+        self.inflight.insert(name);
+        let ctx = self.ctx;
+        self.work.push(Box::pin(restart(ctx, m, a)));
+    }
+
+    pub(super) fn on_done(&mut self, d: Done) {
+        match d {
+            Done::Restart {
+                act,
+                reason,
+                report,
+            } => self.restarted(act, reason, report),
+            Done::Hook { module, result } => self.hook_done(&module, result),
+        }
+    }
+
+    fn restarted(&mut self, act: Act, reason: String, report: Report) {
+        let name = report.module.name.clone();
+        self.inflight.remove(&name);
+        self.mark([name.clone()], SETTLE);
+        let took = report.took;
+        let took_text = format!("{:.1}s", took.as_secs_f64());
+        let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let now = Stamp::now();
+        let (what, err) = match &report.result {
+            Ok(o) if o.state == State::Active => {
+                self.sup.record(&name, Attempt::Recovered, now);
+                let text = format!("restarted, active ({took_text})");
+                self.log.emit(
+                    Entry::module(&name, "restarted", None, text)
+                        .with("state", "active")
+                        .with("took_ms", took_ms),
+                );
+                return;
+            }
+            Ok(o) => (
+                Attempt::Failed,
+                format!(
+                    "restarted but {}: {}",
+                    o.state.as_str(),
+                    o.reason.as_deref().unwrap_or("")
+                ),
+            ),
+            Err(e) if exit_of(e) == Exit::Refused => (Attempt::Refused, refusal_text(e)),
+            Err(e) => (Attempt::Failed, without_context(e, &name)),
+        };
+        let hold_began = self.sup.record(&name, what.clone(), now);
+        if hold_began {
+            self.held(&name, &reason, &err);
+            return;
+        }
+        let next = self
+            .sup
+            .hold(&name)
+            .map(|h| format!("; still held, next try after {} UTC", h.not_before.clock()))
+            .unwrap_or_default();
+        let (event, verb) = match (what, act) {
+            (Attempt::Refused, _) => ("refused", "refused"),
+            (_, Act::Retry) => ("retry_failed", "retry failed"),
+            _ => ("restart_failed", "restart failed"),
+        };
+        self.log.emit(
+            Entry::module(
+                &name,
+                event,
+                None,
+                format!("{verb}: {err} ({took_text}){next}"),
+            )
+            .reason(err)
+            .with("took_ms", took_ms),
+        );
+    }
+
+    /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
+    /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
+    fn held(&mut self, name: &str, reason: &str, refusal: &str) {
+        let command = hook::command_of(self.ctx, name);
+        let blocked = command.as_ref().and_then(|_| hook::refusal(self.ctx));
+        let tail = match (&command, &blocked) {
+            (None, _) => "",
+            (Some(_), Some(_)) => "; on_failure not run",
+            (Some(_), None) => "; running on_failure",
+        };
+        self.log.emit(
+            Entry::module(name, "held", Some("hold"), format!("held: {refusal}{tail}"))
+                .reason(refusal),
+        );
+        match (command, blocked) {
+            (Some(_), Some(why)) => self.log.emit(
+                Entry::module(
+                    name,
+                    "on_failure_refused",
+                    None,
+                    format!("on_failure not run: {why}"),
+                )
+                .reason(why),
+            ),
+            (Some(argv), None) => {
+                let module = name.to_string();
+                let env_reason = if reason == refusal {
+                    reason.to_string()
+                } else {
+                    format!("{reason}; {refusal}")
+                };
+                self.work.push(Box::pin(async move {
+                    let result = hook::run(&argv, &module, &env_reason).await;
+                    Done::Hook { module, result }
+                }));
+            }
+            (None, _) => {}
+        }
+    }
+
+    fn hook_done(&mut self, name: &str, result: Result<hook::Finished, String>) {
+        match result {
+            Ok(f) => {
+                for line in &f.output {
+                    self.log.emit(
+                        Entry::module(
+                            name,
+                            "on_failure_output",
+                            None,
+                            format!("on_failure: {line}"),
+                        )
+                        .reason(line.clone()),
+                    );
+                }
+                self.log.emit(
+                    Entry::module(
+                        name,
+                        "on_failure",
+                        None,
+                        format!("on_failure {} ({:.1}s)", f.how, f.took.as_secs_f64()),
+                    )
+                    .reason(f.how.clone())
+                    .with("ok", f.ok)
+                    .with(
+                        "took_ms",
+                        u64::try_from(f.took.as_millis()).unwrap_or(u64::MAX),
+                    ),
+                );
+            }
+            Err(why) => self.log.emit(
+                Entry::module(
+                    name,
+                    "on_failure",
+                    None,
+                    format!("on_failure could not run: {why}"),
+                )
+                .reason(why)
+                .with("ok", false),
+            ),
+        }
+    }
+}
+
+/// Restarts one module as `hal module restart` would (not forced: it counts).
+/// Images are pulled only when missing: a recovery must not wait on a registry.
+async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
+    let verb = Verb::AutoRestart {
+        opts: StartOpts {
+            pull: Some(PullPolicy::Missing),
+            wait: true,
+            timeout: None,
+        },
+    };
+    let report = run::run(ctx, vec![m.clone()], &verb, 1)
+        .await
+        .pop()
+        .unwrap_or(Report {
+            module: m,
+            result: Err(anyhow::anyhow!("no report")),
+            took: Duration::ZERO,
+        });
+    Done::Restart {
+        act: a.act,
+        reason: a.reason,
+        report,
+    }
+}
+
+/// The refusal's own words (when the module is free again, how to clear it).
+fn refusal_text(e: &anyhow::Error) -> String {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<HalError>())
+        .map_or_else(|| OneLine(e).to_string(), ToString::to_string)
+}
+
+/// The error without ops' `restart NAME: ` prefix.
+fn without_context(e: &anyhow::Error, name: &str) -> String {
+    let text = OneLine(e).to_string();
+    text.strip_prefix(&format!("restart {name}: "))
+        .map_or(text.clone(), str::to_string)
+}

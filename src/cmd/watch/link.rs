@@ -1,0 +1,178 @@
+//! The supervisor's link to the Docker engine: the event subscription, what an event means, and reconnecting with backoff.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use bollard::models::EventMessage;
+use futures_util::stream::{BoxStream, StreamExt};
+
+use crate::cmd::ctx::Ctx;
+use crate::error::OneLine;
+use crate::stack::engine::{Engine, PROJECT_LABEL};
+use crate::util::timefmt::Stamp;
+use crate::watch::policy::Seen;
+
+/// The container events that can change what the supervisor should do.
+pub const ACTIONS: [&str; 5] = ["die", "health_status", "oom", "start", "destroy"];
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+pub type Events = BoxStream<'static, Result<EventMessage, bollard::errors::Error>>;
+
+/// Connected (with an event stream) or waiting to try again.
+pub struct Link {
+    engine: Option<Engine>,
+    events: Option<Events>,
+    retry_at: Instant,
+    backoff: Duration,
+    /// Whether the engine was ever reached (for the wording of the log).
+    ever_up: bool,
+}
+
+impl Link {
+    pub fn new() -> Link {
+        Link {
+            engine: None,
+            events: None,
+            retry_at: Instant::now(),
+            backoff: BACKOFF_FIRST,
+            ever_up: false,
+        }
+    }
+
+    pub fn up(&self) -> bool {
+        self.events.is_some()
+    }
+
+    pub fn ever_up(&self) -> bool {
+        self.ever_up
+    }
+
+    /// When to try to connect, while not connected.
+    pub fn retry_at(&self) -> Option<Instant> {
+        (!self.up()).then_some(self.retry_at)
+    }
+
+    pub fn connected(&mut self, engine: Engine, events: Events) {
+        self.engine = Some(engine);
+        self.events = Some(events);
+        self.backoff = BACKOFF_FIRST;
+        self.ever_up = true;
+    }
+
+    /// The link is down (or could not be made): returns how long until the next try.
+    pub fn down(&mut self) -> Duration {
+        self.events = None;
+        let wait = self.backoff;
+        self.retry_at = Instant::now() + wait;
+        self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+        wait
+    }
+
+    /// The next event; never ready while not connected.
+    pub async fn next(&mut self) -> Option<Result<EventMessage, String>> {
+        let Some(events) = self.events.as_mut() else {
+            return std::future::pending().await;
+        };
+        let item = events.next().await?;
+        Some(item.map_err(|e| match &self.engine {
+            Some(engine) => OneLine(&engine.fail(e)).to_string(),
+            None => e.to_string(),
+        }))
+    }
+}
+
+/// Reaches the engine and subscribes to its events (from a second ago, so none
+/// fall between the subscription and the status pass that follows it).
+pub async fn connect(ctx: &Ctx) -> Result<(Engine, Events), String> {
+    let engine = ctx.engine().await.map_err(|e| e.to_string())?;
+    engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
+    let since = Stamp::now().secs - 1;
+    let events = engine.container_events_of(Some(since), &ACTIONS);
+    Ok((engine, events))
+}
+
+/// The module an event is about (a stack this node has), and what it says about health.
+pub fn meaning(ev: &EventMessage, stacks: &BTreeSet<String>) -> Option<(String, Option<Seen>)> {
+    let attrs = ev.actor.as_ref()?.attributes.as_ref()?;
+    let module = attrs.get(PROJECT_LABEL)?;
+    if !stacks.contains(module)
+        || attrs
+            .get("com.docker.compose.oneoff")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        return None;
+    }
+    let action = ev.action.as_deref().unwrap_or("");
+    let at = match (ev.time_nano, ev.time) {
+        (Some(n), _) => Stamp::from_micros(n / 1000),
+        (None, Some(s)) => Stamp { secs: s, nanos: 0 },
+        (None, None) => Stamp::now(),
+    };
+    let seen = attrs.get("name").and_then(|container| {
+        let unhealthy = if action.starts_with("health_status") {
+            action.ends_with("unhealthy")
+        } else if matches!(action, "die" | "destroy" | "start") {
+            false
+        } else {
+            return None;
+        };
+        Some(Seen {
+            module: module.clone(),
+            container: container.clone(),
+            unhealthy,
+            at,
+        })
+    });
+    Some((module.clone(), seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bollard::models::EventActor;
+    use std::collections::HashMap;
+
+    fn ev(action: &str, project: &str) -> EventMessage {
+        EventMessage {
+            action: Some(action.into()),
+            actor: Some(EventActor {
+                id: Some("abc".into()),
+                attributes: Some(HashMap::from([
+                    (PROJECT_LABEL.to_string(), project.to_string()),
+                    ("name".to_string(), format!("{project}-web-1")),
+                ])),
+            }),
+            time_nano: Some(1_700_000_000_500_000_000),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn events_name_their_module_and_health() {
+        let stacks = BTreeSet::from(["web".to_string()]);
+        let (m, seen) = meaning(&ev("health_status: unhealthy", "web"), &stacks).unwrap();
+        assert_eq!(m, "web");
+        let seen = seen.unwrap();
+        assert!(seen.unhealthy);
+        assert_eq!(seen.container, "web-web-1");
+        assert_eq!(seen.at.secs, 1_700_000_000);
+        assert!(
+            !meaning(&ev("health_status: healthy", "web"), &stacks)
+                .unwrap()
+                .1
+                .unwrap()
+                .unhealthy
+        );
+        assert!(meaning(&ev("oom", "web"), &stacks).unwrap().1.is_none());
+        assert!(meaning(&ev("die", "other"), &stacks).is_none());
+    }
+
+    #[test]
+    fn backoff_doubles_to_a_bound_and_resets() {
+        let mut l = Link::new();
+        let waits: Vec<u64> = (0..7).map(|_| l.down().as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30]);
+        assert!(l.retry_at().is_some());
+    }
+}

@@ -1,0 +1,330 @@
+//! The init behind host modules: what any init must answer, and the child-process plumbing they share.
+//!
+//! Each init lives in one file of this folder and implements [`Init`]; [`for_scope`]
+//! picks it. Only systemd exists today: adding another init means one more file
+//! and one line in [`for_scope`].
+
+pub mod systemd;
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
+use tokio::process::Command;
+
+use crate::error::HalError;
+use crate::logs::stream::Lines;
+use crate::module::config::Scope;
+use crate::util::timefmt::Stamp;
+
+/// Where a unit is in its life, in the words systemd made common.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Activity {
+    Active,
+    Activating,
+    Reloading,
+    Deactivating,
+    Inactive,
+    Failed,
+    /// A word this hal does not know yet.
+    Other(String),
+}
+
+/// Whether the init could load the unit's definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Load {
+    Loaded,
+    NotFound,
+    Masked,
+    /// Loading failed (bad setting, bad unit file); the init's reason.
+    Error(String),
+}
+
+/// How the unit's main process last ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MainExit {
+    Exited(i64),
+    Signal(i64),
+}
+
+/// One unit as the init sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitStatus {
+    /// The unit name as asked for.
+    pub unit: String,
+    pub load: Load,
+    pub activity: Activity,
+    /// The init's own words, e.g. `active/running`, `failed/failed`.
+    pub words: String,
+    /// Why it last stopped or failed, e.g. `exit-code`; `None` when it succeeded.
+    pub result: Option<String>,
+    pub main_exit: Option<MainExit>,
+    /// The main process of the last run (still running or not).
+    pub main_pid: Option<u32>,
+    /// Restarts the init made on its own.
+    pub restarts: Option<i64>,
+    /// When it last became active.
+    pub active_since: Option<Stamp>,
+    /// When its state last changed.
+    pub changed: Option<Stamp>,
+}
+
+/// Which journal lines to read.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct JournalQuery {
+    pub follow: bool,
+    /// The last N lines; all when `None`.
+    pub tail: Option<u64>,
+    /// Unix seconds.
+    pub since: Option<i64>,
+    /// Also this process's lines, whatever unit the journal filed them under
+    /// (see `systemd::user_unit_matches`).
+    pub pid: Option<u32>,
+}
+
+/// What hal needs from an init. Every call is bounded in time; nothing prints.
+/// Errors are `anyhow` errors carrying [`HalError::InitUnreachable`] (exit 6)
+/// when the init cannot be reached, or an [`InitError`] otherwise.
+pub trait Init: Send + Sync {
+    /// Cheap checks (no child process) that the init can be reached at all.
+    fn reachable(&self) -> Result<(), HalError>;
+
+    /// The status of every unit, in the order asked, from one call.
+    fn show<'a>(&'a self, units: &'a [String]) -> BoxFuture<'a, anyhow::Result<Vec<UnitStatus>>>;
+
+    /// Starts a unit; with `wait`, returns once the init finished the start job
+    /// (a failed job is an error), giving up after `timeout`.
+    fn start<'a>(
+        &'a self,
+        unit: &'a str,
+        wait: bool,
+        timeout: Duration,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Stops a unit and waits for the stop job, giving up after `timeout`.
+    fn stop<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Restarts a unit and waits for the job, giving up after `timeout`.
+    fn restart<'a>(&'a self, unit: &'a str, timeout: Duration)
+    -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Forgets a unit's failed state (and the init's own start-rate count).
+    fn reset_failed<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// The unit's log lines, oldest first; with `follow`, until dropped.
+    fn journal(&self, unit: &str, q: JournalQuery) -> Lines;
+
+    /// Asks the log store to take in what it has been sent but not stored yet
+    /// (best effort: it may need privileges), so that a failure's last lines are there.
+    fn settle_logs(&self) -> BoxFuture<'_, ()>;
+}
+
+/// The init that manages units of `scope` on this node.
+pub fn for_scope(scope: Scope) -> Box<dyn Init> {
+    Box::new(systemd::Systemd::new(scope))
+}
+
+/// A failure the init reported about a unit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InitError {
+    #[error("unit {0} not found")]
+    NotFound(String),
+    #[error("needs root: run with sudo ({0})")]
+    Permission(String),
+    /// The init ran the job and it failed.
+    #[error("{0}")]
+    JobFailed(String),
+    #[error("did not finish within {}", crate::util::duration::format(*.0))]
+    Timeout(Duration),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The bytes of one stderr kept for messages.
+const STDERR_KEEP: usize = 8 * 1024;
+
+/// A child process command with the settings every init call shares: no
+/// stdin, piped output, killed when dropped, C locale, no colour, no pager.
+pub fn command(program: &str, args: &[String]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .env("LC_ALL", "C")
+        .env("SYSTEMD_COLORS", "0")
+        .env("SYSTEMD_PAGER", "")
+        .env("SYSTEMD_URLIFY", "0")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs `cmd` to the end, or kills it after `timeout` (`Ok(None)`).
+pub async fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<Output>> {
+    let child = cmd.spawn()?;
+    match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(out) => out.map(Some),
+        // Dropping the future drops the child, which kills it.
+        Err(_) => Ok(None),
+    }
+}
+
+/// A child's output, one line at a time, each line parsed by `parse` (which
+/// may turn one line into none or several). The child is killed when the
+/// stream is dropped; a non-zero exit ends the stream with an error naming
+/// `what` and the child's last stderr words.
+pub fn line_stream<T, F>(mut cmd: Command, what: String, max_line: usize, parse: F) -> Lines
+where
+    T: IntoIterator<Item = crate::logs::line::Line> + Send + 'static,
+    F: Fn(&[u8]) -> T + Send + 'static,
+    <T as IntoIterator>::IntoIter: Send,
+{
+    use futures_util::stream::StreamExt;
+    let (tx, rx) = tokio::sync::mpsc::channel::<anyhow::Result<crate::logs::line::Line>>(256);
+    tokio::spawn(async move {
+        let fail = |e: String| anyhow::anyhow!("{what}: {e}");
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = tx.send(Err(fail(e.to_string()))).await;
+                return;
+            }
+        };
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = tx.send(Err(fail("no output pipe".into()))).await;
+            return;
+        };
+        let err_task = tokio::spawn(read_tail(stderr, STDERR_KEEP));
+        let mut reader = tokio::io::BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            tokio::select! {
+                // The reader went away: stop at once (the child is killed on drop).
+                () = tx.closed() => return,
+                got = next_line(&mut reader, &mut buf, max_line) => match got {
+                    Ok(true) => {
+                        for line in parse(&buf) {
+                            if tx.send(Ok(line)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Ok(false) => break,
+                    Err(e) => {
+                        let _ = tx.send(Err(fail(e.to_string()))).await;
+                        return;
+                    }
+                },
+            }
+        }
+        let status = child.wait().await;
+        let stderr = err_task.await.unwrap_or_default();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                let words = last_words(&stderr);
+                let why = if words.is_empty() {
+                    format!("exited with {s}")
+                } else {
+                    words
+                };
+                let _ = tx.send(Err(fail(why))).await;
+            }
+            Err(e) => {
+                let _ = tx.send(Err(fail(e.to_string()))).await;
+            }
+        }
+    });
+    tokio_stream_from(rx).boxed()
+}
+
+fn tokio_stream_from<T: Send + 'static>(
+    rx: tokio::sync::mpsc::Receiver<T>,
+) -> impl futures_util::Stream<Item = T> + Send + 'static {
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|x| (x, rx)) })
+}
+
+/// Reads one `\n`-terminated line into `buf` (without the newline), keeping at
+/// most `max` bytes of it. `Ok(false)` at the end of input.
+pub async fn next_line<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<bool> {
+    buf.clear();
+    let mut seen = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(seen);
+        }
+        seen = true;
+        let (piece, used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&piece[..piece.len().min(room)]);
+        r.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+/// The last few non-empty lines of a child's stderr, on one line.
+pub fn last_words(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(3)..].join("; ")
+}
+
+/// The last `keep` bytes of a reader, as text.
+async fn read_tail<R: tokio::io::AsyncRead + Unpin>(mut r: R, keep: usize) -> String {
+    let mut all = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n) = r.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        all.extend_from_slice(&chunk[..n]);
+        if all.len() > 2 * keep {
+            all.drain(..all.len() - keep);
+        }
+    }
+    let start = all.len().saturating_sub(keep);
+    String::from_utf8_lossy(&all[start..]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn next_line_splits_and_caps() {
+        let data: &[u8] = b"one\ntwo-is-long\nlast";
+        let mut r = tokio::io::BufReader::with_capacity(4, data);
+        let mut buf = Vec::new();
+        assert!(next_line(&mut r, &mut buf, 100).await.unwrap());
+        assert_eq!(buf, b"one");
+        assert!(next_line(&mut r, &mut buf, 3).await.unwrap());
+        assert_eq!(buf, b"two");
+        assert!(next_line(&mut r, &mut buf, 100).await.unwrap());
+        assert_eq!(buf, b"last");
+        assert!(!next_line(&mut r, &mut buf, 100).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn read_tail_keeps_the_end() {
+        let data = vec![b'a'; 10_000];
+        let mut with_end = data.clone();
+        with_end.extend_from_slice(b"END");
+        let s = read_tail(with_end.as_slice(), 5).await;
+        assert_eq!(s, "aaEND");
+    }
+}

@@ -1,0 +1,545 @@
+//! Verbs on host modules (init units): start, stop, reset-failed, status and logs, answering like stacks do.
+
+pub mod init;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures_util::stream::StreamExt;
+
+use crate::cmd::ctx::Ctx;
+use crate::error::{Detailed, HalError, OneLine};
+use crate::host::init::{Activity, Init, InitError, JournalQuery, Load, MainExit, UnitStatus};
+use crate::logs::stream::Lines;
+use crate::module::config::Scope;
+use crate::module::inventory::{Kind, Module};
+use crate::module::status::{LimitStatus, ModuleStatus, ServiceStatus, State};
+use crate::stack::{Outcome, StartOpts};
+use crate::util::timefmt::Stamp;
+
+const POLL: Duration = Duration::from_millis(250);
+/// A started unit must stay active this long before the start counts as done:
+/// a service that dies right after its start job succeeded did not start.
+const SETTLE: Duration = Duration::from_secs(1);
+/// Journal lines shown for a unit that did not come up (the init adds a few of its own).
+const DIAG_LINES: u64 = 8;
+/// How long reading those lines may take.
+const DIAG_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the init of `scope` can be reached at all (cheap; no child process).
+pub fn reachable(scope: Scope) -> Result<(), HalError> {
+    init::for_scope(scope).reachable()
+}
+
+/// Starts the unit and, unless `opts.wait` is off, waits until it is active
+/// and stays so for a moment; a unit that fails is reported with its result,
+/// exit status and last journal lines.
+pub async fn start(
+    ctx: &Ctx,
+    name: &str,
+    unit: &str,
+    scope: Scope,
+    opts: &StartOpts,
+) -> anyhow::Result<Outcome> {
+    let init = init::for_scope(scope);
+    let timeout = opts.timeout.unwrap_or(ctx.config.settings(name).timeout);
+    let spinner = ctx.ui.spinner(format!("{name}: starting {unit}"));
+    let result = start_and_wait(&*init, name, unit, opts.wait, timeout).await;
+    spinner.finish_and_clear();
+    result
+}
+
+async fn start_and_wait(
+    init: &dyn Init,
+    name: &str,
+    unit: &str,
+    wait: bool,
+    timeout: Duration,
+) -> anyhow::Result<Outcome> {
+    let began = Instant::now();
+    if let Err(e) = init.start(unit, wait, timeout).await {
+        return Err(match e.downcast_ref::<InitError>() {
+            Some(InitError::JobFailed(_)) => did_not_start(init, name, unit, None, None).await,
+            Some(InitError::Timeout(_)) => {
+                did_not_start(init, name, unit, None, Some(timeout)).await
+            }
+            Some(InitError::NotFound(_)) => not_found(unit),
+            _ => e,
+        });
+    }
+    if !wait {
+        return Ok(outcome(&show_one(init, unit).await?));
+    }
+    // The unit is active since `.0` with `.1` restarts so far.
+    let mut active: Option<(Instant, Option<i64>)> = None;
+    loop {
+        let s = show_one(init, unit).await?;
+        match s.activity {
+            // Active for a while already (starting a running unit changes nothing);
+            // the init's stamp has whole seconds, hence twice the margin.
+            Activity::Active
+                if active.is_none()
+                    && s.active_since
+                        .is_some_and(|t| Stamp::now().since(t) >= SETTLE + SETTLE) =>
+            {
+                return Ok(outcome(&s));
+            }
+            Activity::Active => match active {
+                Some((since, n)) if n == s.restarts => {
+                    if since.elapsed() >= SETTLE {
+                        return Ok(outcome(&s));
+                    }
+                }
+                _ => active = Some((Instant::now(), s.restarts)),
+            },
+            Activity::Failed => return Err(did_not_start(init, name, unit, Some(s), None).await),
+            // The start job succeeded and the unit already ended well (a one-shot job).
+            Activity::Inactive if s.load == Load::Loaded && s.result.is_none() => {
+                return Ok(outcome(&s));
+            }
+            Activity::Inactive => return Err(did_not_start(init, name, unit, Some(s), None).await),
+            _ => active = None,
+        }
+        if began.elapsed() >= timeout {
+            if s.activity == Activity::Active {
+                return Ok(outcome(&s));
+            }
+            return Err(did_not_start(init, name, unit, Some(s), Some(timeout)).await);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// `systemctl stop`, then the state it left. A failed unit stopped by request
+/// has its failed state cleared, so it reads `inactive` as a stopped stack does.
+pub async fn stop(ctx: &Ctx, name: &str, unit: &str, scope: Scope) -> anyhow::Result<Outcome> {
+    let init = init::for_scope(scope);
+    let timeout = ctx.config.settings(name).timeout;
+    let spinner = ctx.ui.spinner(format!("{name}: stopping {unit}"));
+    let result = async {
+        init.stop(unit, timeout).await?;
+        let mut s = show_one(&*init, unit).await?;
+        if s.load == Load::NotFound {
+            return Err(not_found(unit));
+        }
+        if s.activity == Activity::Failed {
+            init.reset_failed(unit).await?;
+            s = show_one(&*init, unit).await?;
+        }
+        Ok(outcome(&s))
+    }
+    .await;
+    spinner.finish_and_clear();
+    result
+}
+
+/// `systemctl reset-failed`: forgets the unit's failed state and systemd's own start count.
+pub async fn reset_failed(unit: &str, scope: Scope) -> anyhow::Result<()> {
+    init::for_scope(scope).reset_failed(unit).await
+}
+
+/// The unit's journal as log lines.
+pub fn journal(unit: &str, scope: Scope, q: JournalQuery) -> Lines {
+    init::for_scope(scope).journal(unit, q)
+}
+
+/// The status of every host module given, from one `show` call per scope.
+/// The flag is set when an init could not be asked (those modules are `unknown`).
+pub async fn node_status(modules: &[Module]) -> (BTreeMap<String, ModuleStatus>, bool) {
+    let (user, system) = futures_util::future::join(
+        scope_status(modules, Scope::User),
+        scope_status(modules, Scope::System),
+    )
+    .await;
+    let mut out = user.0;
+    out.extend(system.0);
+    (out, user.1 || system.1)
+}
+
+async fn scope_status(modules: &[Module], scope: Scope) -> (BTreeMap<String, ModuleStatus>, bool) {
+    let mine: Vec<(&Module, &str)> = modules
+        .iter()
+        .filter_map(|m| match &m.kind {
+            Kind::Host { unit, scope: s } if *s == scope => Some((m, unit.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    if mine.is_empty() {
+        return (out, false);
+    }
+    let mut units: Vec<String> = mine.iter().map(|(_, u)| (*u).to_string()).collect();
+    units.sort();
+    units.dedup();
+    match init::for_scope(scope).show(&units).await {
+        Ok(statuses) => {
+            for (m, unit) in mine {
+                if let Some(s) = statuses.iter().find(|s| s.unit == unit) {
+                    out.insert(m.name.clone(), module_status(m, s));
+                }
+            }
+            (out, false)
+        }
+        Err(e) => {
+            let why = OneLine(&e).to_string();
+            for (m, _) in mine {
+                out.insert(
+                    m.name.clone(),
+                    ModuleStatus {
+                        name: m.name.clone(),
+                        kind: m.kind_name(),
+                        state: State::Unknown,
+                        reason: Some(why.clone()),
+                        since: None,
+                        desired: None,
+                        limit: LimitStatus::default(),
+                        services: Vec::new(),
+                    },
+                );
+            }
+            (out, true)
+        }
+    }
+}
+
+fn module_status(m: &Module, s: &UnitStatus) -> ModuleStatus {
+    let (state, reason) = assess(s);
+    ModuleStatus {
+        name: m.name.clone(),
+        kind: m.kind_name(),
+        state,
+        reason,
+        since: s.changed.map(Stamp::rfc3339),
+        desired: None,
+        limit: LimitStatus::default(),
+        services: if s.load == Load::NotFound {
+            Vec::new()
+        } else {
+            vec![service_status(s)]
+        },
+    }
+}
+
+/// A unit as one "service" of the status document.
+pub fn service_status(s: &UnitStatus) -> ServiceStatus {
+    ServiceStatus {
+        name: s.unit.clone(),
+        container: None,
+        unit: Some(s.unit.clone()),
+        state: s.words.clone(),
+        health: None,
+        exit_code: s.main_exit.map(|e| match e {
+            MainExit::Exited(n) => n,
+            // As a shell (and Docker) reports a process killed by a signal.
+            MainExit::Signal(n) => 128 + n,
+        }),
+        restart_count: s.restarts,
+        started_at: s.active_since.map(Stamp::rfc3339),
+    }
+}
+
+/// The spec's state of a unit, and why it is not `active`.
+pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
+    let u = &s.unit;
+    match &s.load {
+        Load::NotFound => return (State::Invalid, Some(format!("unit {u} not found"))),
+        Load::Masked => return (State::Invalid, Some(format!("unit {u} is masked"))),
+        Load::Error(why) => {
+            return (
+                State::Invalid,
+                Some(format!("unit {u} cannot be loaded: {why}")),
+            );
+        }
+        Load::Loaded => {}
+    }
+    match &s.activity {
+        Activity::Active => (State::Active, None),
+        Activity::Activating if s.words.ends_with("/auto-restart") => (
+            State::Starting,
+            Some(format!(
+                "{u} restarting after a failure{}{}",
+                failure_words(s)
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default(),
+                s.restarts
+                    .map(|n| format!(", {n} restarts so far"))
+                    .unwrap_or_default()
+            )),
+        ),
+        Activity::Activating | Activity::Reloading => (
+            State::Starting,
+            Some(format!("{u} is {}", phrase(&s.words))),
+        ),
+        Activity::Deactivating | Activity::Inactive => (
+            State::Inactive,
+            Some(format!("{u} is {}", phrase(&s.words))),
+        ),
+        Activity::Failed => (
+            State::Failed,
+            Some(format!(
+                "{u} failed: {}",
+                failure_words(s).unwrap_or_else(|| "failed".into())
+            )),
+        ),
+        Activity::Other(_) => (State::Unknown, Some(format!("{u} is {}", phrase(&s.words)))),
+    }
+}
+
+/// `inactive/dead` → `inactive (dead)`.
+fn phrase(words: &str) -> String {
+    match words.split_once('/') {
+        Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
+        Some((state, _)) => state.to_string(),
+        None => words.to_string(),
+    }
+}
+
+/// `exit-code, status 3` or `signal, signal 9`: the result and how the main process ended.
+fn failure_words(s: &UnitStatus) -> Option<String> {
+    let exit = s.main_exit.and_then(|e| match e {
+        MainExit::Exited(0) => None,
+        MainExit::Exited(n) => Some(format!("status {n}")),
+        MainExit::Signal(n) => Some(format!("signal {n}")),
+    });
+    match (s.result.as_deref(), exit) {
+        (Some(r), Some(e)) => Some(format!("{r}, {e}")),
+        (Some(r), None) => Some(r.to_string()),
+        (None, Some(e)) => Some(e),
+        (None, None) => None,
+    }
+}
+
+fn outcome(s: &UnitStatus) -> Outcome {
+    let (state, reason) = assess(s);
+    Outcome {
+        state,
+        reason,
+        warnings: Vec::new(),
+    }
+}
+
+/// The main process of each user unit's last run (one `systemctl --user show`
+/// for all), for reading the lines the journal filed under no unit (see
+/// `init::systemd::user_unit_matches`). System units need none: their lines
+/// are always filed under the unit. Best effort: a unit the manager cannot
+/// tell about is left out.
+pub async fn last_main_pids(user_units: &[String]) -> BTreeMap<String, u32> {
+    if user_units.is_empty() {
+        return BTreeMap::new();
+    }
+    init::for_scope(Scope::User)
+        .show(user_units)
+        .await
+        .map(|all| {
+            all.into_iter()
+                .filter_map(|s| Some((s.unit, s.main_pid?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
+    let units = [unit.to_string()];
+    init.show(&units)
+        .await?
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("systemctl show said nothing about {unit}"))
+}
+
+fn not_found(unit: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "unit {unit} not found: check `unit` in the config, and that the unit is installed (and the init reloaded)"
+    )
+}
+
+/// The error for a unit that failed to start or was not active in time: its
+/// state in one line, then its result, exit status and last journal lines.
+async fn did_not_start(
+    init: &dyn Init,
+    name: &str,
+    unit: &str,
+    status: Option<UnitStatus>,
+    timed_out: Option<Duration>,
+) -> anyhow::Error {
+    let status = match status {
+        Some(s) => Ok(s),
+        None => show_one(init, unit).await,
+    };
+    let s = match status {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    if s.load == Load::NotFound {
+        return not_found(unit);
+    }
+    let (state, reason) = assess(&s);
+    let why = reason.unwrap_or_else(|| state.as_str().to_string());
+    let summary = match timed_out {
+        Some(t) => format!(
+            "not active after {}: {why}",
+            crate::util::duration::format(t)
+        ),
+        None => format!("did not start: {why}"),
+    };
+    let mut details = vec![format!(
+        "{unit}: state {}, result {}, exit {}, {} restarts",
+        s.words,
+        s.result.as_deref().unwrap_or("success"),
+        match s.main_exit {
+            Some(MainExit::Exited(n)) => format!("status {n}"),
+            Some(MainExit::Signal(n)) => format!("signal {n}"),
+            None => "-".into(),
+        },
+        s.restarts.unwrap_or(0)
+    )];
+    // The log store takes in what a dying service wrote a moment after the
+    // fact: ask it to catch up, then read until two reads agree (bounded).
+    init.settle_logs().await;
+    let mut lines = last_lines(init, unit, s.main_pid).await;
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let again = last_lines(init, unit, s.main_pid).await;
+        if again == lines {
+            break;
+        }
+        lines = again;
+    }
+    for line in lines {
+        details.push(format!("  {name} | {line}"));
+    }
+    Detailed { summary, details }.into()
+}
+
+/// The unit's last few journal lines, its last main process's included (none
+/// if the journal cannot be read in time).
+async fn last_lines(init: &dyn Init, unit: &str, pid: Option<u32>) -> Vec<String> {
+    let q = JournalQuery {
+        follow: false,
+        tail: Some(DIAG_LINES),
+        since: None,
+        pid,
+    };
+    let lines = init.journal(unit, q);
+    let collect = lines
+        .filter_map(|l| async move { l.ok().map(|l| l.message) })
+        .collect::<Vec<_>>();
+    tokio::time::timeout(DIAG_TIMEOUT, collect)
+        .await
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(activity: Activity, words: &str) -> UnitStatus {
+        UnitStatus {
+            unit: "n.service".into(),
+            load: Load::Loaded,
+            activity,
+            words: words.into(),
+            result: None,
+            main_exit: None,
+            main_pid: None,
+            restarts: Some(0),
+            active_since: Some(Stamp {
+                secs: 1_700_000_000,
+                nanos: 0,
+            }),
+            changed: None,
+        }
+    }
+
+    #[test]
+    fn states_map_to_the_spec() {
+        assert_eq!(
+            assess(&unit(Activity::Active, "active/running")),
+            (State::Active, None)
+        );
+        assert_eq!(
+            assess(&unit(Activity::Activating, "activating/start")).0,
+            State::Starting
+        );
+        assert_eq!(
+            assess(&unit(Activity::Reloading, "reloading/reload")).0,
+            State::Starting
+        );
+        assert_eq!(
+            assess(&unit(Activity::Inactive, "inactive/dead")),
+            (State::Inactive, Some("n.service is inactive (dead)".into()))
+        );
+        let failed = UnitStatus {
+            result: Some("exit-code".into()),
+            main_exit: Some(MainExit::Exited(3)),
+            ..unit(Activity::Failed, "failed/failed")
+        };
+        assert_eq!(
+            assess(&failed),
+            (
+                State::Failed,
+                Some("n.service failed: exit-code, status 3".into())
+            )
+        );
+        let killed = UnitStatus {
+            result: Some("signal".into()),
+            main_exit: Some(MainExit::Signal(9)),
+            ..unit(Activity::Failed, "failed/failed")
+        };
+        assert_eq!(
+            assess(&killed).1.as_deref(),
+            Some("n.service failed: signal, signal 9")
+        );
+        let looping = UnitStatus {
+            restarts: Some(4),
+            result: Some("exit-code".into()),
+            main_exit: Some(MainExit::Exited(1)),
+            ..unit(Activity::Activating, "activating/auto-restart")
+        };
+        assert_eq!(
+            assess(&looping),
+            (
+                State::Starting,
+                Some(
+                    "n.service restarting after a failure (exit-code, status 1), 4 restarts so far"
+                        .into()
+                )
+            )
+        );
+    }
+
+    #[test]
+    fn missing_and_broken_units_are_invalid() {
+        let gone = UnitStatus {
+            load: Load::NotFound,
+            ..unit(Activity::Inactive, "inactive/dead")
+        };
+        assert_eq!(
+            assess(&gone),
+            (State::Invalid, Some("unit n.service not found".into()))
+        );
+        let masked = UnitStatus {
+            load: Load::Masked,
+            ..unit(Activity::Inactive, "inactive/dead")
+        };
+        assert_eq!(assess(&masked).0, State::Invalid);
+        let odd = unit(Activity::Other("maintenance".into()), "maintenance/x");
+        assert_eq!(assess(&odd).0, State::Unknown);
+    }
+
+    #[test]
+    fn unit_becomes_a_service_row() {
+        let s = UnitStatus {
+            main_exit: Some(MainExit::Signal(15)),
+            restarts: Some(2),
+            ..unit(Activity::Inactive, "inactive/dead")
+        };
+        let row = service_status(&s);
+        assert_eq!(row.name, "n.service");
+        assert_eq!(row.unit.as_deref(), Some("n.service"));
+        assert_eq!(row.container, None);
+        assert_eq!(row.state, "inactive/dead");
+        assert_eq!(row.exit_code, Some(143));
+        assert_eq!(row.restart_count, Some(2));
+        assert_eq!(row.started_at.as_deref(), Some("2023-11-14T22:13:20Z"));
+    }
+}

@@ -1,0 +1,4 @@
+//! Log lines from any source, framed and merged into one stream.
+
+pub mod line;
+pub mod stream;

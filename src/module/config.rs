@@ -1,0 +1,463 @@
+//! The TOML config file: where it is, what it may say, and errors that name the line and key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::error::HalError;
+
+/// How images are pulled before a start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PullPolicy {
+    /// Pull every image before starting; fall back to a cached image if the pull fails.
+    Always,
+    /// Pull only images that are not present locally.
+    Missing,
+    /// Never pull.
+    Never,
+}
+
+impl PullPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PullPolicy::Always => "always",
+            PullPolicy::Missing => "missing",
+            PullPolicy::Never => "never",
+        }
+    }
+}
+
+/// Which systemd manager a host unit lives in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    User,
+    System,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::System => "system",
+        }
+    }
+}
+
+/// A start limit: at most `burst` starts in any `interval`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestartLimit {
+    pub burst: u32,
+    #[serde(deserialize_with = "de_duration")]
+    pub interval: Duration,
+}
+
+impl Default for RestartLimit {
+    /// hal-module@'s StartLimitBurst=5 / StartLimitIntervalSec=120.
+    fn default() -> Self {
+        RestartLimit {
+            burst: 5,
+            interval: Duration::from_secs(120),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub pull: Option<PullPolicy>,
+    pub restart: Option<RestartLimit>,
+    /// How long `start` waits for `active` unless `--timeout` says otherwise.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub timeout: Option<Duration>,
+    /// How long one image pull may take before it counts as failed.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub pull_timeout: Option<Duration>,
+}
+
+/// One `[module.NAME]` section: a host unit when `unit` is set, otherwise
+/// settings for the discovered stack of that name.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleSection {
+    pub unit: Option<String>,
+    pub scope: Option<Scope>,
+    pub pull: Option<PullPolicy>,
+    pub restart: Option<RestartLimit>,
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub timeout: Option<Duration>,
+    #[serde(default)]
+    pub critical: bool,
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// A command (program and arguments, never a shell string) run when the
+    /// supervisor gives up on the module.
+    #[serde(default)]
+    pub on_failure: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    services_dir: Option<PathBuf>,
+    #[serde(default)]
+    defaults: Defaults,
+    #[serde(default)]
+    module: BTreeMap<String, ModuleSection>,
+}
+
+/// The effective settings of one module after defaults are applied.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub pull: PullPolicy,
+    pub limit: RestartLimit,
+    pub timeout: Duration,
+    pub pull_timeout: Duration,
+}
+
+/// The loaded config: the file (if any) plus where it came from.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    /// The file that was read, if one existed.
+    pub path: Option<PathBuf>,
+    pub services_dir: Option<PathBuf>,
+    pub defaults: Defaults,
+    pub modules: BTreeMap<String, ModuleSection>,
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_PULL_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl Config {
+    /// Loads the config from `explicit`, else `HAL_CONFIG`, else the per-user or
+    /// system path. A missing file is an empty config, unless it was named
+    /// explicitly on the command line.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, HalError> {
+        let (path, must_exist) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => match std::env::var_os("HAL_CONFIG").filter(|v| !v.is_empty()) {
+                Some(p) => (PathBuf::from(p), true),
+                None => (default_path(), false),
+            },
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {
+                return Ok(Config::default());
+            }
+            Err(e) => {
+                return Err(HalError::Config {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        Config::parse(&text, &path)
+    }
+
+    /// Parses config text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, HalError> {
+        let file: File = toml::from_str(text).map_err(|e| HalError::Config {
+            path: path.display().to_string(),
+            message: describe(text, &e),
+        })?;
+        let cfg = Config {
+            path: Some(path.to_path_buf()),
+            services_dir: file.services_dir,
+            defaults: file.defaults,
+            modules: file.module,
+        };
+        cfg.check(text, path)?;
+        Ok(cfg)
+    }
+
+    fn check(&self, text: &str, path: &Path) -> Result<(), HalError> {
+        let err = |key: &str, message: String| {
+            let line = line_of_key(text, key).map_or(String::new(), |n| format!("line {n}, "));
+            HalError::Config {
+                path: path.display().to_string(),
+                message: format!("{line}key {key}: {message}"),
+            }
+        };
+        let limits = std::iter::once(("defaults".to_string(), self.defaults.restart)).chain(
+            self.modules
+                .iter()
+                .map(|(n, m)| (format!("module.{n}"), m.restart)),
+        );
+        for (table, limit) in limits {
+            if let Some(l) = limit {
+                if l.burst == 0 {
+                    return Err(err(
+                        &format!("{table}.restart"),
+                        "burst must be at least 1".into(),
+                    ));
+                }
+                if l.interval.is_zero() {
+                    return Err(err(
+                        &format!("{table}.restart"),
+                        "interval must be longer than 0s".into(),
+                    ));
+                }
+            }
+        }
+        let graph = self
+            .modules
+            .iter()
+            .map(|(n, m)| (n.clone(), m.after.clone()))
+            .collect();
+        if let Some(cycle) = crate::module::order::find_cycle(&graph) {
+            return Err(err(
+                &format!("module.{}.after", cycle[0]),
+                format!("a cycle: {}", cycle.join(" → ")),
+            ));
+        }
+        for (name, m) in &self.modules {
+            if let Some(why) = crate::module::name::problem(name) {
+                return Err(err(
+                    &format!("module.{name}"),
+                    format!("invalid module name: {why}"),
+                ));
+            }
+            if m.scope.is_some() && m.unit.is_none() {
+                return Err(err(
+                    &format!("module.{name}.scope"),
+                    "scope is only meaningful with unit = \"NAME.service\"".into(),
+                ));
+            }
+            if let Some(unit) = &m.unit
+                && let Some(why) = unit_problem(unit)
+            {
+                return Err(err(&format!("module.{name}.unit"), why));
+            }
+            for dep in &m.after {
+                if let Some(why) = crate::module::name::problem(dep) {
+                    return Err(err(
+                        &format!("module.{name}.after"),
+                        format!("{dep:?}: {why}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings of module `name`: its own section, then `[defaults]`, then hal's defaults.
+    pub fn settings(&self, name: &str) -> Settings {
+        let own = self.modules.get(name);
+        Settings {
+            pull: own
+                .and_then(|m| m.pull)
+                .or(self.defaults.pull)
+                .unwrap_or(PullPolicy::Always),
+            limit: own
+                .and_then(|m| m.restart)
+                .or(self.defaults.restart)
+                .unwrap_or_default(),
+            timeout: own
+                .and_then(|m| m.timeout)
+                .or(self.defaults.timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            pull_timeout: self.defaults.pull_timeout.unwrap_or(DEFAULT_PULL_TIMEOUT),
+        }
+    }
+}
+
+/// Why a unit name is unusable, or `None`.
+pub fn unit_problem(unit: &str) -> Option<String> {
+    const SUFFIXES: [&str; 4] = [".service", ".target", ".socket", ".timer"];
+    if !SUFFIXES
+        .iter()
+        .any(|s| unit.len() > s.len() && unit.ends_with(s))
+    {
+        return Some(format!(
+            "{unit:?} is not a unit name (expected e.g. \"notifier.service\")"
+        ));
+    }
+    if unit.starts_with('-')
+        || !unit
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@._-:\\".contains(c))
+    {
+        return Some(format!("{unit:?} has characters a unit name cannot have"));
+    }
+    None
+}
+
+/// `~/.config/hal/hal.toml` for a user, `/etc/hal/hal.toml` for root.
+pub fn default_path() -> PathBuf {
+    if crate::util::sys::is_root() {
+        return PathBuf::from("/etc/hal/hal.toml");
+    }
+    crate::util::sys::user_dir("XDG_CONFIG_HOME", ".config", "hal/hal.toml")
+        .unwrap_or_else(|| PathBuf::from("/etc/hal/hal.toml"))
+}
+
+/// One line from a toml error: `line N, key a.b: message`.
+fn describe(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().to_string();
+    let Some(span) = e.span() else {
+        return message;
+    };
+    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    match key_at(text, span.start) {
+        Some(key) => format!("line {line}, key {key}: {message}"),
+        None => format!("line {line}: {message}"),
+    }
+}
+
+/// The dotted key at byte `offset`: the nearest table header above it plus
+/// the key on that line.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = text[line_start..line_end].trim();
+    let header = |l: &str| -> Option<String> {
+        let l = l.trim();
+        let inner = l.strip_prefix("[[").or_else(|| l.strip_prefix('['))?;
+        let inner = inner.split(']').next()?;
+        Some(inner.trim().replace(['"', ' '], ""))
+    };
+    if line.starts_with('[') {
+        return header(line);
+    }
+    let table = text[..line_start].lines().rev().find_map(|l| {
+        let t = l.trim();
+        if t.starts_with('[') { header(t) } else { None }
+    });
+    let key = line
+        .split('=')
+        .next()
+        .map(|k| k.trim().replace(['"', ' '], ""))
+        .filter(|k| !k.is_empty() && !k.starts_with('#'));
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
+    }
+}
+
+/// The line number where `dotted` (e.g. `module.web.restart`) is set, if found.
+fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
+    let mut table = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            table = l
+                .trim_matches(|c| c == '[' || c == ']')
+                .replace(['"', ' '], "");
+            if table == dotted {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        if let Some(k) = l.split('=').next() {
+            let k = k.trim().replace(['"', ' '], "");
+            let full = if table.is_empty() {
+                k
+            } else {
+                format!("{table}.{k}")
+            };
+            if full == dotted {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawDuration {
+    Text(String),
+    Secs(u64),
+}
+
+fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    match RawDuration::deserialize(d)? {
+        RawDuration::Text(s) => crate::util::duration::parse(&s).map_err(serde::de::Error::custom),
+        RawDuration::Secs(n) => Ok(Duration::from_secs(n)),
+    }
+}
+
+fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    de_duration(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("/etc/hal/hal.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn spec_example_parses() {
+        let cfg = parse(
+            r#"
+services_dir = "/services"
+
+[defaults]
+pull = "always"
+restart = { burst = 5, interval = "120s" }
+
+[module.notifier]
+unit = "desktop_notifications.service"
+scope = "user"
+
+[module.mailu]
+pull = "missing"
+restart = { burst = 3, interval = "300s" }
+"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.services_dir.as_deref(), Some(Path::new("/services")));
+        let m = cfg.settings("mailu");
+        assert_eq!(m.pull, PullPolicy::Missing);
+        assert_eq!(m.limit.burst, 3);
+        assert_eq!(m.limit.interval, Duration::from_secs(300));
+        let other = cfg.settings("web");
+        assert_eq!(other.limit, RestartLimit::default());
+        assert_eq!(cfg.modules["notifier"].scope, Some(Scope::User));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = parse("[defaults]\npull = \"sometimes\"\n").unwrap_err();
+        assert!(e.contains("/etc/hal/hal.toml"), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("defaults.pull"), "{e}");
+
+        let e = parse("[module.web]\nrestart = { burst = 3, interval = \"soon\" }\n").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("module.web.restart"),
+            "{e}"
+        );
+
+        let e = parse("[module.web]\ncolour = 1\n").unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+
+        let e = parse("[module.Web]\nunit = \"a.service\"\n").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("module.Web"), "{e}");
+
+        let e = parse("[module.n]\nunit = \"x; rm -rf /\"\n").unwrap_err();
+        assert!(e.contains("module.n.unit"), "{e}");
+
+        let e = parse("[module.a]\nafter = [\"b\"]\n[module.b]\nafter = [\"a\"]\n").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("a cycle: a → b → a"),
+            "{e}"
+        );
+
+        let e = parse("[defaults]\nrestart = { burst = 0, interval = 5 }\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("burst"), "{e}");
+
+        assert!(parse("not toml at all [").is_err());
+    }
+}

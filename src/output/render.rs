@@ -1,0 +1,153 @@
+//! Turning results into tables for people and JSON documents for scripts (no logic, no engine).
+
+use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
+use serde::Serialize;
+
+use crate::module::inventory::{Kind, Module};
+use crate::module::status::{ModuleStatus, State};
+use crate::util::timefmt::{self, Stamp};
+
+/// The version of every JSON document hal prints. Fields are added, never renamed.
+pub const SCHEMA: u32 = 1;
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    schema: u32,
+    modules: &'a [T],
+}
+
+/// `{"schema": 1, "modules": [...]}`.
+pub fn modules_json<T: Serialize>(modules: &[T]) -> String {
+    serde_json::to_string_pretty(&Doc {
+        schema: SCHEMA,
+        modules,
+    })
+    .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
+}
+
+/// A borderless table, styled only when `color` is on.
+pub fn table(color: bool) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t
+}
+
+pub fn state_color(s: State) -> Color {
+    match s {
+        State::Active => Color::Green,
+        State::Starting => Color::Cyan,
+        State::Degraded => Color::Yellow,
+        State::Inactive => Color::Grey,
+        State::Failed | State::Invalid => Color::Red,
+        State::Unknown => Color::Magenta,
+    }
+}
+
+pub fn state_cell(s: State, color: bool) -> Cell {
+    let c = Cell::new(s.as_str());
+    if color { c.fg(state_color(s)) } else { c }
+}
+
+/// Status table: module, kind, state, detail, starts in window, since.
+pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String {
+    let mut t = table(color);
+    t.set_header(["MODULE", "KIND", "STATE", "DETAIL", "STARTS", "SINCE"]);
+    for m in modules {
+        let starts = format!("{}/{}", m.limit.used, m.limit.burst);
+        let since = m
+            .since
+            .as_deref()
+            .and_then(timefmt::parse)
+            .map(|t| ago(now, t))
+            .unwrap_or_default();
+        t.add_row(vec![
+            Cell::new(&m.name),
+            Cell::new(m.kind),
+            state_cell(m.state, color),
+            Cell::new(m.reason.as_deref().unwrap_or("")),
+            Cell::new(starts),
+            Cell::new(since),
+        ]);
+    }
+    trim_lines(t.trim_fmt())
+}
+
+/// One row per module of `hal module list`.
+#[derive(Serialize)]
+pub struct ListEntry<'a> {
+    pub name: &'a str,
+    pub kind: &'static str,
+    /// The compose file, or `unit (scope)`.
+    pub source: String,
+    pub dir: Option<String>,
+    pub unit: Option<&'a str>,
+    pub scope: Option<&'static str>,
+    pub valid: bool,
+    pub reason: Option<&'a str>,
+}
+
+pub fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
+    modules
+        .iter()
+        .map(|m| {
+            let (dir, unit, scope, reason) = match &m.kind {
+                Kind::Stack { dir, .. } => (Some(dir.display().to_string()), None, None, None),
+                Kind::Host { unit, scope } => {
+                    (None, Some(unit.as_str()), Some(scope.as_str()), None)
+                }
+                Kind::Invalid { reason } => (None, None, None, Some(reason.as_str())),
+            };
+            ListEntry {
+                name: &m.name,
+                kind: m.kind_name(),
+                source: m.source(),
+                dir,
+                unit,
+                scope,
+                valid: reason.is_none(),
+                reason,
+            }
+        })
+        .collect()
+}
+
+pub fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
+    let mut t = table(color);
+    t.set_header(["MODULE", "KIND", "SOURCE"]);
+    for e in entries {
+        let kind = if e.valid || !color {
+            Cell::new(e.kind)
+        } else {
+            Cell::new(e.kind).fg(Color::Red)
+        };
+        t.add_row(vec![
+            Cell::new(e.name),
+            kind,
+            Cell::new(e.reason.map_or_else(|| e.source.clone(), str::to_string)),
+        ]);
+    }
+    trim_lines(t.trim_fmt())
+}
+
+/// `3s`, `5m`, `2h`, `4d` ago.
+pub fn ago(now: Stamp, then: Stamp) -> String {
+    let s = now.since(then).as_secs();
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=7199 => format!("{}m", s / 60),
+        7200..=172_799 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+pub fn trim_lines(s: String) -> String {
+    let mut out: String = s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    out.push('\n');
+    out
+}

@@ -1,0 +1,163 @@
+//! The state of many modules at once: one container-list call for all stacks, one init call per scope.
+
+use crate::cmd::ctx::Ctx;
+use crate::error::Exit;
+use crate::module::inventory::{Kind, Module};
+use crate::module::status::{LimitStatus, ModuleStatus, State};
+use crate::stack::assess::{ContainerFacts, assess};
+use crate::state::StateFile;
+use crate::util::timefmt::{self, Stamp};
+
+/// The status of many modules, and what went wrong reading it.
+pub struct NodeStatus {
+    pub modules: Vec<ModuleStatus>,
+    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is unreachable.
+    pub exit: Exit,
+    /// Engines that could not be asked (printed as errors).
+    pub errors: Vec<String>,
+    /// Things worth saying that do not change the answer (a corrupt state file…).
+    pub warnings: Vec<String>,
+}
+
+/// Every given module's status, and the exit code `status` should end with.
+pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
+    let now = Stamp::now();
+    let (state_file, warning) = ctx.store.read();
+    let mut warnings: Vec<String> = warning.into_iter().collect();
+    let stacks: Vec<&str> = modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.as_str())
+        .collect();
+    let mut exit = Exit::Ok;
+    let mut stack_facts = Ok(Default::default());
+    if !stacks.is_empty() {
+        stack_facts = match ctx.engine().await {
+            // Scripts get exact start times and restart counts; the table only
+            // needs what `docker ps` already says about settled containers.
+            Ok(engine) => crate::stack::node_facts(&engine, &stacks, detail(ctx))
+                .await
+                .map_err(|e| crate::error::OneLine(&e).to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if stack_facts.is_err() {
+            exit = Exit::Unreachable;
+        }
+    }
+    let (mut hosts, hosts_unreachable) = crate::host::node_status(modules).await;
+    if hosts_unreachable {
+        exit = Exit::Unreachable;
+    }
+    let empty = Vec::new();
+    let mut out = Vec::with_capacity(modules.len());
+    for m in modules {
+        let mut status = match &m.kind {
+            Kind::Stack { .. } => match &stack_facts {
+                Ok(map) => stack_status(m, map.get(&m.name).unwrap_or(&empty)),
+                Err(why) => bare(m, State::Unknown, Some(why.clone())),
+            },
+            Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
+                bare(
+                    m,
+                    State::Unknown,
+                    Some("the init said nothing about it".into()),
+                )
+            }),
+            Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
+        };
+        annotate(ctx, &mut status, &state_file, now);
+        out.push(status);
+    }
+    if exit == Exit::Ok && out.iter().any(|s| s.state != State::Active) {
+        exit = Exit::NotActive;
+    }
+    if let Some(p) = &ctx.inventory.root_problem {
+        warnings.push(p.clone());
+    }
+    NodeStatus {
+        modules: out,
+        exit,
+        errors: stack_facts.err().into_iter().collect(),
+        warnings,
+    }
+}
+
+fn detail(ctx: &Ctx) -> crate::stack::engine::Detail {
+    if ctx.ui.json {
+        crate::stack::engine::Detail::Full
+    } else {
+        crate::stack::engine::Detail::Settled
+    }
+}
+
+fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
+    ModuleStatus {
+        name: m.name.clone(),
+        kind: m.kind_name(),
+        state,
+        reason,
+        since: None,
+        desired: None,
+        limit: LimitStatus::default(),
+        services: Vec::new(),
+    }
+}
+
+fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
+    let refs: Vec<&ContainerFacts> = facts.iter().collect();
+    let (state, reason) = assess(&refs);
+    let main = facts.iter().filter(|c| !c.oneoff);
+    let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
+        main.filter_map(|c| c.started_at.as_deref().and_then(timefmt::parse))
+            .max()
+    } else {
+        main.filter_map(|c| c.finished_at.as_deref().and_then(timefmt::parse))
+            .max()
+    };
+    ModuleStatus {
+        since: since.map(Stamp::rfc3339),
+        services: facts
+            .iter()
+            .filter(|c| !c.oneoff)
+            .map(ContainerFacts::to_status)
+            .collect(),
+        ..bare(m, state, reason)
+    }
+}
+
+/// Adds what hal itself remembers: start-limit figures, desired state, pull warnings.
+fn annotate(ctx: &Ctx, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
+    let limit = ctx.config.settings(&s.name).limit;
+    let rec = file.modules.get(&s.name).cloned().unwrap_or_default();
+    let used = rec.limit_use(limit, now);
+    s.limit = LimitStatus {
+        used: used.used,
+        burst: used.burst,
+        interval: crate::util::duration::format(used.interval),
+        free_at: used.free_at.map(Stamp::rfc3339),
+    };
+    s.desired = rec.desired.map(|d| d.as_str().to_string());
+    if let Some(free) = used.free_at
+        && s.state != State::Active
+    {
+        let held = format!(
+            "start limit hit: {} starts in {}, free again at {} UTC",
+            used.used,
+            s.limit.interval,
+            free.clock()
+        );
+        s.reason = Some(match s.reason.take() {
+            Some(r) => format!("{held}; {r}"),
+            None => held,
+        });
+        if matches!(s.state, State::Inactive | State::Degraded | State::Starting) {
+            s.state = State::Failed;
+        }
+    }
+    if let Some(w) = rec.pull_warning {
+        s.reason = Some(match s.reason.take() {
+            Some(r) => format!("{r}; {w}"),
+            None => w,
+        });
+    }
+}

@@ -1,0 +1,529 @@
+//! The one place that talks to the Docker Engine API (bollard): typed results, no printing.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::io;
+use std::time::Duration;
+
+use anyhow::Context;
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInfo, EventMessage};
+use bollard::query_parameters::{
+    CreateImageOptions, EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
+};
+use futures_util::stream::{BoxStream, StreamExt};
+
+use crate::error::HalError;
+use crate::stack::assess::{ContainerFacts, health_from_status_text};
+
+pub const PROJECT_LABEL: &str = "com.docker.compose.project";
+pub const SERVICE_LABEL: &str = "com.docker.compose.service";
+const ONEOFF_LABEL: &str = "com.docker.compose.oneoff";
+const NUMBER_LABEL: &str = "com.docker.compose.container-number";
+
+const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
+/// How long hal waits for the engine to answer the first call.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many inspects run at once when a status needs them.
+const INSPECT_CONCURRENCY: usize = 16;
+
+/// A connection to one Docker engine.
+#[derive(Clone)]
+pub struct Engine {
+    api: Docker,
+    /// The endpoint as the user would write it, for messages.
+    pub endpoint: String,
+    pub api_version: String,
+}
+
+/// The endpoint hal talks to: `-H`, else `DOCKER_HOST`, else the local socket.
+pub fn endpoint(flag: Option<&str>) -> String {
+    flag.map(str::to_string)
+        .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
+}
+
+impl Engine {
+    /// Connects and negotiates the API version (engine 20.10 speaks 1.41).
+    pub async fn connect(flag: Option<&str>) -> Result<Engine, HalError> {
+        let endpoint = endpoint(flag);
+        let client = if let Some(path) = endpoint.strip_prefix("unix://") {
+            Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION)
+        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(&endpoint, 120, bollard::API_DEFAULT_VERSION)
+        } else {
+            return Err(HalError::DockerUnreachable {
+                endpoint,
+                why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
+            });
+        };
+        let client = client.map_err(|e| unreachable(&endpoint, &e))?;
+        let api = match tokio::time::timeout(CONNECT_TIMEOUT, client.negotiate_version()).await {
+            Ok(Ok(api)) => api,
+            Ok(Err(e)) => return Err(unreachable(&endpoint, &e)),
+            Err(_) => {
+                return Err(HalError::DockerUnreachable {
+                    endpoint,
+                    why: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
+                });
+            }
+        };
+        let api_version = api.client_version().to_string();
+        Ok(Engine {
+            api,
+            endpoint,
+            api_version,
+        })
+    }
+
+    /// Turns an engine error met mid-operation into an error the user can act on.
+    pub fn fail(&self, err: bollard::errors::Error) -> anyhow::Error {
+        match err {
+            e if is_connection_error(&e) => unreachable(&self.endpoint, &e).into(),
+            // The engine's own words; the HTTP status adds nothing for a person.
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                anyhow::anyhow!(message)
+            }
+            bollard::errors::Error::DockerStreamError { error } => anyhow::anyhow!(error),
+            other => anyhow::Error::new(other),
+        }
+    }
+
+    /// Every compose container on the node (one list call), or those of one project.
+    pub async fn compose_containers(
+        &self,
+        project: Option<&str>,
+    ) -> anyhow::Result<Vec<ContainerSummary>> {
+        let label = match project {
+            Some(p) => format!("{PROJECT_LABEL}={p}"),
+            None => PROJECT_LABEL.to_string(),
+        };
+        let options = ListContainersOptions {
+            all: true,
+            filters: Some(HashMap::from([("label".to_string(), vec![label])])),
+            ..Default::default()
+        };
+        self.api
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| self.fail(e))
+            .context("list containers")
+    }
+
+    /// The facts of the given containers: the summary plus one inspect each (for
+    /// restart policy, restart count, exit code, health and start time).
+    pub async fn facts(
+        &self,
+        summaries: Vec<ContainerSummary>,
+    ) -> anyhow::Result<Vec<ContainerFacts>> {
+        self.facts_with(summaries, Detail::Full).await
+    }
+
+    /// The facts of the given containers. With [`Detail::Settled`], a container
+    /// that has been running for a while is described from its summary alone
+    /// (health from the status text, start time from "Up …"); only the others
+    /// are inspected. That keeps a whole-node status near one engine call.
+    pub async fn facts_with(
+        &self,
+        summaries: Vec<ContainerSummary>,
+        detail: Detail,
+    ) -> anyhow::Result<Vec<ContainerFacts>> {
+        let now = crate::util::timefmt::Stamp::now();
+        let results: Vec<anyhow::Result<Option<ContainerFacts>>> =
+            futures_util::stream::iter(summaries)
+                .map(|s| async move {
+                    if detail == Detail::Settled
+                        && let Some(f) = settled_facts(&s, now)
+                    {
+                        return Ok(Some(f));
+                    }
+                    let id = s.id.clone().unwrap_or_default();
+                    match self
+                        .api
+                        .inspect_container(&id, None::<InspectContainerOptions>)
+                        .await
+                    {
+                        Ok(inspect) => Ok(Some(facts_of(&s, &inspect))),
+                        // Removed between list and inspect: it no longer exists.
+                        Err(bollard::errors::Error::DockerResponseServerError {
+                            status_code: 404,
+                            ..
+                        }) => Ok(None),
+                        Err(e) => Err(self.fail(e)),
+                    }
+                })
+                .buffered(INSPECT_CONCURRENCY)
+                .collect()
+                .await;
+        let mut out = Vec::with_capacity(results.len());
+        for r in results {
+            if let Some(f) = r.context("inspect container")? {
+                out.push(f);
+            }
+        }
+        out.sort_by(|a, b| {
+            (&a.project, &a.service, a.number).cmp(&(&b.project, &b.service, b.number))
+        });
+        Ok(out)
+    }
+
+    /// Facts of every container of `project`.
+    pub async fn project_facts(&self, project: &str) -> anyhow::Result<Vec<ContainerFacts>> {
+        let list = self.compose_containers(Some(project)).await?;
+        self.facts(list).await
+    }
+
+    /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
+    pub fn logs(
+        &self,
+        id: &str,
+        follow: bool,
+        tail: Option<u64>,
+        since: Option<i64>,
+    ) -> BoxStream<'static, Result<LogOutput, bollard::errors::Error>> {
+        let options = LogsOptions {
+            follow,
+            stdout: true,
+            stderr: true,
+            // The API takes 32-bit seconds: clamp rather than wrap (a far-future
+            // --since shows nothing, as it should).
+            since: since.map_or(0, |s| {
+                i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX)
+            }),
+            until: 0,
+            timestamps: true,
+            tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
+        };
+        self.api.logs(id, Some(options)).boxed()
+    }
+
+    /// The last `n` log lines of a container, without timestamps.
+    pub async fn last_lines(&self, id: &str, n: u64) -> Vec<String> {
+        let chunks: Vec<LogOutput> = self
+            .logs(id, false, Some(n), None)
+            .take(n as usize * 4)
+            .filter_map(|r| async move { r.ok() })
+            .collect()
+            .await;
+        let mut lines = Vec::new();
+        for chunk in chunks {
+            let text = String::from_utf8_lossy(chunk.as_ref()).into_owned();
+            for line in text.lines() {
+                let (_, message) = crate::logs::line::split_timestamp(line);
+                lines.push(message.to_string());
+            }
+        }
+        let skip = lines.len().saturating_sub(n as usize);
+        lines.split_off(skip)
+    }
+
+    /// Container events (start, die, health_status, oom…) of compose projects.
+    pub fn container_events(
+        &self,
+        since: Option<i64>,
+    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+        let filters = HashMap::from([
+            ("type".to_string(), vec!["container".to_string()]),
+            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+        ]);
+        let options = EventsOptions {
+            since: since.map(|s| s.to_string()),
+            until: None,
+            filters: Some(filters),
+        };
+        self.api.events(Some(options)).boxed()
+    }
+
+    /// Container events of compose projects since a unix time, only the given actions
+    /// (`die`, `health_status`…): the engine filters, so healthcheck execs never arrive.
+    pub fn container_events_of(
+        &self,
+        since: Option<i64>,
+        actions: &[&str],
+    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+        let filters = HashMap::from([
+            ("type".to_string(), vec!["container".to_string()]),
+            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+            (
+                "event".to_string(),
+                actions.iter().map(|a| (*a).to_string()).collect(),
+            ),
+        ]);
+        let options = EventsOptions {
+            since: since.map(|s| s.to_string()),
+            until: None,
+            filters: Some(filters),
+        };
+        self.api.events(Some(options)).boxed()
+    }
+
+    /// Answers whether the engine is there right now.
+    pub async fn ping(&self) -> anyhow::Result<()> {
+        self.api.ping().await.map(|_| ()).map_err(|e| self.fail(e))
+    }
+
+    /// Starts an existing container (used by the fast path).
+    pub async fn start_container(&self, id: &str) -> anyhow::Result<()> {
+        self.api
+            .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
+            .await
+            .map_err(|e| self.fail(e))
+            .with_context(|| format!("start container {id}"))
+    }
+
+    /// Whether an image is present locally.
+    pub async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
+        match self.api.inspect_image(image).await {
+            Ok(_) => Ok(true),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+        }
+    }
+
+    /// The local image id of a reference, or `None` when it is absent.
+    pub async fn image_id(&self, image: &str) -> anyhow::Result<Option<String>> {
+        match self.api.inspect_image(image).await {
+            Ok(i) => Ok(i.id),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+        }
+    }
+
+    /// Pulls `repo:tag` with the given registry credentials, streaming the
+    /// engine's progress messages.
+    pub fn pull(
+        &self,
+        repo: &str,
+        tag: Option<&str>,
+        credentials: Option<bollard::auth::DockerCredentials>,
+    ) -> BoxStream<'static, Result<CreateImageInfo, bollard::errors::Error>> {
+        let options = CreateImageOptions {
+            from_image: Some(repo.to_string()),
+            tag: tag.map(str::to_string),
+            ..Default::default()
+        };
+        self.api
+            .create_image(Some(options), None, credentials)
+            .boxed()
+    }
+}
+
+/// A network on the engine: its name, compose project (if any) and subnets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkFacts {
+    pub name: String,
+    pub project: Option<String>,
+    pub subnets: Vec<String>,
+}
+
+/// One of the engine's default address pools: subnets of `/size` carved out of `base`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressPool {
+    pub base: String,
+    pub size: u8,
+}
+
+impl Engine {
+    /// Every network on the engine (one list call).
+    pub async fn networks(&self) -> anyhow::Result<Vec<NetworkFacts>> {
+        let list = self
+            .api
+            .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+            .await
+            .map_err(|e| self.fail(e))
+            .context("list networks")?;
+        Ok(list
+            .into_iter()
+            .map(|n| NetworkFacts {
+                name: n.name.unwrap_or_default(),
+                project: n.labels.and_then(|l| l.get(PROJECT_LABEL).cloned()),
+                subnets: n
+                    .ipam
+                    .and_then(|i| i.config)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|c| c.subnet)
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// The default address pools the engine reports (`docker info`), or `None`
+    /// when it reports none (older engines, or the stock pools).
+    pub async fn address_pools(&self) -> anyhow::Result<Option<Vec<AddressPool>>> {
+        let info = self
+            .api
+            .info()
+            .await
+            .map_err(|e| self.fail(e))
+            .context("engine info")?;
+        let pools: Vec<AddressPool> = info
+            .default_address_pools
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| {
+                Some(AddressPool {
+                    base: p.base?,
+                    size: u8::try_from(p.size?).ok()?,
+                })
+            })
+            .collect();
+        Ok((!pools.is_empty()).then_some(pools))
+    }
+}
+
+/// How much a status needs to know about each container.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Inspect every container (exact start times and restart counts).
+    Full,
+    /// Inspect only containers the summary cannot describe.
+    Settled,
+}
+
+/// A running container's facts from its summary alone, when it has been up
+/// long enough that restart count and exact start time cannot change its
+/// verdict; `None` when it must be inspected.
+fn settled_facts(s: &ContainerSummary, now: crate::util::timefmt::Stamp) -> Option<ContainerFacts> {
+    use bollard::models::ContainerSummaryStateEnum as S;
+    if s.state != Some(S::RUNNING) {
+        return None;
+    }
+    let text = s.status.as_deref()?;
+    let up = crate::stack::assess::uptime_from_status(text)?;
+    if up < crate::stack::assess::RESETTLE * 2 {
+        return None;
+    }
+    let started = crate::util::timefmt::Stamp {
+        secs: now.secs - i64::try_from(up.as_secs()).unwrap_or(0),
+        nanos: 0,
+    };
+    Some(ContainerFacts {
+        status: "running".into(),
+        health: health_from_status_text(text).map(str::to_string),
+        started_at: Some(started.rfc3339()),
+        observed_at: Some(now),
+        ..identity(s)
+    })
+}
+
+/// Builds the facts of one container from its summary and its inspect.
+pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts {
+    let state = i.state.clone().unwrap_or_default();
+    let status = state
+        .status
+        .map(|st| st.to_string())
+        .or_else(|| s.state.map(|st| st.to_string()))
+        .unwrap_or_default();
+    let health = state
+        .health
+        .as_ref()
+        .and_then(|h| h.status)
+        .map(|h| h.to_string())
+        .filter(|h| !h.is_empty() && h != "none")
+        .or_else(|| {
+            s.status
+                .as_deref()
+                .and_then(health_from_status_text)
+                .map(str::to_string)
+        });
+    let restart_policy = i
+        .host_config
+        .as_ref()
+        .and_then(|h| h.restart_policy.as_ref())
+        .and_then(|p| p.name)
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
+    ContainerFacts {
+        status,
+        health,
+        exit_code: state.exit_code,
+        restart_policy,
+        restart_count: i.restart_count.unwrap_or(0),
+        started_at: time(state.started_at),
+        finished_at: time(state.finished_at),
+        oom_killed: state.oom_killed.unwrap_or(false),
+        error: state.error.filter(|e| !e.is_empty()),
+        observed_at: Some(crate::util::timefmt::Stamp::now()),
+        ..identity(s)
+    }
+}
+
+/// What the list call alone says of a container: who it is, never how it is.
+fn identity(s: &ContainerSummary) -> ContainerFacts {
+    let labels = s.labels.clone().unwrap_or_default();
+    ContainerFacts {
+        id: s.id.clone().unwrap_or_default(),
+        name: s
+            .names
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| n.trim_start_matches('/').to_string())
+            .unwrap_or_default(),
+        project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
+        service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
+        number: labels
+            .get(NUMBER_LABEL)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
+        oneoff: labels
+            .get(ONEOFF_LABEL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        image: s.image.clone().unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+fn io_kind(err: &(dyn StdError + 'static)) -> Option<io::ErrorKind> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return Some(io.kind());
+        }
+        cur = e.source();
+    }
+    None
+}
+
+fn is_connection_error(err: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error as E;
+    match err {
+        E::SocketNotFoundError(_) | E::RequestTimeoutError => true,
+        E::HyperLegacyError { err } => err.is_connect() || io_kind(err).is_some(),
+        E::IOError { .. } => true,
+        _ => false,
+    }
+}
+
+/// The message for an engine that cannot be reached, with the likely fix.
+fn unreachable(endpoint: &str, err: &bollard::errors::Error) -> HalError {
+    let socket = endpoint.strip_prefix("unix://").unwrap_or(endpoint);
+    let why = match io_kind(err) {
+        Some(io::ErrorKind::PermissionDenied) => {
+            return HalError::DockerPermission {
+                socket: socket.to_string(),
+                user: crate::util::sys::user_name(),
+            };
+        }
+        Some(io::ErrorKind::NotFound) => "no socket there (is dockerd running?)".to_string(),
+        Some(io::ErrorKind::ConnectionRefused) => {
+            "connection refused (is dockerd running?)".to_string()
+        }
+        _ => match err {
+            bollard::errors::Error::SocketNotFoundError(_) => {
+                "no socket there (is dockerd running?)".to_string()
+            }
+            other => crate::error::OneLine(&anyhow::anyhow!(other.to_string())).to_string(),
+        },
+    };
+    HalError::DockerUnreachable {
+        endpoint: endpoint.to_string(),
+        why,
+    }
+}

@@ -1,0 +1,138 @@
+//! Pull policy: which images a start pulls through the Engine API, and the fallback to a cached image.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::Context;
+use futures_util::StreamExt;
+
+use crate::module::config::PullPolicy;
+use crate::output::ui::Ui;
+use crate::stack::compose::ServiceImage;
+use crate::stack::engine::Engine;
+
+/// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
+/// default); a digest reference stays whole.
+pub fn split_ref(image: &str) -> (String, Option<String>) {
+    if image.contains('@') {
+        return (image.to_string(), None);
+    }
+    let slash = image.rfind('/').map_or(0, |i| i + 1);
+    match image[slash..].rfind(':') {
+        Some(i) => (
+            image[..slash + i].to_string(),
+            Some(image[slash + i + 1..].to_string()),
+        ),
+        None => (image.to_string(), Some("latest".to_string())),
+    }
+}
+
+/// Pulls what the policy asks for. Returns warnings (a pull failed but a cached
+/// image is present); fails when an image is absent and cannot be pulled.
+pub async fn pull(
+    engine: &Engine,
+    ui: &Ui,
+    module: &str,
+    services: &[ServiceImage],
+    policy: PullPolicy,
+    timeout: Duration,
+) -> anyhow::Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    if policy == PullPolicy::Never {
+        return Ok(warnings);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in services.iter().filter(|s| !s.build) {
+        let Some(image) = &s.image else { continue };
+        if !seen.insert(image.clone()) {
+            continue;
+        }
+        let present = engine.image_present(image).await?;
+        if policy == PullPolicy::Missing && present {
+            continue;
+        }
+        match pull_one(engine, ui, module, image, timeout).await {
+            Ok(()) => {}
+            Err(e) if present => warnings.push(format!(
+                "pull failed, running cached image {image}: {}",
+                crate::error::OneLine(&e)
+            )),
+            Err(e) => {
+                return Err(e.context(format!(
+                    "image {image} (service {}) is not present locally and could not be pulled",
+                    s.service
+                )));
+            }
+        }
+    }
+    Ok(warnings)
+}
+
+async fn pull_one(
+    engine: &Engine,
+    ui: &Ui,
+    module: &str,
+    image: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let (repo, tag) = split_ref(image);
+    let credentials = crate::stack::credentials::for_image(image)
+        .await
+        .context("registry credentials")?;
+    let mut stream = engine.pull(&repo, tag.as_deref(), credentials);
+    let mut bars: HashMap<String, indicatif::ProgressBar> = HashMap::new();
+    let work = async {
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(|e| engine.fail(e))?;
+            let (Some(id), Some(status)) = (info.id, info.status) else {
+                continue;
+            };
+            let detail = info.progress_detail.unwrap_or_default();
+            let bar = bars
+                .entry(id.clone())
+                .or_insert_with(|| ui.bar(0, format!("{module}: {id}")));
+            bar.set_message(format!("{module}: {id} {}", status.to_lowercase()));
+            if let (Some(cur), Some(total)) = (detail.current, detail.total) {
+                bar.set_length(u64::try_from(total).unwrap_or(0));
+                bar.set_position(u64::try_from(cur).unwrap_or(0));
+            }
+            if status.starts_with("Pull complete") || status.starts_with("Already exists") {
+                bar.finish_and_clear();
+            }
+        }
+        anyhow::Ok(())
+    };
+    let result = tokio::time::timeout(timeout, work).await;
+    for b in bars.values() {
+        b.finish_and_clear();
+    }
+    match result {
+        Ok(r) => r,
+        Err(_) => anyhow::bail!(
+            "pull of {image} did not finish within {}",
+            crate::util::duration::format(timeout)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_split_at_the_tag_not_the_port() {
+        assert_eq!(
+            split_ref("busybox"),
+            ("busybox".into(), Some("latest".into()))
+        );
+        assert_eq!(
+            split_ref("127.0.0.1:5000/hal/fixture:v1"),
+            ("127.0.0.1:5000/hal/fixture".into(), Some("v1".into()))
+        );
+        assert_eq!(
+            split_ref("127.0.0.1:5000/hal/fixture"),
+            ("127.0.0.1:5000/hal/fixture".into(), Some("latest".into()))
+        );
+        assert_eq!(split_ref("a/b@sha256:00").1, None);
+    }
+}

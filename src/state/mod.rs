@@ -1,0 +1,502 @@
+//! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::error::HalError;
+use crate::module::config::RestartLimit;
+use crate::util::timefmt::Stamp;
+
+const STATE_FILE: &str = "state.json";
+const LOCK_FILE: &str = "state.lock";
+const SCHEMA: u32 = 1;
+
+/// Whether a person last asked for the module to run or to be stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Desired {
+    Up,
+    Down,
+}
+
+impl Desired {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Desired::Up => "up",
+            Desired::Down => "down",
+        }
+    }
+}
+
+/// What hal remembers about one module.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModuleRecord {
+    /// Unix milliseconds of the starts counted against the limit.
+    #[serde(default)]
+    pub starts: Vec<i64>,
+    #[serde(default)]
+    pub desired: Option<Desired>,
+    /// Set when the last start ran a cached image because a pull failed.
+    #[serde(default)]
+    pub pull_warning: Option<String>,
+    /// Digest of the compose files and `.env` when hal last brought the module up.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// The services and images compose resolved for that digest.
+    #[serde(default)]
+    pub services: Option<Vec<crate::stack::compose::ServiceImage>>,
+}
+
+/// The whole state file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StateFile {
+    #[serde(default)]
+    pub schema: u32,
+    #[serde(default)]
+    pub modules: BTreeMap<String, ModuleRecord>,
+}
+
+/// Figures of a module's start limit at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitUse {
+    pub used: u32,
+    pub burst: u32,
+    pub interval: Duration,
+    /// When the oldest counted start leaves the window, if the limit is hit.
+    pub free_at: Option<Stamp>,
+}
+
+impl ModuleRecord {
+    /// Forget starts that have left the window.
+    fn prune(&mut self, limit: RestartLimit, now: Stamp) {
+        let window_ms = i64::try_from(limit.interval.as_millis()).unwrap_or(i64::MAX);
+        let now_ms = now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000);
+        self.starts
+            .retain(|&t| now_ms.saturating_sub(t) < window_ms && t <= now_ms);
+    }
+
+    pub fn limit_use(&self, limit: RestartLimit, now: Stamp) -> LimitUse {
+        let mut r = self.clone();
+        r.prune(limit, now);
+        let used = u32::try_from(r.starts.len()).unwrap_or(u32::MAX);
+        let free_at = (used >= limit.burst).then(|| {
+            // The start that must leave the window before another fits.
+            let idx = r.starts.len() - limit.burst as usize;
+            let mut sorted = r.starts.clone();
+            sorted.sort_unstable();
+            Stamp::from_micros(sorted[idx].saturating_mul(1000)).plus(limit.interval)
+        });
+        LimitUse {
+            used,
+            burst: limit.burst,
+            interval: limit.interval,
+            free_at,
+        }
+    }
+}
+
+/// The state directory and its files.
+#[derive(Clone, Debug)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// An exclusive hold on one module: operations on it never interleave. The
+/// kernel releases it when the process dies, so a SIGKILL leaves nothing stuck.
+pub struct ModuleLock {
+    _file: File,
+}
+
+/// `HAL_STATE_DIR`, else `/var/lib/hal` for root, else `$XDG_STATE_HOME/hal`.
+pub fn state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("HAL_STATE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if crate::util::sys::is_root() {
+        return PathBuf::from("/var/lib/hal");
+    }
+    crate::util::sys::user_dir("XDG_STATE_HOME", ".local/state", "hal")
+        .unwrap_or_else(|| PathBuf::from("/var/lib/hal"))
+}
+
+impl Store {
+    pub fn new(dir: PathBuf) -> Store {
+        Store { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn ensure_dir(&self) -> anyhow::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .with_context(|| format!("create state directory {}", self.dir.display()))?;
+        let meta = std::fs::symlink_metadata(&self.dir)
+            .with_context(|| format!("state directory {}", self.dir.display()))?;
+        if meta.file_type().is_symlink() {
+            anyhow::bail!(
+                "state directory {} is a symlink; refusing to use it",
+                self.dir.display()
+            );
+        }
+        // A directory others can write to would let them plant files where
+        // hal's state and locks live; hal never chmods a directory it did not make.
+        if meta.permissions().mode() & 0o022 != 0 {
+            anyhow::bail!(
+                "state directory {} is writable by others; use a private one (chmod 700 {}, or set HAL_STATE_DIR)",
+                self.dir.display(),
+                self.dir.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Opens (creating 0600) a file in the state directory, never through a symlink.
+    fn open_private(&self, name: &str, write: bool) -> anyhow::Result<File> {
+        let path = self.dir.join(name);
+        OpenOptions::new()
+            .read(true)
+            .write(write)
+            .create(write)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .with_context(|| format!("open {} (a symlink there is refused)", path.display()))
+    }
+
+    /// Takes the per-module operation lock, waiting for another hal that holds it.
+    pub async fn lock_module(&self, name: &str) -> anyhow::Result<ModuleLock> {
+        self.ensure_dir()?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.dir.join("locks"))
+            .context("create lock directory")?;
+        let file = self.open_private(&format!("locks/{name}.lock"), true)?;
+        let file = tokio::task::spawn_blocking(move || file.lock().map(|()| file))
+            .await
+            .context("lock task")?
+            .with_context(|| format!("lock module {name}"))?;
+        Ok(ModuleLock { _file: file })
+    }
+
+    /// Whether some operation holds the module's lock right now (a start, stop
+    /// or restart in progress, in this process or another). Creates nothing.
+    pub fn busy(&self, name: &str) -> bool {
+        let path = self.dir.join("locks").join(format!("{name}.lock"));
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        else {
+            return false;
+        };
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    }
+
+    /// Reads the state without locking (writes are atomic renames). A missing
+    /// file is empty state; a corrupt one is reported and treated as empty.
+    pub fn read(&self) -> (StateFile, Option<String>) {
+        let path = self.dir.join(STATE_FILE);
+        let mut text = String::new();
+        let file = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (StateFile::default(), None);
+            }
+            Err(e) => {
+                return (
+                    StateFile::default(),
+                    Some(format!(
+                        "state file {}: {e}; starting from empty state",
+                        path.display()
+                    )),
+                );
+            }
+        };
+        if let Err(e) = (&file).take(64 << 20).read_to_string(&mut text) {
+            return (
+                StateFile::default(),
+                Some(format!(
+                    "state file {}: {e}; starting from empty state",
+                    path.display()
+                )),
+            );
+        }
+        parse_state(&text).map_or_else(
+            |why| {
+                (
+                    StateFile::default(),
+                    Some(format!(
+                        "state file {} is corrupt ({why}); it will be rebuilt",
+                        path.display()
+                    )),
+                )
+            },
+            |s| (s, None),
+        )
+    }
+
+    /// Read, change and atomically rewrite the state under the state lock.
+    /// Returns the closure's result and a warning if the old file was unusable.
+    pub fn update<R>(
+        &self,
+        change: impl FnOnce(&mut StateFile) -> R,
+    ) -> anyhow::Result<(R, Option<String>)> {
+        self.ensure_dir()?;
+        let lock = self.open_private(LOCK_FILE, true)?;
+        lock.lock().context("lock the state file")?;
+        let (mut state, warning) = self.read();
+        if let Some(w) = &warning {
+            // Keep the unusable file for a post-mortem, then rebuild.
+            let _ = std::fs::rename(
+                self.dir.join(STATE_FILE),
+                self.dir.join(format!("{STATE_FILE}.corrupt")),
+            );
+            let _ = w;
+        }
+        let result = change(&mut state);
+        state.schema = SCHEMA;
+        self.write(&state)?;
+        drop(lock);
+        Ok((result, warning))
+    }
+
+    fn write(&self, state: &StateFile) -> anyhow::Result<()> {
+        let tmp_name = format!("{STATE_FILE}.tmp.{}", std::process::id());
+        let tmp = self.dir.join(&tmp_name);
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .with_context(|| format!("create {}", tmp.display()))?;
+        let text = serde_json::to_vec_pretty(state).context("encode state")?;
+        f.write_all(&text)
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("write {}", tmp.display()))?;
+        std::fs::rename(&tmp, self.dir.join(STATE_FILE)).context("replace state file")?;
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Counts a start against the limit, or refuses (exit 5) when the limit is
+    /// hit, unless `force`. The check and the count are one locked step.
+    pub fn count_start(
+        &self,
+        name: &str,
+        limit: RestartLimit,
+        force: bool,
+        now: Stamp,
+    ) -> anyhow::Result<(LimitUse, Option<String>)> {
+        let (result, warning) = self.update(|s| {
+            let rec = s.modules.entry(name.to_string()).or_default();
+            rec.prune(limit, now);
+            let before = rec.limit_use(limit, now);
+            if before.used >= limit.burst && !force {
+                return Err(before);
+            }
+            rec.starts
+                .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
+            Ok(rec.limit_use(limit, now))
+        })?;
+        match result {
+            Ok(u) => Ok((u, warning)),
+            Err(u) => Err(refusal(name, &u, now).into()),
+        }
+    }
+
+    /// Forgets a module's start count (`reset-failed`, rescue).
+    pub fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let ((), w) = self.update(|s| {
+            if let Some(r) = s.modules.get_mut(name) {
+                r.starts.clear();
+            }
+        })?;
+        Ok(w)
+    }
+
+    /// Records what a person asked for.
+    pub fn set_desired(&self, name: &str, desired: Desired) -> anyhow::Result<Option<String>> {
+        let ((), w) = self.update(|s| {
+            s.modules.entry(name.to_string()).or_default().desired = Some(desired);
+        })?;
+        Ok(w)
+    }
+
+    /// Remembers what compose resolved for the module's files, for the fast path.
+    pub fn remember(
+        &self,
+        name: &str,
+        digest: Option<String>,
+        services: Vec<crate::stack::compose::ServiceImage>,
+    ) -> anyhow::Result<()> {
+        self.update(|s| {
+            let rec = s.modules.entry(name.to_string()).or_default();
+            rec.services = digest.is_some().then_some(services);
+            rec.digest = digest;
+        })?;
+        Ok(())
+    }
+
+    /// Records (or clears) the pull warning shown by status.
+    pub fn set_pull_warning(&self, name: &str, warning: Option<String>) -> anyhow::Result<()> {
+        self.update(|s| {
+            let rec = s.modules.entry(name.to_string()).or_default();
+            rec.pull_warning = warning;
+        })?;
+        Ok(())
+    }
+}
+
+/// The exit-5 refusal, saying when the module is free and how to clear it.
+pub fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
+    let free = u
+        .free_at
+        .map(|t| {
+            let wait = t.since(now).as_secs().max(1);
+            format!(", free again at {} UTC (in {wait}s)", t.clock())
+        })
+        .unwrap_or_default();
+    HalError::Refused(format!(
+        "start limit hit: {} starts in {}{free}; `hal module reset-failed {name}` clears it, `--force` starts once anyway",
+        u.used,
+        crate::util::duration::format(u.interval),
+    ))
+}
+
+/// Parses the state file text; any shape problem is an error, never a panic.
+pub fn parse_state(text: &str) -> Result<StateFile, String> {
+    let s: StateFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if s.schema > SCHEMA {
+        return Err(format!(
+            "schema {} is newer than this hal understands",
+            s.schema
+        ));
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(tag: &str) -> Store {
+        let dir = std::env::temp_dir().join(format!("hal-store-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Store::new(dir)
+    }
+
+    fn limit(burst: u32, secs: u64) -> RestartLimit {
+        RestartLimit {
+            burst,
+            interval: Duration::from_secs(secs),
+        }
+    }
+
+    #[test]
+    fn counts_until_burst_then_refuses_until_window_passes() {
+        let s = store("limit");
+        let t0 = Stamp {
+            secs: 1000,
+            nanos: 0,
+        };
+        for i in 0..3 {
+            let (u, _) = s
+                .count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(i)))
+                .unwrap();
+            assert_eq!(u.used, i as u32 + 1);
+        }
+        let err = s
+            .count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(10)))
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("start limit hit: 3 starts in 1m"), "{text}");
+        assert!(text.contains("free again at 00:17:40 UTC"), "{text}");
+        assert!(
+            s.count_start("web", limit(3, 60), true, t0.plus(Duration::from_secs(10)))
+                .is_ok()
+        );
+        // Four starts counted (one forced): still held until two leave the window.
+        assert!(
+            s.count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(59)))
+                .is_err()
+        );
+        assert!(
+            s.count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(62)))
+                .is_ok()
+        );
+        s.reset("web").unwrap();
+        let (st, _) = s.read();
+        assert!(st.modules["web"].starts.is_empty());
+        std::fs::remove_dir_all(s.dir()).unwrap();
+    }
+
+    #[test]
+    fn corrupt_file_is_reported_and_rebuilt() {
+        let s = store("corrupt");
+        s.ensure_dir().unwrap();
+        std::fs::write(s.dir().join(STATE_FILE), b"{not json").unwrap();
+        let (st, w) = s.read();
+        assert_eq!(st, StateFile::default());
+        assert!(w.unwrap().contains("corrupt"));
+        let w = s.set_desired("web", Desired::Up).unwrap();
+        assert!(w.is_some());
+        let (st, w) = s.read();
+        assert!(w.is_none());
+        assert_eq!(st.modules["web"].desired, Some(Desired::Up));
+        let mode = std::fs::metadata(s.dir().join(STATE_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::remove_dir_all(s.dir()).unwrap();
+    }
+
+    #[test]
+    fn planted_symlink_is_not_followed() {
+        let s = store("symlink");
+        s.ensure_dir().unwrap();
+        let target = s.dir().join("elsewhere");
+        std::fs::write(&target, b"precious").unwrap();
+        std::os::unix::fs::symlink(&target, s.dir().join(LOCK_FILE)).unwrap();
+        assert!(s.set_desired("web", Desired::Up).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+        std::fs::remove_dir_all(s.dir()).unwrap();
+    }
+
+    #[test]
+    fn parse_state_never_panics_on_odd_shapes() {
+        for t in [
+            "",
+            "null",
+            "{\"modules\": 3}",
+            "{\"schema\": 99}",
+            "{\"modules\":{\"a\":{\"starts\":[\"x\"]}}}",
+        ] {
+            assert!(parse_state(t).is_err(), "{t}");
+        }
+        assert!(parse_state("{}").is_ok());
+    }
+}

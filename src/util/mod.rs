@@ -1,0 +1,7 @@
+//! Small helpers with no knowledge of modules: durations, times, signals, the process's user.
+
+pub mod duration;
+pub mod signals;
+pub mod sys;
+pub mod timefmt;
+pub mod trust;

@@ -1,0 +1,3 @@
+//! The supervisor: what `hal watch` decides about what it sees.
+
+pub mod policy;

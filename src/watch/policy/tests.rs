@@ -1,0 +1,330 @@
+//! The supervisor's rules, one situation at a time, with made-up statuses and a made-up clock.
+
+use super::*;
+use crate::module::status::LimitStatus;
+
+const GRACE: Duration = Duration::from_secs(60);
+
+fn t(secs: i64) -> Stamp {
+    Stamp { secs, nanos: 0 }
+}
+
+fn svc(name: &str, state: &str) -> ServiceStatus {
+    ServiceStatus {
+        name: name.into(),
+        container: Some(format!("m-{name}-1")),
+        state: state.into(),
+        exit_code: Some(0),
+        restart_count: Some(0),
+        ..Default::default()
+    }
+}
+
+fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> ModuleStatus {
+    ModuleStatus {
+        name: "m".into(),
+        kind: "stack",
+        state,
+        reason: None,
+        since: None,
+        desired: desired.map(str::to_string),
+        limit: LimitStatus::default(),
+        services,
+    }
+}
+
+fn unit(state: State, words: &str) -> ModuleStatus {
+    ModuleStatus {
+        kind: "host",
+        ..stack(state, Some("up"), vec![svc("x.service", words)])
+    }
+}
+
+fn exited(name: &str, code: i64) -> ServiceStatus {
+    ServiceStatus {
+        exit_code: Some(code),
+        ..svc(name, "exited")
+    }
+}
+
+fn unhealthy(name: &str) -> ServiceStatus {
+    ServiceStatus {
+        health: Some("unhealthy".into()),
+        ..svc(name, "running")
+    }
+}
+
+fn acts(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Vec<(Act, String)> {
+    sup.decide(std::slice::from_ref(s), t(now))
+        .into_iter()
+        .map(|a| (a.act, a.reason))
+        .collect()
+}
+
+#[test]
+fn a_killed_container_is_restarted_only_when_wanted_up() {
+    let mut sup = Supervisor::new(GRACE);
+    let killed = vec![exited("web", 137)];
+    for desired in [None, Some("down")] {
+        let s = stack(State::Inactive, desired, killed.clone());
+        assert!(acts(&mut sup, &s, 0).is_empty(), "{desired:?}");
+    }
+    let s = stack(State::Inactive, Some("up"), killed);
+    let a = acts(&mut sup, &s, 0);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].0, Act::Restart);
+    assert!(a[0].1.contains("service web exited with code 137"), "{a:?}");
+}
+
+#[test]
+fn no_containers_or_a_stopped_service_is_restarted() {
+    let mut sup = Supervisor::new(GRACE);
+    let s = stack(State::Inactive, Some("up"), vec![]);
+    assert_eq!(acts(&mut sup, &s, 0)[0].1, "no containers");
+    let s = stack(
+        State::Degraded,
+        Some("up"),
+        vec![svc("web", "running"), exited("db", 0)],
+    );
+    assert_eq!(
+        acts(&mut sup, &s, 0)[0].1,
+        "service db is stopped (exit code 0)"
+    );
+}
+
+#[test]
+fn healthy_starting_paused_and_finished_jobs_are_left_alone() {
+    let mut sup = Supervisor::new(GRACE);
+    let job = exited("migrate", 0);
+    for s in [
+        stack(
+            State::Active,
+            Some("up"),
+            vec![svc("web", "running"), job.clone()],
+        ),
+        stack(
+            State::Starting,
+            Some("up"),
+            vec![svc("web", "running"), job],
+        ),
+        stack(
+            State::Degraded,
+            Some("up"),
+            vec![svc("web", "running"), svc("db", "paused")],
+        ),
+    ] {
+        assert!(acts(&mut sup, &s, 0).is_empty(), "{s:?}");
+    }
+}
+
+#[test]
+fn docker_is_left_to_restart_until_it_loops() {
+    let mut sup = Supervisor::new(GRACE);
+    let mut c = svc("web", "restarting");
+    c.exit_code = Some(1);
+    c.restart_count = Some(1);
+    let s = stack(State::Failed, Some("up"), vec![c.clone()]);
+    assert!(acts(&mut sup, &s, 0).is_empty());
+    c.restart_count = Some(LOOP_RESTARTS);
+    let s = stack(State::Failed, Some("up"), vec![c]);
+    let a = acts(&mut sup, &s, 0);
+    assert_eq!(
+        a[0].1,
+        "service web is restarting in a loop (exit code 1, 3 restarts)"
+    );
+}
+
+#[test]
+fn unhealthy_is_restarted_after_the_grace_period_counted_from_the_event() {
+    let mut sup = Supervisor::new(GRACE);
+    let s = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    // The event came before the first status pass saw it.
+    sup.saw(Seen {
+        module: "m".into(),
+        container: "m-web-1".into(),
+        unhealthy: true,
+        at: t(90),
+    });
+    assert!(acts(&mut sup, &s, 100).is_empty());
+    assert_eq!(sup.next_due(t(100)), Some(t(150)));
+    assert!(sup.due(t(149)).is_empty());
+    assert_eq!(sup.due(t(150)), ["m"]);
+    let a = acts(&mut sup, &s, 150);
+    assert_eq!(a, [(Act::Restart, "service web unhealthy for 60s".into())]);
+    // Healthy again: forgotten, nothing due.
+    let s = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    assert!(acts(&mut sup, &s, 151).is_empty());
+    assert_eq!(sup.next_due(t(151)), None);
+}
+
+#[test]
+fn a_container_that_recovers_before_the_grace_is_not_restarted() {
+    let mut sup = Supervisor::new(GRACE);
+    let sick = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    assert!(acts(&mut sup, &sick, 0).is_empty());
+    sup.saw(Seen {
+        module: "m".into(),
+        container: "m-web-1".into(),
+        unhealthy: false,
+        at: t(30),
+    });
+    assert_eq!(sup.next_due(t(30)), None);
+    // Unhealthy again later: the grace starts over.
+    assert!(acts(&mut sup, &sick, 70).is_empty());
+    assert_eq!(sup.next_due(t(70)), Some(t(130)));
+}
+
+#[test]
+fn an_unhealthy_container_beside_a_finished_job_waits_for_the_grace() {
+    let mut sup = Supervisor::new(GRACE);
+    let s = stack(
+        State::Degraded,
+        Some("up"),
+        vec![unhealthy("web"), exited("migrate", 0)],
+    );
+    assert!(acts(&mut sup, &s, 0).is_empty());
+    assert_eq!(acts(&mut sup, &s, 60)[0].0, Act::Restart);
+}
+
+#[test]
+fn host_units_failed_or_inactive_are_restarted() {
+    let mut sup = Supervisor::new(GRACE);
+    for (state, words, acted) in [
+        (State::Failed, "failed/failed", true),
+        (State::Inactive, "inactive/dead", true),
+        (State::Starting, "activating/auto-restart", false),
+        (State::Active, "active/running", false),
+        // Held by the limit, but systemd is still starting it.
+        (State::Failed, "activating/start", false),
+    ] {
+        let a = acts(&mut sup, &unit(state, words), 0);
+        assert_eq!(!a.is_empty(), acted, "{words}: {a:?}");
+    }
+    assert_eq!(
+        acts(&mut sup, &unit(State::Failed, "failed/failed"), 0)[0].1,
+        "unit x.service is failed/failed"
+    );
+}
+
+#[test]
+fn unknown_and_invalid_modules_are_never_touched() {
+    let mut sup = Supervisor::new(GRACE);
+    for state in [State::Unknown, State::Invalid] {
+        assert!(acts(&mut sup, &stack(state, Some("up"), vec![]), 0).is_empty());
+    }
+}
+
+#[test]
+fn a_refusal_holds_until_the_window_passes_then_retries_with_backoff() {
+    let mut sup = Supervisor::new(GRACE);
+    let mut s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Restart);
+    assert!(sup.record("m", Attempt::Refused, t(0)), "a hold begins");
+    s.limit.free_at = Some(t(100).rfc3339());
+    // Held: no restart while the window lasts, whatever happens.
+    assert!(acts(&mut sup, &s, 1).is_empty());
+    assert!(acts(&mut sup, &s, 100).is_empty());
+    assert_eq!(sup.next_due(t(2)), Some(t(101)));
+    // The window has passed: one retry.
+    s.limit.free_at = None;
+    assert_eq!(acts(&mut sup, &s, 101)[0].0, Act::Retry);
+    // It fails again: still the same hold (no second on_failure), and a longer pause.
+    assert!(!sup.record("m", Attempt::Failed, t(101)));
+    assert!(acts(&mut sup, &s, 120).is_empty());
+    assert_eq!(sup.next_due(t(120)), Some(t(121)));
+    assert_eq!(acts(&mut sup, &s, 121)[0].0, Act::Retry);
+    assert!(!sup.record("m", Attempt::Refused, t(121)));
+    assert_eq!(sup.next_due(t(121)), Some(t(161)));
+    // It recovers: the hold ends.
+    assert_eq!(acts(&mut sup, &s, 161)[0].0, Act::Retry);
+    assert!(!sup.record("m", Attempt::Recovered, t(161)));
+    assert!(sup.hold("m").is_none());
+}
+
+#[test]
+fn a_module_whose_limit_is_already_hit_is_held_without_a_try() {
+    let mut sup = Supervisor::new(GRACE);
+    let mut s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    s.limit = LimitStatus {
+        used: 3,
+        burst: 3,
+        interval: "10m".into(),
+        free_at: Some(t(600).rfc3339()),
+    };
+    let a = acts(&mut sup, &s, 0);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].0, Act::Hold);
+    assert!(
+        a[0].1
+            .ends_with("; start limit hit: 3 starts in 10m, free again at 00:10:00 UTC"),
+        "{a:?}"
+    );
+    assert!(acts(&mut sup, &s, 1).is_empty(), "held: no second hold");
+    assert_eq!(sup.next_due(t(1)), Some(t(601)));
+    s.limit.free_at = None;
+    assert_eq!(acts(&mut sup, &s, 601)[0].0, Act::Retry);
+}
+
+#[test]
+fn the_backoff_is_bounded() {
+    let mut sup = Supervisor::new(GRACE);
+    assert!(sup.record("m", Attempt::Refused, t(0)));
+    for i in 0..20 {
+        sup.record("m", Attempt::Failed, t(i));
+    }
+    assert_eq!(sup.hold("m").unwrap().backoff, BACKOFF_MAX);
+}
+
+#[test]
+fn a_hold_ends_when_active_again_or_stopped_by_request() {
+    let mut sup = Supervisor::new(GRACE);
+    sup.record("m", Attempt::Refused, t(0));
+    let up = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    assert_eq!(
+        acts(&mut sup, &up, 5),
+        [(Act::Release, "active again".into())]
+    );
+    sup.record("m", Attempt::Refused, t(10));
+    let stopped = stack(State::Inactive, Some("down"), vec![exited("web", 137)]);
+    assert_eq!(
+        acts(&mut sup, &stopped, 11),
+        [(Act::Release, "stopped by request".into())]
+    );
+    assert!(sup.hold("m").is_none());
+}
+
+#[test]
+fn a_failed_restart_pauses_the_next_one_longer_each_time() {
+    let mut sup = Supervisor::new(GRACE);
+    let s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Restart);
+    assert!(!sup.record("m", Attempt::Failed, t(0)));
+    assert!(sup.hold("m").is_none());
+    assert!(acts(&mut sup, &s, 1).is_empty(), "paused");
+    assert_eq!(sup.next_due(t(1)), Some(t(2)));
+    assert_eq!(sup.due(t(2)), ["m"]);
+    assert_eq!(acts(&mut sup, &s, 2)[0].0, Act::Restart);
+    sup.record("m", Attempt::Failed, t(2));
+    assert!(acts(&mut sup, &s, 5).is_empty());
+    assert_eq!(acts(&mut sup, &s, 6)[0].0, Act::Restart);
+    for i in 0..10 {
+        sup.record("m", Attempt::Failed, t(10 * i));
+    }
+    assert_eq!(sup.next_due(t(90)), Some(t(90).plus(PAUSE_MAX)));
+    // Up again: the pauses are forgotten.
+    let up = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    assert!(acts(&mut sup, &up, 100).is_empty());
+    assert_eq!(acts(&mut sup, &s, 101)[0].0, Act::Restart);
+}
+
+#[test]
+fn held_modules_do_not_wake_the_loop_for_their_grace() {
+    let mut sup = Supervisor::new(GRACE);
+    let s = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    assert!(acts(&mut sup, &s, 0).is_empty());
+    sup.record("m", Attempt::Refused, t(0));
+    // Only the hold's own try is due, never the grace of a held module.
+    assert_eq!(sup.next_due(t(0)), Some(t(0).plus(BACKOFF_FIRST)));
+    // Nothing is ever due in the past: a waiting loop cannot spin.
+    assert_eq!(sup.next_due(t(10_000)), None);
+}
