@@ -50,7 +50,7 @@ proptest! {
 
     #[test]
     fn state_reader_never_panics(text in ".{0,300}") {
-        let _ = hal::state::parse_state(&text);
+        let _ = hal::state::records::parse_state(&text);
     }
 
     #[test]
@@ -60,7 +60,7 @@ proptest! {
         schema in any::<u32>(),
     ) {
         let text = format!("{{\"schema\":{schema},\"modules\":{{\"web\":{{\"starts\":{starts:?},\"desired\":{desired}}}}}}}");
-        if let Ok(state) = hal::state::parse_state(&text) {
+        if let Ok(state) = hal::state::records::parse_state(&text) {
             let limit = hal::module::config::RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
             let rec = &state.modules["web"];
             let u = rec.limit_use(limit, hal::util::timefmt::Stamp { secs: 1_000_000, nanos: 0 });

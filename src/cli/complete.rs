@@ -17,8 +17,9 @@ use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::CompleteEnv;
 
 use crate::cli::Cli;
+use crate::module::Kind;
 use crate::module::config::Config;
-use crate::module::inventory::{Inventory, Kind, services_root};
+use crate::module::inventory::{Inventory, services_root};
 
 /// The command the generated scripts call back: `hal`, found on `PATH`.
 pub const COMPLETER: &str = "hal";
@@ -158,7 +159,7 @@ mod tests {
         .unwrap();
         let mut inv = Inventory::discover(Path::new("/nonexistent/hal"), &cfg);
         for name in ["web", "wiki", "Bad Name"] {
-            inv.modules.push(crate::module::inventory::Module {
+            inv.modules.push(crate::module::Module {
                 name: name.into(),
                 kind: Kind::Stack {
                     dir: PathBuf::new(),

@@ -3,10 +3,10 @@
 use crate::cli::{StartArgs, StopArgs, Targets};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, report};
+use crate::module::outcome::StartOpts;
 use crate::module::status::State;
 use crate::output::ui::paint;
 use crate::run::{self, Report, Verb};
-use crate::stack::StartOpts;
 
 pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Start {
@@ -37,7 +37,7 @@ fn start_opts(a: &StartArgs) -> StartOpts {
 }
 
 async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::Result<Exit> {
-    let modules = ctx.targets(&t.modules, t.all)?;
+    let modules = ctx.node.targets(&t.modules, t.all)?;
     if t.all && confirm_all && !modules.is_empty() {
         let question = format!("{} all {} modules?", verb.name(), modules.len());
         if !ctx.ui.confirm(&question)? {
@@ -45,7 +45,7 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
         }
     }
     let began = std::time::Instant::now();
-    let reports = run::run(ctx, modules, &verb, ctx.jobs(t.jobs)).await;
+    let reports = run::run(&ctx.node, &ctx.ui, modules, &verb, ctx.node.jobs(t.jobs)).await;
     render(ctx, verb.name(), &reports);
     if reports.len() > 1 && !ctx.ui.json && !ctx.ui.quiet {
         let failed = reports.iter().filter(|r| r.result.is_err()).count();

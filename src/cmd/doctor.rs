@@ -10,7 +10,7 @@ mod units;
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine};
-use crate::module::inventory::Kind;
+use crate::module::Kind;
 use crate::stack::compose::{Compose, Flavor};
 use crate::stack::engine::Engine;
 
@@ -54,7 +54,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
 
 /// The engine answers (with its API version), and its address pools can hold every stack's network.
 async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
-    match ctx.engine().await {
+    match ctx.node.stacks.engine().await {
         Ok(engine) => {
             let line = Check::pass(
                 "docker",
@@ -106,6 +106,7 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         Err(e) => return fail(OneLine(&e).to_string()),
     };
     let stacks: Vec<&str> = ctx
+        .node
         .inventory
         .modules
         .iter()
@@ -126,7 +127,7 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
 
 /// Compose is found, with its version.
 async fn compose_checks(ctx: &Ctx) -> (Check, Option<Compose>) {
-    match ctx.compose().await {
+    match ctx.node.stacks.compose().await {
         Ok(c) => {
             let flavor = match c.flavor {
                 Flavor::V1 => "v1",

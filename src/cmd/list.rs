@@ -5,10 +5,10 @@ use crate::error::Exit;
 use crate::output::render;
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
-    if let Some(p) = &ctx.inventory.root_problem {
+    if let Some(p) = &ctx.node.inventory.root_problem {
         ctx.ui.warn(p);
     }
-    let entries = render::list_entries(&ctx.inventory.modules);
+    let entries = render::list_entries(&ctx.node.inventory.modules);
     if ctx.ui.json {
         println!("{}", render::modules_json(&entries));
     } else if !entries.is_empty() {
@@ -16,7 +16,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     } else if !ctx.ui.quiet {
         eprintln!(
             "hal: no modules: no stack directories under {} and no host units in the config",
-            ctx.inventory.root.display()
+            ctx.node.inventory.root.display()
         );
     }
     Ok(Exit::Ok)

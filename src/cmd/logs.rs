@@ -10,7 +10,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::logs::line::Line;
 use crate::logs::stream::{self, Event, Lines, Merge, Source};
-use crate::module::inventory::Kind;
+use crate::module::Kind;
 use crate::stack::engine::Engine;
 use crate::util::timefmt::{self, Stamp};
 
@@ -18,7 +18,7 @@ use crate::util::timefmt::{self, Stamp};
 const FOLLOW_BUFFER: usize = 1024;
 
 pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
-    let modules = ctx.inventory.resolve(&a.modules)?;
+    let modules = ctx.node.inventory.resolve(&a.modules)?;
     let since = a
         .since
         .as_deref()
@@ -62,7 +62,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     let engine = if stacks.is_empty() {
         None
     } else {
-        Some(ctx.engine().await?)
+        Some(ctx.node.stacks.engine().await?)
     };
     let containers = match &engine {
         Some(e) => containers_of(e, &stacks).await?,

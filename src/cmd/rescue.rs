@@ -7,11 +7,11 @@ use serde::Serialize;
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, report};
-use crate::module::inventory::{Kind, Module};
+use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
+use crate::module::{Kind, KindTag, Module};
 use crate::output::render;
 use crate::run::{self, Verb};
-use crate::stack::StartOpts;
 use crate::stack::engine::Engine;
 
 /// How long rescue waits for a Docker engine that is down.
@@ -41,15 +41,15 @@ struct Done<'a> {
 
 pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     let modules = if a.modules.is_empty() {
-        ctx.inventory.modules.clone()
+        ctx.node.inventory.modules.clone()
     } else {
-        ctx.inventory.resolve(&a.modules)?
+        ctx.node.inventory.resolve(&a.modules)?
     };
     let engine_wait = a.timeout.unwrap_or(ENGINE_WAIT);
     if modules.iter().any(|m| matches!(m.kind, Kind::Stack { .. })) {
         wait_for_docker(ctx, engine_wait).await?;
     }
-    let node = crate::run::status::collect(ctx, &modules).await;
+    let node = crate::run::status::collect(&ctx.node, &modules, ctx.ui.status_detail()).await;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
@@ -90,9 +90,9 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     for batch in [first, rest] {
         let mods: Vec<Module> = batch
             .iter()
-            .filter_map(|s| ctx.inventory.get(&s.name).cloned())
+            .filter_map(|s| ctx.node.inventory.get(&s.name).cloned())
             .collect();
-        for r in run::run(ctx, mods, &verb, ctx.jobs(None)).await {
+        for r in run::run(&ctx.node, &ctx.ui, mods, &verb, ctx.node.jobs(None)).await {
             done.push(r);
         }
     }
@@ -132,7 +132,7 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
 
 /// Waits a bounded time for a Docker engine that does not answer.
 async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
-    let first = match Engine::connect(ctx.host.as_deref()).await {
+    let first = match Engine::connect(ctx.node.stacks.endpoint()).await {
         Ok(_) => return Ok(()),
         Err(e @ HalError::DockerPermission { .. }) => return Err(e),
         Err(e) => e,
@@ -145,7 +145,7 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
     let mut last = first;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        match Engine::connect(ctx.host.as_deref()).await {
+        match Engine::connect(ctx.node.stacks.endpoint()).await {
             Ok(_) => {
                 eprintln!("hal: rescue: Docker is back");
                 return Ok(());
@@ -161,7 +161,7 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
 fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<Step> {
     let mut steps: Vec<Step> = statuses
         .iter()
-        .filter(|s| s.kind != "invalid")
+        .filter(|s| s.kind != KindTag::Invalid)
         .filter(|s| {
             if auto {
                 s.desired.as_deref() == Some("up")
@@ -173,15 +173,20 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<St
         })
         .map(|s| Step {
             name: s.name.clone(),
-            kind: s.kind,
+            kind: s.kind.as_str(),
             was: s.state,
             reason: s.reason.clone(),
-            action: if s.kind == "host" {
+            action: if s.kind == KindTag::Host {
                 "reset-failed, restart"
             } else {
                 "recreate"
             },
-            critical: ctx.config.modules.get(&s.name).is_some_and(|m| m.critical),
+            critical: ctx
+                .node
+                .config
+                .modules
+                .get(&s.name)
+                .is_some_and(|m| m.critical),
         })
         .collect();
     steps.sort_by_key(|s| !s.critical);

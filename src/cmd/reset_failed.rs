@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::ResetArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of, report};
-use crate::module::inventory::Kind;
+use crate::module::Kind;
 
 #[derive(Serialize)]
 struct Cleared<'a> {
@@ -17,7 +17,7 @@ struct Cleared<'a> {
 }
 
 pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
-    let modules = ctx.inventory.resolve(&a.modules)?;
+    let modules = ctx.node.inventory.resolve(&a.modules)?;
     let mut exit = Exit::Ok;
     let mut rows = Vec::new();
     for m in &modules {
@@ -43,7 +43,7 @@ pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-async fn reset(ctx: &Ctx, m: &crate::module::inventory::Module) -> anyhow::Result<()> {
+async fn reset(ctx: &Ctx, m: &crate::module::Module) -> anyhow::Result<()> {
     let work = async {
         match &m.kind {
             Kind::Invalid { reason } => {
@@ -56,7 +56,7 @@ async fn reset(ctx: &Ctx, m: &crate::module::inventory::Module) -> anyhow::Resul
             Kind::Host { unit, scope } => crate::host::reset_failed(unit, *scope).await?,
             Kind::Stack { .. } => {}
         }
-        if let Some(w) = ctx.store.reset(&m.name)? {
+        if let Some(w) = ctx.node.store.reset(&m.name).await? {
             ctx.ui.warn(&w);
         }
         anyhow::Ok(())

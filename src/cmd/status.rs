@@ -7,11 +7,11 @@ use crate::util::timefmt::Stamp;
 
 pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
     let modules = if names.is_empty() {
-        ctx.inventory.modules.clone()
+        ctx.node.inventory.modules.clone()
     } else {
-        ctx.inventory.resolve(names)?
+        ctx.node.inventory.resolve(names)?
     };
-    let node = crate::run::status::collect(ctx, &modules).await;
+    let node = crate::run::status::collect(&ctx.node, &modules, ctx.ui.status_detail()).await;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
@@ -29,7 +29,7 @@ pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
     } else if !ctx.ui.quiet {
         eprintln!(
             "hal: no modules: no stack directories under {} and no host units in the config",
-            ctx.inventory.root.display()
+            ctx.node.inventory.root.display()
         );
     }
     Ok(exit)

@@ -24,7 +24,8 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use crate::cli::WatchArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
-use crate::module::inventory::{Inventory, Kind, Module};
+use crate::module::inventory::Inventory;
+use crate::module::{Kind, Module};
 use crate::run::Report;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Supervisor};
@@ -84,7 +85,7 @@ pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
         grace: a.grace,
         log: Log { json: ctx.ui.json },
         sup: Supervisor::new(a.grace),
-        modules: watched(&ctx.inventory),
+        modules: watched(&ctx.node.inventory),
         link: link::Link::new(),
         work: FuturesUnordered::new(),
         finished: Vec::new(),
@@ -265,7 +266,7 @@ impl<'a> Watcher<'a> {
 
     /// Finds the modules again: a stack directory added since is watched from now on.
     fn rediscover(&mut self) {
-        let inv = Inventory::discover(&self.ctx.inventory.root, &self.ctx.config);
+        let inv = Inventory::discover(&self.ctx.node.inventory.root, &self.ctx.node.config);
         let now = watched(&inv);
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
@@ -373,7 +374,7 @@ impl<'a> Watcher<'a> {
                 // Looked at again when its restart ends, or when the engine is back.
                 continue;
             }
-            if self.ctx.store.busy(&name) {
+            if self.ctx.node.store.busy(&name) {
                 busy.push(name);
                 continue;
             }
@@ -386,7 +387,8 @@ impl<'a> Watcher<'a> {
         let ctx = self.ctx;
         let node = self
             .drive(async move {
-                let node = crate::run::status::collect(ctx, &mods).await;
+                let node =
+                    crate::run::status::collect(&ctx.node, &mods, ctx.ui.status_detail()).await;
                 (mods, node)
             })
             .await?;
@@ -409,7 +411,7 @@ impl<'a> Watcher<'a> {
     /// Logs status problems when they change, not at every pass.
     fn problems(&mut self, errors: &[String], warnings: &[String]) {
         // The services root is reported by `rediscover`, which reads it every pass.
-        let root = self.ctx.inventory.root_problem.as_ref();
+        let root = self.ctx.node.inventory.root_problem.as_ref();
         let now: BTreeSet<String> = errors
             .iter()
             .chain(warnings.iter().filter(|w| Some(*w) != root))

@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::StreamExt;
 
-use crate::cmd::ctx::Ctx;
 use crate::error::{Detailed, HalError, OneLine};
 use crate::host::init::{Activity, Init, InitError, JournalQuery, Load, MainExit, UnitStatus};
 use crate::logs::stream::Lines;
 use crate::module::config::Scope;
-use crate::module::inventory::{Kind, Module};
+use crate::module::outcome::Outcome;
+use crate::module::progress::Progress;
 use crate::module::status::{LimitStatus, ModuleStatus, ServiceStatus, State};
-use crate::stack::{Outcome, StartOpts};
+use crate::module::{Kind, Module};
 use crate::util::timefmt::Stamp;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -31,45 +31,68 @@ pub fn reachable(scope: Scope) -> Result<(), HalError> {
     init::for_scope(scope).reachable()
 }
 
-/// Starts the unit and, unless `opts.wait` is off, waits until it is active
-/// and stays so for a moment; a unit that fails is reported with its result,
-/// exit status and last journal lines.
-pub async fn start(
-    ctx: &Ctx,
-    name: &str,
-    unit: &str,
-    scope: Scope,
-    opts: &StartOpts,
-) -> anyhow::Result<Outcome> {
-    let init = init::for_scope(scope);
-    let timeout = opts.timeout.unwrap_or(ctx.config.settings(name).timeout);
-    let spinner = ctx.ui.spinner(format!("{name}: starting {unit}"));
-    let result = start_and_wait(&*init, name, unit, opts.wait, timeout).await;
-    spinner.finish_and_clear();
-    result
+/// A unit whose start job is done and that still has to stay active a moment.
+pub struct Pending {
+    init: Box<dyn Init>,
+    name: String,
+    unit: String,
+    timeout: Duration,
+    began: Instant,
 }
 
-async fn start_and_wait(
-    init: &dyn Init,
+/// What a launch left: done, or started and waiting for `active`.
+pub enum Launch {
+    Done(Outcome),
+    Wait(Pending),
+}
+
+/// Asks the init to start the unit; a start job that fails is reported with
+/// the unit's result, exit status and last journal lines. With `wait`, the
+/// rest (staying active a moment) is [`wait`]'s, so that the caller can free
+/// its `--jobs` slot in between.
+pub async fn launch(
+    init: Box<dyn Init>,
+    progress: &dyn Progress,
     name: &str,
     unit: &str,
     wait: bool,
     timeout: Duration,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<Launch> {
     let began = Instant::now();
+    progress.step(name, &format!("starting {unit}"));
     if let Err(e) = init.start(unit, wait, timeout).await {
         return Err(match e.downcast_ref::<InitError>() {
-            Some(InitError::JobFailed(_)) => did_not_start(init, name, unit, None, None).await,
+            Some(InitError::JobFailed(_)) => did_not_start(&*init, name, unit, None, None).await,
             Some(InitError::Timeout(_)) => {
-                did_not_start(init, name, unit, None, Some(timeout)).await
+                did_not_start(&*init, name, unit, None, Some(timeout)).await
             }
             Some(InitError::NotFound(_)) => not_found(unit),
             _ => e,
         });
     }
     if !wait {
-        return Ok(outcome(&show_one(init, unit).await?));
+        return Ok(Launch::Done(outcome(&show_one(&*init, unit).await?)));
     }
+    Ok(Launch::Wait(Pending {
+        init,
+        name: name.to_string(),
+        unit: unit.to_string(),
+        timeout,
+        began,
+    }))
+}
+
+/// Waits until a started unit is active and stays so for a moment.
+pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+    let Pending {
+        init,
+        name,
+        unit,
+        timeout,
+        began,
+    } = p;
+    let (init, name, unit) = (&*init, name.as_str(), unit.as_str());
+    progress.step(name, &format!("waiting for {unit}"));
     // The unit is active since `.0` with `.1` restarts so far.
     let mut active: Option<(Instant, Option<i64>)> = None;
     loop {
@@ -112,25 +135,24 @@ async fn start_and_wait(
 
 /// `systemctl stop`, then the state it left. A failed unit stopped by request
 /// has its failed state cleared, so it reads `inactive` as a stopped stack does.
-pub async fn stop(ctx: &Ctx, name: &str, unit: &str, scope: Scope) -> anyhow::Result<Outcome> {
-    let init = init::for_scope(scope);
-    let timeout = ctx.config.settings(name).timeout;
-    let spinner = ctx.ui.spinner(format!("{name}: stopping {unit}"));
-    let result = async {
-        init.stop(unit, timeout).await?;
-        let mut s = show_one(&*init, unit).await?;
-        if s.load == Load::NotFound {
-            return Err(not_found(unit));
-        }
-        if s.activity == Activity::Failed {
-            init.reset_failed(unit).await?;
-            s = show_one(&*init, unit).await?;
-        }
-        Ok(outcome(&s))
+pub async fn stop(
+    init: &dyn Init,
+    progress: &dyn Progress,
+    name: &str,
+    unit: &str,
+    timeout: Duration,
+) -> anyhow::Result<Outcome> {
+    progress.step(name, &format!("stopping {unit}"));
+    init.stop(unit, timeout).await?;
+    let mut s = show_one(init, unit).await?;
+    if s.load == Load::NotFound {
+        return Err(not_found(unit));
     }
-    .await;
-    spinner.finish_and_clear();
-    result
+    if s.activity == Activity::Failed {
+        init.reset_failed(unit).await?;
+        s = show_one(init, unit).await?;
+    }
+    Ok(outcome(&s))
 }
 
 /// `systemctl reset-failed`: forgets the unit's failed state and systemd's own start count.
@@ -187,7 +209,7 @@ async fn scope_status(modules: &[Module], scope: Scope) -> (BTreeMap<String, Mod
                     m.name.clone(),
                     ModuleStatus {
                         name: m.name.clone(),
-                        kind: m.kind_name(),
+                        kind: m.kind_tag(),
                         state: State::Unknown,
                         reason: Some(why.clone()),
                         since: None,
@@ -206,7 +228,7 @@ fn module_status(m: &Module, s: &UnitStatus) -> ModuleStatus {
     let (state, reason) = assess(s);
     ModuleStatus {
         name: m.name.clone(),
-        kind: m.kind_name(),
+        kind: m.kind_tag(),
         state,
         reason,
         since: s.changed.map(Stamp::rfc3339),

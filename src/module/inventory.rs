@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
 use crate::module::config::{Config, Scope};
+use crate::module::{Kind, Module};
 
 /// Compose file names, in the order compose itself prefers them.
 pub const COMPOSE_FILES: [&str; 4] = [
@@ -12,43 +13,6 @@ pub const COMPOSE_FILES: [&str; 4] = [
     "docker-compose.yaml",
     "docker-compose.yml",
 ];
-
-/// What a module is and how it is driven.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A compose project in `dir`, described by `file`.
-    Stack { dir: PathBuf, file: PathBuf },
-    /// An init unit.
-    Host { unit: String, scope: Scope },
-    /// Something that looks like a module but cannot be one; `reason` says why.
-    Invalid { reason: String },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Module {
-    pub name: String,
-    pub kind: Kind,
-}
-
-impl Module {
-    /// `stack`, `host` or `invalid`, as shown in tables and JSON.
-    pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Stack { .. } => "stack",
-            Kind::Host { .. } => "host",
-            Kind::Invalid { .. } => "invalid",
-        }
-    }
-
-    /// Where the module is defined: the compose file, or `unit (scope)`.
-    pub fn source(&self) -> String {
-        match &self.kind {
-            Kind::Stack { file, .. } => file.display().to_string(),
-            Kind::Host { unit, scope } => format!("{unit} ({})", scope.as_str()),
-            Kind::Invalid { .. } => String::new(),
-        }
-    }
-}
 
 /// Every module on the node, sorted by name.
 #[derive(Clone, Debug, Default)]

@@ -1,7 +1,91 @@
 //! The domain: what a module is, how the node's modules are found and named, and what hal reports about them.
+//!
+//! Everything here is plain data and pure rules: no engine, no init, no printing.
 
 pub mod config;
 pub mod inventory;
 pub mod name;
 pub mod order;
+pub mod outcome;
+pub mod progress;
 pub mod status;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::module::config::Scope;
+
+/// What a module is and how it is driven.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A compose project in `dir`, described by `file`.
+    Stack { dir: PathBuf, file: PathBuf },
+    /// An init unit.
+    Host { unit: String, scope: Scope },
+    /// Something that looks like a module but cannot be one; `reason` says why.
+    Invalid { reason: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub name: String,
+    pub kind: Kind,
+}
+
+impl Module {
+    /// `stack`, `host` or `invalid`, as shown in tables and JSON.
+    pub fn kind_name(&self) -> &'static str {
+        self.kind_tag().as_str()
+    }
+
+    /// The kind without its details, for comparing and publishing.
+    pub fn kind_tag(&self) -> KindTag {
+        match self.kind {
+            Kind::Stack { .. } => KindTag::Stack,
+            Kind::Host { .. } => KindTag::Host,
+            Kind::Invalid { .. } => KindTag::Invalid,
+        }
+    }
+
+    /// Where the module is defined: the compose file, or `unit (scope)`.
+    pub fn source(&self) -> String {
+        match &self.kind {
+            Kind::Stack { file, .. } => file.display().to_string(),
+            Kind::Host { unit, scope } => format!("{unit} ({})", scope.as_str()),
+            Kind::Invalid { .. } => String::new(),
+        }
+    }
+}
+
+/// One service's image, as compose resolves the file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceImage {
+    pub service: String,
+    pub image: Option<String>,
+    /// The service has `build:`: compose builds it, hal does not pull it.
+    pub build: bool,
+    /// The service waits for another (`depends_on` with a `condition`), so its
+    /// containers must be started by compose, in order.
+    #[serde(default)]
+    pub gated: bool,
+}
+
+/// A module's kind without its details: `stack`, `host` or `invalid`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KindTag {
+    Stack,
+    Host,
+    Invalid,
+}
+
+impl KindTag {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindTag::Stack => "stack",
+            KindTag::Host => "host",
+            KindTag::Invalid => "invalid",
+        }
+    }
+}

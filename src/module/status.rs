@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::module::KindTag;
+
 /// The spec's module states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,7 +66,7 @@ pub struct LimitStatus {
 #[derive(Clone, Debug, Serialize)]
 pub struct ModuleStatus {
     pub name: String,
-    pub kind: &'static str,
+    pub kind: KindTag,
     pub state: State,
     /// One line saying why the module is not `active`.
     pub reason: Option<String>,
@@ -74,4 +76,13 @@ pub struct ModuleStatus {
     pub desired: Option<String>,
     pub limit: LimitStatus,
     pub services: Vec<ServiceStatus>,
+}
+
+/// How much a status needs to know about each container.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Inspect every container (exact start times and restart counts).
+    Full,
+    /// Inspect only containers the summary cannot describe.
+    Settled,
 }

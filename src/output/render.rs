@@ -3,8 +3,8 @@
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
-use crate::module::inventory::{Kind, Module};
 use crate::module::status::{ModuleStatus, State};
+use crate::module::{Kind, Module};
 use crate::util::timefmt::{self, Stamp};
 
 /// The version of every JSON document hal prints. Fields are added, never renamed.
@@ -68,7 +68,7 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
             .unwrap_or_default();
         t.add_row(vec![
             Cell::new(&m.name),
-            Cell::new(m.kind),
+            Cell::new(m.kind.as_str()),
             state_cell(m.state, color),
             Cell::new(m.reason.as_deref().unwrap_or("")),
             Cell::new(starts),

@@ -1,12 +1,16 @@
 //! Output decisions made once: JSON or human, colour, progress, and whether a person can be asked.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{ColorChoice, Global};
 use crate::error::HalError;
+use crate::module::progress::Progress;
+use crate::module::status::Detail;
 
 #[derive(Clone)]
 pub struct Ui {
@@ -22,6 +26,14 @@ pub struct Ui {
     pub interactive: bool,
     pub yes: bool,
     bars: MultiProgress,
+    /// What is drawn for each module now: its spinner, and its pull's layer bars.
+    drawn: Arc<Mutex<HashMap<String, Drawn>>>,
+}
+
+#[derive(Default)]
+struct Drawn {
+    spinner: Option<ProgressBar>,
+    layers: HashMap<String, ProgressBar>,
 }
 
 impl Ui {
@@ -48,6 +60,18 @@ impl Ui {
             } else {
                 ProgressDrawTarget::hidden()
             }),
+            drawn: Arc::default(),
+        }
+    }
+
+    /// How much a status must read: scripts get exact start times and restart
+    /// counts; the table only needs what the list call already says about
+    /// settled containers.
+    pub fn status_detail(&self) -> Detail {
+        if self.json {
+            Detail::Full
+        } else {
+            Detail::Settled
         }
     }
 
@@ -114,6 +138,54 @@ impl Ui {
             .default(false)
             .interact()
             .map_err(|e| HalError::Usage(format!("{question}: {e}")))
+    }
+}
+
+impl Progress for Ui {
+    fn step(&self, module: &str, what: &str) {
+        if !self.progress {
+            return;
+        }
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        let d = drawn.entry(module.to_string()).or_default();
+        match &d.spinner {
+            Some(s) => s.set_message(format!("{module}: {what}")),
+            None => d.spinner = Some(self.spinner(format!("{module}: {what}"))),
+        }
+    }
+
+    fn layer(&self, module: &str, layer: &str, status: &str, bytes: Option<(u64, u64)>) {
+        if !self.progress {
+            return;
+        }
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        let d = drawn.entry(module.to_string()).or_default();
+        let bar = d
+            .layers
+            .entry(layer.to_string())
+            .or_insert_with(|| self.bar(0, format!("{module}: {layer}")));
+        bar.set_message(format!("{module}: {layer} {status}"));
+        if let Some((current, total)) = bytes {
+            bar.set_length(total);
+            bar.set_position(current);
+        }
+        if status.starts_with("pull complete") || status.starts_with("already exists") {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn done(&self, module: &str) {
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        if let Some(d) = drawn.remove(module) {
+            d.spinner.iter().for_each(ProgressBar::finish_and_clear);
+            d.layers.values().for_each(ProgressBar::finish_and_clear);
+        }
     }
 }
 

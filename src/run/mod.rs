@@ -1,5 +1,6 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
+pub mod node;
 pub mod status;
 
 use std::time::{Duration, Instant};
@@ -8,13 +9,15 @@ use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 
-use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of};
-use crate::module::inventory::{Kind, Module};
+use crate::module::outcome::{Outcome, StartOpts};
+use crate::module::progress::Progress;
 use crate::module::status::State;
-use crate::stack::{self, Outcome, StartOpts};
-use crate::state::Desired;
+use crate::module::{Kind, Module};
+use crate::run::node::Node;
+use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
+use crate::{host, stack};
 
 /// A verb that changes modules.
 #[derive(Clone, Debug)]
@@ -105,22 +108,21 @@ impl Report {
     }
 }
 
-tokio::task_local! {
-    /// The `--jobs` slot the current module's work holds.
-    static SLOT: std::cell::RefCell<Option<tokio::sync::OwnedSemaphorePermit>>;
-}
-
-/// Gives the current module's `--jobs` slot back: what is left is waiting.
-pub fn release_slot() {
-    let _ = SLOT.try_with(|s| s.borrow_mut().take());
-}
-
 /// Runs `verb` on every module, at most `jobs` at once, modules named in a
 /// module's `after` first (last when stopping); reports come back in the given order.
-pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> Vec<Report> {
+///
+/// `jobs` bounds the work (compose, the engine, the init): a module holds a
+/// slot while it is launched, and gives it back before it only waits for `active`.
+pub async fn run(
+    node: &Node,
+    progress: &dyn Progress,
+    modules: Vec<Module>,
+    verb: &Verb,
+    jobs: usize,
+) -> Vec<Report> {
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
     let after = |n: &str| {
-        ctx.config
+        node.config
             .modules
             .get(n)
             .map(|s| s.after.clone())
@@ -133,19 +135,16 @@ pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> V
             .iter()
             .filter_map(|n| modules.iter().find(|m| &m.name == n).cloned())
             .collect();
-        // `jobs` bounds the work (compose, the engine, the init); a module
-        // that only waits for `active` gives its slot back first.
-        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+        let slots = tokio::sync::Semaphore::new(jobs.max(1));
         let done: Vec<Report> = stream::iter(batch)
             .map(|m| {
-                let slots = slots.clone();
+                let slots = &slots;
                 async move {
                     let began = Instant::now();
-                    let permit = slots.acquire_owned().await.ok();
-                    let result = SLOT
-                        .scope(std::cell::RefCell::new(permit), one(ctx, &m, verb))
+                    let result = one(node, progress, &m, verb, slots)
                         .await
                         .with_context(|| format!("{} {}", verb.name(), m.name));
+                    progress.done(&m.name);
                     Report {
                         module: m,
                         result,
@@ -162,7 +161,20 @@ pub async fn run(ctx: &Ctx, modules: Vec<Module>, verb: &Verb, jobs: usize) -> V
     reports
 }
 
-async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
+/// A start under way: finished, or started and waiting for `active`.
+enum Launched {
+    Done(Outcome),
+    Stack(stack::Pending),
+    Host(host::Pending),
+}
+
+async fn one(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    verb: &Verb,
+    slots: &tokio::sync::Semaphore,
+) -> anyhow::Result<Outcome> {
     if let Kind::Invalid { reason } = &m.kind {
         return Err(HalError::InvalidModule {
             name: m.name.clone(),
@@ -170,47 +182,55 @@ async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
         }
         .into());
     }
+    let slot = slots.acquire().await.context("the --jobs slots closed")?;
     // Reach the engine first: a start that cannot happen must not count.
-    reachable(ctx, m).await?;
-    let _lock = ctx.store.lock_module(&m.name).await?;
+    reachable(node, m).await?;
+    let _lock = node.store.lock_module(&m.name).await?;
     let mut warnings = Vec::new();
-    let outcome = match verb {
+    let launched = match verb {
         Verb::Start { opts, force } => {
-            count(ctx, m, *force, &mut warnings)?;
-            desire(ctx, m, Desired::Up, &mut warnings)?;
-            start(ctx, m, opts).await?
+            count(node, m, *force, &mut warnings).await?;
+            desire(node, m, Desired::Up, &mut warnings).await?;
+            launch(node, progress, m, opts).await?
         }
         Verb::Stop => {
-            desire(ctx, m, Desired::Down, &mut warnings)?;
-            stop(ctx, m).await?
+            desire(node, m, Desired::Down, &mut warnings).await?;
+            Launched::Done(stop(node, progress, m).await?)
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
-            count(ctx, m, *force, &mut warnings)?;
-            desire(ctx, m, Desired::Up, &mut warnings)?;
-            stop(ctx, m).await?;
-            start(ctx, m, opts).await?
+            count(node, m, *force, &mut warnings).await?;
+            desire(node, m, Desired::Up, &mut warnings).await?;
+            stop(node, progress, m).await?;
+            launch(node, progress, m, opts).await?
         }
         Verb::AutoRestart { opts } => {
-            let (state, _) = ctx.store.read();
+            let (state, _) = node.store.read();
             let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
             if wanted != Some(Desired::Up) {
                 anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
             }
-            count(ctx, m, false, &mut warnings)?;
-            stop(ctx, m).await?;
-            start(ctx, m, opts).await?
+            count(node, m, false, &mut warnings).await?;
+            stop(node, progress, m).await?;
+            launch(node, progress, m, opts).await?
         }
         Verb::Rescue { opts } => {
-            warnings.extend(ctx.store.reset(&m.name)?);
+            warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
-                crate::host::reset_failed(unit, *scope).await?;
+                host::reset_failed(unit, *scope).await?;
             }
-            count(ctx, m, false, &mut warnings)?;
-            desire(ctx, m, Desired::Up, &mut warnings)?;
-            stop(ctx, m).await?;
-            start(ctx, m, opts).await?
+            count(node, m, false, &mut warnings).await?;
+            desire(node, m, Desired::Up, &mut warnings).await?;
+            stop(node, progress, m).await?;
+            launch(node, progress, m, opts).await?
         }
+    };
+    // What is left is waiting: another module may have the slot.
+    drop(slot);
+    let outcome = match launched {
+        Launched::Done(o) => o,
+        Launched::Stack(p) => stack::wait(progress, p).await?,
+        Launched::Host(p) => host::wait(progress, p).await?,
     };
     warnings.extend(outcome.warnings);
     Ok(Outcome {
@@ -219,42 +239,80 @@ async fn one(ctx: &Ctx, m: &Module, verb: &Verb) -> anyhow::Result<Outcome> {
     })
 }
 
-async fn reachable(ctx: &Ctx, m: &Module) -> anyhow::Result<()> {
+async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     match &m.kind {
-        Kind::Stack { .. } => ctx.engine().await.map(drop).map_err(Into::into),
-        Kind::Host { scope, .. } => crate::host::reachable(*scope).map_err(Into::into),
+        Kind::Stack { .. } => node.stacks.engine().await.map(drop).map_err(Into::into),
+        Kind::Host { scope, .. } => host::reachable(*scope).map_err(Into::into),
         Kind::Invalid { .. } => Ok(()),
     }
 }
 
-fn count(ctx: &Ctx, m: &Module, force: bool, warnings: &mut Vec<String>) -> anyhow::Result<()> {
-    let limit = ctx.config.settings(&m.name).limit;
-    let (_, w) = ctx.store.count_start(&m.name, limit, force, Stamp::now())?;
+async fn count(
+    node: &Node,
+    m: &Module,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let limit = node.config.settings(&m.name).limit;
+    let (_, w) = node
+        .store
+        .count_start(&m.name, limit, force, Stamp::now())
+        .await?;
     warnings.extend(w);
     Ok(())
 }
 
-fn desire(ctx: &Ctx, m: &Module, d: Desired, warnings: &mut Vec<String>) -> anyhow::Result<()> {
-    warnings.extend(ctx.store.set_desired(&m.name, d)?);
+async fn desire(
+    node: &Node,
+    m: &Module,
+    d: Desired,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    warnings.extend(node.store.set_desired(&m.name, d).await?);
     Ok(())
 }
 
-async fn start(ctx: &Ctx, m: &Module, opts: &StartOpts) -> anyhow::Result<Outcome> {
+async fn launch(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    opts: &StartOpts,
+) -> anyhow::Result<Launched> {
+    let settings = node.config.settings(&m.name);
+    Ok(match &m.kind {
+        Kind::Stack { dir, file } => {
+            let env = node.stack_env(progress);
+            match stack::launch(env, &m.name, dir, file, &settings, opts).await? {
+                stack::Launch::Done(o) => Launched::Done(o),
+                stack::Launch::Wait(p) => Launched::Stack(p),
+            }
+        }
+        Kind::Host { unit, scope } => {
+            let timeout = opts.timeout.unwrap_or(settings.timeout);
+            let init = host::init::for_scope(*scope);
+            match host::launch(init, progress, &m.name, unit, opts.wait, timeout).await? {
+                host::Launch::Done(o) => Launched::Done(o),
+                host::Launch::Wait(p) => Launched::Host(p),
+            }
+        }
+        Kind::Invalid { .. } => return Err(invalid_kind()),
+    })
+}
+
+async fn stop(node: &Node, progress: &dyn Progress, m: &Module) -> anyhow::Result<Outcome> {
     match &m.kind {
-        Kind::Stack { dir, file } => stack::start(ctx, &m.name, dir, file, opts).await,
-        Kind::Host { unit, scope } => crate::host::start(ctx, &m.name, unit, *scope, opts).await,
-        Kind::Invalid { .. } => unreachable_kind(),
+        Kind::Stack { dir, file } => {
+            stack::stop(node.stack_env(progress), &m.name, dir, file).await
+        }
+        Kind::Host { unit, scope } => {
+            let init = host::init::for_scope(*scope);
+            let timeout = node.config.settings(&m.name).timeout;
+            host::stop(&*init, progress, &m.name, unit, timeout).await
+        }
+        Kind::Invalid { .. } => Err(invalid_kind()),
     }
 }
 
-async fn stop(ctx: &Ctx, m: &Module) -> anyhow::Result<Outcome> {
-    match &m.kind {
-        Kind::Stack { dir, file } => stack::stop(ctx, &m.name, dir, file).await,
-        Kind::Host { unit, scope } => crate::host::stop(ctx, &m.name, unit, *scope).await,
-        Kind::Invalid { .. } => unreachable_kind(),
-    }
-}
-
-fn unreachable_kind() -> anyhow::Result<Outcome> {
-    Err(anyhow::anyhow!("invalid module"))
+fn invalid_kind() -> anyhow::Error {
+    anyhow::anyhow!("invalid module")
 }

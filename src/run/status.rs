@@ -1,11 +1,12 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
-use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
-use crate::module::inventory::{Kind, Module};
+use crate::module::status::Detail;
 use crate::module::status::{LimitStatus, ModuleStatus, State};
+use crate::module::{Kind, Module};
+use crate::run::node::Node;
 use crate::stack::assess::{ContainerFacts, assess};
-use crate::state::StateFile;
+use crate::state::records::StateFile;
 use crate::util::timefmt::{self, Stamp};
 
 /// The status of many modules, and what went wrong reading it.
@@ -20,9 +21,11 @@ pub struct NodeStatus {
 }
 
 /// Every given module's status, and the exit code `status` should end with.
-pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
+/// `detail` says how much to read of settled containers: exact times and
+/// counts cost an inspect per container, the list call alone says the rest.
+pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
     let now = Stamp::now();
-    let (state_file, warning) = ctx.store.read();
+    let (state_file, warning) = node.store.read();
     let mut warnings: Vec<String> = warning.into_iter().collect();
     let stacks: Vec<&str> = modules
         .iter()
@@ -32,10 +35,10 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
     let mut exit = Exit::Ok;
     let mut stack_facts = Ok(Default::default());
     if !stacks.is_empty() {
-        stack_facts = match ctx.engine().await {
+        stack_facts = match node.stacks.engine().await {
             // Scripts get exact start times and restart counts; the table only
             // needs what `docker ps` already says about settled containers.
-            Ok(engine) => crate::stack::node_facts(&engine, &stacks, detail(ctx))
+            Ok(engine) => crate::stack::node_facts(&engine, &stacks, detail)
                 .await
                 .map_err(|e| crate::error::OneLine(&e).to_string()),
             Err(e) => Err(e.to_string()),
@@ -65,13 +68,13 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
             }),
             Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
         };
-        annotate(ctx, &mut status, &state_file, now);
+        annotate(node, &mut status, &state_file, now);
         out.push(status);
     }
     if exit == Exit::Ok && out.iter().any(|s| s.state != State::Active) {
         exit = Exit::NotActive;
     }
-    if let Some(p) = &ctx.inventory.root_problem {
+    if let Some(p) = &node.inventory.root_problem {
         warnings.push(p.clone());
     }
     NodeStatus {
@@ -82,18 +85,10 @@ pub async fn collect(ctx: &Ctx, modules: &[Module]) -> NodeStatus {
     }
 }
 
-fn detail(ctx: &Ctx) -> crate::stack::engine::Detail {
-    if ctx.ui.json {
-        crate::stack::engine::Detail::Full
-    } else {
-        crate::stack::engine::Detail::Settled
-    }
-}
-
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     ModuleStatus {
         name: m.name.clone(),
-        kind: m.kind_name(),
+        kind: m.kind_tag(),
         state,
         reason,
         since: None,
@@ -126,8 +121,8 @@ fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
 }
 
 /// Adds what hal itself remembers: start-limit figures, desired state, pull warnings.
-fn annotate(ctx: &Ctx, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
-    let limit = ctx.config.settings(&s.name).limit;
+fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
+    let limit = node.config.settings(&s.name).limit;
     let rec = file.modules.get(&s.name).cloned().unwrap_or_default();
     let used = rec.limit_use(limit, now);
     s.limit = LimitStatus {

@@ -6,6 +6,8 @@ use std::process::Stdio;
 use anyhow::{Context, bail};
 use tokio::process::Command;
 
+use crate::module::ServiceImage;
+
 /// Which generation of compose answers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Flavor {
@@ -251,19 +253,6 @@ pub fn flavor_of(version: &str) -> Option<Flavor> {
         1 => Some(Flavor::V1),
         _ => Some(Flavor::V2),
     }
-}
-
-/// One service's image, as compose resolves the file.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ServiceImage {
-    pub service: String,
-    pub image: Option<String>,
-    /// The service has `build:`: compose builds it, hal does not pull it.
-    pub build: bool,
-    /// The service waits for another (`depends_on` with a `condition`), so its
-    /// containers must be started by compose, in order.
-    #[serde(default)]
-    pub gated: bool,
 }
 
 /// Reads services from `docker compose config --format json` (v2).

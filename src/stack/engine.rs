@@ -15,6 +15,7 @@ use bollard::query_parameters::{
 use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
+use crate::module::status::Detail;
 use crate::stack::assess::{ContainerFacts, health_from_status_text};
 
 pub const PROJECT_LABEL: &str = "com.docker.compose.project";
@@ -375,15 +376,6 @@ impl Engine {
             .collect();
         Ok((!pools.is_empty()).then_some(pools))
     }
-}
-
-/// How much a status needs to know about each container.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Detail {
-    /// Inspect every container (exact start times and restart counts).
-    Full,
-    /// Inspect only containers the summary cannot describe.
-    Settled,
 }
 
 /// A running container's facts from its summary alone, when it has been up

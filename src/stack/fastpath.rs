@@ -4,13 +4,13 @@ use std::time::Duration;
 
 use bollard::models::{ContainerSummary, ContainerSummaryStateEnum as S};
 
-use crate::cmd::ctx::Ctx;
+use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
+use crate::module::outcome::Outcome;
 use crate::module::status::State;
-use crate::stack::Outcome;
 use crate::stack::assess::health_from_status_text;
-use crate::stack::compose::ServiceImage;
 use crate::stack::engine::{Engine, SERVICE_LABEL};
+use crate::stack::env::Env;
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
@@ -24,7 +24,7 @@ pub struct Known<'a> {
 /// `None` means "go through compose". With the outcome come the module's
 /// containers as listed, for the caller's wait.
 pub async fn try_start(
-    ctx: &Ctx,
+    env: Env<'_>,
     engine: &Engine,
     name: &str,
     known: &Known<'_>,
@@ -46,15 +46,16 @@ pub async fn try_start(
     if known.policy == PullPolicy::Always {
         warnings = crate::stack::pull::pull(
             engine,
-            &ctx.ui,
+            env.progress,
             name,
             known.services,
             known.policy,
             known.pull_timeout,
         )
         .await?;
-        ctx.store
-            .set_pull_warning(name, warnings.first().cloned())?;
+        env.store
+            .set_pull_warning(name, warnings.first().cloned())
+            .await?;
         for c in &main {
             let Some(s) = known
                 .services

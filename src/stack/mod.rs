@@ -5,6 +5,7 @@ pub mod compose;
 pub mod credentials;
 pub mod digest;
 pub mod engine;
+pub mod env;
 pub mod fastpath;
 pub mod pull;
 
@@ -15,13 +16,16 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use bollard::models::ContainerSummary;
 
-use crate::cmd::ctx::Ctx;
 use crate::error::Detailed;
-use crate::module::config::PullPolicy;
+use crate::module::ServiceImage;
+use crate::module::config::Settings;
+use crate::module::outcome::{Outcome, StartOpts};
+use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
-use crate::stack::compose::{Project, ServiceImage};
+use crate::stack::compose::Project;
 use crate::stack::engine::Engine;
+use crate::stack::env::Env;
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -29,96 +33,102 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 /// Log lines shown for a service that did not come up.
 const DIAG_LINES: u64 = 5;
 
-/// What a verb left behind.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    pub state: State,
-    pub reason: Option<String>,
-    pub warnings: Vec<String>,
+/// A started stack that still has to reach `active`.
+pub struct Pending {
+    engine: Engine,
+    name: String,
+    timeout: Duration,
+    /// The module's containers as just listed (empty: list them first).
+    containers: Vec<ContainerSummary>,
+    warnings: Vec<String>,
 }
 
-/// How a start behaves.
-#[derive(Clone, Debug)]
-pub struct StartOpts {
-    pub pull: Option<PullPolicy>,
-    pub wait: bool,
-    pub timeout: Option<Duration>,
+/// What a launch left: done, or started and waiting for `active`.
+pub enum Launch {
+    Done(Outcome),
+    Wait(Pending),
 }
 
-/// `compose up -d --remove-orphans`, then wait for `active`.
-pub async fn start(
-    ctx: &Ctx,
+/// `compose up -d --remove-orphans` (or the fast path when the files are
+/// unchanged). The wait for `active` is [`wait`]'s, so that the caller can
+/// free its `--jobs` slot in between.
+pub async fn launch(
+    env: Env<'_>,
     name: &str,
     dir: &Path,
     file: &Path,
+    settings: &Settings,
     opts: &StartOpts,
-) -> anyhow::Result<Outcome> {
-    let settings = ctx.config.settings(name);
-    let engine = ctx.engine().await?;
+) -> anyhow::Result<Launch> {
+    let engine = env.stacks.engine().await?;
     let policy = opts.pull.unwrap_or(settings.pull);
     let timeout = opts.timeout.unwrap_or(settings.timeout);
     let digest = crate::stack::digest::of_module(dir);
-    if let Some(services) = remembered(ctx, name, digest.as_deref()) {
+    if let Some(services) = remembered(env, name, digest.as_deref()) {
         let known = crate::stack::fastpath::Known {
             services: &services,
             policy,
             pull_timeout: settings.pull_timeout,
         };
         if let Some((outcome, containers)) =
-            crate::stack::fastpath::try_start(ctx, &engine, name, &known).await?
+            crate::stack::fastpath::try_start(env, &engine, name, &known).await?
         {
             if outcome.state == State::Active || !opts.wait {
-                return Ok(outcome);
+                return Ok(Launch::Done(outcome));
             }
-            crate::run::release_slot();
-            let mut waited = wait_active(ctx, &engine, name, timeout, containers).await?;
-            waited.warnings.extend(outcome.warnings);
-            return Ok(waited);
+            return Ok(Launch::Wait(Pending {
+                engine,
+                name: name.to_string(),
+                timeout,
+                containers,
+                warnings: outcome.warnings,
+            }));
         }
     }
-    let compose = ctx.compose().await?;
+    let compose = env.stacks.compose().await?;
     let project = Project { name, dir, file };
+    let endpoint = env.stacks.endpoint();
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers.
-    let images = compose.images(&project, ctx.host.as_deref()).await?;
+    let images = compose.images(&project, endpoint).await?;
     let warnings = crate::stack::pull::pull(
         &engine,
-        &ctx.ui,
+        env.progress,
         name,
         &images,
         policy,
         settings.pull_timeout,
     )
     .await?;
-    ctx.store
-        .set_pull_warning(name, warnings.first().cloned())?;
-    let spinner = ctx.ui.spinner(format!("{name}: starting"));
-    let up = compose
-        .up(&project, ctx.host.as_deref(), Some("never"))
-        .await;
-    spinner.finish_and_clear();
-    up?;
+    env.store
+        .set_pull_warning(name, warnings.first().cloned())
+        .await?;
+    env.progress.step(name, "starting");
+    compose.up(&project, endpoint, Some("never")).await?;
     // The containers now reflect these files: remember them for the fast path.
-    ctx.store.remember(name, digest, images)?;
+    env.store.remember(name, digest, images).await?;
     if !opts.wait {
         let facts = engine.project_facts(name).await?;
         let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
-        return Ok(Outcome {
+        return Ok(Launch::Done(Outcome {
             state,
             reason,
             warnings,
-        });
+        }));
     }
-    crate::run::release_slot();
-    let mut outcome = wait_active(ctx, &engine, name, timeout, Vec::new()).await?;
-    outcome.warnings.extend(warnings);
-    Ok(outcome)
+    Ok(Launch::Wait(Pending {
+        engine,
+        name: name.to_string(),
+        timeout,
+        containers: Vec::new(),
+        warnings,
+    }))
 }
 
 /// The services compose resolved the last time, if the files are the same now.
-fn remembered(ctx: &Ctx, name: &str, digest: Option<&str>) -> Option<Vec<ServiceImage>> {
+fn remembered(env: Env<'_>, name: &str, digest: Option<&str>) -> Option<Vec<ServiceImage>> {
     let digest = digest?;
-    let (state, _) = ctx.store.read();
+    let (state, _) = env.store.read();
     let rec = state.modules.get(name)?;
     if rec.digest.as_deref() != Some(digest) {
         return None;
@@ -127,21 +137,23 @@ fn remembered(ctx: &Ctx, name: &str, digest: Option<&str>) -> Option<Vec<Service
 }
 
 /// Polls the project until every service is up (healthy where it has a
-/// healthcheck), something fails for good, or `timeout` passes.
+/// healthcheck), something fails for good, or the start's timeout passes.
 ///
-/// `containers` are the project's containers as just listed (empty: list them
-/// here). Each poll inspects those alone: no compose process creates any while
-/// hal waits, and a list call costs the engine several inspects when many
-/// modules start at once. One that went away makes the next poll list again.
-pub async fn wait_active(
-    ctx: &Ctx,
-    engine: &Engine,
-    name: &str,
-    timeout: Duration,
-    mut containers: Vec<ContainerSummary>,
-) -> anyhow::Result<Outcome> {
+/// Each poll inspects the containers the launch listed alone: no compose
+/// process creates any while hal waits, and a list call costs the engine
+/// several inspects when many modules start at once. One that went away makes
+/// the next poll list again.
+pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+    let Pending {
+        engine,
+        name,
+        timeout,
+        mut containers,
+        warnings,
+    } = p;
+    let name = name.as_str();
     let began = Instant::now();
-    let spinner = ctx.ui.spinner(format!("{name}: waiting"));
+    progress.step(name, "waiting");
     loop {
         if containers.is_empty() {
             containers = engine.compose_containers(Some(name)).await?;
@@ -155,16 +167,14 @@ pub async fn wait_active(
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
         if state == State::Active {
-            spinner.finish_and_clear();
             return Ok(Outcome {
                 state,
                 reason,
-                warnings: Vec::new(),
+                warnings,
             });
         }
         let give_up = hopeless(&refs);
         if give_up || began.elapsed() >= timeout {
-            spinner.finish_and_clear();
             let why = reason.unwrap_or_else(|| state.as_str().to_string());
             let summary = if give_up {
                 format!("did not start: {why}")
@@ -174,13 +184,13 @@ pub async fn wait_active(
                     crate::util::duration::format(timeout)
                 )
             };
-            let details = diagnose(engine, &refs).await;
+            let details = diagnose(&engine, &refs).await;
             return Err(Detailed { summary, details }.into());
         }
-        spinner.set_message(format!(
-            "{name}: waiting ({})",
-            reason.as_deref().unwrap_or(state.as_str())
-        ));
+        progress.step(
+            name,
+            &format!("waiting ({})", reason.as_deref().unwrap_or(state.as_str())),
+        );
         // Running containers that only have to stay up a moment are not asked
         // about again before they can have: fewer calls while other modules start.
         let pause =
@@ -213,14 +223,12 @@ async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String
 }
 
 /// `compose down`: containers and network go, named volumes stay.
-pub async fn stop(ctx: &Ctx, name: &str, dir: &Path, file: &Path) -> anyhow::Result<Outcome> {
-    let compose = ctx.compose().await?;
-    let engine = ctx.engine().await?;
+pub async fn stop(env: Env<'_>, name: &str, dir: &Path, file: &Path) -> anyhow::Result<Outcome> {
+    let compose = env.stacks.compose().await?;
+    let engine = env.stacks.engine().await?;
     let project = Project { name, dir, file };
-    let spinner = ctx.ui.spinner(format!("{name}: stopping"));
-    let down = compose.down(&project, ctx.host.as_deref()).await;
-    spinner.finish_and_clear();
-    down?;
+    env.progress.step(name, "stopping");
+    compose.down(&project, env.stacks.endpoint()).await?;
     let facts = engine.project_facts(name).await?;
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
@@ -234,7 +242,7 @@ pub async fn stop(ctx: &Ctx, name: &str, dir: &Path, file: &Path) -> anyhow::Res
 pub async fn node_facts(
     engine: &Engine,
     projects: &[&str],
-    detail: crate::stack::engine::Detail,
+    detail: crate::module::status::Detail,
 ) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
     let list = if projects.len() == 1 {
         engine.compose_containers(Some(projects[0])).await?

@@ -1,14 +1,13 @@
 //! Pull policy: which images a start pulls through the Engine API, and the fallback to a cached image.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Context;
 use futures_util::StreamExt;
 
+use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
-use crate::output::ui::Ui;
-use crate::stack::compose::ServiceImage;
+use crate::module::progress::Progress;
 use crate::stack::engine::Engine;
 
 /// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
@@ -31,7 +30,7 @@ pub fn split_ref(image: &str) -> (String, Option<String>) {
 /// image is present); fails when an image is absent and cannot be pulled.
 pub async fn pull(
     engine: &Engine,
-    ui: &Ui,
+    progress: &dyn Progress,
     module: &str,
     services: &[ServiceImage],
     policy: PullPolicy,
@@ -51,7 +50,7 @@ pub async fn pull(
         if policy == PullPolicy::Missing && present {
             continue;
         }
-        match pull_one(engine, ui, module, image, timeout).await {
+        match pull_one(engine, progress, module, image, timeout).await {
             Ok(()) => {}
             Err(e) if present => warnings.push(format!(
                 "pull failed, running cached image {image}: {}",
@@ -70,7 +69,7 @@ pub async fn pull(
 
 async fn pull_one(
     engine: &Engine,
-    ui: &Ui,
+    progress: &dyn Progress,
     module: &str,
     image: &str,
     timeout: Duration,
@@ -80,7 +79,6 @@ async fn pull_one(
         .await
         .context("registry credentials")?;
     let mut stream = engine.pull(&repo, tag.as_deref(), credentials);
-    let mut bars: HashMap<String, indicatif::ProgressBar> = HashMap::new();
     let work = async {
         while let Some(item) = stream.next().await {
             let info = item.map_err(|e| engine.fail(e))?;
@@ -88,25 +86,18 @@ async fn pull_one(
                 continue;
             };
             let detail = info.progress_detail.unwrap_or_default();
-            let bar = bars
-                .entry(id.clone())
-                .or_insert_with(|| ui.bar(0, format!("{module}: {id}")));
-            bar.set_message(format!("{module}: {id} {}", status.to_lowercase()));
-            if let (Some(cur), Some(total)) = (detail.current, detail.total) {
-                bar.set_length(u64::try_from(total).unwrap_or(0));
-                bar.set_position(u64::try_from(cur).unwrap_or(0));
-            }
-            if status.starts_with("Pull complete") || status.starts_with("Already exists") {
-                bar.finish_and_clear();
-            }
+            let bytes = match (detail.current, detail.total) {
+                (Some(cur), Some(total)) => Some((
+                    u64::try_from(cur).unwrap_or(0),
+                    u64::try_from(total).unwrap_or(0),
+                )),
+                _ => None,
+            };
+            progress.layer(module, &id, &status.to_lowercase(), bytes);
         }
         anyhow::Ok(())
     };
-    let result = tokio::time::timeout(timeout, work).await;
-    for b in bars.values() {
-        b.finish_and_clear();
-    }
-    match result {
+    match tokio::time::timeout(timeout, work).await {
         Ok(r) => r,
         Err(_) => anyhow::bail!(
             "pull of {image} did not finish within {}",

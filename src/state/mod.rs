@@ -1,106 +1,20 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
-use std::collections::BTreeMap;
+pub mod records;
+
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use anyhow::Context;
-use serde::{Deserialize, Serialize};
-
-use crate::error::HalError;
+use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
+use crate::state::records::{Desired, LimitUse, SCHEMA, StateFile, parse_state, refusal};
 use crate::util::timefmt::Stamp;
+use anyhow::Context;
 
 const STATE_FILE: &str = "state.json";
 const LOCK_FILE: &str = "state.lock";
-const SCHEMA: u32 = 1;
-
-/// Whether a person last asked for the module to run or to be stopped.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Desired {
-    Up,
-    Down,
-}
-
-impl Desired {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Desired::Up => "up",
-            Desired::Down => "down",
-        }
-    }
-}
-
-/// What hal remembers about one module.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ModuleRecord {
-    /// Unix milliseconds of the starts counted against the limit.
-    #[serde(default)]
-    pub starts: Vec<i64>,
-    #[serde(default)]
-    pub desired: Option<Desired>,
-    /// Set when the last start ran a cached image because a pull failed.
-    #[serde(default)]
-    pub pull_warning: Option<String>,
-    /// Digest of the compose files and `.env` when hal last brought the module up.
-    #[serde(default)]
-    pub digest: Option<String>,
-    /// The services and images compose resolved for that digest.
-    #[serde(default)]
-    pub services: Option<Vec<crate::stack::compose::ServiceImage>>,
-}
-
-/// The whole state file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StateFile {
-    #[serde(default)]
-    pub schema: u32,
-    #[serde(default)]
-    pub modules: BTreeMap<String, ModuleRecord>,
-}
-
-/// Figures of a module's start limit at one moment.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LimitUse {
-    pub used: u32,
-    pub burst: u32,
-    pub interval: Duration,
-    /// When the oldest counted start leaves the window, if the limit is hit.
-    pub free_at: Option<Stamp>,
-}
-
-impl ModuleRecord {
-    /// Forget starts that have left the window.
-    fn prune(&mut self, limit: RestartLimit, now: Stamp) {
-        let window_ms = i64::try_from(limit.interval.as_millis()).unwrap_or(i64::MAX);
-        let now_ms = now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000);
-        self.starts
-            .retain(|&t| now_ms.saturating_sub(t) < window_ms && t <= now_ms);
-    }
-
-    pub fn limit_use(&self, limit: RestartLimit, now: Stamp) -> LimitUse {
-        let mut r = self.clone();
-        r.prune(limit, now);
-        let used = u32::try_from(r.starts.len()).unwrap_or(u32::MAX);
-        let free_at = (used >= limit.burst).then(|| {
-            // The start that must leave the window before another fits.
-            let idx = r.starts.len() - limit.burst as usize;
-            let mut sorted = r.starts.clone();
-            sorted.sort_unstable();
-            Stamp::from_micros(sorted[idx].saturating_mul(1000)).plus(limit.interval)
-        });
-        LimitUse {
-            used,
-            burst: limit.burst,
-            interval: limit.interval,
-            free_at,
-        }
-    }
-}
 
 /// The state directory and its files.
 #[derive(Clone, Debug)]
@@ -256,7 +170,20 @@ impl Store {
 
     /// Read, change and atomically rewrite the state under the state lock.
     /// Returns the closure's result and a warning if the old file was unusable.
-    pub fn update<R>(
+    /// The lock wait and the fsync run off the async thread: other modules'
+    /// work goes on meanwhile.
+    pub async fn update<R: Send + 'static>(
+        &self,
+        change: impl FnOnce(&mut StateFile) -> R + Send + 'static,
+    ) -> anyhow::Result<(R, Option<String>)> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.update_blocking(change))
+            .await
+            .context("state update task")?
+    }
+
+    /// [`Store::update`] on the calling thread: it blocks on the lock and on fsync.
+    fn update_blocking<R>(
         &self,
         change: impl FnOnce(&mut StateFile) -> R,
     ) -> anyhow::Result<(R, Option<String>)> {
@@ -303,24 +230,27 @@ impl Store {
 
     /// Counts a start against the limit, or refuses (exit 5) when the limit is
     /// hit, unless `force`. The check and the count are one locked step.
-    pub fn count_start(
+    pub async fn count_start(
         &self,
         name: &str,
         limit: RestartLimit,
         force: bool,
         now: Stamp,
     ) -> anyhow::Result<(LimitUse, Option<String>)> {
-        let (result, warning) = self.update(|s| {
-            let rec = s.modules.entry(name.to_string()).or_default();
-            rec.prune(limit, now);
-            let before = rec.limit_use(limit, now);
-            if before.used >= limit.burst && !force {
-                return Err(before);
-            }
-            rec.starts
-                .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
-            Ok(rec.limit_use(limit, now))
-        })?;
+        let key = name.to_string();
+        let (result, warning) = self
+            .update(move |s| {
+                let rec = s.modules.entry(key).or_default();
+                rec.prune(limit, now);
+                let before = rec.limit_use(limit, now);
+                if before.used >= limit.burst && !force {
+                    return Err(before);
+                }
+                rec.starts
+                    .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
+                Ok(rec.limit_use(limit, now))
+            })
+            .await?;
         match result {
             Ok(u) => Ok((u, warning)),
             Err(u) => Err(refusal(name, &u, now).into()),
@@ -328,78 +258,69 @@ impl Store {
     }
 
     /// Forgets a module's start count (`reset-failed`, rescue).
-    pub fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
-        let ((), w) = self.update(|s| {
-            if let Some(r) = s.modules.get_mut(name) {
-                r.starts.clear();
-            }
-        })?;
+    pub async fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let key = name.to_string();
+        let ((), w) = self
+            .update(move |s| {
+                if let Some(r) = s.modules.get_mut(&key) {
+                    r.starts.clear();
+                }
+            })
+            .await?;
         Ok(w)
     }
 
     /// Records what a person asked for.
-    pub fn set_desired(&self, name: &str, desired: Desired) -> anyhow::Result<Option<String>> {
-        let ((), w) = self.update(|s| {
-            s.modules.entry(name.to_string()).or_default().desired = Some(desired);
-        })?;
+    pub async fn set_desired(
+        &self,
+        name: &str,
+        desired: Desired,
+    ) -> anyhow::Result<Option<String>> {
+        let key = name.to_string();
+        let ((), w) = self
+            .update(move |s| {
+                s.modules.entry(key).or_default().desired = Some(desired);
+            })
+            .await?;
         Ok(w)
     }
 
     /// Remembers what compose resolved for the module's files, for the fast path.
-    pub fn remember(
+    pub async fn remember(
         &self,
         name: &str,
         digest: Option<String>,
-        services: Vec<crate::stack::compose::ServiceImage>,
+        services: Vec<ServiceImage>,
     ) -> anyhow::Result<()> {
-        self.update(|s| {
-            let rec = s.modules.entry(name.to_string()).or_default();
+        let key = name.to_string();
+        self.update(move |s| {
+            let rec = s.modules.entry(key).or_default();
             rec.services = digest.is_some().then_some(services);
             rec.digest = digest;
-        })?;
+        })
+        .await?;
         Ok(())
     }
 
     /// Records (or clears) the pull warning shown by status.
-    pub fn set_pull_warning(&self, name: &str, warning: Option<String>) -> anyhow::Result<()> {
-        self.update(|s| {
-            let rec = s.modules.entry(name.to_string()).or_default();
-            rec.pull_warning = warning;
-        })?;
+    pub async fn set_pull_warning(
+        &self,
+        name: &str,
+        warning: Option<String>,
+    ) -> anyhow::Result<()> {
+        let key = name.to_string();
+        self.update(move |s| {
+            s.modules.entry(key).or_default().pull_warning = warning;
+        })
+        .await?;
         Ok(())
     }
 }
 
-/// The exit-5 refusal, saying when the module is free and how to clear it.
-pub fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
-    let free = u
-        .free_at
-        .map(|t| {
-            let wait = t.since(now).as_secs().max(1);
-            format!(", free again at {} UTC (in {wait}s)", t.clock())
-        })
-        .unwrap_or_default();
-    HalError::Refused(format!(
-        "start limit hit: {} starts in {}{free}; `hal module reset-failed {name}` clears it, `--force` starts once anyway",
-        u.used,
-        crate::util::duration::format(u.interval),
-    ))
-}
-
-/// Parses the state file text; any shape problem is an error, never a panic.
-pub fn parse_state(text: &str) -> Result<StateFile, String> {
-    let s: StateFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    if s.schema > SCHEMA {
-        return Err(format!(
-            "schema {} is newer than this hal understands",
-            s.schema
-        ));
-    }
-    Ok(s)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn store(tag: &str) -> Store {
@@ -415,8 +336,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn counts_until_burst_then_refuses_until_window_passes() {
+    #[tokio::test]
+    async fn counts_until_burst_then_refuses_until_window_passes() {
         let s = store("limit");
         let t0 = Stamp {
             secs: 1000,
@@ -425,43 +346,48 @@ mod tests {
         for i in 0..3 {
             let (u, _) = s
                 .count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(i)))
+                .await
                 .unwrap();
             assert_eq!(u.used, i as u32 + 1);
         }
         let err = s
             .count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(10)))
+            .await
             .unwrap_err();
         let text = err.to_string();
         assert!(text.contains("start limit hit: 3 starts in 1m"), "{text}");
         assert!(text.contains("free again at 00:17:40 UTC"), "{text}");
         assert!(
             s.count_start("web", limit(3, 60), true, t0.plus(Duration::from_secs(10)))
+                .await
                 .is_ok()
         );
         // Four starts counted (one forced): still held until two leave the window.
         assert!(
             s.count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(59)))
+                .await
                 .is_err()
         );
         assert!(
             s.count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(62)))
+                .await
                 .is_ok()
         );
-        s.reset("web").unwrap();
+        s.reset("web").await.unwrap();
         let (st, _) = s.read();
         assert!(st.modules["web"].starts.is_empty());
         std::fs::remove_dir_all(s.dir()).unwrap();
     }
 
-    #[test]
-    fn corrupt_file_is_reported_and_rebuilt() {
+    #[tokio::test]
+    async fn corrupt_file_is_reported_and_rebuilt() {
         let s = store("corrupt");
         s.ensure_dir().unwrap();
         std::fs::write(s.dir().join(STATE_FILE), b"{not json").unwrap();
         let (st, w) = s.read();
         assert_eq!(st, StateFile::default());
         assert!(w.unwrap().contains("corrupt"));
-        let w = s.set_desired("web", Desired::Up).unwrap();
+        let w = s.set_desired("web", Desired::Up).await.unwrap();
         assert!(w.is_some());
         let (st, w) = s.read();
         assert!(w.is_none());
@@ -474,14 +400,14 @@ mod tests {
         std::fs::remove_dir_all(s.dir()).unwrap();
     }
 
-    #[test]
-    fn planted_symlink_is_not_followed() {
+    #[tokio::test]
+    async fn planted_symlink_is_not_followed() {
         let s = store("symlink");
         s.ensure_dir().unwrap();
         let target = s.dir().join("elsewhere");
         std::fs::write(&target, b"precious").unwrap();
         std::os::unix::fs::symlink(&target, s.dir().join(LOCK_FILE)).unwrap();
-        assert!(s.set_desired("web", Desired::Up).is_err());
+        assert!(s.set_desired("web", Desired::Up).await.is_err());
         assert_eq!(std::fs::read(&target).unwrap(), b"precious");
         std::fs::remove_dir_all(s.dir()).unwrap();
     }

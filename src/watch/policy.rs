@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::KindTag;
 use crate::module::status::{ModuleStatus, ServiceStatus, State};
 use crate::util::timefmt::{self, Stamp};
 
@@ -303,9 +304,9 @@ impl Supervisor {
     /// Why a module that should be up needs a restart now, if it does.
     fn trouble(&self, s: &ModuleStatus, now: Stamp) -> Option<String> {
         match s.kind {
-            "host" => host_trouble(s),
-            "stack" => self.stack_trouble(s, now),
-            _ => None,
+            KindTag::Host => host_trouble(s),
+            KindTag::Stack => self.stack_trouble(s, now),
+            KindTag::Invalid => None,
         }
     }
 

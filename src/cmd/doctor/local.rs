@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
-use crate::module::inventory::Kind;
+use crate::module::Kind;
 
 /// How many world-writable paths a line names before it says "and N more".
 const SHOWN: usize = 4;
 
 /// The services root exists and can be read.
 pub fn services_root(ctx: &Ctx) -> Check {
-    let root = &ctx.inventory.root;
-    if ctx.inventory.root_problem.is_some() {
+    let root = &ctx.node.inventory.root;
+    if ctx.node.inventory.root_problem.is_some() {
         use std::io::ErrorKind;
         let err = std::fs::read_dir(root).err();
         let fix = match err.as_ref().map(std::io::Error::kind) {
@@ -32,6 +32,7 @@ pub fn services_root(ctx: &Ctx) -> Check {
         );
     }
     let stacks = ctx
+        .node
         .inventory
         .modules
         .iter()
@@ -45,7 +46,7 @@ pub fn services_root(ctx: &Ctx) -> Check {
 
 /// hal can create and remove a file in its state directory (or create the directory).
 pub fn state_dir(ctx: &Ctx) -> Check {
-    let dir = ctx.store.dir();
+    let dir = ctx.node.store.dir();
     let hint =
         "run hal as the user that owns it, or set HAL_STATE_DIR to a directory this user can write";
     match std::fs::symlink_metadata(dir) {
@@ -116,11 +117,11 @@ fn probe(dir: &Path) -> std::io::Result<()> {
 /// Nobody but their owners may write the services root, a stack directory or its files:
 /// whoever can write a compose file is root on a Docker host.
 pub fn permissions(ctx: &Ctx) -> Check {
-    if ctx.inventory.root_problem.is_some() {
+    if ctx.node.inventory.root_problem.is_some() {
         return Check::pass("permissions", "nothing to check: no services root");
     }
-    let mut paths = vec![ctx.inventory.root.clone()];
-    for m in &ctx.inventory.modules {
+    let mut paths = vec![ctx.node.inventory.root.clone()];
+    for m in &ctx.node.inventory.modules {
         if let Kind::Stack { dir, file } = &m.kind {
             paths.push(dir.clone());
             paths.push(file.clone());
@@ -154,7 +155,7 @@ pub fn permissions(ctx: &Ctx) -> Check {
         format!(
             "chmod {}: a compose file is root on a Docker host, so only its owner may write it",
             if open.len() > SHOWN {
-                format!("-R o-w {}", ctx.inventory.root.display())
+                format!("-R o-w {}", ctx.node.inventory.root.display())
             } else {
                 format!("o-w {}", named.join(" "))
             }

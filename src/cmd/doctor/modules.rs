@@ -8,7 +8,7 @@ use futures_util::stream::{self, StreamExt};
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::inventory::{Kind, Module};
+use crate::module::{Kind, Module};
 use crate::stack::compose::{Compose, Project};
 
 /// How long one `compose config -q` may take.
@@ -18,6 +18,7 @@ const CONFIG_TIMEOUT: Duration = Duration::from_secs(30);
 /// used twice, or (when compose was found) a compose file compose rejects.
 pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
     let mut out: Vec<Check> = ctx
+        .node
         .inventory
         .modules
         .iter()
@@ -31,13 +32,18 @@ pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
         })
         .collect();
     if let Some(compose) = compose {
-        let stacks = ctx.inventory.modules.iter().filter_map(|m| match &m.kind {
-            Kind::Stack { dir, file } => Some((m.name.as_str(), dir.as_path(), file.as_path())),
-            _ => None,
-        });
+        let stacks = ctx
+            .node
+            .inventory
+            .modules
+            .iter()
+            .filter_map(|m| match &m.kind {
+                Kind::Stack { dir, file } => Some((m.name.as_str(), dir.as_path(), file.as_path())),
+                _ => None,
+            });
         let rejected: Vec<Option<Check>> = stream::iter(stacks)
             .map(|(name, dir, file)| validate(ctx, compose, name, dir, file))
-            .buffered(ctx.jobs(None))
+            .buffered(ctx.node.jobs(None))
             .collect()
             .await;
         out.extend(rejected.into_iter().flatten());
@@ -62,7 +68,7 @@ async fn validate(
     let project = Project { name, dir, file };
     let why = match tokio::time::timeout(
         CONFIG_TIMEOUT,
-        compose.run(&project, ctx.host.as_deref(), &["config", "-q"]),
+        compose.run(&project, ctx.node.stacks.endpoint(), &["config", "-q"]),
     )
     .await
     {
@@ -86,7 +92,7 @@ async fn validate(
 }
 
 fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
-    let dir = ctx.inventory.root.join(&m.name);
+    let dir = ctx.node.inventory.root.join(&m.name);
     if crate::module::name::problem(&m.name).is_some() {
         format!(
             "rename {} to a compose project name: lowercase letters, digits, '-' and '_', starting with a letter or digit",
@@ -103,7 +109,7 @@ fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
 
 /// The summary line over every module, given the problems found.
 pub fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
-    let modules = &ctx.inventory.modules;
+    let modules = &ctx.node.inventory.modules;
     let stacks = modules
         .iter()
         .filter(|m| matches!(m.kind, Kind::Stack { .. }))
@@ -117,7 +123,7 @@ pub fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
             "modules",
             format!(
                 "none: no stacks under {} and no host units in the config",
-                ctx.inventory.root.display()
+                ctx.node.inventory.root.display()
             ),
         );
     }

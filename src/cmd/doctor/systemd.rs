@@ -7,8 +7,8 @@ use tokio::process::Command;
 use super::check::Check;
 use super::modules::check_name;
 use crate::cmd::ctx::Ctx;
+use crate::module::Kind;
 use crate::module::config::Scope;
-use crate::module::inventory::Kind;
 
 /// How long one systemctl call may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -30,7 +30,7 @@ const REACHABLE: [&str; 6] = [
 /// host module whose unit the manager does not know.
 pub async fn checks(ctx: &Ctx) -> (Vec<Check>, Vec<Check>) {
     let mut scopes: Vec<(Scope, Vec<HostUnit<'_>>)> = Vec::new();
-    for m in &ctx.inventory.modules {
+    for m in &ctx.node.inventory.modules {
         let Kind::Host { unit, scope } = &m.kind else {
             continue;
         };

@@ -6,12 +6,12 @@ use super::out::Entry;
 use super::{BUSY_RECHECK, Done, SETTLE, Watcher, hook};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of};
+use crate::module::Module;
 use crate::module::config::PullPolicy;
-use crate::module::inventory::Module;
+use crate::module::outcome::StartOpts;
 use crate::module::status::State;
 use crate::run::{self, Report, Verb};
-use crate::stack::StartOpts;
-use crate::state::Desired;
+use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Action, Attempt};
 
@@ -35,11 +35,11 @@ impl Watcher<'_> {
             return;
         }
         // A person may have stopped it since its status was read.
-        let (state, _) = self.ctx.store.read();
+        let (state, _) = self.ctx.node.store.read();
         if state.modules.get(&name).and_then(|r| r.desired) != Some(Desired::Up) {
             return;
         }
-        if self.ctx.store.busy(&name) {
+        if self.ctx.node.store.busy(&name) {
             self.mark([name], BUSY_RECHECK);
             return;
         }
@@ -222,7 +222,7 @@ async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
             timeout: None,
         },
     };
-    let report = run::run(ctx, vec![m.clone()], &verb, 1)
+    let report = run::run(&ctx.node, &ctx.ui, vec![m.clone()], &verb, 1)
         .await
         .pop()
         .unwrap_or(Report {

@@ -25,7 +25,8 @@ pub struct Finished {
 
 /// The module's `on_failure` argv, if one is configured.
 pub fn command_of(ctx: &Ctx, module: &str) -> Option<Vec<String>> {
-    ctx.config
+    ctx.node
+        .config
         .modules
         .get(module)
         .map(|m| m.on_failure.clone())
@@ -35,7 +36,7 @@ pub fn command_of(ctx: &Ctx, module: &str) -> Option<Vec<String>> {
 /// Why the command must not run, if it must not: the config could have been
 /// written by someone other than root or the user running hal.
 pub fn refusal(ctx: &Ctx) -> Option<String> {
-    match &ctx.config.path {
+    match &ctx.node.config.path {
         Some(p) => crate::util::trust::config_trusted(p).err(),
         None => Some("no config file".into()),
     }

@@ -85,7 +85,7 @@ impl Link {
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
 pub async fn connect(ctx: &Ctx) -> Result<(Engine, Events), String> {
-    let engine = ctx.engine().await.map_err(|e| e.to_string())?;
+    let engine = ctx.node.stacks.engine().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
     let since = Stamp::now().secs - 1;
     let events = engine.container_events_of(Some(since), &ACTIONS);

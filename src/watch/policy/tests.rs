@@ -23,7 +23,7 @@ fn svc(name: &str, state: &str) -> ServiceStatus {
 fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> ModuleStatus {
     ModuleStatus {
         name: "m".into(),
-        kind: "stack",
+        kind: KindTag::Stack,
         state,
         reason: None,
         since: None,
@@ -35,7 +35,7 @@ fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> M
 
 fn unit(state: State, words: &str) -> ModuleStatus {
     ModuleStatus {
-        kind: "host",
+        kind: KindTag::Host,
         ..stack(state, Some("up"), vec![svc("x.service", words)])
     }
 }

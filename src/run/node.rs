@@ -1,0 +1,78 @@
+//! What the runner works with: the node's config, its modules, hal's state, and the engines behind them.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::HalError;
+use crate::module::config::Config;
+use crate::module::inventory::{Inventory, services_root};
+use crate::module::progress::Progress;
+use crate::module::{Kind, Module};
+use crate::stack::env::{Env, Stacks};
+use crate::state::{Store, state_dir};
+
+/// The node as hal sees it. Holds no output: whoever drives it says where progress goes.
+pub struct Node {
+    pub config: Config,
+    pub inventory: Inventory,
+    pub store: Store,
+    pub stacks: Stacks,
+}
+
+impl Node {
+    /// Loads the config and scans the services root; touches no engine.
+    pub fn load(
+        config: Option<&Path>,
+        services_dir: Option<&Path>,
+        endpoint: Option<String>,
+    ) -> Result<Node, HalError> {
+        let config = Config::load(config)?;
+        let root: PathBuf = services_root(services_dir, &config);
+        let inventory = Inventory::discover(&root, &config);
+        Ok(Node {
+            config,
+            inventory,
+            store: Store::new(state_dir()),
+            stacks: Stacks::new(endpoint),
+        })
+    }
+
+    /// What a stack verb needs, reporting to `progress`.
+    pub fn stack_env<'a>(&'a self, progress: &'a dyn Progress) -> Env<'a> {
+        Env {
+            stacks: &self.stacks,
+            store: &self.store,
+            progress,
+        }
+    }
+
+    /// Modules named on the command line, or all of them with `--all`.
+    pub fn targets(&self, names: &[String], all: bool) -> Result<Vec<Module>, HalError> {
+        if all {
+            Ok(self
+                .inventory
+                .modules
+                .iter()
+                .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+                .cloned()
+                .collect())
+        } else {
+            self.inventory.resolve(names)
+        }
+    }
+
+    /// How many modules to work on at once.
+    ///
+    /// A module's start is mostly waiting (on compose, on the engine, on a
+    /// healthcheck), so the bound is above the core count: on 2 cores, 40
+    /// stacks started fastest 8 at a time (BENCHMARKS.md: `--jobs 8` 16 s,
+    /// `--jobs 4` 20 s, `--jobs 2` 39 s), where the engine's own floor is
+    /// `docker start` 8 at a time.
+    pub fn jobs(&self, flag: Option<u16>) -> usize {
+        flag.map(usize::from).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get() * 4)
+                .unwrap_or(8)
+                .clamp(8, 16)
+        })
+    }
+}

@@ -1,0 +1,66 @@
+//! What the stack verbs work with: one engine connection and one compose CLI per run, hal's state, and where progress goes.
+
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::error::HalError;
+use crate::module::progress::Progress;
+use crate::stack::compose::Compose;
+use crate::stack::engine::Engine;
+use crate::state::Store;
+
+/// The owner of the Docker endpoint: connects to the engine once and finds
+/// the compose CLI once, lazily, so a command that needs neither touches neither.
+pub struct Stacks {
+    /// `-H`, handed to every compose child as DOCKER_HOST.
+    endpoint: Option<String>,
+    engine: Mutex<Option<Engine>>,
+    compose: OnceCell<Result<Compose, String>>,
+}
+
+impl Stacks {
+    pub fn new(endpoint: Option<String>) -> Stacks {
+        Stacks {
+            endpoint,
+            engine: Mutex::new(None),
+            compose: OnceCell::new(),
+        }
+    }
+
+    /// The endpoint given with `-H`, if any.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
+    }
+
+    /// The Docker engine: connected once and reused; a failed connection is
+    /// not remembered, so a long-running command can try again later.
+    pub async fn engine(&self) -> Result<Engine, HalError> {
+        let mut slot = self.engine.lock().await;
+        if let Some(e) = slot.as_ref() {
+            return Ok(e.clone());
+        }
+        let e = Engine::connect(self.endpoint.as_deref()).await?;
+        *slot = Some(e.clone());
+        Ok(e)
+    }
+
+    /// The compose CLI, found once per run.
+    pub async fn compose(&self) -> anyhow::Result<Compose> {
+        let r = self
+            .compose
+            .get_or_init(|| async {
+                Compose::detect()
+                    .await
+                    .map_err(|e| crate::error::OneLine(&e).to_string())
+            })
+            .await;
+        r.clone().map_err(|e| anyhow::anyhow!(e))
+    }
+}
+
+/// Everything one stack verb needs, borrowed from the runner.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub stacks: &'a Stacks,
+    pub store: &'a Store,
+    pub progress: &'a dyn Progress,
+}

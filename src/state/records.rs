@@ -1,0 +1,126 @@
+//! What hal remembers per module (start times, desired state, what compose resolved) and the rules on those records: pure data, no files.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::HalError;
+use crate::module::ServiceImage;
+use crate::module::config::RestartLimit;
+use crate::util::timefmt::Stamp;
+
+/// The version of the state file this hal writes.
+pub const SCHEMA: u32 = 1;
+
+/// Whether a person last asked for the module to run or to be stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Desired {
+    Up,
+    Down,
+}
+
+impl Desired {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Desired::Up => "up",
+            Desired::Down => "down",
+        }
+    }
+}
+
+/// What hal remembers about one module.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModuleRecord {
+    /// Unix milliseconds of the starts counted against the limit.
+    #[serde(default)]
+    pub starts: Vec<i64>,
+    #[serde(default)]
+    pub desired: Option<Desired>,
+    /// Set when the last start ran a cached image because a pull failed.
+    #[serde(default)]
+    pub pull_warning: Option<String>,
+    /// Digest of the compose files and `.env` when hal last brought the module up.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// The services and images compose resolved for that digest.
+    #[serde(default)]
+    pub services: Option<Vec<ServiceImage>>,
+}
+
+/// The whole state file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StateFile {
+    #[serde(default)]
+    pub schema: u32,
+    #[serde(default)]
+    pub modules: BTreeMap<String, ModuleRecord>,
+}
+
+/// Figures of a module's start limit at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitUse {
+    pub used: u32,
+    pub burst: u32,
+    pub interval: Duration,
+    /// When the oldest counted start leaves the window, if the limit is hit.
+    pub free_at: Option<Stamp>,
+}
+
+impl ModuleRecord {
+    /// Forget starts that have left the window.
+    pub fn prune(&mut self, limit: RestartLimit, now: Stamp) {
+        let window_ms = i64::try_from(limit.interval.as_millis()).unwrap_or(i64::MAX);
+        let now_ms = now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000);
+        self.starts
+            .retain(|&t| now_ms.saturating_sub(t) < window_ms && t <= now_ms);
+    }
+
+    pub fn limit_use(&self, limit: RestartLimit, now: Stamp) -> LimitUse {
+        let mut r = self.clone();
+        r.prune(limit, now);
+        let used = u32::try_from(r.starts.len()).unwrap_or(u32::MAX);
+        let free_at = (used >= limit.burst).then(|| {
+            // The start that must leave the window before another fits.
+            let idx = r.starts.len() - limit.burst as usize;
+            let mut sorted = r.starts.clone();
+            sorted.sort_unstable();
+            Stamp::from_micros(sorted[idx].saturating_mul(1000)).plus(limit.interval)
+        });
+        LimitUse {
+            used,
+            burst: limit.burst,
+            interval: limit.interval,
+            free_at,
+        }
+    }
+}
+
+/// The exit-5 refusal, saying when the module is free and how to clear it.
+pub fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
+    let free = u
+        .free_at
+        .map(|t| {
+            let wait = t.since(now).as_secs().max(1);
+            format!(", free again at {} UTC (in {wait}s)", t.clock())
+        })
+        .unwrap_or_default();
+    HalError::Refused(format!(
+        "start limit hit: {} starts in {}{free}; `hal module reset-failed {name}` clears it, `--force` starts once anyway",
+        u.used,
+        crate::util::duration::format(u.interval),
+    ))
+}
+
+/// Parses the state file text; any shape problem is an error, never a panic.
+pub fn parse_state(text: &str) -> Result<StateFile, String> {
+    let s: StateFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if s.schema > SCHEMA {
+        return Err(format!(
+            "schema {} is newer than this hal understands",
+            s.schema
+        ));
+    }
+    Ok(s)
+}
