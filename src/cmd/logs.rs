@@ -10,6 +10,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::logs::line::Line;
 use crate::logs::stream::{self, Event, Lines, Merge, Source};
+use crate::stack::logs as stack_logs;
 use crate::module::Kind;
 use crate::stack::engine::Engine;
 use crate::util::timefmt::{self, Stamp};
@@ -95,7 +96,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             for (id, source) in containers {
                 streams.push((
                     sources.len(),
-                    stream::container_lines(engine, &id, false, a.tail, since),
+                    stack_logs::container_lines(engine, &id, false, a.tail, since),
                 ));
                 sources.push(source);
             }
@@ -157,7 +158,7 @@ async fn containers_of(
     let mut out = Vec::new();
     for c in list {
         let labels = c.labels.unwrap_or_default();
-        if let Some(source) = stream::source_of(&labels, projects) {
+        if let Some(source) = stack_logs::source_of(&labels, projects) {
             out.push((c.id.unwrap_or_default(), source));
         }
     }
@@ -181,10 +182,10 @@ async fn follow(
     // Container id → index of its live source.
     let mut live: HashMap<String, usize> = HashMap::new();
     if let Some(engine) = engine {
-        stream::watch_starts(engine.clone(), projects, tx.clone());
+        stack_logs::watch_starts(engine.clone(), projects, tx.clone());
         for (id, source) in containers {
             let idx = sources.len();
-            let lines: Lines = stream::container_lines(engine, &id, true, a.tail, since);
+            let lines: Lines = stack_logs::container_lines(engine, &id, true, a.tail, since);
             stream::forward(idx, lines, tx.clone());
             live.insert(id.clone(), idx);
             sources.push(source);
@@ -229,7 +230,7 @@ async fn follow(
                 // A recreated or restarted container: follow it from its start.
                 let idx = sources.len();
                 printer.widen(source.label.len());
-                let lines = stream::container_lines(engine, &id, true, None, Some(at));
+                let lines = stack_logs::container_lines(engine, &id, true, None, Some(at));
                 stream::forward(idx, lines, tx.clone());
                 live.insert(id.clone(), idx);
                 sources.push(source);

@@ -32,7 +32,7 @@ use crate::watch::policy::{Act, Supervisor};
 use out::{Entry, Log};
 
 /// Engine events come in bursts (die, stop, destroy…): look once they settle.
-const SETTLE: Duration = Duration::from_millis(200);
+const EVENT_SETTLE: Duration = Duration::from_millis(200);
 /// How soon to look again at a module someone else is working on.
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
 
@@ -351,7 +351,7 @@ impl<'a> Watcher<'a> {
                     if let Some(seen) = seen {
                         self.sup.saw(seen);
                     }
-                    self.mark([module], SETTLE);
+                    self.mark([module], EVENT_SETTLE);
                 }
             }
             Some(Err(why)) => self.engine_down(&why, "lost connection"),

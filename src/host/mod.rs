@@ -257,6 +257,7 @@ pub fn service_status(s: &UnitStatus) -> ServiceStatus {
         }),
         restart_count: s.restarts,
         started_at: s.active_since.map(Stamp::rfc3339),
+        verdict: None,
     }
 }
 

@@ -48,6 +48,10 @@ pub struct ServiceStatus {
     pub restart_count: Option<i64>,
     /// RFC 3339, when it last started.
     pub started_at: Option<String>,
+    /// How a container counts toward its module's state (stacks only): the
+    /// one rule that status and the supervisor both read. Not published.
+    #[serde(skip)]
+    pub verdict: Option<Verdict>,
 }
 
 /// The start-limit figures of a module.
@@ -85,4 +89,22 @@ pub enum Detail {
     Full,
     /// Inspect only containers the summary cannot describe.
     Settled,
+}
+
+/// How one container counts toward its module's state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Running, healthy where it has a healthcheck.
+    Up,
+    /// Exited 0 and not meant to be restarted: a finished job.
+    Completed,
+    /// Running; its healthcheck has not decided yet.
+    Starting,
+    Unhealthy,
+    /// Not running, and not a failure: stopped by request, or created and never started.
+    Stopped,
+    /// Exited non-zero, dead, or restarting. `terminal` when Docker will not bring it back.
+    Failed {
+        terminal: bool,
+    },
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::module::status::{ServiceStatus, State};
+use crate::module::status::{ServiceStatus, State, Verdict};
 use crate::util::timefmt::{self, Stamp};
 
 /// What hal needs to know about one container, gathered from list and inspect.
@@ -37,25 +37,9 @@ pub const SETTLE: Duration = Duration::from_secs(1);
 /// After a crash, a container must stay up this long before it counts as up again.
 pub const RESETTLE: Duration = Duration::from_secs(5);
 
-/// How one container counts toward its module's state.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Running, healthy where it has a healthcheck.
-    Up,
-    /// Exited 0 and not meant to be restarted: a finished job.
-    Completed,
-    /// Running; its healthcheck has not decided yet.
-    Starting,
-    Unhealthy,
-    /// Not running, and not a failure: stopped by request, or created and never started.
-    Stopped,
-    /// Exited non-zero, dead, or restarting. `terminal` when Docker will not bring it back.
-    Failed {
-        terminal: bool,
-    },
-}
-
-const LOOP_RESTARTS: i64 = 3;
+/// Restarts by Docker after which a container that is still crashing is in a
+/// crash loop: `failed`, and the supervisor's to repair.
+pub const LOOP_RESTARTS: i64 = 3;
 
 impl ContainerFacts {
     pub fn verdict(&self) -> Verdict {
@@ -184,6 +168,7 @@ impl ContainerFacts {
             exit_code: self.exit_code,
             restart_count: Some(self.restart_count),
             started_at: self.started_at.clone(),
+            verdict: Some(self.verdict()),
         }
     }
 }

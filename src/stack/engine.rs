@@ -16,12 +16,9 @@ use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
 use crate::module::status::Detail;
+use crate::stack::labels::{self, Identity};
 use crate::stack::assess::{ContainerFacts, health_from_status_text};
 
-pub const PROJECT_LABEL: &str = "com.docker.compose.project";
-pub const SERVICE_LABEL: &str = "com.docker.compose.service";
-const ONEOFF_LABEL: &str = "com.docker.compose.oneoff";
-const NUMBER_LABEL: &str = "com.docker.compose.container-number";
 
 const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 /// How long hal waits for the engine to answer the first call.
@@ -96,10 +93,7 @@ impl Engine {
         &self,
         project: Option<&str>,
     ) -> anyhow::Result<Vec<ContainerSummary>> {
-        let label = match project {
-            Some(p) => format!("{PROJECT_LABEL}={p}"),
-            None => PROJECT_LABEL.to_string(),
-        };
+        let label = labels::project_filter(project);
         let options = ListContainersOptions {
             all: true,
             filters: Some(HashMap::from([("label".to_string(), vec![label])])),
@@ -226,7 +220,7 @@ impl Engine {
     ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
         let filters = HashMap::from([
             ("type".to_string(), vec!["container".to_string()]),
-            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+            ("label".to_string(), vec![labels::PROJECT.to_string()]),
         ]);
         let options = EventsOptions {
             since: since.map(|s| s.to_string()),
@@ -245,7 +239,7 @@ impl Engine {
     ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
         let filters = HashMap::from([
             ("type".to_string(), vec!["container".to_string()]),
-            ("label".to_string(), vec![PROJECT_LABEL.to_string()]),
+            ("label".to_string(), vec![labels::PROJECT.to_string()]),
             (
                 "event".to_string(),
                 actions.iter().map(|a| (*a).to_string()).collect(),
@@ -342,7 +336,7 @@ impl Engine {
             .into_iter()
             .map(|n| NetworkFacts {
                 name: n.name.unwrap_or_default(),
-                project: n.labels.and_then(|l| l.get(PROJECT_LABEL).cloned()),
+                project: n.labels.and_then(|l| l.get(labels::PROJECT).cloned()),
                 subnets: n
                     .ipam
                     .and_then(|i| i.config)
@@ -449,7 +443,12 @@ pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> Container
 
 /// What the list call alone says of a container: who it is, never how it is.
 fn identity(s: &ContainerSummary) -> ContainerFacts {
-    let labels = s.labels.clone().unwrap_or_default();
+    let who = Identity::of_summary(s).unwrap_or(Identity {
+        project: String::new(),
+        service: String::new(),
+        number: 1,
+        oneoff: false,
+    });
     ContainerFacts {
         id: s.id.clone().unwrap_or_default(),
         name: s
@@ -458,15 +457,10 @@ fn identity(s: &ContainerSummary) -> ContainerFacts {
             .and_then(|n| n.first())
             .map(|n| n.trim_start_matches('/').to_string())
             .unwrap_or_default(),
-        project: labels.get(PROJECT_LABEL).cloned().unwrap_or_default(),
-        service: labels.get(SERVICE_LABEL).cloned().unwrap_or_default(),
-        number: labels
-            .get(NUMBER_LABEL)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(1),
-        oneoff: labels
-            .get(ONEOFF_LABEL)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        project: who.project,
+        service: who.service,
+        number: who.number,
+        oneoff: who.oneoff,
         image: s.image.clone().unwrap_or_default(),
         ..Default::default()
     }

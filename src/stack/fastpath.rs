@@ -9,8 +9,9 @@ use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
 use crate::module::status::State;
 use crate::stack::assess::health_from_status_text;
-use crate::stack::engine::{Engine, SERVICE_LABEL};
+use crate::stack::engine::Engine;
 use crate::stack::env::Env;
+use crate::stack::labels::Identity;
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
@@ -60,7 +61,7 @@ pub async fn try_start(
             let Some(s) = known
                 .services
                 .iter()
-                .find(|s| Some(s.service.as_str()) == service_of(c))
+                .find(|s| service_of(c).as_deref() == Some(s.service.as_str()))
             else {
                 return Ok(None);
             };
@@ -102,28 +103,22 @@ pub async fn try_start(
 }
 
 fn is_oneoff(c: &ContainerSummary) -> bool {
-    c.labels
-        .as_ref()
-        .and_then(|l| l.get("com.docker.compose.oneoff"))
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    Identity::of_summary(c).is_some_and(|who| who.oneoff)
 }
 
-fn service_of(c: &ContainerSummary) -> Option<&str> {
-    c.labels
-        .as_ref()
-        .and_then(|l| l.get(SERVICE_LABEL))
-        .map(String::as_str)
+fn service_of(c: &ContainerSummary) -> Option<String> {
+    Identity::of_summary(c).map(|who| who.service)
 }
 
 /// Every service has a container and no container belongs to an unknown service.
 fn same_services(main: &[&ContainerSummary], services: &[ServiceImage]) -> bool {
     services.iter().all(|s| {
         main.iter()
-            .any(|c| service_of(c) == Some(s.service.as_str()))
+            .any(|c| service_of(c).as_deref() == Some(s.service.as_str()))
     }) && main.iter().all(|c| {
         services
             .iter()
-            .any(|s| Some(s.service.as_str()) == service_of(c))
+            .any(|s| service_of(c).as_deref() == Some(s.service.as_str()))
     })
 }
 

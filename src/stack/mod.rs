@@ -7,6 +7,8 @@ pub mod digest;
 pub mod engine;
 pub mod env;
 pub mod fastpath;
+pub mod labels;
+pub mod logs;
 pub mod pull;
 
 use std::collections::BTreeMap;
@@ -26,6 +28,7 @@ use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in}
 use crate::stack::compose::Project;
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
+use crate::stack::labels::Identity;
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -201,7 +204,7 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
 
 /// For each service that is not up: its state, exit code, health and last log lines.
 async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String> {
-    use crate::stack::assess::Verdict;
+    use crate::module::status::Verdict;
     let mut out = Vec::new();
     for c in containers.iter().filter(|c| !c.oneoff) {
         if matches!(c.verdict(), Verdict::Up | Verdict::Completed) {
@@ -252,10 +255,7 @@ pub async fn node_facts(
     let wanted: Vec<_> = list
         .into_iter()
         .filter(|s| {
-            s.labels
-                .as_ref()
-                .and_then(|l| l.get(crate::stack::engine::PROJECT_LABEL))
-                .is_some_and(|p| projects.contains(&p.as_str()))
+            Identity::of_summary(s).is_some_and(|who| projects.contains(&who.project.as_str()))
         })
         .collect();
     let facts = engine

@@ -8,7 +8,8 @@
 //! - A stack is restarted when it has no containers, when a container exited or
 //!   is dead (Docker's restart policy is not bringing it back: the engine marks
 //!   a container `restarting` before it reports the exit), when Docker has
-//!   restarted a container [`LOOP_RESTARTS`] times and it is still crashing,
+//!   restarted a container `LOOP_RESTARTS` times and it is still crashing
+//!   (all three: the container's [`Verdict`], the rule `status` uses too),
 //!   or when a container stays `unhealthy` longer than the grace period
 //!   (Docker never restarts an unhealthy container).
 //! - A host module is restarted when its unit is `failed` or `inactive`.
@@ -23,12 +24,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::module::KindTag;
-use crate::module::status::{ModuleStatus, ServiceStatus, State};
+use crate::module::status::{ModuleStatus, ServiceStatus, State, Verdict};
 use crate::util::timefmt::{self, Stamp};
 
-/// Restarts by Docker after which a still-crashing container counts as a crash loop
-/// (the same figure `status` uses to call a restart loop hopeless).
-pub const LOOP_RESTARTS: i64 = 3;
 /// The first pause between tries of a held module; it doubles after each failed try.
 pub const BACKOFF_FIRST: Duration = Duration::from_secs(10);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(600);
@@ -318,29 +316,21 @@ impl Supervisor {
             return Some("no containers".into());
         }
         let svc = &s.services;
-        if let Some(c) = svc
-            .iter()
-            .find(|c| c.state == "restarting" && c.restart_count.unwrap_or(0) >= LOOP_RESTARTS)
-        {
-            return Some(format!(
-                "service {} is restarting in a loop (exit code {}, {} restarts)",
-                c.name,
-                code(c),
-                c.restart_count.unwrap_or(0)
-            ));
-        }
-        if let Some(c) = svc.iter().find(|c| c.state == "dead") {
-            return Some(format!("service {} is dead", c.name));
-        }
-        if let Some(c) = svc
-            .iter()
-            .find(|c| c.state == "exited" && c.exit_code.unwrap_or(0) != 0)
-        {
-            return Some(format!(
-                "service {} exited with code {} and Docker is not restarting it",
-                c.name,
-                code(c)
-            ));
+        if let Some(c) = svc.iter().find(|c| given_up(c)) {
+            return Some(match c.state.as_str() {
+                "restarting" => format!(
+                    "service {} is restarting in a loop (exit code {}, {} restarts)",
+                    c.name,
+                    code(c),
+                    c.restart_count.unwrap_or(0)
+                ),
+                "dead" => format!("service {} is dead", c.name),
+                _ => format!(
+                    "service {} exited with code {} and Docker is not restarting it",
+                    c.name,
+                    code(c)
+                ),
+            });
         }
         let mut overdue = None;
         for c in svc.iter().filter(|c| is_unhealthy(c)) {
@@ -357,14 +347,20 @@ impl Supervisor {
         }
         // Exit code 0, or created and never started: a stopped service, unless it is a
         // finished job (then the module would be active) or Docker is busy restarting.
-        let waiting = svc
-            .iter()
-            .any(|c| is_unhealthy(c) || c.state == "restarting");
+        let waiting = svc.iter().any(|c| {
+            matches!(
+                c.verdict,
+                Some(Verdict::Unhealthy | Verdict::Failed { terminal: false })
+            )
+        });
         if waiting || !matches!(s.state, State::Inactive | State::Degraded | State::Failed) {
             return None;
         }
         svc.iter()
-            .find(|c| matches!(c.state.as_str(), "exited" | "created"))
+            .find(|c| {
+                c.verdict == Some(Verdict::Stopped)
+                    && matches!(c.state.as_str(), "exited" | "created")
+            })
             .map(|c| match c.state.as_str() {
                 "created" => format!("service {} was created but is not running", c.name),
                 _ => format!("service {} is stopped (exit code {})", c.name, code(c)),
@@ -379,7 +375,17 @@ fn host_trouble(s: &ModuleStatus) -> Option<String> {
 }
 
 fn is_unhealthy(c: &ServiceStatus) -> bool {
-    c.state == "running" && c.health.as_deref() == Some("unhealthy")
+    c.verdict == Some(Verdict::Unhealthy)
+}
+
+/// Docker will not bring it back: a crash loop, dead, or exited with an error
+/// and no restart coming (stopped by a kill, or by a policy Docker did not act on).
+fn given_up(c: &ServiceStatus) -> bool {
+    match c.verdict {
+        Some(Verdict::Failed { terminal }) => terminal,
+        Some(Verdict::Stopped) => c.state == "exited" && c.exit_code.unwrap_or(0) != 0,
+        _ => false,
+    }
 }
 
 fn key_of(c: &ServiceStatus) -> String {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::out::Entry;
-use super::{BUSY_RECHECK, Done, SETTLE, Watcher, hook};
+use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher, hook};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::Module;
@@ -75,7 +75,7 @@ impl Watcher<'_> {
     fn restarted(&mut self, act: Act, reason: String, report: Report) {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
-        self.mark([name.clone()], SETTLE);
+        self.mark([name.clone()], EVENT_SETTLE);
         let took = report.took;
         let took_text = format!("{:.1}s", took.as_secs_f64());
         let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);

@@ -8,7 +8,8 @@ use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::stack::engine::{Engine, PROJECT_LABEL};
+use crate::stack::engine::Engine;
+use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
 
@@ -95,14 +96,11 @@ pub async fn connect(ctx: &Ctx) -> Result<(Engine, Events), String> {
 /// The module an event is about (a stack this node has), and what it says about health.
 pub fn meaning(ev: &EventMessage, stacks: &BTreeSet<String>) -> Option<(String, Option<Seen>)> {
     let attrs = ev.actor.as_ref()?.attributes.as_ref()?;
-    let module = attrs.get(PROJECT_LABEL)?;
-    if !stacks.contains(module)
-        || attrs
-            .get("com.docker.compose.oneoff")
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    {
+    let who = Identity::of(attrs)?;
+    if !stacks.contains(&who.project) || who.oneoff {
         return None;
     }
+    let module = &who.project;
     let action = ev.action.as_deref().unwrap_or("");
     let at = match (ev.time_nano, ev.time) {
         (Some(n), _) => Stamp::from_micros(n / 1000),
@@ -139,7 +137,7 @@ mod tests {
             actor: Some(EventActor {
                 id: Some("abc".into()),
                 attributes: Some(HashMap::from([
-                    (PROJECT_LABEL.to_string(), project.to_string()),
+                    (crate::stack::labels::PROJECT.to_string(), project.to_string()),
                     ("name".to_string(), format!("{project}-web-1")),
                 ])),
             }),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::module::status::LimitStatus;
+use crate::stack::assess::LOOP_RESTARTS;
 
 const GRACE: Duration = Duration::from_secs(60);
 
@@ -9,13 +10,21 @@ fn t(secs: i64) -> Stamp {
     Stamp { secs, nanos: 0 }
 }
 
+/// A container under `restart: always`, with the verdict `status` would give it.
 fn svc(name: &str, state: &str) -> ServiceStatus {
+    let verdict = match state {
+        "running" => Verdict::Up,
+        "restarting" => Verdict::Failed { terminal: false },
+        "dead" => Verdict::Failed { terminal: true },
+        _ => Verdict::Stopped,
+    };
     ServiceStatus {
         name: name.into(),
         container: Some(format!("m-{name}-1")),
         state: state.into(),
         exit_code: Some(0),
         restart_count: Some(0),
+        verdict: Some(verdict),
         ..Default::default()
     }
 }
@@ -50,6 +59,7 @@ fn exited(name: &str, code: i64) -> ServiceStatus {
 fn unhealthy(name: &str) -> ServiceStatus {
     ServiceStatus {
         health: Some("unhealthy".into()),
+        verdict: Some(Verdict::Unhealthy),
         ..svc(name, "running")
     }
 }
@@ -126,6 +136,7 @@ fn docker_is_left_to_restart_until_it_loops() {
     let s = stack(State::Failed, Some("up"), vec![c.clone()]);
     assert!(acts(&mut sup, &s, 0).is_empty());
     c.restart_count = Some(LOOP_RESTARTS);
+    c.verdict = Some(Verdict::Failed { terminal: true });
     let s = stack(State::Failed, Some("up"), vec![c]);
     let a = acts(&mut sup, &s, 0);
     assert_eq!(

@@ -1,0 +1,95 @@
+//! Compose's container labels, read in one place: which project, service and replica a container is, and whether it is a one-off `run`.
+
+use std::collections::HashMap;
+
+use bollard::models::ContainerSummary;
+
+/// The compose project (hal's module name).
+pub const PROJECT: &str = "com.docker.compose.project";
+/// The compose service.
+pub const SERVICE: &str = "com.docker.compose.service";
+/// `True` on a container made by `compose run`.
+const ONEOFF: &str = "com.docker.compose.oneoff";
+/// The replica number, from 1.
+const NUMBER: &str = "com.docker.compose.container-number";
+
+/// Who a compose container is, as its labels say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub project: String,
+    /// Empty when the label is missing.
+    pub service: String,
+    pub number: u32,
+    pub oneoff: bool,
+}
+
+impl Identity {
+    /// The identity in a label map (a container's labels, or an event's
+    /// attributes); `None` when the container belongs to no compose project.
+    pub fn of(labels: &HashMap<String, String>) -> Option<Identity> {
+        Some(Identity {
+            project: labels.get(PROJECT)?.clone(),
+            service: labels.get(SERVICE).cloned().unwrap_or_default(),
+            number: labels
+                .get(NUMBER)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1),
+            oneoff: labels
+                .get(ONEOFF)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        })
+    }
+
+    /// The identity of a listed container.
+    pub fn of_summary(s: &ContainerSummary) -> Option<Identity> {
+        s.labels.as_ref().and_then(Identity::of)
+    }
+
+    /// `service`, or `service-N` for the second replica on: the name a log
+    /// line and a status row use.
+    pub fn replica_name(&self) -> String {
+        if self.number > 1 {
+            format!("{}-{}", self.service, self.number)
+        } else {
+            self.service.clone()
+        }
+    }
+}
+
+/// The list filter for one project's containers, or every compose container.
+pub fn project_filter(project: Option<&str>) -> String {
+    match project {
+        Some(p) => format!("{PROJECT}={p}"),
+        None => PROJECT.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn labels_become_an_identity() {
+        let id = Identity::of(&map(&[
+            (PROJECT, "web"),
+            (SERVICE, "www"),
+            (NUMBER, "2"),
+            (ONEOFF, "False"),
+        ]))
+        .unwrap();
+        assert_eq!(id.project, "web");
+        assert_eq!(id.replica_name(), "www-2");
+        assert!(!id.oneoff);
+        let run = Identity::of(&map(&[(PROJECT, "web"), (ONEOFF, "True")])).unwrap();
+        assert!(run.oneoff);
+        assert_eq!(run.number, 1);
+        assert_eq!(Identity::of(&map(&[(SERVICE, "x")])), None);
+    }
+}
