@@ -2,11 +2,9 @@
 
 use crate::cli::{StartArgs, StopArgs, Targets};
 use crate::cmd::ctx::Ctx;
-use crate::error::{Exit, report};
+use crate::error::Exit;
 use crate::module::outcome::StartOpts;
-use crate::module::status::State;
-use crate::output::ui::paint;
-use crate::run::{self, Report, Verb};
+use crate::run::{self, Verb};
 
 pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Start {
@@ -46,63 +44,6 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
     }
     let began = std::time::Instant::now();
     let reports = run::run(&ctx.node, &ctx.ui, modules, &verb, ctx.node.jobs(t.jobs)).await;
-    render(ctx, verb.name(), &reports);
-    if reports.len() > 1 && !ctx.ui.json && !ctx.ui.quiet {
-        let failed = reports.iter().filter(|r| r.result.is_err()).count();
-        eprintln!(
-            "hal: {} {} of {} modules in {:.1}s{}",
-            verb.name(),
-            reports.len() - failed,
-            reports.len(),
-            began.elapsed().as_secs_f64(),
-            if failed > 0 {
-                format!(" ({failed} failed)")
-            } else {
-                String::new()
-            }
-        );
-    }
+    crate::output::reports::print(&ctx.ui, verb.name(), &reports, began.elapsed());
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
-}
-
-fn render(ctx: &Ctx, action: &'static str, reports: &[Report]) {
-    if ctx.ui.json {
-        let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
-        println!("{}", crate::output::render::modules_json(&docs));
-        return;
-    }
-    for r in reports {
-        match &r.result {
-            Ok(o) => {
-                for w in &o.warnings {
-                    ctx.ui.warn(&format!("{}: {w}", r.module.name));
-                }
-                if ctx.ui.quiet {
-                    continue;
-                }
-                let state = paint(ctx.ui.color, color_code(o.state), o.state.as_str());
-                let reason = o
-                    .reason
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(": {r}"));
-                println!(
-                    "{}: {state}{reason} ({action} took {:.1}s)",
-                    r.module.name,
-                    r.took.as_secs_f64()
-                );
-            }
-            Err(e) => report(e),
-        }
-    }
-}
-
-fn color_code(s: State) -> &'static str {
-    match s {
-        State::Active => "32",
-        State::Starting => "36",
-        State::Degraded => "33",
-        State::Inactive => "2",
-        State::Failed | State::Invalid => "31",
-        State::Unknown => "35",
-    }
 }

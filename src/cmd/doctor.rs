@@ -40,11 +40,10 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(local::state_dir(ctx));
     checks.push(local::permissions(ctx));
 
-    if ctx.ui.json {
-        println!("{}", check::json(&checks));
-    } else {
-        print!("{}", check::lines(&checks, ctx.ui.color, ctx.ui.quiet));
-    }
+    ctx.ui.show(
+        || check::json(&checks),
+        || check::lines(&checks, ctx.ui.color, ctx.ui.quiet),
+    );
     Ok(if checks.iter().all(|c| c.ok) {
         Exit::Ok
     } else {

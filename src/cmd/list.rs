@@ -9,15 +9,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         ctx.ui.warn(p);
     }
     let entries = render::list_entries(&ctx.node.inventory.modules);
-    if ctx.ui.json {
-        println!("{}", render::modules_json(&entries));
-    } else if !entries.is_empty() {
-        print!("{}", render::list_table(&entries, ctx.ui.color));
-    } else if !ctx.ui.quiet {
-        eprintln!(
-            "hal: no modules: no stack directories under {} and no host units in the config",
+    if entries.is_empty() {
+        ctx.ui.nothing(&format!(
+            "no modules: no stack directories under {} and no host units in the config",
             ctx.node.inventory.root.display()
-        );
+        ));
+    } else {
+        ctx.ui
+            .document(&entries, || render::list_table(&entries, ctx.ui.color));
     }
     Ok(Exit::Ok)
 }

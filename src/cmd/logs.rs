@@ -1,18 +1,18 @@
 //! `hal module logs`: one stream for any mix of modules, prefixed, merged in time order, or followed.
 
 use std::collections::HashMap;
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io;
 
 use tokio::sync::mpsc;
 
 use crate::cli::LogsArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::logs::line::Line;
 use crate::logs::stream::{self, Event, Lines, Merge, Source};
-use crate::stack::logs as stack_logs;
 use crate::module::Kind;
+use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
+use crate::stack::logs as stack_logs;
 use crate::util::timefmt::{self, Stamp};
 
 /// How many lines may wait for the printer while following.
@@ -76,7 +76,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         .map(String::len)
         .max()
         .unwrap_or(0);
-    let mut printer = Printer::new(ctx, &a, width);
+    let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, width);
     let result = if a.follow {
         follow(
             ctx,
@@ -237,78 +237,4 @@ async fn follow(
             }
         }
     }
-}
-
-/// Writes lines as people or scripts read them.
-struct Printer {
-    out: BufWriter<Stdout>,
-    json: bool,
-    prefix: bool,
-    timestamps: bool,
-    color: bool,
-    width: usize,
-}
-
-impl Printer {
-    fn new(ctx: &Ctx, a: &LogsArgs, width: usize) -> Printer {
-        Printer {
-            out: BufWriter::with_capacity(64 * 1024, io::stdout()),
-            json: ctx.ui.json,
-            prefix: !a.no_prefix,
-            timestamps: a.timestamps,
-            color: ctx.ui.color,
-            width,
-        }
-    }
-
-    fn widen(&mut self, w: usize) {
-        self.width = self.width.max(w);
-    }
-
-    fn line(&mut self, src: &Source, line: &Line) -> io::Result<()> {
-        if self.json {
-            let doc = serde_json::json!({
-                "module": src.module,
-                "source": src.name,
-                "stream": line.stream,
-                "time": line.time.rfc3339_nanos(),
-                "message": line.message,
-            });
-            return writeln!(self.out, "{doc}");
-        }
-        if self.prefix {
-            if self.color {
-                write!(self.out, "\x1b[{}m", color_for(&src.label))?;
-            }
-            self.out.write_all(src.label.as_bytes())?;
-            for _ in src.label.len()..self.width {
-                self.out.write_all(b" ")?;
-            }
-            self.out.write_all(b" |")?;
-            if self.color {
-                self.out.write_all(b"\x1b[0m")?;
-            }
-            self.out.write_all(b" ")?;
-        }
-        if self.timestamps {
-            write!(self.out, "{} ", line.time.rfc3339_nanos())?;
-        }
-        self.out.write_all(line.message.as_bytes())?;
-        self.out.write_all(b"\n")
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-}
-
-/// A stable colour per source: the same label gets the same colour every run.
-fn color_for(label: &str) -> &'static str {
-    const PALETTE: [&str; 6] = ["36", "33", "32", "35", "34", "31"];
-    let mut h: u32 = 0x811c_9dc5;
-    for b in label.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    PALETTE[(h % PALETTE.len() as u32) as usize]
 }

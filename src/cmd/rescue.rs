@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
-use crate::error::{Exit, HalError, OneLine, report};
+use crate::error::{Exit, HalError, OneLine};
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
 use crate::module::{Kind, KindTag, Module};
@@ -55,24 +55,15 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     }
     let plan = plan(ctx, &node.modules, !a.modules.is_empty(), a.auto);
     if plan.is_empty() {
-        if ctx.ui.json {
-            println!("{}", crate::output::render::modules_json::<Step>(&[]));
-        } else if !ctx.ui.quiet {
-            eprintln!("hal: nothing to rescue: no module is failed");
-        }
+        ctx.ui.nothing("nothing to rescue: no module is failed");
         return Ok(Exit::Ok);
     }
     if a.dry_run {
-        if ctx.ui.json {
-            println!("{}", crate::output::render::modules_json(&plan));
-        } else {
-            print!("{}", plan_table(&plan, ctx.ui.color));
-        }
+        ctx.ui.document(&plan, || plan_table(&plan, ctx.ui.color));
         return Ok(Exit::Ok);
     }
-    if !ctx.ui.quiet && !ctx.ui.json {
-        eprint!("{}", plan_table(&plan, ctx.ui.color_err));
-    }
+    ctx.ui
+        .note(plan_table(&plan, ctx.ui.color_err).trim_end_matches('\n'));
     let question = format!("rescue {} module(s)?", plan.len());
     if !ctx.ui.confirm(&question)? {
         return Ok(Exit::Failed);
@@ -111,19 +102,22 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
             }
         })
         .collect();
-    if ctx.ui.json {
-        println!("{}", crate::output::render::modules_json(&rows));
-    } else {
-        for r in &done {
-            if let Err(e) = &r.result {
-                report(e);
-            }
-        }
-        if !ctx.ui.quiet {
-            print!("{}", report_table(&rows, ctx.ui.color));
-            eprintln!("hal: rescue took {:.1}s", began.elapsed().as_secs_f64());
+    for r in &done {
+        if let Err(e) = &r.result {
+            ctx.ui.fail(e);
         }
     }
+    ctx.ui.document(&rows, || {
+        if ctx.ui.quiet {
+            String::new()
+        } else {
+            report_table(&rows, ctx.ui.color)
+        }
+    });
+    ctx.ui.note(&format!(
+        "hal: rescue took {:.1}s",
+        began.elapsed().as_secs_f64()
+    ));
     if exit == Exit::Ok && rows.iter().any(|r| !r.ok) {
         exit = Exit::Failed;
     }
@@ -137,17 +131,17 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
         Err(e @ HalError::DockerPermission { .. }) => return Err(e),
         Err(e) => e,
     };
-    eprintln!(
-        "hal: rescue: {first}; waiting up to {} for it to come back",
+    ctx.ui.problem(&format!(
+        "rescue: {first}; waiting up to {} for it to come back",
         crate::util::duration::format(bound)
-    );
+    ));
     let deadline = Instant::now() + bound;
     let mut last = first;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
         match Engine::connect(ctx.node.stacks.endpoint()).await {
             Ok(_) => {
-                eprintln!("hal: rescue: Docker is back");
+                ctx.ui.problem("rescue: Docker is back");
                 return Ok(());
             }
             Err(e) => last = e,

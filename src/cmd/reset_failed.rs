@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::ResetArgs;
 use crate::cmd::ctx::Ctx;
-use crate::error::{Exit, HalError, OneLine, exit_of, report};
+use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::Kind;
 
 #[derive(Serialize)]
@@ -24,11 +24,9 @@ pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
         let result = reset(ctx, m).await;
         if let Err(e) = &result {
             exit = exit.worst(exit_of(e));
-            if !ctx.ui.json {
-                report(e);
-            }
-        } else if !ctx.ui.json && !ctx.ui.quiet {
-            println!("{}: start count cleared", m.name);
+            ctx.ui.fail(e);
+        } else {
+            ctx.ui.say(&format!("{}: start count cleared", m.name));
         }
         rows.push(Cleared {
             name: &m.name,
@@ -37,9 +35,7 @@ pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
             error: result.err().map(|e| OneLine(&e).to_string()),
         });
     }
-    if ctx.ui.json {
-        println!("{}", crate::output::render::modules_json(&rows));
-    }
+    ctx.ui.document(&rows, String::new);
     Ok(exit)
 }
 

@@ -16,21 +16,18 @@ pub async fn run(ctx: &Ctx, names: &[String]) -> anyhow::Result<Exit> {
         ctx.ui.warn(w);
     }
     for e in &node.errors {
-        eprintln!("hal: {e}");
+        ctx.ui.problem(e);
     }
     let (statuses, exit) = (node.modules, node.exit);
-    if ctx.ui.json {
-        println!("{}", render::modules_json(&statuses));
-    } else if !statuses.is_empty() {
-        print!(
-            "{}",
-            render::status_table(&statuses, ctx.ui.color, Stamp::now())
-        );
-    } else if !ctx.ui.quiet {
-        eprintln!(
-            "hal: no modules: no stack directories under {} and no host units in the config",
+    if statuses.is_empty() {
+        ctx.ui.nothing(&format!(
+            "no modules: no stack directories under {} and no host units in the config",
             ctx.node.inventory.root.display()
-        );
+        ));
+    } else {
+        ctx.ui.document(&statuses, || {
+            render::status_table(&statuses, ctx.ui.color, Stamp::now())
+        });
     }
     Ok(exit)
 }

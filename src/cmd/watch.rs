@@ -11,7 +11,6 @@
 mod act;
 mod hook;
 mod link;
-mod out;
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -26,10 +25,10 @@ use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::inventory::Inventory;
 use crate::module::{Kind, Module};
+use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Supervisor};
-use out::{Entry, Log};
 
 /// Engine events come in bursts (die, stop, destroy…): look once they settle.
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
@@ -83,7 +82,7 @@ pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
         ctx,
         interval: a.interval.max(Duration::from_secs(1)),
         grace: a.grace,
-        log: Log { json: ctx.ui.json },
+        log: Log::new(&ctx.ui),
         sup: Supervisor::new(a.grace),
         modules: watched(&ctx.node.inventory),
         link: link::Link::new(),

@@ -38,15 +38,20 @@ pub fn table(color: bool) -> Table {
     t
 }
 
-pub fn state_color(s: State) -> Color {
+/// The one colour table: each state's ANSI code (lines) and table colour.
+pub fn state_colors(s: State) -> (&'static str, Color) {
     match s {
-        State::Active => Color::Green,
-        State::Starting => Color::Cyan,
-        State::Degraded => Color::Yellow,
-        State::Inactive => Color::Grey,
-        State::Failed | State::Invalid => Color::Red,
-        State::Unknown => Color::Magenta,
+        State::Active => ("32", Color::Green),
+        State::Starting => ("36", Color::Cyan),
+        State::Degraded => ("33", Color::Yellow),
+        State::Inactive => ("2", Color::Grey),
+        State::Failed | State::Invalid => ("31", Color::Red),
+        State::Unknown => ("35", Color::Magenta),
     }
+}
+
+pub fn state_color(s: State) -> Color {
+    state_colors(s).1
 }
 
 pub fn state_cell(s: State, color: bool) -> Cell {

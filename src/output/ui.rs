@@ -6,15 +6,26 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
 
 use crate::cli::{ColorChoice, Global};
 use crate::error::HalError;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 
+/// Whom the output is for: decided once, from `--json`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Tables and lines for a person.
+    Human,
+    /// One JSON document on stdout (or one object per line for streams), nothing else there.
+    Json,
+}
+
+/// The one printer: every command's output goes through it.
 #[derive(Clone)]
 pub struct Ui {
-    pub json: bool,
+    format: Format,
     pub quiet: bool,
     /// Colour on stdout.
     pub color: bool,
@@ -48,7 +59,7 @@ impl Ui {
         };
         let progress = err_tty && !g.json && !g.quiet && !dumb_term();
         Ui {
-            json: g.json,
+            format: if g.json { Format::Json } else { Format::Human },
             quiet: g.quiet,
             color: !g.json && decide(out_tty),
             color_err: decide(err_tty),
@@ -68,10 +79,66 @@ impl Ui {
     /// counts; the table only needs what the list call already says about
     /// settled containers.
     pub fn status_detail(&self) -> Detail {
-        if self.json {
+        if self.format == Format::Json {
             Detail::Full
         } else {
             Detail::Settled
+        }
+    }
+
+    /// Whom the output is for.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// A command's result: the JSON document for scripts, or the text `human`
+    /// makes for people (on stdout, as is).
+    pub fn show(&self, json: impl FnOnce() -> String, human: impl FnOnce() -> String) {
+        match self.format {
+            Format::Json => println!("{}", json()),
+            Format::Human => print!("{}", human()),
+        }
+    }
+
+    /// `{"schema": 1, "modules": [...]}` for scripts, or the text `human` makes.
+    pub fn document<T: Serialize>(&self, modules: &[T], human: impl FnOnce() -> String) {
+        self.show(|| crate::output::render::modules_json(modules), human);
+    }
+
+    /// There is nothing to show: an empty document for scripts, `why` on
+    /// stderr for people (unless quiet).
+    pub fn nothing(&self, why: &str) {
+        match self.format {
+            Format::Json => println!("{}", crate::output::render::modules_json::<()>(&[])),
+            Format::Human if !self.quiet => eprintln!("hal: {why}"),
+            Format::Human => {}
+        }
+    }
+
+    /// A line for people on stdout (not with `--json` or `-q`).
+    pub fn say(&self, text: &str) {
+        if self.format == Format::Human && !self.quiet {
+            println!("{text}");
+        }
+    }
+
+    /// A line for people on stderr (not with `--json` or `-q`).
+    pub fn note(&self, text: &str) {
+        if self.format == Format::Human && !self.quiet {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Something that went wrong, on stderr for everyone: `hal: {text}`.
+    pub fn problem(&self, text: &str) {
+        eprintln!("hal: {text}");
+    }
+
+    /// A module's error for people (`hal: what: why`); under `--json` the
+    /// document carries it instead.
+    pub fn fail(&self, e: &anyhow::Error) {
+        if self.format == Format::Human {
+            crate::error::report(e);
         }
     }
 

@@ -16,9 +16,8 @@ use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
 use crate::module::status::Detail;
-use crate::stack::labels::{self, Identity};
 use crate::stack::assess::{ContainerFacts, health_from_status_text};
-
+use crate::stack::labels::{self, Identity};
 
 const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 /// How long hal waits for the engine to answer the first call.

@@ -30,10 +30,7 @@ impl Identity {
         Some(Identity {
             project: labels.get(PROJECT)?.clone(),
             service: labels.get(SERVICE).cloned().unwrap_or_default(),
-            number: labels
-                .get(NUMBER)
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(1),
+            number: labels.get(NUMBER).and_then(|n| n.parse().ok()).unwrap_or(1),
             oneoff: labels
                 .get(ONEOFF)
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),

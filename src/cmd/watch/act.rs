@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use super::out::Entry;
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher, hook};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of};
@@ -10,6 +9,7 @@ use crate::module::Module;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
 use crate::module::status::State;
+use crate::output::watch_log::Entry;
 use crate::run::{self, Report, Verb};
 use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;

@@ -137,7 +137,10 @@ mod tests {
             actor: Some(EventActor {
                 id: Some("abc".into()),
                 attributes: Some(HashMap::from([
-                    (crate::stack::labels::PROJECT.to_string(), project.to_string()),
+                    (
+                        crate::stack::labels::PROJECT.to_string(),
+                        project.to_string(),
+                    ),
                     ("name".to_string(), format!("{project}-web-1")),
                 ])),
             }),

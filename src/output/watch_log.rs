@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
+use crate::output::ui::{Format, Ui};
 use crate::util::timefmt::Stamp;
 
 /// One line of the log.
@@ -68,12 +69,19 @@ impl Entry {
 
 /// Where the lines go.
 pub struct Log {
-    pub json: bool,
+    format: Format,
 }
 
 impl Log {
+    /// The log in the printer's format.
+    pub fn new(ui: &Ui) -> Log {
+        Log {
+            format: ui.format(),
+        }
+    }
+
     pub fn emit(&self, e: Entry) {
-        let line = if self.json {
+        let line = if self.format == Format::Json {
             let mut doc = Map::new();
             doc.insert("time".into(), json!(Stamp::now().rfc3339_nanos()));
             doc.insert("module".into(), json!(e.module));

@@ -1,0 +1,50 @@
+//! What a verb did to each module, for people (a line each, warnings, errors, a summary) or for scripts (one document).
+
+use std::time::Duration;
+
+use crate::output::render::state_colors;
+use crate::output::ui::{Format, Ui, paint};
+use crate::run::Report;
+
+/// Prints the reports of one verb, and for several modules a summary on stderr.
+pub fn print(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
+    if ui.format() == Format::Json {
+        let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
+        println!("{}", crate::output::render::modules_json(&docs));
+        return;
+    }
+    for r in reports {
+        match &r.result {
+            Ok(o) => {
+                for w in &o.warnings {
+                    ui.warn(&format!("{}: {w}", r.module.name));
+                }
+                let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
+                let reason = o
+                    .reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(": {r}"));
+                ui.say(&format!(
+                    "{}: {state}{reason} ({action} took {:.1}s)",
+                    r.module.name,
+                    r.took.as_secs_f64()
+                ));
+            }
+            Err(e) => ui.fail(e),
+        }
+    }
+    if reports.len() > 1 {
+        let failed = reports.iter().filter(|r| r.result.is_err()).count();
+        ui.note(&format!(
+            "hal: {action} {} of {} modules in {:.1}s{}",
+            reports.len() - failed,
+            reports.len(),
+            took.as_secs_f64(),
+            if failed > 0 {
+                format!(" ({failed} failed)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+}
