@@ -8,10 +8,26 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use crate::cli::{ColorChoice, Global};
 use crate::error::HalError;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
+
+/// What the person asked for with `--color`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The output flags, as given on the command line.
+#[derive(Copy, Clone, Debug)]
+pub struct Asked {
+    pub json: bool,
+    pub quiet: bool,
+    pub yes: bool,
+    pub color: ColorChoice,
+}
 
 /// Whom the output is for: decided once, from `--json`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -48,7 +64,7 @@ struct Drawn {
 }
 
 impl Ui {
-    pub fn new(g: &Global) -> Ui {
+    pub fn new(g: Asked) -> Ui {
         let out_tty = std::io::stdout().is_terminal();
         let err_tty = std::io::stderr().is_terminal();
         let in_tty = std::io::stdin().is_terminal();

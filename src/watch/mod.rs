@@ -1,3 +1,463 @@
-//! The supervisor: what `hal watch` decides about what it sees.
+//! The supervisor behind `hal watch`: the loop that restarts what fails, within each module's limit.
+//!
+//! One task, one loop. Engine events, a full pass every `--interval` and the
+//! supervisor's own deadlines mark modules to look at; a look reads their
+//! status (`run::status::collect`), [`policy`] decides (pure rules), and
+//! restarts go through `run::run` exactly as a person's would: they count against the
+//! module's start limit and take its lock. Restarts run beside the loop; a
+//! module being restarted is not looked at until its restart has ended. Only
+//! modules whose desired state is `up` are ever touched (see the supervisor).
 
+mod act;
+mod hook;
+mod link;
 pub mod policy;
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use crate::error::Exit;
+use crate::module::inventory::Inventory;
+use crate::module::progress::Progress;
+use crate::module::status::Detail;
+use crate::module::{Kind, Module};
+use crate::output::watch_log::{Entry, Log};
+use crate::run::Report;
+use crate::run::node::Node;
+use crate::util::timefmt::Stamp;
+use crate::watch::policy::{Act, Supervisor};
+
+/// Engine events come in bursts (die, stop, destroy…): look once they settle.
+const EVENT_SETTLE: Duration = Duration::from_millis(200);
+/// How soon to look again at a module someone else is working on.
+const BUSY_RECHECK: Duration = Duration::from_secs(2);
+
+type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + 'a>>>;
+
+/// A piece of work that ran beside the loop.
+enum Done {
+    Restart {
+        act: Act,
+        reason: String,
+        report: Report,
+    },
+    Hook {
+        module: String,
+        result: Result<hook::Finished, String>,
+    },
+}
+
+/// SIGTERM or SIGINT arrived (the name of the signal).
+struct Stopped(&'static str);
+
+/// SIGTERM and SIGINT, as one thing to wait for.
+struct Shutdown {
+    term: Signal,
+    int: Signal,
+}
+
+impl Shutdown {
+    fn new() -> anyhow::Result<Shutdown> {
+        let listen =
+            |kind, name| signal(kind).map_err(|e| anyhow::anyhow!("watch: listen for {name}: {e}"));
+        Ok(Shutdown {
+            term: listen(SignalKind::terminate(), "SIGTERM")?,
+            int: listen(SignalKind::interrupt(), "SIGINT")?,
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}
+
+/// How the supervisor runs.
+pub struct Watch<'a> {
+    /// A full pass at least this often.
+    pub interval: Duration,
+    /// How long a container may stay unhealthy before it is restarted.
+    pub grace: Duration,
+    /// Where its lines go.
+    pub log: Log,
+    /// Where restarts report their progress.
+    pub progress: &'a dyn Progress,
+    /// How much a status pass reads of each container.
+    pub detail: Detail,
+}
+
+/// Supervises the node until Ctrl-C or SIGTERM.
+pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
+    let mut w = Watcher {
+        node,
+        progress: how.progress,
+        detail: how.detail,
+        interval: how.interval.max(Duration::from_secs(1)),
+        grace: how.grace,
+        log: how.log,
+        sup: Supervisor::new(how.grace),
+        modules: watched(&node.inventory),
+        link: link::Link::new(),
+        work: FuturesUnordered::new(),
+        finished: Vec::new(),
+        inflight: BTreeSet::new(),
+        dirty: BTreeSet::new(),
+        dirty_at: None,
+        next_pass: Instant::now(),
+        due_at: None,
+        problems: BTreeSet::new(),
+        root_problem: None,
+        passes: 0,
+        stop: Shutdown::new()?,
+    };
+    let why = w.run().await;
+    w.log.emit(
+        Entry::about(
+            "watch",
+            "stopped",
+            Some("exit"),
+            format!("stopping ({why})"),
+        )
+        .reason(why),
+    );
+    Ok(Exit::Ok)
+}
+
+struct Watcher<'a> {
+    node: &'a Node,
+    progress: &'a dyn Progress,
+    detail: Detail,
+    interval: Duration,
+    grace: Duration,
+    log: Log,
+    sup: Supervisor,
+    /// The modules of the node, found again at every full pass.
+    modules: Vec<Module>,
+    link: link::Link,
+    work: Work<'a>,
+    /// Work that ended while the loop was busy, to handle at the next tick.
+    finished: Vec<Done>,
+    /// Modules being restarted.
+    inflight: BTreeSet<String>,
+    /// Modules to look at, from `dirty_at` on.
+    dirty: BTreeSet<String>,
+    dirty_at: Option<Instant>,
+    next_pass: Instant,
+    /// When the supervisor's next deadline falls.
+    due_at: Option<Instant>,
+    /// Problems last reported by a status pass, so each is logged once.
+    problems: BTreeSet<String>,
+    /// Why the services root could not be read, as last logged.
+    root_problem: Option<String>,
+    /// Full passes done.
+    passes: u64,
+    stop: Shutdown,
+}
+
+impl<'a> Watcher<'a> {
+    async fn run(&mut self) -> &'static str {
+        self.started();
+        loop {
+            if let Err(Stopped(why)) = self.tick().await {
+                return why;
+            }
+            let wake = self.wake();
+            tokio::select! {
+                why = self.stop.recv() => return why,
+                ev = self.link.next() => self.on_event(ev),
+                Some(done) = self.work.next(), if !self.work.is_empty() => self.finished.push(done),
+                () = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
+    /// Does whatever is due: finished work, a full pass, deadlines, reconnecting, looking.
+    async fn tick(&mut self) -> Result<(), Stopped> {
+        for d in std::mem::take(&mut self.finished) {
+            self.on_done(d);
+        }
+        let now = Instant::now();
+        if now >= self.next_pass {
+            self.next_pass = now + self.interval;
+            self.rediscover();
+            let all: Vec<String> = self.modules.iter().map(|m| m.name.clone()).collect();
+            self.mark(all, Duration::ZERO);
+        }
+        if self.due_at.is_some_and(|t| now >= t) {
+            self.due_at = None;
+            let due = self.sup.due(Stamp::now());
+            self.mark(due, Duration::ZERO);
+        }
+        if self.has_stacks() && self.link.retry_at().is_some_and(|t| now >= t) {
+            self.reconnect().await?;
+        }
+        if !self.dirty.is_empty() && self.dirty_at.is_some_and(|t| Instant::now() >= t) {
+            self.look().await?;
+        }
+        let now = Stamp::now();
+        self.due_at = self
+            .sup
+            .next_due(now)
+            .map(|t| Instant::now() + t.since(now));
+        Ok(())
+    }
+
+    /// The next moment something is due.
+    fn wake(&self) -> Instant {
+        let mut wake = self.next_pass;
+        let candidates = [
+            self.due_at,
+            self.has_stacks().then(|| self.link.retry_at()).flatten(),
+            self.dirty_at.filter(|_| !self.dirty.is_empty()),
+            (!self.finished.is_empty()).then(Instant::now),
+        ];
+        for t in candidates.into_iter().flatten() {
+            wake = wake.min(t);
+        }
+        wake
+    }
+
+    /// Awaits `f` while restarts keep going, unless a signal ends the watch.
+    async fn drive<F: Future>(&mut self, f: F) -> Result<F::Output, Stopped> {
+        tokio::pin!(f);
+        loop {
+            tokio::select! {
+                out = &mut f => return Ok(out),
+                why = self.stop.recv() => return Err(Stopped(why)),
+                Some(done) = self.work.next(), if !self.work.is_empty() => self.finished.push(done),
+            }
+        }
+    }
+
+    /// Marks modules to be looked at once `delay` has passed (or sooner, if already due).
+    fn mark(&mut self, names: impl IntoIterator<Item = String>, delay: Duration) {
+        let mut any = false;
+        for n in names {
+            self.dirty.insert(n);
+            any = true;
+        }
+        if any {
+            let t = Instant::now() + delay;
+            self.dirty_at = Some(self.dirty_at.map_or(t, |d| d.min(t)));
+        }
+    }
+
+    fn has_stacks(&self) -> bool {
+        self.modules
+            .iter()
+            .any(|m| matches!(m.kind, Kind::Stack { .. }))
+    }
+
+    fn stacks(&self) -> BTreeSet<String> {
+        self.modules
+            .iter()
+            .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    fn started(&self) {
+        let stacks = self.stacks().len();
+        let hosts = self.modules.len() - stacks;
+        self.log.emit(
+            Entry::about(
+                "watch",
+                "started",
+                Some("watch"),
+                format!(
+                    "watching {} ({}, {}; grace {}, interval {}); only modules started by hal (desired up) are touched",
+                    count(self.modules.len(), "module"),
+                    count(stacks, "stack"),
+                    count(hosts, "host unit"),
+                    crate::util::duration::format(self.grace),
+                    crate::util::duration::format(self.interval),
+                ),
+            )
+            .with("modules", self.modules.len()),
+        );
+    }
+
+    /// Finds the modules again: a stack directory added since is watched from now on.
+    fn rediscover(&mut self) {
+        let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
+        let now = watched(&inv);
+        let names =
+            |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
+        let (old, new) = (names(&self.modules), names(&now));
+        if old != new && self.passes > 0 {
+            let list = |s: BTreeSet<&String>| {
+                let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let added = list(new.difference(&old).collect());
+            let gone = list(old.difference(&new).collect());
+            self.log.emit(Entry::about(
+                "watch",
+                "modules_changed",
+                None,
+                format!("modules changed: added {added}; gone {gone}"),
+            ));
+        }
+        if inv.root_problem != self.root_problem {
+            if let Some(p) = &inv.root_problem {
+                self.log
+                    .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+            }
+            self.root_problem = inv.root_problem;
+        }
+        self.passes += 1;
+        self.modules = now;
+    }
+
+    async fn reconnect(&mut self) -> Result<(), Stopped> {
+        let node = self.node;
+        match self.drive(link::connect(node)).await? {
+            Ok((engine, events)) => {
+                let again = self.link.ever_up();
+                let endpoint = engine.endpoint.clone();
+                self.link.connected(engine, events);
+                let text = if again {
+                    format!("connected again to {endpoint}; checking every module")
+                } else {
+                    format!("connected to {endpoint}")
+                };
+                self.log.emit(
+                    Entry::about("docker", "engine_up", Some("full_pass"), text).reason(endpoint),
+                );
+                let stacks = self.stacks();
+                self.mark(stacks, Duration::ZERO);
+            }
+            Err(why) => self.engine_down(&why, "not reachable"),
+        }
+        Ok(())
+    }
+
+    /// The engine went away: say so once per failed try, and try again later.
+    fn engine_down(&mut self, why: &str, what: &str) {
+        let wait = self.link.down();
+        self.log.emit(
+            Entry::about(
+                "docker",
+                "engine_lost",
+                Some("reconnect"),
+                format!(
+                    "{what}: {why}; retrying in {}",
+                    crate::util::duration::format(wait)
+                ),
+            )
+            .reason(why)
+            .with(
+                "retry_in_ms",
+                u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+            ),
+        );
+    }
+
+    fn on_event(&mut self, ev: Option<Result<bollard::models::EventMessage, String>>) {
+        match ev {
+            Some(Ok(ev)) => {
+                if let Some((module, seen)) = link::meaning(&ev, &self.stacks()) {
+                    if let Some(seen) = seen {
+                        self.sup.saw(seen);
+                    }
+                    self.mark([module], EVENT_SETTLE);
+                }
+            }
+            Some(Err(why)) => self.engine_down(&why, "lost connection"),
+            None => self.engine_down("the event stream ended", "lost connection"),
+        }
+    }
+
+    /// Reads the status of the marked modules and acts on what the supervisor decides.
+    async fn look(&mut self) -> Result<(), Stopped> {
+        let names = std::mem::take(&mut self.dirty);
+        self.dirty_at = None;
+        let mut busy = Vec::new();
+        let mut mods = Vec::new();
+        for name in names {
+            let Some(m) = self.modules.iter().find(|m| m.name == name) else {
+                continue;
+            };
+            let stack = matches!(m.kind, Kind::Stack { .. });
+            if self.inflight.contains(&name) || (stack && !self.link.up()) {
+                // Looked at again when its restart ends, or when the engine is back.
+                continue;
+            }
+            if self.node.store.busy(&name) {
+                busy.push(name);
+                continue;
+            }
+            mods.push(m.clone());
+        }
+        self.mark(busy, BUSY_RECHECK);
+        if mods.is_empty() {
+            return Ok(());
+        }
+        let (node, detail) = (self.node, self.detail);
+        let node = self
+            .drive(async move {
+                let node = crate::run::status::collect(node, &mods, detail).await;
+                (mods, node)
+            })
+            .await?;
+        let (mods, node) = node;
+        self.problems(&node.errors, &node.warnings);
+        if let Some(why) = node.errors.first()
+            && self.link.up()
+        {
+            let why = why.clone();
+            self.engine_down(&why, "lost connection");
+        }
+        for action in self.sup.decide(&node.modules, Stamp::now()) {
+            if let Some(m) = mods.iter().find(|m| m.name == action.module) {
+                self.act(m.clone(), action);
+            }
+        }
+        Ok(())
+    }
+
+    /// Logs status problems when they change, not at every pass.
+    fn problems(&mut self, errors: &[String], warnings: &[String]) {
+        // The services root is reported by `rediscover`, which reads it every pass.
+        let root = self.node.inventory.root_problem.as_ref();
+        let now: BTreeSet<String> = errors
+            .iter()
+            .chain(warnings.iter().filter(|w| Some(*w) != root))
+            .cloned()
+            .collect();
+        for p in now.difference(&self.problems) {
+            self.log
+                .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+        }
+        self.problems = now;
+    }
+}
+
+/// Every module that could be supervised (invalid ones never are).
+fn watched(inv: &Inventory) -> Vec<Module> {
+    inv.modules
+        .iter()
+        .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+        .cloned()
+        .collect()
+}
+
+/// `1 module`, `2 modules`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}

@@ -3,13 +3,14 @@
 use std::time::Duration;
 
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher, hook};
-use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
+use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::output::watch_log::Entry;
+use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
 use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
@@ -35,11 +36,11 @@ impl Watcher<'_> {
             return;
         }
         // A person may have stopped it since its status was read.
-        let (state, _) = self.ctx.node.store.read();
+        let (state, _) = self.node.store.read();
         if state.modules.get(&name).and_then(|r| r.desired) != Some(Desired::Up) {
             return;
         }
-        if self.ctx.node.store.busy(&name) {
+        if self.node.store.busy(&name) {
             self.mark([name], BUSY_RECHECK);
             return;
         }
@@ -57,8 +58,8 @@ impl Watcher<'_> {
             .reason(a.reason.clone()),
         );
         self.inflight.insert(name);
-        let ctx = self.ctx;
-        self.work.push(Box::pin(restart(ctx, m, a)));
+        let (node, progress) = (self.node, self.progress);
+        self.work.push(Box::pin(restart(node, progress, m, a)));
     }
 
     pub(super) fn on_done(&mut self, d: Done) {
@@ -132,8 +133,8 @@ impl Watcher<'_> {
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
     /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
     fn held(&mut self, name: &str, reason: &str, refusal: &str) {
-        let command = hook::command_of(self.ctx, name);
-        let blocked = command.as_ref().and_then(|_| hook::refusal(self.ctx));
+        let command = hook::command_of(self.node, name);
+        let blocked = command.as_ref().and_then(|_| hook::refusal(self.node));
         let tail = match (&command, &blocked) {
             (None, _) => "",
             (Some(_), Some(_)) => "; on_failure not run",
@@ -214,7 +215,7 @@ impl Watcher<'_> {
 
 /// Restarts one module as `hal module restart` would (not forced: it counts).
 /// Images are pulled only when missing: a recovery must not wait on a registry.
-async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
+async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> Done {
     let verb = Verb::AutoRestart {
         opts: StartOpts {
             pull: Some(PullPolicy::Missing),
@@ -222,7 +223,7 @@ async fn restart(ctx: &Ctx, m: Module, a: Action) -> Done {
             timeout: None,
         },
     };
-    let report = run::run(&ctx.node, &ctx.ui, vec![m.clone()], &verb, 1)
+    let report = run::run(node, progress, vec![m.clone()], &verb, 1)
         .await
         .pop()
         .unwrap_or(Report {

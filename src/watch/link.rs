@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use bollard::models::EventMessage;
 use futures_util::stream::{BoxStream, StreamExt};
 
-use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
+use crate::run::node::Node;
 use crate::stack::engine::Engine;
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
@@ -85,8 +85,8 @@ impl Link {
 
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
-pub async fn connect(ctx: &Ctx) -> Result<(Engine, Events), String> {
-    let engine = ctx.node.stacks.engine().await.map_err(|e| e.to_string())?;
+pub async fn connect(node: &Node) -> Result<(Engine, Events), String> {
+    let engine = node.stacks.engine().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
     let since = Stamp::now().secs - 1;
     let events = engine.container_events_of(Some(since), &ACTIONS);

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::cmd::ctx::Ctx;
+use crate::run::node::Node;
 
 /// How long `on_failure` may run before it is killed.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -24,9 +24,8 @@ pub struct Finished {
 }
 
 /// The module's `on_failure` argv, if one is configured.
-pub fn command_of(ctx: &Ctx, module: &str) -> Option<Vec<String>> {
-    ctx.node
-        .config
+pub fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
+    node.config
         .modules
         .get(module)
         .map(|m| m.on_failure.clone())
@@ -35,8 +34,8 @@ pub fn command_of(ctx: &Ctx, module: &str) -> Option<Vec<String>> {
 
 /// Why the command must not run, if it must not: the config could have been
 /// written by someone other than root or the user running hal.
-pub fn refusal(ctx: &Ctx) -> Option<String> {
-    match &ctx.node.config.path {
+pub fn refusal(node: &Node) -> Option<String> {
+    match &node.config.path {
         Some(p) => crate::util::trust::config_trusted(p).err(),
         None => Some("no config file".into()),
     }
