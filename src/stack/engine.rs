@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use bollard::Docker;
 use bollard::container::LogOutput;
-use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInfo, EventMessage};
+use bollard::models::{ContainerSummary, CreateImageInfo, EventMessage};
 use bollard::query_parameters::{
     CreateImageOptions, EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
 };
@@ -16,8 +16,9 @@ use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
 use crate::module::status::Detail;
-use crate::stack::assess::{ContainerFacts, health_from_status_text};
-use crate::stack::labels::{self, Identity};
+use crate::stack::assess::ContainerFacts;
+use crate::stack::facts;
+use crate::stack::labels;
 
 const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 /// How long hal waits for the engine to answer the first call.
@@ -128,7 +129,7 @@ impl Engine {
             futures_util::stream::iter(summaries)
                 .map(|s| async move {
                     if detail == Detail::Settled
-                        && let Some(f) = settled_facts(&s, now)
+                        && let Some(f) = facts::settled(&s, now)
                     {
                         return Ok(Some(f));
                     }
@@ -138,7 +139,7 @@ impl Engine {
                         .inspect_container(&id, None::<InspectContainerOptions>)
                         .await
                     {
-                        Ok(inspect) => Ok(Some(facts_of(&s, &inspect))),
+                        Ok(inspect) => Ok(Some(facts::of(&s, &inspect))),
                         // Removed between list and inspect: it no longer exists.
                         Err(bollard::errors::Error::DockerResponseServerError {
                             status_code: 404,
@@ -368,100 +369,6 @@ impl Engine {
             })
             .collect();
         Ok((!pools.is_empty()).then_some(pools))
-    }
-}
-
-/// A running container's facts from its summary alone, when it has been up
-/// long enough that restart count and exact start time cannot change its
-/// verdict; `None` when it must be inspected.
-fn settled_facts(s: &ContainerSummary, now: crate::util::timefmt::Stamp) -> Option<ContainerFacts> {
-    use bollard::models::ContainerSummaryStateEnum as S;
-    if s.state != Some(S::RUNNING) {
-        return None;
-    }
-    let text = s.status.as_deref()?;
-    let up = crate::stack::assess::uptime_from_status(text)?;
-    if up < crate::stack::assess::RESETTLE * 2 {
-        return None;
-    }
-    let started = crate::util::timefmt::Stamp {
-        secs: now.secs - i64::try_from(up.as_secs()).unwrap_or(0),
-        nanos: 0,
-    };
-    Some(ContainerFacts {
-        status: "running".into(),
-        health: health_from_status_text(text).map(str::to_string),
-        started_at: Some(started.rfc3339()),
-        observed_at: Some(now),
-        ..identity(s)
-    })
-}
-
-/// Builds the facts of one container from its summary and its inspect.
-pub fn facts_of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts {
-    let state = i.state.clone().unwrap_or_default();
-    let status = state
-        .status
-        .map(|st| st.to_string())
-        .or_else(|| s.state.map(|st| st.to_string()))
-        .unwrap_or_default();
-    let health = state
-        .health
-        .as_ref()
-        .and_then(|h| h.status)
-        .map(|h| h.to_string())
-        .filter(|h| !h.is_empty() && h != "none")
-        .or_else(|| {
-            s.status
-                .as_deref()
-                .and_then(health_from_status_text)
-                .map(str::to_string)
-        });
-    let restart_policy = i
-        .host_config
-        .as_ref()
-        .and_then(|h| h.restart_policy.as_ref())
-        .and_then(|p| p.name)
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
-    ContainerFacts {
-        status,
-        health,
-        exit_code: state.exit_code,
-        restart_policy,
-        restart_count: i.restart_count.unwrap_or(0),
-        started_at: time(state.started_at),
-        finished_at: time(state.finished_at),
-        oom_killed: state.oom_killed.unwrap_or(false),
-        error: state.error.filter(|e| !e.is_empty()),
-        observed_at: Some(crate::util::timefmt::Stamp::now()),
-        ..identity(s)
-    }
-}
-
-/// What the list call alone says of a container: who it is, never how it is.
-fn identity(s: &ContainerSummary) -> ContainerFacts {
-    let who = Identity::of_summary(s).unwrap_or(Identity {
-        project: String::new(),
-        service: String::new(),
-        number: 1,
-        oneoff: false,
-    });
-    ContainerFacts {
-        id: s.id.clone().unwrap_or_default(),
-        name: s
-            .names
-            .as_ref()
-            .and_then(|n| n.first())
-            .map(|n| n.trim_start_matches('/').to_string())
-            .unwrap_or_default(),
-        project: who.project,
-        service: who.service,
-        number: who.number,
-        oneoff: who.oneoff,
-        image: s.image.clone().unwrap_or_default(),
-        ..Default::default()
     }
 }
 

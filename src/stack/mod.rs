@@ -6,6 +6,7 @@ pub mod credentials;
 pub mod digest;
 pub mod engine;
 pub mod env;
+pub mod facts;
 pub mod fastpath;
 pub mod labels;
 pub mod logs;
