@@ -41,7 +41,7 @@ bench_stacks
 bench_hal_env
 cd "$tmp"
 want=$((STACKS * 2))
-default_jobs=$(($(nproc) * 4)) # hal's own default (src/app.rs): 4 per CPU, 8 to 16
+default_jobs=$(($(nproc) * 4)) # hal's own default (src/run/node.rs): 4 per CPU, 8 to 16
 ((default_jobs < 8)) && default_jobs=8
 ((default_jobs > 16)) && default_jobs=16
 
