@@ -209,7 +209,7 @@ pub struct StartArgs {
     pub targets: Targets,
 
     /// Image pull policy for the start [default: the module's pull setting, else always].
-    #[arg(long, value_enum, value_name = "POLICY")]
+    #[arg(long, value_name = "POLICY", value_parser = pull_policy())]
     pub pull: Option<PullPolicy>,
 
     /// Start even if the module's start limit is hit (the start still counts).
@@ -295,6 +295,33 @@ pub struct WatchArgs {
     /// How often to check every module even without events.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
     pub interval: std::time::Duration,
+}
+
+/// `--pull`'s values, as the CLI spells and explains them; the config's
+/// [`PullPolicy`] knows nothing of clap.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Pull {
+    /// Pull every image before starting; fall back to a cached image if the pull fails.
+    Always,
+    /// Pull only images that are not present locally.
+    Missing,
+    /// Never pull.
+    Never,
+}
+
+impl From<Pull> for PullPolicy {
+    fn from(p: Pull) -> PullPolicy {
+        match p {
+            Pull::Always => PullPolicy::Always,
+            Pull::Missing => PullPolicy::Missing,
+            Pull::Never => PullPolicy::Never,
+        }
+    }
+}
+
+fn pull_policy() -> impl clap::builder::TypedValueParser<Value = PullPolicy> {
+    use clap::builder::TypedValueParser;
+    clap::builder::EnumValueParser::<Pull>::new().map(PullPolicy::from)
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -21,7 +21,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         docker_checks(ctx),
         compose_checks(ctx),
         systemd::checks(ctx),
-        units::check()
+        units::check(&ctx.node.hosts)
     );
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);

@@ -34,6 +34,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             Kind::Host { unit, scope } => units.push(UnitSource {
                 unit: unit.clone(),
                 scope: *scope,
+                init: ctx.node.hosts.init(*scope),
                 pid: None,
                 source: Source {
                     module: m.name.clone(),
@@ -55,7 +56,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         .filter(|u| u.scope == crate::module::config::Scope::User)
         .map(|u| u.unit.clone())
         .collect();
-    let pids = crate::host::last_main_pids(&user_units).await;
+    let pids = crate::host::last_main_pids(&ctx.node.hosts, &user_units).await;
     for u in &mut units {
         u.pid = pids.get(&u.unit).copied();
     }
@@ -131,6 +132,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
 struct UnitSource {
     unit: String,
     scope: crate::module::config::Scope,
+    init: std::sync::Arc<dyn crate::host::init::Init>,
     /// The main process of its last run, whose lines the journal may have filed under no unit.
     pid: Option<u32>,
     source: Source,
@@ -144,7 +146,7 @@ impl UnitSource {
             since,
             pid: self.pid,
         };
-        crate::host::journal(&self.unit, self.scope, q)
+        crate::host::journal(&*self.init, &self.unit, q)
     }
 }
 

@@ -49,7 +49,9 @@ async fn reset(ctx: &Ctx, m: &crate::module::Module) -> anyhow::Result<()> {
                 }
                 .into());
             }
-            Kind::Host { unit, scope } => crate::host::reset_failed(unit, *scope).await?,
+            Kind::Host { unit, scope } => {
+                crate::host::reset_failed(&*ctx.node.hosts.init(*scope), unit).await?
+            }
             Kind::Stack { .. } => {}
         }
         if let Some(w) = ctx.node.store.reset(&m.name).await? {

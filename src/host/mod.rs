@@ -1,8 +1,12 @@
 //! Verbs on host modules (init units): start, stop, reset-failed, status and logs, answering like stacks do.
 
 pub mod init;
+pub mod pick;
+
+pub use self::pick::Hosts;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::StreamExt;
@@ -26,14 +30,14 @@ const DIAG_LINES: u64 = 8;
 /// How long reading those lines may take.
 const DIAG_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Whether the init of `scope` can be reached at all (cheap; no child process).
-pub fn reachable(scope: Scope) -> Result<(), HalError> {
-    init::for_scope(scope).reachable()
+/// Whether the init can be reached at all (cheap; no child process).
+pub fn reachable(init: &dyn Init) -> Result<(), HalError> {
+    init.reachable()
 }
 
 /// A unit whose start job is done and that still has to stay active a moment.
 pub struct Pending {
-    init: Box<dyn Init>,
+    init: Arc<dyn Init>,
     name: String,
     unit: String,
     timeout: Duration,
@@ -51,7 +55,7 @@ pub enum Launch {
 /// rest (staying active a moment) is [`wait`]'s, so that the caller can free
 /// its `--jobs` slot in between.
 pub async fn launch(
-    init: Box<dyn Init>,
+    init: Arc<dyn Init>,
     progress: &dyn Progress,
     name: &str,
     unit: &str,
@@ -133,7 +137,7 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
     }
 }
 
-/// `systemctl stop`, then the state it left. A failed unit stopped by request
+/// Stops the unit, then reads the state it left. A failed unit stopped by request
 /// has its failed state cleared, so it reads `inactive` as a stopped stack does.
 pub async fn stop(
     init: &dyn Init,
@@ -155,22 +159,25 @@ pub async fn stop(
     Ok(outcome(&s))
 }
 
-/// `systemctl reset-failed`: forgets the unit's failed state and systemd's own start count.
-pub async fn reset_failed(unit: &str, scope: Scope) -> anyhow::Result<()> {
-    init::for_scope(scope).reset_failed(unit).await
+/// Forgets the unit's failed state and the init's own start count.
+pub async fn reset_failed(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
+    init.reset_failed(unit).await
 }
 
 /// The unit's journal as log lines.
-pub fn journal(unit: &str, scope: Scope, q: JournalQuery) -> Lines {
-    init::for_scope(scope).journal(unit, q)
+pub fn journal(init: &dyn Init, unit: &str, q: JournalQuery) -> Lines {
+    init.journal(unit, q)
 }
 
 /// The status of every host module given, from one `show` call per scope.
 /// The flag is set when an init could not be asked (those modules are `unknown`).
-pub async fn node_status(modules: &[Module]) -> (BTreeMap<String, ModuleStatus>, bool) {
+pub async fn node_status(
+    hosts: &Hosts,
+    modules: &[Module],
+) -> (BTreeMap<String, ModuleStatus>, bool) {
     let (user, system) = futures_util::future::join(
-        scope_status(modules, Scope::User),
-        scope_status(modules, Scope::System),
+        scope_status(&*hosts.init(Scope::User), modules, Scope::User),
+        scope_status(&*hosts.init(Scope::System), modules, Scope::System),
     )
     .await;
     let mut out = user.0;
@@ -178,7 +185,11 @@ pub async fn node_status(modules: &[Module]) -> (BTreeMap<String, ModuleStatus>,
     (out, user.1 || system.1)
 }
 
-async fn scope_status(modules: &[Module], scope: Scope) -> (BTreeMap<String, ModuleStatus>, bool) {
+async fn scope_status(
+    init: &dyn Init,
+    modules: &[Module],
+    scope: Scope,
+) -> (BTreeMap<String, ModuleStatus>, bool) {
     let mine: Vec<(&Module, &str)> = modules
         .iter()
         .filter_map(|m| match &m.kind {
@@ -193,7 +204,7 @@ async fn scope_status(modules: &[Module], scope: Scope) -> (BTreeMap<String, Mod
     let mut units: Vec<String> = mine.iter().map(|(_, u)| (*u).to_string()).collect();
     units.sort();
     units.dedup();
-    match init::for_scope(scope).show(&units).await {
+    match init.show(&units).await {
         Ok(statuses) => {
             for (m, unit) in mine {
                 if let Some(s) = statuses.iter().find(|s| s.unit == unit) {
@@ -341,16 +352,17 @@ fn outcome(s: &UnitStatus) -> Outcome {
     }
 }
 
-/// The main process of each user unit's last run (one `systemctl --user show`
-/// for all), for reading the lines the journal filed under no unit (see
-/// `init::systemd::user_unit_matches`). System units need none: their lines
-/// are always filed under the unit. Best effort: a unit the manager cannot
-/// tell about is left out.
-pub async fn last_main_pids(user_units: &[String]) -> BTreeMap<String, u32> {
+/// The main process of each user unit's last run (one `show` for all), for
+/// reading the lines the journal filed under no unit (see
+/// `init::systemd::journal::user_unit_matches`). System units need none:
+/// their lines are always filed under the unit. Best effort: a unit the
+/// manager cannot tell about is left out.
+pub async fn last_main_pids(hosts: &Hosts, user_units: &[String]) -> BTreeMap<String, u32> {
     if user_units.is_empty() {
         return BTreeMap::new();
     }
-    init::for_scope(Scope::User)
+    hosts
+        .init(Scope::User)
         .show(user_units)
         .await
         .map(|all| {
@@ -366,7 +378,7 @@ async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
     init.show(&units)
         .await?
         .pop()
-        .ok_or_else(|| anyhow::anyhow!("systemctl show said nothing about {unit}"))
+        .ok_or_else(|| anyhow::anyhow!("{} said nothing about {unit}", init.name()))
 }
 
 fn not_found(unit: &str) -> anyhow::Error {
@@ -452,117 +464,4 @@ async fn last_lines(init: &dyn Init, unit: &str, pid: Option<u32>) -> Vec<String
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unit(activity: Activity, words: &str) -> UnitStatus {
-        UnitStatus {
-            unit: "n.service".into(),
-            load: Load::Loaded,
-            activity,
-            words: words.into(),
-            result: None,
-            main_exit: None,
-            main_pid: None,
-            restarts: Some(0),
-            active_since: Some(Stamp {
-                secs: 1_700_000_000,
-                nanos: 0,
-            }),
-            changed: None,
-        }
-    }
-
-    #[test]
-    fn states_map_to_the_spec() {
-        assert_eq!(
-            assess(&unit(Activity::Active, "active/running")),
-            (State::Active, None)
-        );
-        assert_eq!(
-            assess(&unit(Activity::Activating, "activating/start")).0,
-            State::Starting
-        );
-        assert_eq!(
-            assess(&unit(Activity::Reloading, "reloading/reload")).0,
-            State::Starting
-        );
-        assert_eq!(
-            assess(&unit(Activity::Inactive, "inactive/dead")),
-            (State::Inactive, Some("n.service is inactive (dead)".into()))
-        );
-        let failed = UnitStatus {
-            result: Some("exit-code".into()),
-            main_exit: Some(MainExit::Exited(3)),
-            ..unit(Activity::Failed, "failed/failed")
-        };
-        assert_eq!(
-            assess(&failed),
-            (
-                State::Failed,
-                Some("n.service failed: exit-code, status 3".into())
-            )
-        );
-        let killed = UnitStatus {
-            result: Some("signal".into()),
-            main_exit: Some(MainExit::Signal(9)),
-            ..unit(Activity::Failed, "failed/failed")
-        };
-        assert_eq!(
-            assess(&killed).1.as_deref(),
-            Some("n.service failed: signal, signal 9")
-        );
-        let looping = UnitStatus {
-            restarts: Some(4),
-            result: Some("exit-code".into()),
-            main_exit: Some(MainExit::Exited(1)),
-            ..unit(Activity::Activating, "activating/auto-restart")
-        };
-        assert_eq!(
-            assess(&looping),
-            (
-                State::Starting,
-                Some(
-                    "n.service restarting after a failure (exit-code, status 1), 4 restarts so far"
-                        .into()
-                )
-            )
-        );
-    }
-
-    #[test]
-    fn missing_and_broken_units_are_invalid() {
-        let gone = UnitStatus {
-            load: Load::NotFound,
-            ..unit(Activity::Inactive, "inactive/dead")
-        };
-        assert_eq!(
-            assess(&gone),
-            (State::Invalid, Some("unit n.service not found".into()))
-        );
-        let masked = UnitStatus {
-            load: Load::Masked,
-            ..unit(Activity::Inactive, "inactive/dead")
-        };
-        assert_eq!(assess(&masked).0, State::Invalid);
-        let odd = unit(Activity::Other("maintenance".into()), "maintenance/x");
-        assert_eq!(assess(&odd).0, State::Unknown);
-    }
-
-    #[test]
-    fn unit_becomes_a_service_row() {
-        let s = UnitStatus {
-            main_exit: Some(MainExit::Signal(15)),
-            restarts: Some(2),
-            ..unit(Activity::Inactive, "inactive/dead")
-        };
-        let row = service_status(&s);
-        assert_eq!(row.name, "n.service");
-        assert_eq!(row.unit.as_deref(), Some("n.service"));
-        assert_eq!(row.container, None);
-        assert_eq!(row.state, "inactive/dead");
-        assert_eq!(row.exit_code, Some(143));
-        assert_eq!(row.restart_count, Some(2));
-        assert_eq!(row.started_at.as_deref(), Some("2023-11-14T22:13:20Z"));
-    }
-}
+mod tests;

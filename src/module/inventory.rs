@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
-use crate::module::config::{Config, Scope};
+use crate::module::config::Config;
 use crate::module::{Kind, Module};
 
 /// Compose file names, in the order compose itself prefers them.
@@ -78,7 +78,7 @@ impl Inventory {
             let Some(unit) = &section.unit else { continue };
             let host = Kind::Host {
                 unit: unit.clone(),
-                scope: section.scope.unwrap_or(Scope::User),
+                scope: section.scope.unwrap_or_default(),
             };
             match modules.iter_mut().find(|m| &m.name == name) {
                 Some(existing) => {
@@ -182,7 +182,7 @@ mod tests {
             inv.get("notifier").unwrap().kind,
             Kind::Host {
                 unit: "n.service".into(),
-                scope: Scope::User
+                scope: crate::module::config::Scope::User
             }
         );
         std::fs::remove_dir_all(&root).unwrap();

@@ -217,7 +217,7 @@ async fn one(
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
-                host::reset_failed(unit, *scope).await?;
+                host::reset_failed(&*node.hosts.init(*scope), unit).await?;
             }
             count(node, m, false, &mut warnings).await?;
             desire(node, m, Desired::Up, &mut warnings).await?;
@@ -242,7 +242,7 @@ async fn one(
 async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     match &m.kind {
         Kind::Stack { .. } => node.stacks.engine().await.map(drop).map_err(Into::into),
-        Kind::Host { scope, .. } => host::reachable(*scope).map_err(Into::into),
+        Kind::Host { scope, .. } => host::reachable(&*node.hosts.init(*scope)).map_err(Into::into),
         Kind::Invalid { .. } => Ok(()),
     }
 }
@@ -289,7 +289,7 @@ async fn launch(
         }
         Kind::Host { unit, scope } => {
             let timeout = opts.timeout.unwrap_or(settings.timeout);
-            let init = host::init::for_scope(*scope);
+            let init = node.hosts.init(*scope);
             match host::launch(init, progress, &m.name, unit, opts.wait, timeout).await? {
                 host::Launch::Done(o) => Launched::Done(o),
                 host::Launch::Wait(p) => Launched::Host(p),
@@ -305,7 +305,7 @@ async fn stop(node: &Node, progress: &dyn Progress, m: &Module) -> anyhow::Resul
             stack::stop(node.stack_env(progress), &m.name, dir, file).await
         }
         Kind::Host { unit, scope } => {
-            let init = host::init::for_scope(*scope);
+            let init = node.hosts.init(*scope);
             let timeout = node.config.settings(&m.name).timeout;
             host::stop(&*init, progress, &m.name, unit, timeout).await
         }

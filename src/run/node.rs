@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
+use crate::host::Hosts;
 use crate::module::config::Config;
 use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
@@ -16,6 +17,7 @@ pub struct Node {
     pub inventory: Inventory,
     pub store: Store,
     pub stacks: Stacks,
+    pub hosts: Hosts,
 }
 
 impl Node {
@@ -26,6 +28,8 @@ impl Node {
         endpoint: Option<String>,
     ) -> Result<Node, HalError> {
         let config = Config::load(config)?;
+        let hosts = Hosts::default();
+        hosts.check_units(&config)?;
         let root: PathBuf = services_root(services_dir, &config);
         let inventory = Inventory::discover(&root, &config);
         Ok(Node {
@@ -33,6 +37,7 @@ impl Node {
             inventory,
             store: Store::new(state_dir()),
             stacks: Stacks::new(endpoint),
+            hosts,
         })
     }
 

@@ -47,7 +47,7 @@ pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeSta
             exit = Exit::Unreachable;
         }
     }
-    let (mut hosts, hosts_unreachable) = crate::host::node_status(modules).await;
+    let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
     if hosts_unreachable {
         exit = Exit::Unreachable;
     }

@@ -1,45 +1,46 @@
-//! Is automatic rescue installed: the shipped `hal-watch.service` and `hal-rescue.timer` active under systemd?
+//! Is automatic rescue installed: the shipped `hal-watch.service` and `hal-rescue.timer` active under the init?
 
 use std::time::Duration;
 
-use tokio::process::Command;
-
 use super::check::Check;
+use crate::error::OneLine;
+use crate::host::Hosts;
+use crate::module::config::Scope;
 
 const UNITS: [&str; 2] = ["hal-watch.service", "hal-rescue.timer"];
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One line, or none when systemd is not this node's init (there is nothing
-/// of ours to check; `hal watch` must then run under whatever init there is).
-pub async fn check() -> Option<Check> {
-    if !std::path::Path::new("/run/systemd/system").is_dir() {
-        return None;
-    }
+/// One line, or none when the init is not running this node (there is
+/// nothing of ours to check; `hal watch` must then run under whatever init
+/// there is).
+pub async fn check(hosts: &Hosts) -> Option<Check> {
+    hosts.init(Scope::System).reachable().ok()?;
     let user = !crate::util::sys::is_root();
-    let scope = if user { "user" } else { "system" };
-    let mut cmd = Command::new("systemctl");
-    if user {
-        cmd.arg("--user");
-    }
-    cmd.args(["is-active", "--no-pager"])
-        .args(UNITS)
-        .env("LC_ALL", "C")
-        .env("SYSTEMD_COLORS", "0")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let answer = match tokio::time::timeout(TIMEOUT, cmd.output()).await {
-        Ok(Ok(out)) => String::from_utf8_lossy(&out.stdout).into_owned(),
-        Ok(Err(e)) => format!("systemctl: {e}"),
-        Err(_) => "systemctl did not answer".to_string(),
+    let scope = if user { Scope::User } else { Scope::System };
+    let init = hosts.init(scope);
+    let units = UNITS.map(String::from);
+    let states: Vec<String> = match tokio::time::timeout(TIMEOUT, init.show(&units)).await {
+        // The first word of `active/running`: what `systemctl is-active` says.
+        Ok(Ok(all)) => all
+            .iter()
+            .map(|s| s.words.split('/').next().unwrap_or_default().to_string())
+            .collect(),
+        Ok(Err(e)) => vec![OneLine(&e).to_string()],
+        Err(_) => vec![format!("{} did not answer", init.name())],
     };
-    let states: Vec<&str> = answer.lines().map(str::trim).collect();
     let detail = UNITS
         .iter()
-        .zip(states.iter().chain(std::iter::repeat(&"unknown")))
+        .zip(
+            states
+                .iter()
+                .map(String::as_str)
+                .chain(std::iter::repeat("unknown")),
+        )
         .map(|(u, s)| format!("{u} {s}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let ok = states.len() == UNITS.len() && states.iter().all(|s| *s == "active");
+    let ok = states.len() == UNITS.len() && states.iter().all(|s| s == "active");
+    let scope = scope.as_str();
     Some(if ok {
         Check::pass("automatic-rescue", format!("{detail} ({scope} scope)"))
     } else {

@@ -1,9 +1,15 @@
 //! The init behind host modules: what any init must answer, and the child-process plumbing they share.
 //!
-//! Each init lives in one file of this folder and implements [`Init`]; [`for_scope`]
-//! picks it. Only systemd exists today: adding another init means one more file
-//! and one line in [`for_scope`].
+//! Everything hal does with units goes through [`Init`]: starting and stopping
+//! them, their status and journal, the unit-name rule the config is checked
+//! against, and what `doctor` asks. Adding an init (OpenRC, s6) takes one file
+//! in this folder implementing [`Init`] (with its own children, as `systemd/`
+//! has, if it grows), plus its line in [`crate::host::pick::for_scope`], the
+//! one place that says which init runs this node. `memory.rs`, the scripted
+//! init the unit tests drive the host backend with, is such a second init.
 
+#[cfg(test)]
+pub mod memory;
 pub mod systemd;
 
 use std::process::{Output, Stdio};
@@ -15,7 +21,6 @@ use tokio::process::Command;
 
 use crate::error::HalError;
 use crate::logs::stream::Lines;
-use crate::module::config::Scope;
 use crate::util::timefmt::Stamp;
 
 /// Where a unit is in its life, in the words systemd made common.
@@ -79,7 +84,7 @@ pub struct JournalQuery {
     /// Unix seconds.
     pub since: Option<i64>,
     /// Also this process's lines, whatever unit the journal filed them under
-    /// (see `systemd::user_unit_matches`).
+    /// (see `systemd::journal::user_unit_matches`).
     pub pid: Option<u32>,
 }
 
@@ -87,8 +92,22 @@ pub struct JournalQuery {
 /// Errors are `anyhow` errors carrying [`HalError::InitUnreachable`] (exit 6)
 /// when the init cannot be reached, or an [`InitError`] otherwise.
 pub trait Init: Send + Sync {
+    /// The init's name, for messages and `doctor`'s check names: `systemd`.
+    fn name(&self) -> &'static str;
+
+    /// Why `unit` cannot name a unit of this init, or `None`: the config's
+    /// `unit = ` is checked against this before anything runs.
+    fn unit_problem(&self, unit: &str) -> Option<String>;
+
     /// Cheap checks (no child process) that the init can be reached at all.
     fn reachable(&self) -> Result<(), HalError>;
+
+    /// Whether the manager answers, and how it is doing, for `doctor`.
+    fn health(&self) -> BoxFuture<'_, Health>;
+
+    /// Why the init cannot load `unit`, for `doctor`; `None` when it is
+    /// loaded, or when the init cannot tell.
+    fn load_problem<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, Option<LoadProblem>>;
 
     /// The status of every unit, in the order asked, from one call.
     fn show<'a>(&'a self, units: &'a [String]) -> BoxFuture<'a, anyhow::Result<Vec<UnitStatus>>>;
@@ -120,9 +139,23 @@ pub trait Init: Send + Sync {
     fn settle_logs(&self) -> BoxFuture<'_, ()>;
 }
 
-/// The init that manages units of `scope` on this node.
-pub fn for_scope(scope: Scope) -> Box<dyn Init> {
-    Box::new(systemd::Systemd::new(scope))
+/// What `doctor` learns from asking a manager how it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// The manager answers: its word for its state (`running`, `degraded`),
+    /// and what to look at when not all is well.
+    Up { state: String, note: Option<String> },
+    /// It cannot be reached: what is wrong, and what to do about it.
+    Down { why: String, hint: String },
+}
+
+/// A unit the init could not load, in the init's words, for `doctor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadProblem {
+    /// What the init says, e.g. `LoadState=not-found`.
+    pub words: String,
+    /// How to see what the init sees, e.g. `systemctl cat x.service shows what systemd sees`.
+    pub look: String,
 }
 
 /// A failure the init reported about a unit.
