@@ -24,7 +24,7 @@ use crate::util::timefmt::Stamp;
 const POLL: Duration = Duration::from_millis(250);
 /// A started unit must stay active this long before the start counts as done:
 /// a service that dies right after its start job succeeded did not start.
-const SETTLE: Duration = Duration::from_secs(1);
+const UNIT_SETTLE: Duration = Duration::from_secs(1);
 /// Journal lines shown for a unit that did not come up (the init adds a few of its own).
 const DIAG_LINES: u64 = 8;
 /// How long reading those lines may take.
@@ -107,13 +107,13 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
             Activity::Active
                 if active.is_none()
                     && s.active_since
-                        .is_some_and(|t| Stamp::now().since(t) >= SETTLE + SETTLE) =>
+                        .is_some_and(|t| Stamp::now().since(t) >= UNIT_SETTLE + UNIT_SETTLE) =>
             {
                 return Ok(outcome(&s));
             }
             Activity::Active => match active {
                 Some((since, n)) if n == s.restarts => {
-                    if since.elapsed() >= SETTLE {
+                    if since.elapsed() >= UNIT_SETTLE {
                         return Ok(outcome(&s));
                     }
                 }
