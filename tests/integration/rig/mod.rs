@@ -54,7 +54,7 @@ fn on_engine(lease: Lease) -> Option<Rig> {
             "run scripts/provision.sh",
         );
     }
-    Some(Rig::withlease(Some(lease)))
+    Some(Rig::with_lease(Some(lease)))
 }
 
 /// One test's world: services root, state dir, config, and the projects it made.
@@ -76,10 +76,10 @@ impl Rig {
     /// A rig that never reaches the engine (hal runs with `-H unix:///nonexistent`
     /// or needs no engine at all); `engine()` gives one that does.
     pub fn new() -> Rig {
-        Rig::withlease(None)
+        Rig::with_lease(None)
     }
 
-    fn withlease(lease: Option<Lease>) -> Rig {
+    fn with_lease(lease: Option<Lease>) -> Rig {
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
