@@ -137,14 +137,14 @@ fn no_command_line_panics_or_hangs() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let run = run_with_timeout(cmd, Duration::from_secs(20));
-        assert!(run.code.is_some(), "killed by a signal: {v:?}: {run:?}");
-        assert_ne!(run.code, Some(101), "panicked: {v:?}: {run:?}");
-        assert!(!run.stderr.contains("panicked"), "panicked: {v:?}: {run:?}");
-        assert!(!run.stderr.contains("RUST_BACKTRACE"), "{v:?}: {run:?}");
+        assert!(run.code.is_some(), "killed by a signal: {v:?}: {run}");
+        assert_ne!(run.code, Some(101), "panicked: {v:?}: {run}");
+        assert!(!run.stderr.contains("panicked"), "panicked: {v:?}: {run}");
+        assert!(!run.stderr.contains("RUST_BACKTRACE"), "{v:?}: {run}");
         let code = run.code.unwrap();
         assert!(
             matches!(code, 0..=6),
-            "undocumented exit code {code}: {v:?}: {run:?}"
+            "undocumented exit code {code}: {v:?}: {run}"
         );
     }
 }

@@ -116,17 +116,17 @@ fn unhealthy_service_times_out_with_a_diagnosis() {
     assert!(
         run.stderr
             .contains(&format!("hal: start {m}: not active after 6s")),
-        "{run:?}"
+        "{run}"
     );
-    assert!(run.stderr.contains("service sick is unhealthy"), "{run:?}");
+    assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
     assert!(
         run.stderr
             .contains("sick: state running, exit code 0, health unhealthy"),
-        "{run:?}"
+        "{run}"
     );
     assert!(
         run.stderr.contains("sick | cannot reach the database"),
-        "last log lines missing: {run:?}"
+        "last log lines missing: {run}"
     );
     let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
     assert_eq!(st.state_of(&m), "degraded");
@@ -149,9 +149,9 @@ fn failing_service_and_finished_job() {
     );
     assert!(
         run.stderr.contains("service job exited with code 3"),
-        "{run:?}"
+        "{run}"
     );
-    assert!(run.stderr.contains("job | migration failed"), "{run:?}");
+    assert!(run.stderr.contains("job | migration failed"), "{run}");
     let st = hal(&rig).args(["--json", "status", &bad]).code(3);
     assert_eq!(st.state_of(&bad), "failed");
 

@@ -127,3 +127,14 @@ impl Drop for Lease {
 pub fn engine_generation() -> u64 {
     GENERATION.load(Ordering::SeqCst)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_knows_its_own_name() {
+        assert_eq!(test_name(), "rig::guard::tests::a_test_knows_its_own_name");
+        assert_eq!(short_test_name(), "a_test_knows_its_own_name");
+    }
+}
