@@ -3,9 +3,12 @@
 //! Every test of this crate runs in one process, two at a time. A test that
 //! disturbs the whole engine (it restarts dockerd) takes the engine [`Lease`]
 //! alone; every other engine test shares it, so none runs while the engine is
-//! away.
+//! away. The lease is a lock in this process and a file lock
+//! (`$TMPDIR/hal-tests-engine.lock`) shared by every test process on the
+//! machine, so a second checkout's suite waits for a restart too.
 
 use std::cell::Cell;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -73,17 +76,38 @@ thread_local! {
 /// A test's hold on the engine, released when dropped.
 #[derive(Debug)]
 pub struct Lease {
+    /// Locked (shared or alone) while held; `None` where the file cannot be opened.
+    _machine_wide: Option<File>,
     _shared: Option<RwLockReadGuard<'static, ()>>,
     alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+/// The lock file of every hal test process on this machine.
+fn machine_wide() -> Option<File> {
+    let path = std::env::temp_dir().join("hal-tests-engine.lock");
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        // Made by another user: a read-only descriptor locks as well.
+        .or_else(|_| File::open(&path))
+        .ok()
 }
 
 impl Lease {
     /// The engine, shared with the other tests that use it as it is.
     pub fn shared() -> Lease {
-        let shared =
-            (HELD.get() == 0).then(|| ENGINE.read().unwrap_or_else(PoisonError::into_inner));
+        let first = HELD.get() == 0;
+        let shared = first.then(|| ENGINE.read().unwrap_or_else(PoisonError::into_inner));
+        let file = if first { machine_wide() } else { None };
+        if let Some(f) = &file {
+            f.lock_shared().expect("lock the engine lock file (shared)");
+        }
         HELD.set(HELD.get() + 1);
         Lease {
+            _machine_wide: file,
             _shared: shared,
             alone: None,
         }
@@ -99,8 +123,13 @@ impl Lease {
             test_name()
         );
         let alone = ENGINE.write().unwrap_or_else(PoisonError::into_inner);
+        let file = machine_wide();
+        if let Some(f) = &file {
+            f.lock().expect("lock the engine lock file (alone)");
+        }
         HELD.set(1);
         Lease {
+            _machine_wide: file,
             _shared: None,
             alone: Some(alone),
         }
