@@ -6,13 +6,13 @@
 #   fuzz/run.sh [CASES]     # default 200000 cases per property
 #
 # A failure prints the minimal input; add it as a regression test in
-# tests/props.rs and record it in RELIABILITY.md. The last run's summary is
+# tests/integration/props.rs and record it in RELIABILITY.md. The last run's summary is
 # written to fuzz/last-run.txt.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cases=${1:-200000}
 start=$(date +%s)
-out=$(PROPTEST_CASES=$cases cargo test --release --test props 2>&1) || {
+out=$(PROPTEST_CASES=$cases cargo test --release --test integration -- props:: 2>&1) || {
     printf '%s\n' "$out" | tail -40
     exit 1
 }

@@ -3,7 +3,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    hal::cli::complete::from_env();
+    hal::cli::complete_from_env();
     let cli = hal::cli::Cli::parse();
     // One thread: hal's concurrency is all waiting (sockets, child processes),
     // and one thread spares the cross-thread wake-ups a log stream would pay

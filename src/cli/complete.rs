@@ -5,18 +5,15 @@
 //! far. (Not clap's default `COMPLETE`: a variable that generic may be set in a
 //! user's environment for something else, and hal would then print a script
 //! instead of running.)
-//! [`from_env`] answers such a call and exits before anything else runs, so a
+//! `cli::complete_from_env` answers such a call and exits before anything else runs, so a
 //! completion costs one process start, one config read and one directory scan:
 //! never a Docker call.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory;
 use clap_complete::engine::CompletionCandidate;
-use clap_complete::env::CompleteEnv;
 
-use crate::cli::Cli;
 use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::inventory::{Inventory, services_root};
@@ -26,15 +23,6 @@ pub const COMPLETER: &str = "hal";
 
 /// The variable that asks hal for completions (or, alone, for a shell's script).
 pub const VAR: &str = "HAL_COMPLETE";
-
-/// Answers a completion request (`HAL_COMPLETE` set in the environment) and exits;
-/// returns at once otherwise. Call it first thing in `main`.
-pub fn from_env() {
-    CompleteEnv::with_factory(Cli::command)
-        .var(VAR)
-        .completer(COMPLETER)
-        .complete();
-}
 
 /// Module names starting with `current`, for every MODULE argument.
 ///

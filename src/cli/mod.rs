@@ -5,9 +5,20 @@ pub mod complete;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+use clap::CommandFactory;
 use clap_complete::engine::ArgValueCompleter;
+use clap_complete::env::CompleteEnv;
 
 use crate::module::config::PullPolicy;
+
+/// Answers a completion request (`HAL_COMPLETE` set in the environment) and exits;
+/// returns at once otherwise. Call it first thing in `main`.
+pub fn complete_from_env() {
+    CompleteEnv::with_factory(Cli::command)
+        .var(complete::VAR)
+        .completer(complete::COMPLETER)
+        .complete();
+}
 
 const EXIT_CODES: &str = "\
 Exit codes:

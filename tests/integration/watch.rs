@@ -1,7 +1,4 @@
 //! End to end: `hal watch` restarts what fails, leaves what a person stopped, holds a crash loop, and survives losing the engine.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
@@ -11,9 +8,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Rig, compose, engine_or_skip, svc};
+use crate::rig::{self, Rig, containers, docker, eventually, hal, have, missing, path_str, stack};
 
-const KEEP_RUNNING: &str = "    restart: unless-stopped\n";
+/// A module of one service that Docker keeps running.
+fn idle(rig: &Rig, short: &str) -> String {
+    rig.stack(short, stack().service("app").keeps_running())
+}
 
 /// A running `hal watch`, its stdout read line by line; killed when dropped.
 struct Watch {
@@ -146,29 +146,22 @@ fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a Str
     lines.iter().filter(|l| l.starts_with(&prefix)).collect()
 }
 
-fn state(rig: &Rig, m: &str) -> String {
-    rig.run(&["--json", "status", m]).state_of(m)
-}
-
 /// The one container of a single-service module.
 fn container_of(m: &str) -> String {
-    let names = common::containers(m);
+    let names = containers(m);
     assert_eq!(names.len(), 1, "{m}: {names:?}");
     names[0].clone()
 }
 
 #[test]
 fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
-    if !engine_or_skip("watch_restarts_a_killed_container") {
-        return;
-    }
-    let rig = Rig::new("wkill");
-    let m = rig.stack("app", &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]));
-    rig.run(&["module", "start", &m]).expect(0);
-    let before = common::docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
+    let Some(rig) = rig::engine() else { return };
+    let m = idle(&rig, "app");
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let before = docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
 
     let mut w = Watch::spawn(&rig, &[]);
-    common::docker(&["kill", &container_of(&m)]);
+    docker(&["kill", &container_of(&m)]);
     let why = w.expect(Duration::from_secs(30), |l| {
         l.starts_with(&format!("{m}: restarting: "))
     });
@@ -176,11 +169,11 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
     w.expect(Duration::from_secs(45), |l| {
         l.starts_with(&format!("{m}: restarted, active ("))
     });
-    assert_eq!(state(&rig, &m), "active");
-    let after = common::docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
+    assert_eq!(rig.state_of(&m), "active");
+    let after = docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
     assert_ne!(before, after, "the container was recreated");
     // The automatic restart counted against the limit.
-    let doc = rig.run(&["--json", "status", &m]).json();
+    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
     assert_eq!(doc["modules"][0]["limit"]["used"], 2, "{doc}");
 
     let (code, took) = w.signal("TERM");
@@ -190,22 +183,22 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
 
 #[test]
 fn watch_restarts_a_container_that_stays_unhealthy() {
-    if !engine_or_skip("watch_restarts_unhealthy") {
-        return;
-    }
-    let rig = Rig::new("wsick");
-    let health = "    restart: unless-stopped\n    healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/tmp/ok\"]\n      interval: 1s\n      timeout: 1s\n      retries: 1\n";
+    let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "sick",
-        &compose(&[svc("app", "touch /tmp/ok; sleep 100000", health)]),
+        stack()
+            .service("app")
+            .runs("touch /tmp/ok; sleep 100000")
+            .keeps_running()
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 1s\nretries: 1"),
     );
-    rig.run(&["module", "start", &m]).expect(0);
+    hal(&rig).args(["module", "start", &m]).code(0);
     let mut w = Watch::spawn_json(&rig, "3s");
     let c = container_of(&m);
     let cut = Instant::now();
-    common::docker(&["exec", &c, "rm", "/tmp/ok"]);
+    docker(&["exec", &c, "rm", "/tmp/ok"]);
     assert!(
-        common::eventually(Duration::from_secs(20), || state(&rig, &m) == "degraded"),
+        eventually(Duration::from_secs(20), || rig.state_of(&m) == "degraded"),
         "the container did not turn unhealthy"
     );
     let line = w.expect_json(Duration::from_secs(30), |d| {
@@ -224,7 +217,7 @@ fn watch_restarts_a_container_that_stays_unhealthy() {
     });
     assert_eq!(done["state"], "active", "{done}");
     assert!(done["took_ms"].as_u64().is_some(), "{done}");
-    assert_eq!(state(&rig, &m), "active");
+    assert_eq!(rig.state_of(&m), "active");
 }
 
 impl Watch {
@@ -273,51 +266,31 @@ impl Watch {
 
 #[test]
 fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
-    if !engine_or_skip("watch_leaves_stopped_alone") {
-        return;
-    }
-    let rig = Rig::new("wstop");
-    let stopped = rig.stack(
-        "stopped",
-        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
-    );
-    let foreign = rig.stack(
-        "foreign",
-        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
-    );
-    let never = rig.stack(
-        "never",
-        &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]),
-    );
-    rig.run(&["module", "start", &stopped]).expect(0);
+    let Some(rig) = rig::engine() else { return };
+    let stopped = idle(&rig, "stopped");
+    let foreign = idle(&rig, "foreign");
+    let never = idle(&rig, "never");
+    hal(&rig).args(["module", "start", &stopped]).code(0);
     // Started by plain compose, not by hal: no desired state.
     let file = rig.root.join(&foreign).join("compose.yaml");
     let up = Command::new("docker")
-        .args([
-            "compose",
-            "-p",
-            &foreign,
-            "-f",
-            common::path_str(&file),
-            "up",
-            "-d",
-        ])
+        .args(["compose", "-p", &foreign, "-f", path_str(&file), "up", "-d"])
         .output()
         .unwrap();
     assert!(up.status.success(), "{up:?}");
 
     let mut w = Watch::spawn(&rig, &[]);
-    rig.run(&["module", "stop", &stopped]).expect(0);
-    common::docker(&["kill", &container_of(&foreign)]);
+    hal(&rig).args(["module", "stop", &stopped]).code(0);
+    docker(&["kill", &container_of(&foreign)]);
     // Several full passes (every 2s) and the events of the stop and the kill.
     let lines = w.collect_for(Duration::from_secs(7));
     for m in [&stopped, &foreign, &never] {
         let about: Vec<&String> = lines_about(&lines, m, "");
         assert!(about.is_empty(), "{m} was touched: {about:?}\n{}", w.dump());
     }
-    assert!(common::containers(&stopped).is_empty());
-    assert!(common::containers(&never).is_empty());
-    let st = common::docker(&[
+    assert!(containers(&stopped).is_empty());
+    assert!(containers(&never).is_empty());
+    let st = docker(&[
         "inspect",
         "-f",
         "{{.State.Status}}",
@@ -332,13 +305,13 @@ fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
 
 #[test]
 fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
-    if !engine_or_skip("watch_holds_a_crash_loop") {
-        return;
-    }
-    let rig = Rig::new("wloop");
+    let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "loop",
-        &compose(&[svc("app", "echo crashing; exit 3", KEEP_RUNNING)]),
+        stack()
+            .service("app")
+            .runs("echo crashing; exit 3")
+            .keeps_running(),
     );
     let marker = rig.dir.join("on_failure.txt");
     rig.set_config(&format!(
@@ -350,8 +323,9 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     std::fs::set_permissions(&rig.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
 
     // The first start counts too, and fails: Docker restarts the service in a loop.
-    rig.run(&["module", "start", "--timeout", "30s", &m])
-        .expect(1);
+    hal(&rig)
+        .args(["module", "start", "--timeout", "30s", &m])
+        .code(1);
     let mut w = Watch::spawn(&rig, &[]);
     let held = w.expect(Duration::from_secs(50), |l| {
         l.starts_with(&format!("{m}: held: "))
@@ -389,7 +363,7 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
             && lines_about(&later, &m, "held").is_empty(),
         "{later:?}"
     );
-    let doc = rig.run(&["--json", "status", &m]).json();
+    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
     assert_eq!(doc["modules"][0]["state"], "failed", "{doc}");
     assert!(
         doc["modules"][0]["reason"]
@@ -402,19 +376,20 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
 
 #[test]
 fn on_failure_is_refused_from_a_config_others_may_write() {
-    if !engine_or_skip("watch_untrusted_on_failure") {
-        return;
-    }
-    let rig = Rig::new("wtrust");
-    let m = rig.stack("loop", &compose(&[svc("app", "exit 3", KEEP_RUNNING)]));
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "loop",
+        stack().service("app").runs("exit 3").keeps_running(),
+    );
     let marker = rig.dir.join("ran");
     rig.set_config(&format!(
         "[defaults]\npull = \"never\"\n\n[module.{m}]\nrestart = {{ burst = 1, interval = \"10m\" }}\non_failure = [\"/bin/touch\", \"{}\"]\n",
         marker.display()
     ));
     std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o666)).unwrap();
-    rig.run(&["module", "start", "--timeout", "30s", &m])
-        .expect(1);
+    hal(&rig)
+        .args(["module", "start", "--timeout", "30s", &m])
+        .code(1);
     let mut w = Watch::spawn(&rig, &[]);
     w.expect(Duration::from_secs(30), |l| {
         l.starts_with(&format!("{m}: held: ")) && l.ends_with("; on_failure not run")
@@ -460,7 +435,7 @@ impl Proxy {
             .spawn()
             .expect("socat (installed by scripts/provision.sh)");
         self.child = Some(child);
-        let up = common::eventually(Duration::from_secs(10), || {
+        let up = eventually(Duration::from_secs(10), || {
             Command::new("docker")
                 .args(["-H", &format!("unix://{}", self.sock), "version"])
                 .stdout(Stdio::null())
@@ -490,26 +465,13 @@ impl Drop for Proxy {
 
 #[test]
 fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
-    if !engine_or_skip("watch_survives_losing_the_engine") {
+    let Some(rig) = rig::engine() else { return };
+    if !have("socat", "-V") {
+        let _: Option<()> = missing("no socat", "run scripts/provision.sh");
         return;
     }
-    let socat = Command::new("socat")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !socat {
-        assert!(
-            !common::in_ci(),
-            "socat is missing, and CI=true forbids skipping (run scripts/provision.sh)"
-        );
-        eprintln!("SKIP watch_survives_losing_the_engine: no socat (run scripts/provision.sh)");
-        return;
-    }
-    let rig = Rig::new("wlost");
-    let m = rig.stack("app", &compose(&[svc("app", "sleep 100000", KEEP_RUNNING)]));
-    rig.run(&["module", "start", &m]).expect(0);
+    let m = idle(&rig, "app");
+    hal(&rig).args(["module", "start", &m]).code(0);
     let sock = format!("/tmp/hal-{}.sock", rig.prefix);
     let mut proxy = Proxy::start(&sock);
     let host = format!("unix://{sock}");
@@ -539,7 +501,7 @@ fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
     );
 
     // Something fails while the engine is away; watch catches up once it is back.
-    common::docker(&["kill", &container_of(&m)]);
+    docker(&["kill", &container_of(&m)]);
     proxy.restart();
     w.expect(Duration::from_secs(40), |l| {
         l.starts_with("docker: connected again to ")
@@ -550,10 +512,10 @@ fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
     w.expect(Duration::from_secs(45), |l| {
         l.starts_with(&format!("{m}: restarted, active ("))
     });
-    assert_eq!(state(&rig, &m), "active");
+    assert_eq!(rig.state_of(&m), "active");
 
     // And acts on new events as before.
-    common::docker(&["kill", &container_of(&m)]);
+    docker(&["kill", &container_of(&m)]);
     w.expect(Duration::from_secs(45), |l| {
         l.starts_with(&format!("{m}: restarted, active ("))
     });

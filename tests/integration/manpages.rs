@@ -1,7 +1,4 @@
 //! Manual pages: `man/` holds hal(1) and one page per subcommand, generated from the CLI definition, and is fresh.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod fresh;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -9,6 +6,9 @@ use std::process::{Command, Stdio};
 use clap::CommandFactory;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
+
+use crate::lib_paths::Cli;
+use crate::rig::{fresh, have, missing};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
 const MORE_ENVIRONMENT: [(&str, &str); 8] = [
@@ -84,7 +84,7 @@ const DOCUMENTED_VARIABLES: [&str; 8] = [
 
 /// Every page: `hal.1`, then `hal-module.1`, `hal-module-start.1`, … in CLI order.
 fn pages() -> Vec<(String, Vec<u8>)> {
-    let mut root = hal::cli::Cli::command().disable_help_subcommand(true);
+    let mut root = Cli::command().disable_help_subcommand(true);
     root.build();
     let mut out = Vec::new();
     let mut see_also = Vec::new();
@@ -350,7 +350,7 @@ fn every_subcommand_has_a_page() {
 
 #[test]
 fn hal_1_documents_exit_codes_environment_and_files() {
-    let root = hal::cli::Cli::command();
+    let root = Cli::command();
     let codes: Vec<String> = exit_codes(&root).into_iter().map(|(c, _)| c).collect();
     for code in ["0", "1", "2", "3", "4", "5", "6"] {
         assert!(
@@ -391,21 +391,10 @@ fn hal_1_documents_exit_codes_environment_and_files() {
 /// Without man-db here, the structural checks above are what runs.
 #[test]
 fn pages_render_with_man() {
-    let available = Command::new("man")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !available {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "man is missing and CI=true forbids skipping (scripts/provision.sh installs man-db)"
-        );
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIP: man is not installed; the pages were only checked structurally"
+    if !have("man", "--version") {
+        let _: Option<()> = missing(
+            "man is not installed; the pages were only checked structurally",
+            "apt-get install man-db; scripts/provision.sh installs it",
         );
         return;
     }

@@ -1,10 +1,10 @@
 //! Generated files kept in the repository: compare them with a fresh generation, or rewrite them on request.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 
 /// The one command that rewrites every generated file (completions/ and man/).
-pub const REGENERATE: &str = "HAL_REGENERATE=1 cargo test --test completion --test manpages";
+pub const REGENERATE: &str =
+    "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages::";
 
 /// The repository's own directory `name` (e.g. `man`).
 pub fn repo_dir(name: &str) -> PathBuf {

@@ -1,37 +1,46 @@
 //! End to end: `hal module logs` merges, prefixes, tails, follows and ends cleanly, on the real engine.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{Rig, compose, engine_or_skip, svc};
+use crate::lib_paths::timefmt;
+use crate::rig::{self, eventually, hal, run_with_timeout, stack, wait_child};
 
-fn ticker(name: &str, delay: &str) -> String {
-    svc(
-        name,
-        &format!(
-            "sleep {delay}; for i in 1 2 3 4 5; do echo {name}$i; sleep 0.3; done; echo {name}-err >&2; sleep 100000"
-        ),
-        "    restart: unless-stopped\n",
+/// Five lines `NAME1`…`NAME5` on stdout, 0.3 s apart, then `NAME-err` on stderr;
+/// `after` runs first (in the module directory, mounted on /m).
+fn ticks(name: &str, after: &str) -> String {
+    format!(
+        "{after} for i in 1 2 3 4 5; do echo {name}$i; touch /m/{name}-spoke; sleep 0.3; done; echo {name}-err >&2; sleep 100000"
     )
 }
 
 #[test]
 fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
-    if !engine_or_skip("logs_merge_in_time_order") {
-        return;
-    }
-    let rig = Rig::new("logs");
-    let m = rig.stack("tick", &compose(&[ticker("a", "0"), ticker("b", "0.15")]));
-    rig.run(&["module", "start", &m]).expect(0);
+    let Some(rig) = rig::engine() else { return };
+    // b speaks 0.1 s after a's first line, whatever the order compose starts
+    // them in: their lines interleave, a's first.
+    let m = rig.stack(
+        "tick",
+        stack()
+            .service("a")
+            .runs(&ticks("a", ""))
+            .volume("./:/m")
+            .keeps_running()
+            .service("b")
+            .runs(&ticks(
+                "b",
+                "until [ -f /m/a-spoke ]; do sleep 0.02; done; sleep 0.1;",
+            ))
+            .volume("./:/m")
+            .keeps_running(),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
     std::thread::sleep(Duration::from_secs(3));
 
-    let run = rig.run(&["module", "logs", "--timestamps", &m]);
-    run.expect(0);
+    let run = hal(&rig)
+        .args(["module", "logs", "--timestamps", &m])
+        .code(0);
     // Each line: `module/service | TIME message`. The merge must be in time
     // order across sources and keep each source's own order.
     let mut parsed = Vec::new();
@@ -40,7 +49,7 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
         let (time, msg) = rest.split_once(' ').unwrap();
         parsed.push((
             prefix.trim().to_string(),
-            hal::util::timefmt::parse(time).unwrap(),
+            timefmt::parse(time).unwrap(),
             msg.to_string(),
         ));
     }
@@ -71,8 +80,7 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
     );
 
     // --json: one object per line with the promised fields.
-    let run = rig.run(&["--json", "module", "logs", &m]);
-    run.expect(0);
+    let run = hal(&rig).args(["--json", "module", "logs", &m]).code(0);
     let docs: Vec<serde_json::Value> = run
         .stdout
         .lines()
@@ -88,52 +96,53 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
     assert_eq!(err["stream"], "stderr");
     let times: Vec<&str> = docs.iter().map(|d| d["time"].as_str().unwrap()).collect();
     let mut sorted = times.clone();
-    sorted.sort_by_key(|t| hal::util::timefmt::parse(t).unwrap());
+    sorted.sort_by_key(|t| timefmt::parse(t).unwrap());
     assert_eq!(times, sorted);
 
     // -n 2: the last two lines of each source; --no-prefix; --timestamps.
-    let run = rig.run(&[
-        "module",
-        "logs",
-        "-n",
-        "2",
-        "--no-prefix",
-        "--timestamps",
-        &m,
-    ]);
-    run.expect(0);
+    let run = hal(&rig)
+        .args([
+            "module",
+            "logs",
+            "-n",
+            "2",
+            "--no-prefix",
+            "--timestamps",
+            &m,
+        ])
+        .code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{}", run.stdout);
     assert!(lines.iter().all(|l| !l.contains(" | ")), "{}", run.stdout);
     let msgs: Vec<&str> = lines.iter().map(|l| l.split_once(' ').unwrap().1).collect();
     assert_eq!(msgs, ["a5", "b5", "a-err", "b-err"]);
-    assert!(hal::util::timefmt::parse(lines[0].split_once(' ').unwrap().0).is_some());
+    assert!(timefmt::parse(lines[0].split_once(' ').unwrap().0).is_some());
 
     // --since in the future shows nothing; a bad --since is a usage error.
-    let run = rig.run(&["module", "logs", "--since", "2999-01-01T00:00:00Z", &m]);
-    run.expect(0);
-    assert!(run.stdout.is_empty(), "{run:?}");
-    rig.run(&["module", "logs", "--since", "yesterday-ish", &m])
-        .expect(2);
+    let run = hal(&rig)
+        .args(["module", "logs", "--since", "2999-01-01T00:00:00Z", &m])
+        .code(0);
+    assert!(run.stdout.is_empty(), "{run}");
+    hal(&rig)
+        .args(["module", "logs", "--since", "yesterday-ish", &m])
+        .code(2);
 }
 
 #[test]
 fn logs_into_a_closed_pipe_end_quietly() {
-    if !engine_or_skip("logs_into_a_closed_pipe") {
-        return;
-    }
-    let rig = Rig::new("pipe");
+    let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "chatty",
-        &compose(&[svc(
-            "chatty",
-            "seq 1 200000; sleep 100000",
-            "    restart: unless-stopped\n",
-        )]),
+        stack()
+            .service("chatty")
+            .runs("seq 1 200000; sleep 100000")
+            .keeps_running(),
     );
-    rig.run(&["module", "start", &m]).expect(0);
-    assert!(common::eventually(Duration::from_secs(20), || {
-        rig.run(&["module", "logs", "-n", "1", "--no-prefix", &m])
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert!(eventually(Duration::from_secs(20), || {
+        hal(&rig)
+            .args(["module", "logs", "-n", "1", "--no-prefix", &m])
+            .run()
             .stdout
             .trim()
             == "200000"
@@ -147,35 +156,30 @@ fn logs_into_a_closed_pipe_end_quietly() {
         .env("HAL_CONFIG", &rig.config)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let run = common::run_with_timeout(cmd, Duration::from_secs(60));
-    assert_eq!(run.stdout.lines().count(), 1, "{run:?}");
+    let run = run_with_timeout(cmd, Duration::from_secs(60));
+    assert_eq!(run.stdout.lines().count(), 1, "{run}");
     assert_eq!(
         run.stderr.trim(),
         "status=0",
-        "hal must end quietly when the reader leaves: {run:?}"
+        "hal must end quietly when the reader leaves: {run}"
     );
 }
 
 #[test]
 fn follow_survives_recreation_and_ends_on_ctrl_c() {
-    if !engine_or_skip("follow_survives_recreation") {
-        return;
-    }
-    let rig = Rig::new("follow");
+    let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "boot",
-        &compose(&[svc(
-            "app",
-            "echo boot $HOSTNAME; while true; do sleep 1; done",
-            "    restart: unless-stopped\n",
-        )]),
+        stack()
+            .service("app")
+            .runs("echo boot $HOSTNAME; while true; do sleep 1; done")
+            .keeps_running(),
     );
-    rig.run(&["module", "start", &m]).expect(0);
+    hal(&rig).args(["module", "start", &m]).code(0);
 
-    let mut child = rig
-        .cmd(&["module", "logs", "-f", "--no-prefix", &m])
-        .spawn()
-        .unwrap();
+    let mut child = hal(&rig)
+        .args(["module", "logs", "-f", "--no-prefix", &m])
+        .spawn();
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel::<String>();
     std::thread::spawn(move || {
@@ -191,7 +195,7 @@ fn follow_survives_recreation_and_ends_on_ctrl_c() {
     assert!(first.starts_with("boot "), "{first}");
 
     // Recreate the container: a new id and a new hostname.
-    rig.run(&["module", "restart", &m]).expect(0);
+    hal(&rig).args(["module", "restart", &m]).code(0);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut second = None;
     while Instant::now() < deadline {
@@ -205,7 +209,7 @@ fn follow_survives_recreation_and_ends_on_ctrl_c() {
     }
     if second.is_none() {
         let _ = child.kill();
-        let out = common::wait_child(&mut child, Duration::from_secs(5));
+        let out = wait_child(&mut child, Duration::from_secs(5));
         panic!("follow did not pick up the recreated container: {out:?}");
     }
 
@@ -215,6 +219,6 @@ fn follow_survives_recreation_and_ends_on_ctrl_c() {
         .args(["-INT", &pid])
         .status()
         .unwrap();
-    let out = common::wait_child(&mut child, Duration::from_secs(5));
+    let out = wait_child(&mut child, Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }

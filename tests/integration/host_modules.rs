@@ -1,16 +1,13 @@
 //! Host modules against a real systemd (system and user scope), alone and mixed with a stack.
 //!
-//! Runs hal inside one `hal-systemd:bookworm` container per test binary (see
-//! `common/systemd.rs`). Outside CI, a missing Docker or image skips with a
+//! Runs hal inside the shared `hal-systemd:bookworm` container (see
+//! `rig/systemd.rs`). Outside CI, a missing Docker or image skips with a
 //! notice; with `CI=true` it fails.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::time::Duration;
 
-use common::systemd::{Scene, Scope, machine};
-use common::{Run, eventually};
+use crate::rig::systemd::{self, Scene, Scope};
+use crate::rig::{Run, containers, eventually, run_with_timeout, stack};
 
 const SLEEP: &str = "ExecStart=/bin/sleep infinity";
 const FAIL: &str = "ExecStart=/bin/sh -c 'echo boom; exit 3'";
@@ -19,11 +16,6 @@ fn ticker(word: &str) -> String {
     format!(
         "ExecStart=/bin/sh -c 'i=0; while :; do i=$$((i+1)); echo \"{word} $$i\"; sleep 0.2; done'"
     )
-}
-
-/// A scene in the shared machine, or `None` when the test is skipped.
-fn scene(test: &str) -> Option<Scene> {
-    machine(test).map(|m| m.scene())
 }
 
 fn module(name: &str, unit: &str, scope: Scope) -> String {
@@ -57,8 +49,8 @@ fn main_pid(s: &Scene, scope: Scope, unit: &str) -> String {
         .to_string()
 }
 
-fn lifecycle(test: &str, scope: Scope) {
-    let Some(s) = scene(test) else { return };
+fn lifecycle(scope: Scope) {
+    let Some(s) = systemd::scene() else { return };
     let unit = s.unit(scope, "sleep", SLEEP);
     s.config(&module("svc", &unit, scope));
 
@@ -124,16 +116,16 @@ fn lifecycle(test: &str, scope: Scope) {
 
 #[test]
 fn lifecycle_system_scope() {
-    lifecycle("lifecycle_system_scope", Scope::System);
+    lifecycle(Scope::System);
 }
 
 #[test]
 fn lifecycle_user_scope() {
-    lifecycle("lifecycle_user_scope", Scope::User);
+    lifecycle(Scope::User);
 }
 
-fn failing(test: &str, scope: Scope) {
-    let Some(s) = scene(test) else { return };
+fn failing(scope: Scope) {
+    let Some(s) = systemd::scene() else { return };
     let unit = s.unit(scope, "fail", FAIL);
     s.config(&module("bad", &unit, scope));
 
@@ -208,12 +200,12 @@ fn failing(test: &str, scope: Scope) {
 
 #[test]
 fn failing_unit_system_scope() {
-    failing("failing_unit_system_scope", Scope::System);
+    failing(Scope::System);
 }
 
 #[test]
 fn failing_unit_user_scope() {
-    failing("failing_unit_user_scope", Scope::User);
+    failing(Scope::User);
 }
 
 /// journald files the output of a user service that is gone before it looks
@@ -222,7 +214,7 @@ fn failing_unit_user_scope() {
 /// the service starts eight times.
 #[test]
 fn last_words_of_a_user_service_that_dies_at_once() {
-    let Some(s) = scene("last_words_of_a_user_service_that_dies_at_once") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let flood = s.unit(
@@ -263,8 +255,8 @@ fn main_pid_of(s: &Scene, unit: &str) -> String {
     .to_string()
 }
 
-fn missing(test: &str, scope: Scope) {
-    let Some(s) = scene(test) else { return };
+fn missing(scope: Scope) {
+    let Some(s) = systemd::scene() else { return };
     let unit = format!("{}-ghost.service", s.id);
     s.config(&module("ghost", &unit, scope));
 
@@ -288,12 +280,12 @@ fn missing(test: &str, scope: Scope) {
 
 #[test]
 fn missing_unit_is_invalid_system_scope() {
-    missing("missing_unit_is_invalid_system_scope", Scope::System);
+    missing(Scope::System);
 }
 
 #[test]
 fn missing_unit_is_invalid_user_scope() {
-    missing("missing_unit_is_invalid_user_scope", Scope::User);
+    missing(Scope::User);
 }
 
 /// Lines of `logs --json` as (module, source, stream, time, message).
@@ -304,8 +296,8 @@ fn json_lines(r: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn logs(test: &str, scope: Scope) {
-    let Some(s) = scene(test) else { return };
+fn logs(scope: Scope) {
+    let Some(s) = systemd::scene() else { return };
     let unit = s.unit(scope, "tick", &ticker("tick"));
     s.config(&module("tk", &unit, scope));
     s.hal(&["module", "start", "tk"]).expect(0);
@@ -375,26 +367,27 @@ fn logs(test: &str, scope: Scope) {
 
 #[test]
 fn logs_system_scope() {
-    logs("logs_system_scope", Scope::System);
+    logs(Scope::System);
 }
 
 #[test]
 fn logs_user_scope() {
-    logs("logs_user_scope", Scope::User);
+    logs(Scope::User);
 }
 
 /// A stack printing `web N` every 0.2 s.
 fn web_stack(s: &Scene) -> String {
-    let yaml = format!(
-        "services:\n  app:\n    image: {}\n    command: [\"sh\", \"-c\", \"i=0; while :; do i=$$((i+1)); echo web $$i; sleep 0.2; done\"]\n    stop_grace_period: 1s\n",
-        common::FIXTURE
-    );
-    s.stack("web", &yaml)
+    s.stack(
+        "web",
+        stack()
+            .service("app")
+            .runs("i=0; while :; do i=$((i+1)); echo web $i; sleep 0.2; done"),
+    )
 }
 
 #[test]
 fn logs_merge_stacks_and_units_in_time_order() {
-    let Some(s) = scene("logs_merge_stacks_and_units_in_time_order") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let web = web_stack(&s);
@@ -469,7 +462,7 @@ fn logs_merge_stacks_and_units_in_time_order() {
 
 #[test]
 fn logs_of_units_need_no_docker() {
-    let Some(s) = scene("logs_of_units_need_no_docker") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let unit = s.unit(Scope::System, "quiet", &ticker("q"));
@@ -490,7 +483,7 @@ fn logs_of_units_need_no_docker() {
 
 #[test]
 fn missing_user_bus_is_exit_6_with_the_fix() {
-    let Some(s) = scene("missing_user_bus_is_exit_6_with_the_fix") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let unit = s.unit(Scope::User, "sleep", SLEEP);
@@ -574,7 +567,7 @@ fn missing_user_bus_is_exit_6_with_the_fix() {
 
 #[test]
 fn system_unit_as_non_root_says_needs_root() {
-    let Some(s) = scene("system_unit_as_non_root_says_needs_root") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let sys = s.unit(Scope::System, "sleep", SLEEP);
@@ -602,7 +595,7 @@ fn system_unit_as_non_root_says_needs_root() {
 
 #[test]
 fn non_root_user_units_and_their_split_journal() {
-    let Some(s) = scene("non_root_user_units_and_their_split_journal") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let unit = format!("{}-ana.service", s.id);
@@ -650,7 +643,7 @@ fn non_root_user_units_and_their_split_journal() {
 
 #[test]
 fn one_call_mixes_stacks_and_units() {
-    let Some(s) = scene("one_call_mixes_stacks_and_units") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let web = web_stack(&s);
@@ -690,7 +683,7 @@ fn one_call_mixes_stacks_and_units() {
             "{m}: {r:#?}"
         );
     }
-    assert!(common::containers(&web).is_empty());
+    assert!(containers(&web).is_empty());
     let r = s.hal(&["--json", "status", &web, "notifier", "sysd"]);
     r.expect(3);
     for m in [web.as_str(), "notifier", "sysd"] {
@@ -700,7 +693,7 @@ fn one_call_mixes_stacks_and_units() {
 
 #[test]
 fn missing_systemctl_is_named() {
-    let Some(s) = scene("missing_systemctl_is_named") else {
+    let Some(s) = systemd::scene() else {
         return;
     };
     let unit = s.unit(Scope::System, "sleep", SLEEP);
@@ -718,7 +711,7 @@ fn missing_systemctl_is_named() {
         "start",
         "sysmod",
     ]);
-    let r = common::run_with_timeout(cmd, Duration::from_secs(60));
+    let r = run_with_timeout(cmd, Duration::from_secs(60));
     assert!(matches!(r.code, Some(1) | Some(6)), "{r:#?}");
     assert!(r.stderr.starts_with("hal: start sysmod: "), "{r:#?}");
     assert!(

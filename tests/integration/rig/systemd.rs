@@ -1,18 +1,24 @@
-//! A real systemd for host-module tests: one container per test binary, booted once, removed when the binary exits.
+//! A real systemd for host-module tests: one container, booted on first use,
+//! removed when the test process exits.
 //!
 //! The container runs `hal-systemd:bookworm` unprivileged with root's user
 //! manager started (`XDG_RUNTIME_DIR=/run/user/0`), the hal binary under test,
 //! the host's Docker socket, docker CLI and compose plugin, so hal inside can
 //! drive units and stacks alike. Each test takes a [`Scene`]: its own unit
-//! names, config, services root and state dir, cleaned up on drop.
+//! names, config, services root and state dir, cleaned up on drop. A scene
+//! holds the engine lease too (the machine is a container: it goes away when
+//! a test restarts dockerd, and is booted anew after).
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use super::{Run, in_ci, purge_project, wait_child};
+use super::docker::{FIXTURE, purge_project};
+use super::guard::{self, Lease};
+use super::run::{Run, eventually, run_with_timeout, wait_child};
 
 pub const IMAGE: &str = "hal-systemd:bookworm";
 /// Where the user manager of root lives inside the machine.
@@ -24,8 +30,10 @@ const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
     "/usr/libexec/docker/cli-plugins",
 ];
 
-static MACHINE: OnceLock<Result<Machine, String>> = OnceLock::new();
 static SCENES: AtomicU32 = AtomicU32::new(0);
+/// Shared by the scenes that keep to their own units; taken alone by a test
+/// that changes the machine itself (installs hal's units for every module).
+static MACHINE_USE: RwLock<()> = RwLock::new(());
 
 /// Which systemd manager a unit is for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -59,34 +67,77 @@ impl Scope {
 }
 
 /// The shared systemd container.
+#[derive(Debug)]
 pub struct Machine {
     pub name: String,
-    /// The prefix of every unit, project and directory this run makes.
+    /// The prefix of every unit, project and directory this machine's scenes make.
     pub run: String,
+    /// The engine generation it was booted in.
+    generation: u64,
 }
 
-/// The machine, booted on first use; `None` (after a visible notice) outside
-/// CI when Docker or the image is missing. With `CI=true` a missing piece fails the test.
-pub fn machine(test: &str) -> Option<&'static Machine> {
-    match MACHINE.get_or_init(boot) {
-        Ok(m) => Some(m),
-        Err(why) => {
-            assert!(
-                !in_ci(),
-                "{test}: {why}, and CI=true forbids skipping (run scripts/provision.sh)"
-            );
-            // Straight to stderr: the harness captures eprintln! of passing tests.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIP {test}: {why} (run scripts/provision.sh)"
-            );
-            None
+/// A scene in the machine, shared with other tests' scenes; `None` (after
+/// `SKIP …`) outside CI when Docker or the image is missing. With `CI=true`
+/// a missing piece fails the test.
+#[track_caller]
+pub fn scene() -> Option<Scene> {
+    let engine = Lease::shared();
+    let turn = Turn {
+        _shared: Some(MACHINE_USE.read().unwrap_or_else(PoisonError::into_inner)),
+        _alone: None,
+    };
+    Some(machine()?.scene(engine, turn))
+}
+
+/// A scene with the machine to itself, for a test that changes what every
+/// scene would see (hal's own units, /etc/hal).
+#[track_caller]
+pub fn scene_alone() -> Option<Scene> {
+    let engine = Lease::shared();
+    let turn = Turn {
+        _shared: None,
+        _alone: Some(MACHINE_USE.write().unwrap_or_else(PoisonError::into_inner)),
+    };
+    Some(machine()?.scene(engine, turn))
+}
+
+/// A scene's hold on the machine, shared or alone.
+#[derive(Debug)]
+struct Turn {
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+/// The machine of the current engine generation, booted on first use.
+#[track_caller]
+fn machine() -> Option<&'static Machine> {
+    static CURRENT: Mutex<Option<Result<&'static Machine, String>>> = Mutex::new(None);
+    let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let generation = guard::engine_generation();
+    let stale = match &*current {
+        Some(Ok(m)) => m.generation != generation,
+        Some(Err(_)) => false,
+        None => true,
+    };
+    if stale {
+        if let Some(Ok(old)) = &*current {
+            // Stopped with the engine it ran on.
+            let _ = Command::new("docker")
+                .args(["rm", "-f", &old.name])
+                .output();
         }
+        let booted = boot(generation).map(|m| &*Box::leak(Box::new(m)));
+        *current = Some(booted);
+    }
+    match current.as_ref() {
+        Some(Ok(m)) => Some(*m),
+        Some(Err(why)) => guard::missing(why, "run scripts/provision.sh"),
+        None => unreachable!("set above"),
     }
 }
 
 /// Boots the machine, or says why it cannot run here.
-fn boot() -> Result<Machine, String> {
+fn boot(generation: u64) -> Result<Machine, String> {
     if let Some(why) = prerequisites_missing() {
         return Err(why);
     }
@@ -139,7 +190,11 @@ fn boot() -> Result<Machine, String> {
         "docker run {IMAGE}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let m = Machine { name, run };
+    let m = Machine {
+        name,
+        run,
+        generation,
+    };
     m.wait_for_systemd();
     Ok(m)
 }
@@ -157,7 +212,7 @@ fn prerequisites_missing() -> Option<String> {
     if !ok(&["info"]) {
         return Some("Docker is not reachable".into());
     }
-    for image in [IMAGE, super::FIXTURE] {
+    for image in [IMAGE, FIXTURE] {
         if !ok(&["image", "inspect", image]) {
             return Some(format!("image {image} is missing"));
         }
@@ -215,7 +270,7 @@ impl Machine {
 
     /// Runs a shell script in the machine.
     pub fn sh(&self, script: &str) -> Run {
-        super::run_with_timeout(self.exec(&["sh", "-c", script]), Duration::from_secs(120))
+        run_with_timeout(self.exec(&["sh", "-c", script]), Duration::from_secs(120))
     }
 
     /// Runs a shell script that must succeed.
@@ -273,7 +328,7 @@ impl Machine {
             "loginctl enable-linger root && systemctl start user@0.service \
              && useradd -m -u 1000 ana && loginctl enable-linger ana && systemctl start user@1000.service",
         );
-        let up = super::eventually(Duration::from_secs(60), || {
+        let up = eventually(Duration::from_secs(60), || {
             self.sh("systemctl --user show -p Version").code == Some(0)
                 && self
                     .sh("runuser -u ana -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p Version")
@@ -284,7 +339,7 @@ impl Machine {
     }
 
     /// A fresh scene for one test.
-    pub fn scene(&'static self) -> Scene {
+    fn scene(&'static self, engine: Lease, turn: Turn) -> Scene {
         let n = SCENES.fetch_add(1, Ordering::SeqCst);
         let id = format!("{}-s{n}", self.run);
         let dir = format!("/srv/hal-tests/{id}");
@@ -293,8 +348,10 @@ impl Machine {
             m: self,
             id,
             dir,
-            units: Default::default(),
-            projects: Default::default(),
+            units: RefCell::default(),
+            projects: RefCell::default(),
+            _turn: turn,
+            _engine: engine,
         };
         s.config("");
         s
@@ -307,8 +364,11 @@ pub struct Scene {
     /// The prefix of this scene's units and stacks.
     pub id: String,
     pub dir: String,
-    units: std::cell::RefCell<Vec<(Scope, String)>>,
-    projects: std::cell::RefCell<Vec<String>>,
+    units: RefCell<Vec<(Scope, String)>>,
+    projects: RefCell<Vec<String>>,
+    /// Released after the cleanup in `drop`, in this order.
+    _turn: Turn,
+    _engine: Lease,
 }
 
 impl Scene {
@@ -341,10 +401,12 @@ impl Scene {
     }
 
     /// Writes a stack directory `<id>-<short>` with `compose.yaml`; returns the module name.
-    pub fn stack(&self, short: &str, yaml: &str) -> String {
+    pub fn stack(&self, short: &str, compose: impl ToString) -> String {
         let name = format!("{}-{short}", self.id);
-        self.m
-            .write(&format!("{}/{name}/compose.yaml", self.services()), yaml);
+        self.m.write(
+            &format!("{}/{name}/compose.yaml", self.services()),
+            &compose.to_string(),
+        );
         self.projects.borrow_mut().push(name.clone());
         name
     }
@@ -357,7 +419,7 @@ impl Scene {
     /// `PREFIX... hal ARGS`, e.g. with `env -u XDG_RUNTIME_DIR` or `runuser -u ana --`.
     pub fn hal_with(&self, prefix: &[&str], args: &[&str]) -> Run {
         let cmd = self.hal_command(prefix, args);
-        super::run_with_timeout(cmd, Duration::from_secs(180))
+        run_with_timeout(cmd, Duration::from_secs(180))
     }
 
     pub fn hal_command(&self, prefix: &[&str], args: &[&str]) -> Command {

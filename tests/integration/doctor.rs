@@ -1,19 +1,16 @@
 //! `hal doctor` against the real engine: all ✓ on a healthy node, ✗ with a hint for each thing that is wrong.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{FIXTURE, Rig, Run, engine_or_skip, path_str};
 use serde_json::Value;
+
+use crate::rig::{self, Rig, Run, hal, path_str, stack};
 
 /// An endpoint where no engine answers.
 const NO_ENGINE: &str = "unix:///nonexistent/docker.sock";
 
 /// A rig with an empty config and permissions that do not depend on the umask.
-fn rig(test: &str) -> Rig {
-    let rig = Rig::new(test);
+fn plain(rig: Rig) -> Rig {
     rig.set_config("");
     chmod(&rig.root, 0o755);
     rig
@@ -25,7 +22,7 @@ fn chmod(path: &std::path::Path, mode: u32) {
 
 /// A stack running the fixture image, with owner-only write permissions.
 fn healthy_stack(rig: &Rig, short: &str) -> String {
-    let name = rig.stack(short, &format!("services:\n  app:\n    image: {FIXTURE}\n"));
+    let name = rig.stack(short, stack().service("app"));
     chmod(&rig.root.join(&name), 0o755);
     chmod(&rig.root.join(&name).join("compose.yaml"), 0o644);
     name
@@ -53,25 +50,22 @@ fn assert_failed_with_hint(run: &Run, name: &str) -> Value {
 
 #[test]
 fn healthy_node_passes_every_check() {
-    if !engine_or_skip("healthy_node_passes_every_check") {
+    let Some(rig) = rig::engine().map(plain) else {
         return;
-    }
-    let rig = rig("doctor-ok");
+    };
     healthy_stack(&rig, "web");
 
-    let run = rig.run(&["doctor"]);
-    run.expect(0);
+    let run = hal(&rig).args(["doctor"]).code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert!(lines.len() >= 7, "{run:#?}");
+    assert!(lines.len() >= 7, "{run}");
     for line in lines {
         assert!(
             line.starts_with("✓ "),
-            "not a passing check: {line:?}\n{run:#?}"
+            "not a passing check: {line:?}\n{run}"
         );
     }
 
-    let run = rig.run(&["--json", "doctor"]);
-    run.expect(0);
+    let run = hal(&rig).args(["--json", "doctor"]).code(0);
     let doc = run.json();
     assert_eq!(doc["schema"], 1);
     for name in [
@@ -108,15 +102,13 @@ fn healthy_node_passes_every_check() {
 
 #[test]
 fn broken_module_is_named_with_compose_message() {
-    if !engine_or_skip("broken_module_is_named_with_compose_message") {
+    let Some(rig) = rig::engine().map(plain) else {
         return;
-    }
-    let rig = rig("doctor-broken");
+    };
     let good = healthy_stack(&rig, "good");
     let bad = rig.stack("bad", "services:\n  app: [unclosed\n");
 
-    let run = rig.run(&["--json", "doctor"]);
-    run.expect(1);
+    let run = hal(&rig).args(["--json", "doctor"]).code(1);
     let c = assert_failed_with_hint(&run, &format!("module:{bad}"));
     let detail = c["detail"].as_str().unwrap();
     assert!(detail.contains("compose.yaml"), "{detail}");
@@ -136,28 +128,25 @@ fn broken_module_is_named_with_compose_message() {
         "a valid module reported: {doc:#}"
     );
 
-    let human = rig.run(&["doctor"]);
-    human.expect(1);
-    assert!(
-        human.stdout.contains(&format!("✗ module:{bad}")),
-        "{human:#?}"
-    );
-    assert!(human.stdout.contains("hint: "), "{human:#?}");
+    let human = hal(&rig).args(["doctor"]).code(1);
+    assert!(human.stdout.contains(&format!("✗ module:{bad}")), "{human}");
+    assert!(human.stdout.contains("hint: "), "{human}");
 }
 
 #[test]
 fn missing_services_dir_fails_with_hint() {
-    let rig = rig("doctor-noroot");
+    let rig = plain(Rig::new());
     let missing = rig.dir.join("no-such-dir");
-    let run = rig.run(&[
-        "--json",
-        "--services-dir",
-        path_str(&missing),
-        "-H",
-        NO_ENGINE,
-        "doctor",
-    ]);
-    run.expect(1);
+    let run = hal(&rig)
+        .args([
+            "--json",
+            "--services-dir",
+            path_str(&missing),
+            "-H",
+            NO_ENGINE,
+            "doctor",
+        ])
+        .code(1);
     let c = assert_failed_with_hint(&run, "services-root");
     assert!(
         c["detail"].as_str().unwrap().contains(path_str(&missing)),
@@ -168,34 +157,34 @@ fn missing_services_dir_fails_with_hint() {
 
 #[test]
 fn unreachable_socket_fails_with_hint() {
-    let rig = rig("doctor-nosock");
-    let run = rig.run(&["--json", "-H", NO_ENGINE, "doctor"]);
-    run.expect(1);
+    let rig = plain(Rig::new());
+    let run = hal(&rig)
+        .args(["--json", "-H", NO_ENGINE, "doctor"])
+        .code(1);
     let c = assert_failed_with_hint(&run, "docker");
     assert!(c["detail"].as_str().unwrap().contains(NO_ENGINE), "{c:#}");
     assert!(c["hint"].as_str().unwrap().contains("DOCKER_HOST"), "{c:#}");
     assert_failed_with_hint(&run, "address-pools");
 
-    let human = rig.run(&["-H", NO_ENGINE, "doctor"]);
-    human.expect(1);
-    assert!(human.stdout.contains("✗ docker"), "{human:#?}");
-    assert!(human.stdout.contains("✓ state-dir"), "{human:#?}");
-    assert!(
-        !human.stdout.contains('\x1b'),
-        "colour on a pipe: {human:#?}"
-    );
-    let colour = rig.run(&["--color", "always", "-H", NO_ENGINE, "doctor"]);
-    assert!(colour.stdout.contains("\x1b[31m✗\x1b[0m"), "{colour:#?}");
-    assert!(colour.stdout.contains("\x1b[32m✓\x1b[0m"), "{colour:#?}");
+    let human = hal(&rig).args(["-H", NO_ENGINE, "doctor"]).code(1);
+    assert!(human.stdout.contains("✗ docker"), "{human}");
+    assert!(human.stdout.contains("✓ state-dir"), "{human}");
+    assert!(!human.stdout.contains('\x1b'), "colour on a pipe: {human}");
+    let colour = hal(&rig)
+        .args(["--color", "always", "-H", NO_ENGINE, "doctor"])
+        .run();
+    assert!(colour.stdout.contains("\x1b[31m✗\x1b[0m"), "{colour}");
+    assert!(colour.stdout.contains("\x1b[32m✓\x1b[0m"), "{colour}");
 }
 
 #[test]
 fn world_writable_stack_is_a_warning() {
-    let rig = rig("doctor-perm");
+    let rig = plain(Rig::new());
     let name = rig.stack("open", "services: {}\n");
     chmod(&rig.root.join(&name), 0o777);
-    let run = rig.run(&["--json", "-H", NO_ENGINE, "doctor"]);
-    run.expect(1);
+    let run = hal(&rig)
+        .args(["--json", "-H", NO_ENGINE, "doctor"])
+        .code(1);
     let c = assert_failed_with_hint(&run, "permissions");
     assert!(c["detail"].as_str().unwrap().contains(&name), "{c:#}");
     assert!(c["hint"].as_str().unwrap().contains("chmod"), "{c:#}");
@@ -203,11 +192,12 @@ fn world_writable_stack_is_a_warning() {
 
 #[test]
 fn user_scope_without_runtime_dir_fails_with_hint() {
-    let mut rig = rig("doctor-user");
+    let mut rig = plain(Rig::new());
     rig.set_config("[module.notifier]\nunit = \"notifier.service\"\nscope = \"user\"\n");
     rig.env.push(("XDG_RUNTIME_DIR".into(), String::new()));
-    let run = rig.run(&["--json", "-H", NO_ENGINE, "doctor"]);
-    run.expect(1);
+    let run = hal(&rig)
+        .args(["--json", "-H", NO_ENGINE, "doctor"])
+        .code(1);
     let c = assert_failed_with_hint(&run, "systemd-user");
     assert!(
         c["detail"].as_str().unwrap().contains("XDG_RUNTIME_DIR"),
@@ -217,14 +207,15 @@ fn user_scope_without_runtime_dir_fails_with_hint() {
 
 #[test]
 fn unwritable_state_dir_fails_with_hint() {
-    let mut rig = rig("doctor-state");
+    let mut rig = plain(Rig::new());
     // A file where the state directory should be: no user can write into it.
     let file = rig.dir.join("state-is-a-file");
     std::fs::write(&file, "").unwrap();
     rig.env
         .push(("HAL_STATE_DIR".into(), path_str(&file).to_string()));
-    let run = rig.run(&["--json", "-H", NO_ENGINE, "doctor"]);
-    run.expect(1);
+    let run = hal(&rig)
+        .args(["--json", "-H", NO_ENGINE, "doctor"])
+        .code(1);
     let c = assert_failed_with_hint(&run, "state-dir");
     assert!(
         c["hint"].as_str().unwrap().contains("HAL_STATE_DIR"),

@@ -1,27 +1,24 @@
 //! End to end: pull policies against a real registry on 127.0.0.1:5000, and the cached-image fallback.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::time::Duration;
 
-mod common;
+use crate::rig::{self, FIXTURE, Rig, containers, docker, eventually, hal, missing, script, stack};
 
-use common::{FIXTURE, Rig, docker, engine_or_skip};
-
-fn registry_or_skip(test: &str) -> bool {
-    if !engine_or_skip(test) {
-        return false;
-    }
+/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
+#[track_caller]
+fn with_registry() -> Option<Rig> {
+    let rig = rig::engine()?;
     let up = std::process::Command::new("curl")
         .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
         .status()
         .is_ok_and(|s| s.success());
     if !up {
-        assert!(
-            !common::in_ci(),
-            "{test}: the registry on 127.0.0.1:5000 is not running (scripts/provision.sh starts it)"
+        return missing(
+            "no registry on 127.0.0.1:5000",
+            "scripts/provision.sh starts it",
         );
-        common::skip(&format!("{test}: no registry on 127.0.0.1:5000"));
     }
-    up
+    Some(rig)
 }
 
 fn present(image: &str) -> bool {
@@ -34,10 +31,7 @@ fn present(image: &str) -> bool {
 }
 
 fn stack_with_image(rig: &Rig, short: &str, image: &str) -> String {
-    rig.stack(
-        short,
-        &format!("services:\n  app:\n    image: {image}\n    command: [\"sleep\", \"100000\"]\n    stop_signal: SIGKILL\n"),
-    )
+    rig.stack(short, stack().service("app").image(image))
 }
 
 /// Pushes the fixture under a tag unique to this rig, then removes it locally.
@@ -69,39 +63,34 @@ impl Drop for Untag {
 
 #[test]
 fn always_pulls_from_the_registry() {
-    if !registry_or_skip("always_pulls") {
-        return;
-    }
-    let rig = Rig::new("always");
+    let Some(rig) = with_registry() else { return };
     let image = pushed_only(&rig, "always");
     let _untag = Untag(vec![image.clone()]);
     let m = stack_with_image(&rig, "pulled", &image);
-    let run = rig.run(&["module", "start", "--pull", "always", &m]);
-    run.expect(0);
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .code(0);
     assert!(present(&image), "not pulled");
-    assert!(!run.stderr.contains("pull failed"), "{run:?}");
+    assert!(!run.stderr.contains("pull failed"), "{run}");
 }
 
 #[test]
 fn failed_pull_with_cached_image_starts_and_says_so() {
-    if !registry_or_skip("failed_pull_cached") {
-        return;
-    }
-    let rig = Rig::new("cached");
+    let Some(rig) = with_registry() else { return };
     // Nothing listens on port 5999: every pull fails at once.
     let image = format!("127.0.0.1:5999/hal/cached:{}", rig.prefix);
     docker(&["tag", FIXTURE, &image]);
     let _untag = Untag(vec![image.clone()]);
     let m = stack_with_image(&rig, "cached", &image);
-    let run = rig.run(&["module", "start", "--pull", "always", &m]);
-    run.expect(0);
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .code(0);
     assert!(
         run.stderr.contains("hal: warning:")
             && run.stderr.contains("pull failed, running cached image"),
-        "{run:?}"
+        "{run}"
     );
-    let st = rig.run(&["--json", "status", &m]);
-    st.expect(0);
+    let st = hal(&rig).args(["--json", "status", &m]).code(0);
     let reason = st.json()["modules"][0]["reason"]
         .as_str()
         .unwrap_or_default()
@@ -118,29 +107,24 @@ fn failed_pull_with_cached_image_starts_and_says_so() {
 
 #[test]
 fn failed_pull_without_image_fails_naming_it() {
-    if !registry_or_skip("failed_pull_absent") {
-        return;
-    }
-    let rig = Rig::new("absent");
+    let Some(rig) = with_registry() else { return };
     let image = format!("127.0.0.1:5999/hal/absent:{}", rig.prefix);
     let m = stack_with_image(&rig, "absent", &image);
-    let run = rig.run(&["module", "start", "--pull", "always", &m]);
-    run.expect(1);
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .code(1);
     assert!(
         run.stderr.contains(&format!(
             "image {image} (service app) is not present locally and could not be pulled"
         )),
-        "{run:?}"
+        "{run}"
     );
-    assert!(common::containers(&m).is_empty());
+    assert!(containers(&m).is_empty());
 }
 
 #[test]
 fn missing_and_never() {
-    if !registry_or_skip("missing_and_never") {
-        return;
-    }
-    let rig = Rig::new("policy");
+    let Some(rig) = with_registry() else { return };
     // missing + present: no pull at all (the registry address is dead, yet no warning).
     let cached = format!("127.0.0.1:5999/hal/missing:{}", rig.prefix);
     docker(&["tag", FIXTURE, &cached]);
@@ -150,16 +134,15 @@ fn missing_and_never() {
 
     rig.set_config("[defaults]\npull = \"missing\"\n");
     let m = stack_with_image(&rig, "cached", &cached);
-    let run = rig.run(&["module", "start", &m]);
-    run.expect(0);
+    let run = hal(&rig).args(["module", "start", &m]).code(0);
     assert!(
         !run.stderr.contains("pull failed"),
-        "missing must not pull a present image: {run:?}"
+        "missing must not pull a present image: {run}"
     );
 
     // missing + absent: pulled from the registry.
     let m = stack_with_image(&rig, "pulled", &pulled);
-    rig.run(&["module", "start", &m]).expect(0);
+    hal(&rig).args(["module", "start", &m]).code(0);
     assert!(present(&pulled));
 
     // never + absent: nothing is pulled and the start fails.
@@ -168,40 +151,38 @@ fn missing_and_never() {
         rig.name("never")
     ));
     let m = stack_with_image(&rig, "never", &never);
-    let run = rig.run(&["module", "start", &m]);
-    run.expect(1);
+    hal(&rig).args(["module", "start", &m]).code(1);
     assert!(!present(&never), "never must not pull");
 }
 
 #[test]
 fn a_hanging_pull_is_bounded() {
-    if !registry_or_skip("a_hanging_pull_is_bounded") {
-        return;
-    }
+    let Some(rig) = with_registry() else { return };
     // A registry that accepts connections and never answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let held = std::thread::spawn(move || {
         let mut conns = Vec::new();
         listener.set_nonblocking(true).unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(40);
+        let until = std::time::Instant::now() + Duration::from_secs(40);
         while std::time::Instant::now() < until {
             if let Ok((c, _)) = listener.accept() {
                 conns.push(c);
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(50));
         }
     });
-    let rig = Rig::new("hang");
     rig.set_config("[defaults]\npull = \"always\"\npull_timeout = \"3s\"\n");
     let image = format!("127.0.0.1:{port}/hal/hang:{}", rig.prefix);
     docker(&["tag", FIXTURE, &image]);
     let _untag = Untag(vec![image.clone()]);
     let m = stack_with_image(&rig, "hang", &image);
-    let run = rig.run_for(&["module", "start", &m], std::time::Duration::from_secs(30));
-    run.expect(0);
-    assert!(run.stderr.contains("did not finish within 3s"), "{run:?}");
-    assert!(run.took < std::time::Duration::from_secs(20), "{run:?}");
+    let run = hal(&rig)
+        .args(["module", "start", &m])
+        .within(Duration::from_secs(30))
+        .code(0);
+    assert!(run.stderr.contains("did not finish within 3s"), "{run}");
+    assert!(run.took < Duration::from_secs(20), "{run}");
     drop(held);
 }
 
@@ -252,7 +233,7 @@ impl LoginRegistry {
                 .is_ok_and(|o| o.stdout == b"401")
         };
         assert!(
-            common::eventually(std::time::Duration::from_secs(20), asks_for_login),
+            eventually(Duration::from_secs(20), asks_for_login),
             "the login registry on {} did not come up",
             reg.addr
         );
@@ -294,10 +275,7 @@ fn docker_in(config: &std::path::Path, args: &[&str], input: &str) {
 /// registry refuses the pull and the start fails naming the image.
 #[test]
 fn pulls_with_the_docker_login() {
-    if !registry_or_skip("pulls_with_the_docker_login") {
-        return;
-    }
-    let rig = Rig::new("login");
+    let Some(rig) = with_registry() else { return };
     let reg = LoginRegistry::start(&rig);
     let logged_in = rig.dir.join("docker-logged-in");
     let anonymous = rig.dir.join("docker-anonymous");
@@ -315,25 +293,27 @@ fn pulls_with_the_docker_login() {
     assert!(!present(&image));
     let m = stack_with_image(&rig, "login", &image);
 
-    let mut anon = rig.cmd(&["module", "start", "--pull", "always", &m]);
-    anon.env("DOCKER_CONFIG", &anonymous);
-    let run = common::run_with_timeout(anon, std::time::Duration::from_secs(120));
-    run.expect(1);
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .env("DOCKER_CONFIG", &anonymous)
+        .within(Duration::from_secs(120))
+        .code(1);
     assert!(
         run.stderr.contains(&format!(
             "image {image} (service app) is not present locally and could not be pulled"
         )),
-        "{run:?}"
+        "{run}"
     );
     assert!(!present(&image));
 
-    let mut login = rig.cmd(&["module", "start", "--pull", "always", &m]);
-    login.env("DOCKER_CONFIG", &logged_in);
-    let run = common::run_with_timeout(login, std::time::Duration::from_secs(120));
-    run.expect(0);
-    assert!(present(&image), "{run:?}");
-    let status = rig.run(&["--json", "module", "status", &m]);
-    assert_eq!(status.state_of(&m), "active", "{status:?}");
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .env("DOCKER_CONFIG", &logged_in)
+        .within(Duration::from_secs(120))
+        .code(0);
+    assert!(present(&image), "{run}");
+    let status = hal(&rig).args(["--json", "module", "status", &m]).run();
+    assert_eq!(status.state_of(&m), "active", "{status}");
 
     // A credsStore: hal runs `docker-credential-NAME get` with the server on stdin.
     docker(&["rmi", "-f", &image]);
@@ -342,7 +322,7 @@ fn pulls_with_the_docker_login() {
     std::fs::write(helped.join("config.json"), r#"{"credsStore":"haltest"}"#).unwrap();
     let bin = rig.dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    common::script(
+    script(
         &bin,
         "docker-credential-haltest",
         &format!(
@@ -355,9 +335,11 @@ fn pulls_with_the_docker_login() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut helper = rig.cmd(&["module", "start", "--pull", "always", &m]);
-    helper.env("DOCKER_CONFIG", &helped).env("PATH", &path);
-    let run = common::run_with_timeout(helper, std::time::Duration::from_secs(120));
-    run.expect(0);
-    assert!(present(&image), "the helper's login was not used: {run:?}");
+    let run = hal(&rig)
+        .args(["module", "start", "--pull", "always", &m])
+        .env("DOCKER_CONFIG", &helped)
+        .env("PATH", &path)
+        .within(Duration::from_secs(120))
+        .code(0);
+    assert!(present(&image), "the helper's login was not used: {run}");
 }

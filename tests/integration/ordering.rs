@@ -1,13 +1,11 @@
 //! End to end: `after = [...]` orders starts (and reverses stops); a cycle is refused, naming it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::lib_paths::timefmt;
+use crate::rig::{self, docker, hal, stack};
 
-mod common;
-
-use common::{Rig, compose, engine_or_skip, svc};
-
-fn created(project: &str) -> hal::util::timefmt::Stamp {
-    let out = common::docker(&[
+/// When the engine created the project's (first) container.
+fn created(project: &str) -> timefmt::Stamp {
+    let out = docker(&[
         "ps",
         "-a",
         "--format",
@@ -16,35 +14,25 @@ fn created(project: &str) -> hal::util::timefmt::Stamp {
         &format!("label=com.docker.compose.project={project}"),
     ]);
     let id = out.split_whitespace().next().unwrap().to_string();
-    let t = common::docker(&["inspect", "--format", "{{.Created}}", &id]);
-    hal::util::timefmt::parse(t.trim()).unwrap()
+    let t = docker(&["inspect", "--format", "{{.Created}}", &id]);
+    timefmt::parse(t.trim()).unwrap()
 }
 
 #[test]
 fn after_orders_starts_and_cycles_are_refused() {
-    if !engine_or_skip("after_orders_starts") {
-        return;
-    }
-    let rig = Rig::new("order");
-    let health = "    restart: unless-stopped\n    healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/tmp/ready\"]\n      interval: 1s\n";
+    let Some(rig) = rig::engine() else { return };
     let base = rig.stack(
         "meshware",
-        &compose(&[svc(
-            "mesh",
-            "sleep 3; touch /tmp/ready; sleep 100000",
-            health,
-        )]),
+        stack().service("mesh").healthy_after(3).keeps_running(),
     );
-    let app = rig.stack(
-        "app",
-        &compose(&[svc("app", "sleep 100000", "    restart: unless-stopped\n")]),
-    );
+    let app = rig.stack("app", stack().service("app").keeps_running());
     rig.set_config(&format!(
         "[defaults]\npull = \"never\"\n[module.{app}]\nafter = [\"{base}\"]\n"
     ));
     // Named app first: it still starts only once meshware is active.
-    let run = rig.run(&["--json", "module", "start", &app, &base]);
-    run.expect(0);
+    let run = hal(&rig)
+        .args(["--json", "module", "start", &app, &base])
+        .code(0);
     let doc = run.json();
     assert_eq!(
         doc["modules"][0]["name"],
@@ -60,11 +48,10 @@ fn after_orders_starts_and_cycles_are_refused() {
     rig.set_config(&format!(
         "[module.{app}]\nafter = [\"{base}\"]\n[module.{base}]\nafter = [\"{app}\"]\n"
     ));
-    let run = rig.run(&["status"]);
-    run.expect(2);
+    let run = hal(&rig).args(["status"]).code(2);
     assert!(
         run.stderr
             .contains(&format!("a cycle: {app} → {base} → {app}")),
-        "{run:?}"
+        "{run}"
     );
 }

@@ -1,20 +1,17 @@
 //! The shipped init units inside a real systemd: installed as dist/systemd/README.md says, they bring back a failed module with no person involved.
 //!
-//! Runs in the `hal-systemd:bookworm` machine of `common/systemd.rs` (one per
-//! test binary). The install commands are read from the README itself, so the
-//! documented steps are exactly the tested ones. Outside CI, a missing Docker
-//! or image skips with a visible notice; with CI=true it fails instead.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+//! Runs in the `hal-systemd:bookworm` machine of `rig/systemd.rs`, alone: it
+//! installs hal's own units and /etc/hal, which every scene would see. The
+//! install commands are read from the README itself, so the documented steps
+//! are exactly the tested ones. Outside CI, a missing Docker or image skips
+//! with a visible notice; with CI=true it fails instead.
 
 use std::time::Duration;
 
-use common::systemd::{Machine, Scope, machine};
-use common::{compose, eventually, svc};
+use crate::rig::systemd::{self, Machine, Scope};
+use crate::rig::{docker, eventually, stack};
 
-const README: &str = include_str!("../dist/systemd/README.md");
+const README: &str = include_str!("../../dist/systemd/README.md");
 /// Where the test puts a copy of the repository's `dist/` in the machine.
 const CHECKOUT: &str = "/opt/hal-src";
 
@@ -64,14 +61,11 @@ fn show(m: &Machine, unit: &str, prop: &str) -> String {
 
 #[test]
 fn shipped_units_bring_back_failed_modules_without_a_person() {
-    let Some(m) = machine("shipped_units") else {
+    let Some(scene) = systemd::scene_alone() else {
         return;
     };
-    let scene = m.scene();
-    let app = scene.stack(
-        "app",
-        &compose(&[svc("app", "sleep 100000", "    restart: unless-stopped\n")]),
-    );
+    let m = scene.m;
+    let app = scene.stack("app", stack().service("app").keeps_running());
     let ok_file = format!("{}/hx-ok", scene.dir);
     let unit = scene.unit(
         Scope::System,
@@ -139,10 +133,10 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
 
     // 1. A stack's container is killed: hal watch brings it back.
     let container = format!("{app}-app-1");
-    let before = common::docker(&["inspect", "-f", "{{.Id}}", &container]);
-    common::docker(&["kill", &container]);
+    let before = docker(&["inspect", "-f", "{{.Id}}", &container]);
+    docker(&["kill", &container]);
     let back = eventually(Duration::from_secs(40), || {
-        common::docker(&["inspect", "-f", "{{.Id}} {{.State.Status}}", &container])
+        docker(&["inspect", "-f", "{{.Id}} {{.State.Status}}", &container])
             .split_whitespace()
             .collect::<Vec<_>>()
             .get(1)
@@ -154,10 +148,7 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
     });
     let log = journal(m, "hal-watch.service");
     assert!(back && logged, "the stack did not come back:\n{log}");
-    assert_ne!(
-        before,
-        common::docker(&["inspect", "-f", "{{.Id}}", &container])
-    );
+    assert_ne!(before, docker(&["inspect", "-f", "{{.Id}}", &container]));
 
     // 2. hal watch itself is killed: systemd starts it again.
     let pid = show(m, "hal-watch.service", "MainPID");

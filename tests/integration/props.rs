@@ -1,10 +1,12 @@
 //! Property tests: the parsers that read hostile input (config, names, state file, durations, times,
 //! log frames) never panic and keep their promises. `fuzz/run.sh` runs them far longer.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
 
-use hal::logs::line::{Assembler, MAX_LINE, Stream};
+use crate::lib_paths::{
+    Assembler, Config, MAX_LINE, RestartLimit, Stream, duration, is_valid_name, parse_state,
+    timefmt,
+};
 
 fn config() -> ProptestConfig {
     // PROPTEST_CASES (set by fuzz/run.sh) makes the long runs.
@@ -20,7 +22,7 @@ proptest! {
 
     #[test]
     fn config_parser_never_panics(text in ".{0,400}") {
-        let _ = hal::module::config::Config::parse(&text, std::path::Path::new("fuzz.toml"));
+        let _ = Config::parse(&text, std::path::Path::new("fuzz.toml"));
     }
 
     #[test]
@@ -30,7 +32,7 @@ proptest! {
         value in "(\"[a-z0-9 ;$]{0,8}\"|[0-9]{1,25}|-1|true|\\[\"[a-z]{0,3}\"\\]|\\{ burst = [0-9]{1,12}, interval = \"[0-9]{0,4}[a-z]{0,3}\" \\})",
     ) {
         let text = if table.is_empty() { format!("{key} = {value}\n") } else { format!("[{table}]\n{key} = {value}\n") };
-        match hal::module::config::Config::parse(&text, std::path::Path::new("/etc/hal/hal.toml")) {
+        match Config::parse(&text, std::path::Path::new("/etc/hal/hal.toml")) {
             Ok(_) => {}
             Err(e) => {
                 let msg = e.to_string();
@@ -42,7 +44,7 @@ proptest! {
 
     #[test]
     fn valid_names_are_safe(name in "\\PC{0,40}") {
-        if hal::module::name::is_valid(&name) {
+        if is_valid_name(&name) {
             prop_assert!(!name.contains('/') && !name.contains("..") && !name.is_empty());
             prop_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'));
         }
@@ -50,7 +52,7 @@ proptest! {
 
     #[test]
     fn state_reader_never_panics(text in ".{0,300}") {
-        let _ = hal::state::records::parse_state(&text);
+        let _ = parse_state(&text);
     }
 
     #[test]
@@ -60,25 +62,25 @@ proptest! {
         schema in any::<u32>(),
     ) {
         let text = format!("{{\"schema\":{schema},\"modules\":{{\"web\":{{\"starts\":{starts:?},\"desired\":{desired}}}}}}}");
-        if let Ok(state) = hal::state::records::parse_state(&text) {
-            let limit = hal::module::config::RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
+        if let Ok(state) = parse_state(&text) {
+            let limit = RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
             let rec = &state.modules["web"];
-            let u = rec.limit_use(limit, hal::util::timefmt::Stamp { secs: 1_000_000, nanos: 0 });
+            let u = rec.limit_use(limit, timefmt::Stamp { secs: 1_000_000, nanos: 0 });
             prop_assert!(u.used as usize <= starts.len());
         }
     }
 
     #[test]
     fn durations_never_panic_and_round_trip(text in "[0-9a-z ]{0,12}") {
-        if let Ok(d) = hal::util::duration::parse(&text) {
-            prop_assert_eq!(hal::util::duration::parse(&hal::util::duration::format(d)).unwrap(), d);
+        if let Ok(d) = duration::parse(&text) {
+            prop_assert_eq!(duration::parse(&duration::format(d)).unwrap(), d);
         }
     }
 
     #[test]
     fn timestamps_never_panic(text in "[0-9TZ:.+ -]{0,40}") {
-        if let Some(t) = hal::util::timefmt::parse(&text) {
-            prop_assert_eq!(hal::util::timefmt::parse(&t.rfc3339_nanos()), Some(t));
+        if let Some(t) = timefmt::parse(&text) {
+            prop_assert_eq!(timefmt::parse(&t.rfc3339_nanos()), Some(t));
         }
     }
 

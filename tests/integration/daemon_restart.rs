@@ -1,0 +1,85 @@
+//! End to end: the Docker daemon itself restarts while hal waits for a start. The test
+//! takes the engine alone (`rig::engine_alone`): no other test runs while the daemon is
+//! away, and the systemd machine (a container, stopped with the daemon) is booted anew
+//! after. It runs in CI (or with HAL_TEST_DAEMON_RESTART=1); on a developer's machine it
+//! would stop their containers, so it skips there.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::rig::{self, containers, eventually, hal, in_ci, stack, wait_child};
+
+const PIDFILE: &str = "/var/run/docker.pid";
+
+/// Brings dockerd back the way the rig started it, even if the test fails.
+struct Revive;
+
+impl Drop for Revive {
+    fn drop(&mut self) {
+        let up = || {
+            Command::new("docker")
+                .arg("info")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !up() {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/provision.sh");
+            let _ = Command::new("bash").arg(script).status();
+        }
+        assert!(
+            eventually(Duration::from_secs(90), up),
+            "dockerd did not come back"
+        );
+    }
+}
+
+#[test]
+fn dockerd_restart_during_a_start() {
+    let allowed = in_ci() || std::env::var("HAL_TEST_DAEMON_RESTART").is_ok_and(|v| v == "1");
+    if !allowed {
+        rig::skip("restarts dockerd; runs in CI or with HAL_TEST_DAEMON_RESTART=1");
+        return;
+    }
+    let Some(rig) = rig::engine_alone() else {
+        return;
+    };
+    let Ok(pid) = std::fs::read_to_string(PIDFILE) else {
+        assert!(!in_ci(), "CI starts dockerd with a pidfile at {PIDFILE}");
+        rig::skip("dockerd has no pidfile (not started by scripts/provision.sh)");
+        return;
+    };
+    let pid = pid.trim().to_string();
+    let m = rig.stack(
+        "slow",
+        stack().service("app").healthy_after(30).keeps_running(),
+    );
+    let mut child = hal(&rig).args(["module", "start", &m]).spawn();
+    assert!(eventually(Duration::from_secs(30), || {
+        !containers(&m).is_empty()
+    }));
+    std::thread::sleep(Duration::from_secs(1));
+
+    let revive = Revive;
+    rig.engine_restarted();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let gone = eventually(Duration::from_secs(60), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    assert!(gone, "dockerd did not stop");
+
+    // hal says the engine went away, with the documented code, and does not hang.
+    let out = wait_child(&mut child, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    assert!(
+        err.contains("Docker not reachable at unix:///var/run/docker.sock"),
+        "{err}"
+    );
+
+    // The daemon comes back; the next start works.
+    drop(revive);
+    hal(&rig)
+        .args(["module", "start", "--timeout", "90s", &m])
+        .within(Duration::from_secs(150))
+        .code(0);
+}

@@ -1,0 +1,35 @@
+//! hal's integration tests: one crate, a module per area.
+//!
+//! The tests drive the real `hal` binary against the real Docker engine (and a
+//! real systemd in a container). Outside CI a test whose engine is missing
+//! prints `SKIP <test>: <why>` and passes; with `CI=true` it fails instead.
+//! Every test cleans up the containers and networks it made: each rig has a
+//! project prefix of its own.
+//!
+//! All tests run in this one process, two at a time on a small machine: a
+//! test that disturbs the whole engine takes it alone (`rig::engine_alone`),
+//! and one that changes the shared systemd machine takes that alone
+//! (`systemd::scene_alone`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod lib_paths;
+mod rig;
+
+mod architecture;
+mod argv;
+mod completion;
+mod daemon_restart;
+mod doctor;
+mod fastpath;
+mod faults;
+mod host_modules;
+mod limits;
+mod logs;
+mod manpages;
+mod ordering;
+mod props;
+mod pulls;
+mod rescue;
+mod stacks;
+mod units_in_systemd;
+mod watch;

@@ -1,0 +1,74 @@
+//! The docker CLI, for what a test checks behind hal's back and for cleanup.
+
+use std::process::{Command, Stdio};
+
+/// The image every test stack runs: `FROM scratch` and a static busybox (scripts/provision.sh).
+pub const FIXTURE: &str = "hal-fixture:latest";
+
+/// Whether an engine answers and has the fixture image.
+pub fn engine_ready() -> bool {
+    Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", FIXTURE])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs the docker CLI and returns stdout (empty on failure).
+pub fn docker(args: &[&str]) -> String {
+    Command::new("docker")
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+fn project_label(project: &str) -> String {
+    format!("label=com.docker.compose.project={project}")
+}
+
+/// Container names of a project (all states).
+pub fn containers(project: &str) -> Vec<String> {
+    let label = project_label(project);
+    docker(&["ps", "-a", "--format", "{{.Names}}", "--filter", &label])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Network names of a project.
+pub fn networks(project: &str) -> Vec<String> {
+    let label = project_label(project);
+    docker(&["network", "ls", "--format", "{{.Name}}", "--filter", &label])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Container ids of a project (all states), as one string for comparisons.
+pub fn ids(project: &str) -> String {
+    docker(&["ps", "-aq", "--filter", &project_label(project)])
+}
+
+/// Ids of a project's running containers, as one string.
+pub fn running_ids(project: &str) -> String {
+    docker(&["ps", "-q", "--filter", &project_label(project)])
+}
+
+/// Removes every container and network of the project.
+pub fn purge_project(project: &str) {
+    let label = project_label(project);
+    let ids = docker(&["ps", "-aq", "--filter", &label]);
+    let ids: Vec<&str> = ids.split_whitespace().collect();
+    if !ids.is_empty() {
+        let mut args = vec!["rm", "-f"];
+        args.extend(ids);
+        docker(&args);
+    }
+    let nets = docker(&["network", "ls", "-q", "--filter", &label]);
+    for n in nets.split_whitespace() {
+        docker(&["network", "rm", n]);
+    }
+}

@@ -1,0 +1,184 @@
+//! The test rig: a temporary services root per test, unique project names, the
+//! real hal binary, the engine lease, and cleanup of whatever a test made.
+//!
+//! A test that needs the engine starts with
+//!
+//! ```text
+//! let Some(rig) = rig::engine() else { return };
+//! ```
+//!
+//! which, when no engine answers, prints `SKIP <the test's path>: <why>` and
+//! skips outside CI, and fails the test with the fix when `CI=true`.
+
+pub mod cli_tree;
+pub mod compose;
+pub mod docker;
+pub mod fresh;
+pub mod guard;
+pub mod run;
+pub mod systemd;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub use compose::stack;
+pub use docker::{FIXTURE, containers, docker, ids, networks, running_ids};
+pub use guard::{have, in_ci, missing, skip};
+pub use run::{Run, eventually, hal, path_str, run_with_timeout, script, wait_child};
+
+use guard::Lease;
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A rig on the Docker engine, shared with the other engine tests; `None`
+/// (after `SKIP …`) when no engine with the fixture image answers outside CI.
+#[track_caller]
+pub fn engine() -> Option<Rig> {
+    on_engine(Lease::shared())
+}
+
+/// A rig on the engine for a test that disturbs the whole engine (restarts
+/// dockerd): no other engine test runs until the rig is dropped.
+#[track_caller]
+pub fn engine_alone() -> Option<Rig> {
+    on_engine(Lease::alone())
+}
+
+#[track_caller]
+fn on_engine(lease: Lease) -> Option<Rig> {
+    if !docker::engine_ready() {
+        return missing(
+            &format!("no Docker engine with {FIXTURE} answers"),
+            "run scripts/provision.sh",
+        );
+    }
+    Some(Rig::with_lease(Some(lease)))
+}
+
+/// One test's world: services root, state dir, config, and the projects it made.
+pub struct Rig {
+    pub dir: PathBuf,
+    pub root: PathBuf,
+    pub state: PathBuf,
+    pub config: PathBuf,
+    /// Unique to this rig: the start of every module name it makes.
+    pub prefix: String,
+    projects: RefCell<Vec<String>>,
+    /// Variables every hal run of this rig gets.
+    pub env: Vec<(String, String)>,
+    /// Held until the rig and its projects are gone.
+    lease: Option<Lease>,
+}
+
+impl Rig {
+    /// A rig that never reaches the engine (hal runs with `-H unix:///nonexistent`
+    /// or needs no engine at all); `engine()` gives one that does.
+    pub fn new() -> Rig {
+        Rig::with_lease(None)
+    }
+
+    fn with_lease(lease: Option<Lease>) -> Rig {
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let prefix = format!("ht{}{n}{}", std::process::id() % 100_000, nanos % 1000);
+        // Short: sockets live in here, and a socket path has at most 107 bytes.
+        let test: String = guard::short_test_name().chars().take(24).collect();
+        let dir = std::env::temp_dir().join(format!("hal-test-{prefix}-{test}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let root = dir.join("services");
+        let state = dir.join("state");
+        std::fs::create_dir_all(&root).unwrap();
+        let config = dir.join("hal.toml");
+        std::fs::write(&config, "[defaults]\npull = \"never\"\n").unwrap();
+        Rig {
+            dir,
+            root,
+            state,
+            config,
+            prefix,
+            projects: RefCell::default(),
+            env: Vec::new(),
+            lease,
+        }
+    }
+
+    /// The module name for `short` in this rig (unique per run).
+    pub fn name(&self, short: &str) -> String {
+        format!("{}-{short}", self.prefix)
+    }
+
+    /// Writes stack `short` (its `compose.yaml`: a [`stack()`] or YAML text);
+    /// returns the module name.
+    pub fn stack(&self, short: &str, compose: impl ToString) -> String {
+        self.stack_file(short, "compose.yaml", compose)
+    }
+
+    /// Writes stack `short` with its compose file named `file`.
+    pub fn stack_file(&self, short: &str, file: &str, compose: impl ToString) -> String {
+        let name = self.name(short);
+        let d = self.root.join(&name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(file), compose.to_string()).unwrap();
+        self.projects.borrow_mut().push(name.clone());
+        name
+    }
+
+    /// Writes `file` in module `module`'s directory.
+    pub fn write(&self, module: &str, file: &str, text: &str) {
+        std::fs::write(self.root.join(module).join(file), text).unwrap();
+    }
+
+    pub fn set_config(&self, text: &str) {
+        std::fs::write(&self.config, text).unwrap();
+    }
+
+    /// A hal command with this rig's environment, stdout and stderr piped.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hal"));
+        c.args(args)
+            .env("HAL_SERVICES_DIR", &self.root)
+            .env("HAL_STATE_DIR", &self.state)
+            .env("HAL_CONFIG", &self.config)
+            .env_remove("HAL_YES")
+            .env_remove("HAL_COMPOSE")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Records that this test restarted the engine (it holds it alone): what
+    /// ran on it before is gone.
+    pub fn engine_restarted(&self) {
+        self.lease
+            .as_ref()
+            .expect("a rig from rig::engine_alone()")
+            .engine_restarted();
+    }
+
+    /// What `hal --json status MODULE` says the module's state is.
+    pub fn state_of(&self, module: &str) -> String {
+        hal(self)
+            .args(["--json", "status", module])
+            .run()
+            .state_of(module)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        for p in self.projects.borrow().iter() {
+            docker::purge_project(p);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,214 @@
+//! Running hal (or anything) to completion, bounded in time, and reading what it left.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+use super::Rig;
+
+/// How long a hal run may take unless a test says otherwise.
+pub const LIMIT: Duration = Duration::from_secs(180);
+
+/// `hal` with this rig's services root, state and config: add arguments,
+/// then `.code(N)` runs it and asserts its exit code, or `.run()` just runs it.
+///
+/// ```text
+/// hal(&rig).args(["module", "start", &web]).code(0);
+/// ```
+pub fn hal(rig: &Rig) -> Hal {
+    Hal {
+        cmd: rig.cmd(&[]),
+        shown: vec!["hal".to_string()],
+        limit: LIMIT,
+    }
+}
+
+/// One hal command line being put together.
+#[derive(Debug)]
+pub struct Hal {
+    cmd: Command,
+    shown: Vec<String>,
+    limit: Duration,
+}
+
+impl Hal {
+    pub fn args<const N: usize>(mut self, args: [&str; N]) -> Hal {
+        for a in args {
+            self = self.arg(a);
+        }
+        self
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Hal {
+        self.shown.push(arg.as_ref().to_string_lossy().into_owned());
+        self.cmd.arg(arg);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Hal {
+        self.cmd.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Hal {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// Fails the test if hal has not finished within `limit` (default 180 s).
+    pub fn within(mut self, limit: Duration) -> Hal {
+        self.limit = limit;
+        self
+    }
+
+    /// Runs hal to completion, whatever its exit code.
+    pub fn run(self) -> Run {
+        let mut run = run_with_timeout(self.cmd, self.limit);
+        run.line = self.shown.join(" ");
+        run
+    }
+
+    /// Runs hal and asserts its exit code, printing its output if it differs.
+    #[track_caller]
+    pub fn code(self, want: i32) -> Run {
+        let run = self.run();
+        run.expect(want);
+        run
+    }
+
+    /// Starts hal in the background, its stdout and stderr piped.
+    pub fn spawn(mut self) -> Child {
+        self.cmd.spawn().expect("spawn hal")
+    }
+}
+
+/// What a finished run left.
+#[derive(Debug)]
+pub struct Run {
+    /// The command line, for messages.
+    pub line: String,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {self}"))
+    }
+
+    #[track_caller]
+    pub fn expect(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code {:?}, wanted {code}: {self}",
+            self.code
+        );
+        self
+    }
+
+    /// The state of module `name` in a status document.
+    pub fn state_of(&self, name: &str) -> String {
+        let doc = self.json();
+        doc["modules"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no modules array: {self}"))
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {doc}"))["state"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` exited {:?} after {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.line, self.code, self.took, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `cmd` to completion (failing the test past `limit`).
+pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Run {
+    let line = format!("{cmd:?}");
+    let began = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    let out = wait_child(&mut child, limit);
+    Run {
+        line,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: began.elapsed(),
+    }
+}
+
+/// Waits for a child, killing it (and failing the test) past `limit`.
+pub fn wait_child(child: &mut Child, limit: Duration) -> Output {
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let t_out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.read_to_end(&mut b);
+        }
+        b
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.read_to_end(&mut b);
+        }
+        b
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+/// Polls `f` until it returns true or `limit` passes.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    f()
+}
+
+/// Writes an executable script `name` into `dir`.
+pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
