@@ -49,7 +49,7 @@ pub async fn check() -> Option<Check> {
             "automatic-rescue",
             format!("{detail} ({scope} scope)"),
             format!(
-                "install the shipped units (dist/systemd/README.md), then {sudo}systemctl {flag}enable --now hal-watch.service hal-rescue.timer"
+                "{sudo}systemctl {flag}enable --now hal-watch.service hal-rescue.timer (the hal package and `make install` ship these units; hal-watch(1) says what they do)"
             ),
         )
     })
