@@ -7,7 +7,7 @@
 #   packages        apt: docker.io, docker-compose (v1), busybox-static,
 #                   docker-registry, apache2-utils (htpasswd for a registry that
 #                   wants a login), debootstrap, util-linux, iproute2, curl, socat,
-#                   zsh, fish, man-db (completion and manual tests)
+#                   zsh, fish, man-db (completion and manual tests), make (make install)
 #   compose-plugin  Compose v2 CLI plugin from Debian trixie's docker-compose .deb
 #                   -> /usr/local/lib/docker/cli-plugins/docker-compose
 #   dockerd         /etc/docker/daemon.json + dockerd in the background
@@ -15,6 +15,9 @@
 #   registry        distribution on 127.0.0.1:5000; pushes 127.0.0.1:5000/hal/fixture:latest
 #   systemd-image   hal-systemd:bookworm (debootstrap minbase + systemd), verified once
 #   cargo           cargo reachable (adds ~/.cargo/bin to PATH if needed)
+#   cargo-deb       cargo-deb $CARGO_DEB_VERSION (`cargo install --locked`, only when missing)
+#   install-image   hal-install:bookworm = hal-systemd:bookworm + man-db and make, the
+#                   clean machine tests/integration/install.rs installs the .deb and `make install` on
 #
 # Nothing is printed on success. On failure: the step, the reason, and the tail
 # of the step's log; exit status 1.
@@ -44,6 +47,8 @@ FIXTURE_IMAGE=hal-fixture:latest
 FIXTURE_REMOTE=$REGISTRY_ADDR/hal/fixture:latest
 SYSTEMD_IMAGE=hal-systemd:bookworm
 SYSTEMD_ROOTFS_IMAGE=hal-systemd:bookworm-rootfs
+INSTALL_IMAGE=hal-install:bookworm
+CARGO_DEB_VERSION=3.8.0
 
 export DEBIAN_FRONTEND=noninteractive
 export DOCKER_BUILDKIT=0 # no buildx here; the classic builder is enough for the fixture
@@ -159,7 +164,7 @@ run_step() {
 # ---------------------------------------------------------------- steps
 
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db)
+    util-linux iproute2 curl socat zsh fish man-db make)
 
 step_packages() {
     local missing=() p
@@ -567,13 +572,64 @@ EOF_DOCKERFILE
     CLEANUP_IMAGES=() # verified: keep it
 }
 
-step_cargo() {
+cargo_on_path() {
     if ! command -v cargo >/dev/null; then
         local home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
         PATH=${CARGO_HOME:-$home/.cargo}/bin:$PATH
     fi
     command -v cargo >/dev/null || die "cargo not found (looked on PATH and in \$CARGO_HOME/bin or ~/.cargo/bin)"
+}
+
+step_cargo() {
+    cargo_on_path
     log "$(command -v cargo): $(cargo --version)"
+}
+
+# cargo-deb builds the Debian package (`cargo deb`); tests/integration/install.rs runs it.
+step_cargo_deb() {
+    cargo_on_path
+    local have
+    have=$(cargo deb --version 2>/dev/null || true)
+    if [[ $have == "cargo-deb $CARGO_DEB_VERSION" ]]; then
+        log "$have present"
+        return 0
+    fi
+    log "installing cargo-deb $CARGO_DEB_VERSION (had: ${have:-none})"
+    cargo install cargo-deb --locked --version "$CARGO_DEB_VERSION" ||
+        die "cargo install cargo-deb --locked --version $CARGO_DEB_VERSION failed"
+    have=$(cargo deb --version 2>/dev/null || true)
+    [[ $have == "cargo-deb $CARGO_DEB_VERSION" ]] || die "cargo deb --version says '${have}' after the install"
+}
+
+# A clean machine for installing hal: the systemd image plus man-db (so `man hal`
+# is checked as a user would run it) and make (for `make install`/`uninstall`).
+# Stale when this recipe or the systemd image changes.
+install_recipe_hash() {
+    { declare -f step_install_image; docker image inspect -f '{{.Id}}' "$SYSTEMD_IMAGE"; } | sha256sum | cut -c1-16
+}
+
+step_install_image() {
+    local want have
+    want=$(install_recipe_hash)
+    have=$(docker image inspect -f '{{index .Config.Labels "hal.ci.install"}}' "$INSTALL_IMAGE" 2>/dev/null || true)
+    if [[ $have == "$want" ]]; then
+        log "$INSTALL_IMAGE present ($want)"
+        return 0
+    fi
+    log "building $INSTALL_IMAGE from $SYSTEMD_IMAGE"
+    # The apt lists are dropped again: the machine is as clean as the systemd
+    # image, so `apt-get install ./hal_*.deb` there downloads nothing.
+    docker build -t "$INSTALL_IMAGE" - <<EOF_DOCKERFILE
+FROM $SYSTEMD_IMAGE
+RUN apt-get -qq update && \\
+    DEBIAN_FRONTEND=noninteractive apt-get -qq install --no-install-recommends man-db make && \\
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+LABEL hal.ci.install="$want" \\
+      org.opencontainers.image.title="hal-install" \\
+      org.opencontainers.image.description="hal-systemd:bookworm + man-db and make, for hal's install tests"
+EOF_DOCKERFILE
+    docker run --rm --entrypoint /bin/sh "$INSTALL_IMAGE" -c 'command -v man && command -v make' ||
+        die "$INSTALL_IMAGE lacks man or make"
 }
 
 # ---------------------------------------------------------------- main
@@ -593,3 +649,5 @@ run_step fixture step_fixture
 run_step registry step_registry
 run_step systemd-image step_systemd_image
 run_step cargo step_cargo
+run_step cargo-deb step_cargo_deb
+run_step install-image step_install_image

@@ -20,6 +20,13 @@ use error::{Exit, exit_of, report};
 
 /// Runs hal with parsed arguments and returns the exit code.
 pub async fn run(cli: cli::Cli) -> Exit {
+    // A completion script needs no config, inventory or engine: a broken config must not stop it.
+    if let cli::Command::Completions(a) = &cli.command {
+        return cmd::completions::run(&a.shell).unwrap_or_else(|e| {
+            report(&e);
+            exit_of(&e)
+        });
+    }
     let ctx = match cmd::ctx::Ctx::new(&cli.global) {
         Ok(c) => c,
         Err(e) => {

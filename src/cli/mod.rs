@@ -4,8 +4,8 @@ pub mod complete;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use clap::CommandFactory;
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use clap_complete::engine::ArgValueCompleter;
 use clap_complete::env::CompleteEnv;
 
@@ -129,6 +129,12 @@ pub enum Command {
     /// Check the node and say what to fix.
     #[command(after_help = "Examples:\n  hal doctor\n  hal doctor --json")]
     Doctor,
+
+    /// Print the shell completion script for SHELL (it calls hal back for module names).
+    #[command(
+        after_help = "Examples:\n  hal completions bash > ~/.local/share/bash-completion/completions/hal\n  hal completions zsh > ~/.zfunc/_hal\n  hal completions fish > ~/.config/fish/completions/hal.fish"
+    )]
+    Completions(CompletionsArgs),
 }
 
 impl Command {
@@ -295,6 +301,13 @@ pub struct ResetArgs {
     /// Module names.
     #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to print the script for.
+    #[arg(value_name = "SHELL", value_parser = ["bash", "elvish", "fish", "powershell", "zsh"])]
+    pub shell: String,
 }
 
 #[derive(Debug, Args)]

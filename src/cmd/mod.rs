@@ -3,6 +3,7 @@
 pub mod ctx;
 
 pub mod change;
+pub mod completions;
 pub mod doctor;
 pub mod list;
 pub mod logs;
@@ -22,6 +23,7 @@ pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
         Command::Rescue(a) => rescue::run(ctx, a).await,
         Command::Watch(a) => watch::run(ctx, a).await,
         Command::Doctor => doctor::run(ctx).await,
+        Command::Completions(a) => completions::run(&a.shell),
         Command::Module(m) => match m {
             ModuleCommand::List => list::run(ctx),
             ModuleCommand::Status(a) => status::run(ctx, &a.modules).await,

@@ -5,3 +5,14 @@ pub mod render;
 pub mod reports;
 pub mod ui;
 pub mod watch_log;
+
+/// Bytes as they are on stdout (a completion script): a reader that stops
+/// early (`hal completions bash | head`) is no failure.
+pub fn raw(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}

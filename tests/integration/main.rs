@@ -23,6 +23,7 @@ mod doctor;
 mod fastpath;
 mod faults;
 mod host_modules;
+mod install;
 mod limits;
 mod logs;
 mod manpages;

@@ -1,4 +1,4 @@
-//! The shipped init units inside a real systemd: installed as dist/systemd/README.md says, they bring back a failed module with no person involved.
+//! The shipped init units inside a real systemd: placed where `make install` puts them and enabled as dist/systemd/README.md says, they bring back a failed module with no person involved.
 //!
 //! Runs in the `hal-systemd:bookworm` machine of `rig/systemd.rs`, alone: it
 //! installs hal's own units and /etc/hal, which every scene would see. The
@@ -35,7 +35,7 @@ impl Drop for Uninstall {
     fn drop(&mut self) {
         let _ = self.0.sh(
             "systemctl disable --now hal-watch.service hal-rescue.timer hal-rescue.service; \
-             rm -f /etc/systemd/system/hal-watch.service /etc/systemd/system/hal-rescue.*; \
+             rm -f /usr/local/lib/systemd/system/hal-* /usr/local/lib/systemd/user/hal-*; \
              systemctl daemon-reload; rm -rf /etc/hal /var/lib/hal; \
              runuser -u ana -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user disable --now hal-watch.service hal-rescue.timer; \
              rm -f /home/ana/.config/systemd/user/hal-*",
@@ -109,10 +109,17 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
         before["hint"]
             .as_str()
             .unwrap()
-            .contains("dist/systemd/README.md"),
+            .contains("systemctl enable --now hal-watch.service hal-rescue.timer"),
         "{before}"
     );
     let _uninstall = Uninstall(m);
+    // The units where `make install` (PREFIX=/usr/local) puts them, naming the hal under test.
+    m.sh_ok(&format!(
+        "for s in system user; do mkdir -p /usr/local/lib/systemd/$s; \
+         for u in hal-watch.service hal-rescue.service hal-rescue.timer; do \
+         sed 's|/usr/bin/hal|/usr/local/bin/hal|' {CHECKOUT}/dist/systemd/$s/$u > /usr/local/lib/systemd/$s/$u; \
+         done; done; systemctl daemon-reload"
+    ));
     let steps = readme_block("System scope").replace("sudo ", "");
     m.sh_ok(&format!("set -e; cd {CHECKOUT}\n{steps}"));
     for u in ["hal-watch.service", "hal-rescue.timer"] {
@@ -187,8 +194,10 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
         "{rescue}"
     );
 
-    // The user-scope units, installed by a normal user as the README says, run too.
-    let steps = readme_block("User scope");
+    // The user-scope units, installed by a normal user with hal from `cargo install`
+    // as the README says, run too.
+    m.sh_ok("mkdir -p /home/ana/.cargo/bin && ln -sf /usr/local/bin/hal /home/ana/.cargo/bin/hal");
+    let steps = readme_block("With hal from `cargo install` alone");
     let as_ana = |script: &str| {
         format!(
             "runuser -u ana -- env HOME=/home/ana XDG_RUNTIME_DIR=/run/user/1000 sh -c '{}'",

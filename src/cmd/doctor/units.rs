@@ -50,7 +50,7 @@ pub async fn check(hosts: &Hosts) -> Option<Check> {
             "automatic-rescue",
             format!("{detail} ({scope} scope)"),
             format!(
-                "install the shipped units (dist/systemd/README.md), then {sudo}systemctl {flag}enable --now hal-watch.service hal-rescue.timer"
+                "{sudo}systemctl {flag}enable --now hal-watch.service hal-rescue.timer (the hal package and `make install` ship these units; hal-watch(1) says what they do)"
             ),
         )
     })
