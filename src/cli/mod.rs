@@ -167,9 +167,9 @@ pub enum ModuleCommand {
     )]
     ResetFailed(ResetArgs),
 
-    /// Show the logs of modules, merged in time order.
+    /// Show the logs of modules (every module when none is named), merged in time order, or follow them.
     #[command(
-        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web"
+        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web\n  hal module logs --since yesterday --until '2026-01-01 12:00'\n  hal module logs -f db | grep -m1 ready\n\nA timer module's logs include the journal of the job it starts."
     )]
     Logs(LogsArgs),
 }
@@ -250,11 +250,11 @@ pub struct LogsArgs {
     /// Only lines since WHEN: a duration back from now (10m, 1h30m, -1h), now, today, yesterday,
     /// YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time, or @UNIX; a bare number is a Unix
     /// time, as docker reads it.
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub since: Option<String>,
 
     /// Only lines before WHEN (the same forms as --since).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub until: Option<String>,
 
     /// Show each line's time.
