@@ -184,9 +184,9 @@ pub enum ModuleCommand {
     )]
     ResetFailed(ResetArgs),
 
-    /// Show the logs of modules, merged in time order.
+    /// Show the logs of modules (every module when none is named), merged in time order, or follow them.
     #[command(
-        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web"
+        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web\n  hal module logs --since yesterday --until '2026-01-01 12:00'\n  hal module logs -f db | grep -m1 ready\n\nA timer module's logs include the journal of the job it starts."
     )]
     Logs(LogsArgs),
 }
@@ -252,21 +252,27 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
-    /// Module names.
-    #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    /// Module names [default: every module].
+    #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
-    /// Keep following new lines, across container re-creation, until Ctrl-C.
-    #[arg(short, long)]
+    /// Keep following new lines, across container re-creation, until Ctrl-C or the reader closes the pipe.
+    #[arg(short, long, conflicts_with = "until")]
     pub follow: bool,
 
-    /// Show the last N lines of each source [default: all].
-    #[arg(short = 'n', long = "tail", value_name = "N")]
-    pub tail: Option<u64>,
+    /// Show the last N lines of each source, or `all` [default: all].
+    #[arg(short = 'n', long = "tail", value_name = "N|all", value_parser = parse_tail)]
+    pub tail: Option<Tail>,
 
-    /// Only lines since WHEN: a duration back from now (10m), an RFC 3339 time, or @UNIXSECONDS.
-    #[arg(long, value_name = "WHEN")]
+    /// Only lines since WHEN: a duration back from now (10m, 1h30m, -1h), now, today, yesterday,
+    /// YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time, or @UNIX; a bare number is a Unix
+    /// time, as docker reads it.
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub since: Option<String>,
+
+    /// Only lines before WHEN (the same forms as --since).
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub until: Option<String>,
 
     /// Show each line's time.
     #[arg(short, long)]
@@ -275,6 +281,19 @@ pub struct LogsArgs {
     /// Do not prefix lines with `module/service |`.
     #[arg(long)]
     pub no_prefix: bool,
+}
+
+/// How many lines `logs -n` shows of each source: `Tail(None)` is all.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Tail(pub Option<u64>);
+
+fn parse_tail(s: &str) -> Result<Tail, String> {
+    if s == "all" {
+        return Ok(Tail(None));
+    }
+    s.parse::<u64>()
+        .map(|n| Tail(Some(n)))
+        .map_err(|_| format!("{s:?} is not a number of lines or `all`"))
 }
 
 #[derive(Debug, Args)]

@@ -8,40 +8,49 @@ use tokio::sync::mpsc;
 use crate::cli::LogsArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::logs::stream::{self, Event, Lines, Merge, Source};
+use crate::logs::stream::{self, Event, Lines, Merge, Source, Window};
 use crate::module::Kind;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
 use crate::stack::logs as stack_logs;
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
+use crate::util::tz::Zone;
+use crate::util::when;
 
 /// How many lines may wait for the printer while following.
 const FOLLOW_BUFFER: usize = 1024;
 
 pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
-    let modules = ctx.node.inventory.resolve(&a.modules)?;
-    let since = a
-        .since
-        .as_deref()
-        .map(|s| timefmt::parse_since(s, Stamp::now()))
-        .transpose()
-        .map_err(HalError::Usage)?;
+    // No module named: every module, as `docker compose logs` does for services.
+    let modules = if a.modules.is_empty() {
+        ctx.node
+            .inventory
+            .modules
+            .iter()
+            .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+            .cloned()
+            .collect()
+    } else {
+        ctx.node.inventory.resolve(&a.modules)?
+    };
+    let now = Stamp::now();
+    let when = |text: &Option<String>| {
+        text.as_deref()
+            .map(|t| when::parse(t, now, Zone::local).map(|s| s.secs))
+            .transpose()
+            .map_err(HalError::Usage)
+    };
+    let window = Window {
+        tail: a.tail.and_then(|t| t.0),
+        since: when(&a.since)?,
+        until: when(&a.until)?,
+    };
     let mut stacks = Vec::new();
-    let mut units = Vec::new();
+    let mut hosts = Vec::new();
     for m in &modules {
         match &m.kind {
             Kind::Stack { .. } => stacks.push(m.name.clone()),
-            Kind::Host { unit, scope } => units.push(UnitSource {
-                unit: unit.clone(),
-                scope: *scope,
-                init: ctx.node.hosts.init(*scope),
-                pid: None,
-                source: Source {
-                    module: m.name.clone(),
-                    name: unit.clone(),
-                    label: m.name.clone(),
-                },
-            }),
+            Kind::Host { unit, scope } => hosts.push((m.name.clone(), unit.clone(), *scope)),
             Kind::Invalid { reason } => {
                 return Err(HalError::InvalidModule {
                     name: m.name.clone(),
@@ -51,15 +60,21 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             }
         }
     }
-    let user_units: Vec<String> = units
-        .iter()
-        .filter(|u| u.scope == crate::module::config::Scope::User)
-        .map(|u| u.unit.clone())
+    // A timer module's journal is the timer's and the job's it starts.
+    let units: Vec<UnitSource> = crate::host::log_units(&ctx.node.hosts, &hosts)
+        .await
+        .into_iter()
+        .map(|u| UnitSource {
+            init: ctx.node.hosts.init(u.scope),
+            pid: u.pid,
+            source: Source {
+                label: u.module.clone(),
+                module: u.module,
+                name: u.unit.clone(),
+            },
+            unit: u.unit,
+        })
         .collect();
-    let pids = crate::host::last_main_pids(&ctx.node.hosts, &user_units).await;
-    for u in &mut units {
-        u.pid = pids.get(&u.unit).copied();
-    }
     // Docker is asked only when a stack is involved: unit logs need no engine.
     let engine = if stacks.is_empty() {
         None
@@ -85,8 +100,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             containers,
             units,
             stacks,
-            &a,
-            since,
+            window,
             &mut printer,
         )
         .await
@@ -97,13 +111,13 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             for (id, source) in containers {
                 streams.push((
                     sources.len(),
-                    stack_logs::container_lines(engine, &id, false, a.tail, since),
+                    stack_logs::container_lines(engine, &id, false, window),
                 ));
                 sources.push(source);
             }
         }
         for u in units {
-            streams.push((sources.len(), u.lines(false, a.tail, since)));
+            streams.push((sources.len(), u.lines(false, window)));
             sources.push(u.source);
         }
         let mut merge = Merge::new(streams);
@@ -131,7 +145,6 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
 /// A host module's unit as a log source (its journal).
 struct UnitSource {
     unit: String,
-    scope: crate::module::config::Scope,
     init: std::sync::Arc<dyn crate::host::init::Init>,
     /// The main process of its last run, whose lines the journal may have filed under no unit.
     pid: Option<u32>,
@@ -139,11 +152,12 @@ struct UnitSource {
 }
 
 impl UnitSource {
-    fn lines(&self, follow: bool, tail: Option<u64>, since: Option<i64>) -> Lines {
+    fn lines(&self, follow: bool, w: Window) -> Lines {
         let q = crate::host::init::JournalQuery {
             follow,
-            tail,
-            since,
+            tail: w.tail,
+            since: w.since,
+            until: w.until,
             pid: self.pid,
         };
         crate::host::journal(&*self.init, &self.unit, q)
@@ -175,8 +189,7 @@ async fn follow(
     containers: Vec<(String, Source)>,
     units: Vec<UnitSource>,
     projects: Vec<String>,
-    a: &LogsArgs,
-    since: Option<i64>,
+    window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
@@ -187,7 +200,7 @@ async fn follow(
         stack_logs::watch_starts(engine.clone(), projects, tx.clone());
         for (id, source) in containers {
             let idx = sources.len();
-            let lines: Lines = stack_logs::container_lines(engine, &id, true, a.tail, since);
+            let lines: Lines = stack_logs::container_lines(engine, &id, true, window);
             stream::forward(idx, lines, tx.clone());
             live.insert(id.clone(), idx);
             sources.push(source);
@@ -195,15 +208,19 @@ async fn follow(
     }
     // The journal keeps following a unit across its restarts by itself.
     for u in units {
-        stream::forward(sources.len(), u.lines(true, a.tail, since), tx.clone());
+        stream::forward(sources.len(), u.lines(true, window), tx.clone());
         sources.push(u.source);
     }
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);
+    // The reader of a pipe went away (`| grep -m1 ready`): end now, not at the next line.
+    let gone = crate::output::hangup::reader_gone();
+    tokio::pin!(gone);
     loop {
         let ev = tokio::select! {
             ev = rx.recv() => ev,
             _ = &mut stop => return Ok(printer.flush()?),
+            () = &mut gone => return Ok(()),
         };
         let Some(ev) = ev else {
             return Ok(printer.flush()?);
@@ -232,7 +249,11 @@ async fn follow(
                 // A recreated or restarted container: follow it from its start.
                 let idx = sources.len();
                 printer.widen(source.label.len());
-                let lines = stack_logs::container_lines(engine, &id, true, None, Some(at));
+                let from = Window {
+                    since: Some(at),
+                    ..Window::default()
+                };
+                let lines = stack_logs::container_lines(engine, &id, true, from);
                 stream::forward(idx, lines, tx.clone());
                 live.insert(id.clone(), idx);
                 sources.push(source);

@@ -1,9 +1,14 @@
 //! Verbs on host modules (init units): start, stop, reset-failed, status and logs, answering like stacks do.
 
+mod assess;
 pub mod init;
 pub mod pick;
+pub mod timer;
 
+pub use self::assess::{assess, service_status};
+use self::init::show_one;
 pub use self::pick::Hosts;
+pub use self::timer::log_units;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use crate::logs::stream::Lines;
 use crate::module::config::Scope;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
-use crate::module::status::{LimitStatus, ModuleStatus, ServiceStatus, State};
+use crate::module::status::{LimitStatus, ModuleStatus, State};
 use crate::module::{Kind, Module};
 use crate::util::timefmt::Stamp;
 
@@ -138,7 +143,8 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
 }
 
 /// Stops the unit, then reads the state it left. A failed unit stopped by request
-/// has its failed state cleared, so it reads `inactive` as a stopped stack does.
+/// has its failed state cleared, so it reads `inactive` as a stopped stack does;
+/// so has a timer's failed job (else a restart would leave the module failed).
 pub async fn stop(
     init: &dyn Init,
     progress: &dyn Progress,
@@ -148,6 +154,7 @@ pub async fn stop(
 ) -> anyhow::Result<Outcome> {
     progress.step(name, &format!("stopping {unit}"));
     init.stop(unit, timeout).await?;
+    timer::forget_failed_job(init, unit).await?;
     let mut s = show_one(init, unit).await?;
     if s.load == Load::NotFound {
         return Err(not_found(unit));
@@ -159,9 +166,11 @@ pub async fn stop(
     Ok(outcome(&s))
 }
 
-/// Forgets the unit's failed state and the init's own start count.
+/// Forgets the unit's failed state and the init's own start count (and, for
+/// a timer, its job's: a failed last run is what made the module failed).
 pub async fn reset_failed(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
-    init.reset_failed(unit).await
+    init.reset_failed(unit).await?;
+    timer::forget_failed_job(init, unit).await
 }
 
 /// The unit's journal as log lines.
@@ -206,9 +215,19 @@ async fn scope_status(
     units.dedup();
     match init.show(&units).await {
         Ok(statuses) => {
+            let jobs = timer::jobs(init, &statuses).await;
             for (m, unit) in mine {
                 if let Some(s) = statuses.iter().find(|s| s.unit == unit) {
-                    out.insert(m.name.clone(), module_status(m, s));
+                    let job = jobs.get(unit);
+                    let mut st = module_status(m, s, job);
+                    // A failed job's own last words, as a failed start shows them.
+                    if let Some(j) =
+                        job.filter(|j| st.state == State::Failed && timer::last_run_failed(j))
+                        && let Some(words) = timer::last_words(init, j).await
+                    {
+                        st.reason = st.reason.map(|r| format!("{r}: {words}"));
+                    }
+                    out.insert(m.name.clone(), st);
                 }
             }
             (out, false)
@@ -227,6 +246,7 @@ async fn scope_status(
                         desired: None,
                         limit: LimitStatus::default(),
                         services: Vec::new(),
+                        timer: None,
                     },
                 );
             }
@@ -235,8 +255,14 @@ async fn scope_status(
     }
 }
 
-fn module_status(m: &Module, s: &UnitStatus) -> ModuleStatus {
-    let (state, reason) = assess(s);
+fn module_status(m: &Module, s: &UnitStatus, job: Option<&UnitStatus>) -> ModuleStatus {
+    let (state, reason) = timer::assess(s, job);
+    let mut services = if s.load == Load::NotFound {
+        Vec::new()
+    } else {
+        vec![service_status(s)]
+    };
+    services.extend(job.map(service_status));
     ModuleStatus {
         name: m.name.clone(),
         kind: m.kind_tag(),
@@ -245,101 +271,8 @@ fn module_status(m: &Module, s: &UnitStatus) -> ModuleStatus {
         since: s.changed.map(Stamp::rfc3339),
         desired: None,
         limit: LimitStatus::default(),
-        services: if s.load == Load::NotFound {
-            Vec::new()
-        } else {
-            vec![service_status(s)]
-        },
-    }
-}
-
-/// A unit as one "service" of the status document.
-pub fn service_status(s: &UnitStatus) -> ServiceStatus {
-    ServiceStatus {
-        name: s.unit.clone(),
-        container: None,
-        unit: Some(s.unit.clone()),
-        state: s.words.clone(),
-        health: None,
-        exit_code: s.main_exit.map(|e| match e {
-            MainExit::Exited(n) => n,
-            // As a shell (and Docker) reports a process killed by a signal.
-            MainExit::Signal(n) => 128 + n,
-        }),
-        restart_count: s.restarts,
-        started_at: s.active_since.map(Stamp::rfc3339),
-        verdict: None,
-    }
-}
-
-/// The spec's state of a unit, and why it is not `active`.
-pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
-    let u = &s.unit;
-    match &s.load {
-        Load::NotFound => return (State::Invalid, Some(format!("unit {u} not found"))),
-        Load::Masked => return (State::Invalid, Some(format!("unit {u} is masked"))),
-        Load::Error(why) => {
-            return (
-                State::Invalid,
-                Some(format!("unit {u} cannot be loaded: {why}")),
-            );
-        }
-        Load::Loaded => {}
-    }
-    match &s.activity {
-        Activity::Active => (State::Active, None),
-        Activity::Activating if s.words.ends_with("/auto-restart") => (
-            State::Starting,
-            Some(format!(
-                "{u} restarting after a failure{}{}",
-                failure_words(s)
-                    .map(|w| format!(" ({w})"))
-                    .unwrap_or_default(),
-                s.restarts
-                    .map(|n| format!(", {n} restarts so far"))
-                    .unwrap_or_default()
-            )),
-        ),
-        Activity::Activating | Activity::Reloading => (
-            State::Starting,
-            Some(format!("{u} is {}", phrase(&s.words))),
-        ),
-        Activity::Deactivating | Activity::Inactive => (
-            State::Inactive,
-            Some(format!("{u} is {}", phrase(&s.words))),
-        ),
-        Activity::Failed => (
-            State::Failed,
-            Some(format!(
-                "{u} failed: {}",
-                failure_words(s).unwrap_or_else(|| "failed".into())
-            )),
-        ),
-        Activity::Other(_) => (State::Unknown, Some(format!("{u} is {}", phrase(&s.words)))),
-    }
-}
-
-/// `inactive/dead` → `inactive (dead)`.
-fn phrase(words: &str) -> String {
-    match words.split_once('/') {
-        Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
-        Some((state, _)) => state.to_string(),
-        None => words.to_string(),
-    }
-}
-
-/// `exit-code, status 3` or `signal, signal 9`: the result and how the main process ended.
-fn failure_words(s: &UnitStatus) -> Option<String> {
-    let exit = s.main_exit.and_then(|e| match e {
-        MainExit::Exited(0) => None,
-        MainExit::Exited(n) => Some(format!("status {n}")),
-        MainExit::Signal(n) => Some(format!("signal {n}")),
-    });
-    match (s.result.as_deref(), exit) {
-        (Some(r), Some(e)) => Some(format!("{r}, {e}")),
-        (Some(r), None) => Some(r.to_string()),
-        (None, Some(e)) => Some(e),
-        (None, None) => None,
+        services,
+        timer: job.map(|j| timer::runs(s, j)),
     }
 }
 
@@ -350,35 +283,6 @@ fn outcome(s: &UnitStatus) -> Outcome {
         reason,
         warnings: Vec::new(),
     }
-}
-
-/// The main process of each user unit's last run (one `show` for all), for
-/// reading the lines the journal filed under no unit (see
-/// `init::systemd::journal::user_unit_matches`). System units need none:
-/// their lines are always filed under the unit. Best effort: a unit the
-/// manager cannot tell about is left out.
-pub async fn last_main_pids(hosts: &Hosts, user_units: &[String]) -> BTreeMap<String, u32> {
-    if user_units.is_empty() {
-        return BTreeMap::new();
-    }
-    hosts
-        .init(Scope::User)
-        .show(user_units)
-        .await
-        .map(|all| {
-            all.into_iter()
-                .filter_map(|s| Some((s.unit, s.main_pid?)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
-    let units = [unit.to_string()];
-    init.show(&units)
-        .await?
-        .pop()
-        .ok_or_else(|| anyhow::anyhow!("{} said nothing about {unit}", init.name()))
 }
 
 fn not_found(unit: &str) -> anyhow::Error {
@@ -452,6 +356,7 @@ async fn last_lines(init: &dyn Init, unit: &str, pid: Option<u32>) -> Vec<String
         follow: false,
         tail: Some(DIAG_LINES),
         since: None,
+        until: None,
         pid,
     };
     let lines = init.journal(unit, q);

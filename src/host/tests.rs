@@ -17,6 +17,10 @@ fn unit(activity: Activity, words: &str) -> UnitStatus {
             nanos: 0,
         }),
         changed: None,
+        exited_at: None,
+        triggers: Vec::new(),
+        next_run: None,
+        last_trigger: None,
     }
 }
 

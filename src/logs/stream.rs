@@ -15,6 +15,14 @@ pub struct Source {
     pub label: String,
 }
 
+/// Which lines of each source: the last `tail`, between `since` and `until` (Unix seconds).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Window {
+    pub tail: Option<u64>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
 /// A stream of lines from one source.
 pub type Lines = BoxStream<'static, anyhow::Result<Line>>;
 

@@ -80,6 +80,26 @@ pub struct ModuleStatus {
     pub desired: Option<String>,
     pub limit: LimitStatus,
     pub services: Vec<ServiceStatus>,
+    /// A timer module's runs (absent for other modules).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<TimerStatus>,
+}
+
+/// The runs of a host module whose unit is a timer: the job it starts, how it last went, when next.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TimerStatus {
+    /// The unit the timer starts (`Triggers=`).
+    pub job: String,
+    /// When the timer last started the job (RFC 3339), or null if it never did.
+    pub last_run: Option<String>,
+    /// When the job last ended (RFC 3339), or null.
+    pub last_exit: Option<String>,
+    /// `success`, or the init's word for how the last run failed (`exit-code`, `signal`, `timeout`…); null if it never ran.
+    pub last_result: Option<String>,
+    /// The last run's exit status (128+N for signal N), or null.
+    pub last_exit_code: Option<i64>,
+    /// When the timer next elapses (RFC 3339), or null when it does not know yet.
+    pub next_run: Option<String>,
 }
 
 /// How much a status needs to know about each container.

@@ -1,5 +1,6 @@
 //! Everything hal shows a person or a script: decided once, printed in one place.
 
+pub mod hangup;
 pub mod log_lines;
 pub mod render;
 pub mod reports;

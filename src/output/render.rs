@@ -75,12 +75,39 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
             Cell::new(&m.name),
             Cell::new(m.kind.as_str()),
             state_cell(m.state, color),
-            Cell::new(m.reason.as_deref().unwrap_or("")),
+            Cell::new(detail(m, now)),
             Cell::new(starts),
             Cell::new(since),
         ]);
     }
     trim_lines(t.trim_fmt())
+}
+
+/// The detail column: why a module is not active; for a timer, also its last and next run.
+fn detail(m: &ModuleStatus, now: Stamp) -> String {
+    let reason = m.reason.clone().unwrap_or_default();
+    let Some(t) = &m.timer else { return reason };
+    let stamp = |s: &Option<String>| s.as_deref().and_then(timefmt::parse);
+    let mut runs = Vec::new();
+    match (stamp(&t.last_run).or(stamp(&t.last_exit)), &t.last_result) {
+        (Some(at), Some(r)) => runs.push(format!("last run {} ago: {r}", ago(now, at))),
+        (Some(at), None) => runs.push(format!("last run {} ago", ago(now, at))),
+        (None, _) => runs.push("never ran".to_string()),
+    }
+    if let Some(next) = stamp(&t.next_run) {
+        let when = if next > now {
+            format!("in {}", ago(next, now))
+        } else {
+            "now".to_string()
+        };
+        runs.push(format!("next {when}"));
+    }
+    let runs = runs.join(", ");
+    if reason.is_empty() {
+        runs
+    } else {
+        format!("{reason} ({runs})")
+    }
 }
 
 /// One row per module of `hal module list`.

@@ -95,6 +95,7 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
         desired: None,
         limit: LimitStatus::default(),
         services: Vec::new(),
+        timer: None,
     }
 }
 

@@ -176,17 +176,18 @@ impl Engine {
         follow: bool,
         tail: Option<u64>,
         since: Option<i64>,
+        until: Option<i64>,
     ) -> BoxStream<'static, Result<LogOutput, bollard::errors::Error>> {
+        let secs = |s: i64| i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX);
         let options = LogsOptions {
             follow,
             stdout: true,
             stderr: true,
             // The API takes 32-bit seconds: clamp rather than wrap (a far-future
             // --since shows nothing, as it should).
-            since: since.map_or(0, |s| {
-                i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX)
-            }),
-            until: 0,
+            since: since.map_or(0, secs),
+            // 0 is "no end" to the API: an end at or before the epoch is the epoch's first second.
+            until: until.map_or(0, |u| secs(u).max(1)),
             timestamps: true,
             tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
         };
@@ -196,7 +197,7 @@ impl Engine {
     /// The last `n` log lines of a container, without timestamps.
     pub async fn last_lines(&self, id: &str, n: u64) -> Vec<String> {
         let chunks: Vec<LogOutput> = self
-            .logs(id, false, Some(n), None)
+            .logs(id, false, Some(n), None, None)
             .take(n as usize * 4)
             .filter_map(|r| async move { r.ok() })
             .collect()

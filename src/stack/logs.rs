@@ -4,19 +4,13 @@ use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::logs::line::{Assembler, Stream};
-use crate::logs::stream::{Event, Lines, Source};
+use crate::logs::stream::{Event, Lines, Source, Window};
 use crate::stack::engine::Engine;
 use crate::stack::labels::Identity;
 
 /// Turns a container's raw frames into whole lines.
-pub fn container_lines(
-    engine: &Engine,
-    id: &str,
-    follow: bool,
-    tail: Option<u64>,
-    since: Option<i64>,
-) -> Lines {
-    let frames = engine.logs(id, follow, tail, since);
+pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Lines {
+    let frames = engine.logs(id, follow, w.tail, w.since, w.until);
     let state = (
         frames,
         Assembler::default(),

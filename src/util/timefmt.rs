@@ -135,7 +135,7 @@ pub fn parse(text: &str) -> Option<Stamp> {
 }
 
 /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -145,7 +145,8 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
+/// The (year, month, day) of a day counted from 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -156,26 +157,6 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// Parses a `--since` value: a duration back from now (`10m`), an RFC 3339
-/// time, or unix seconds. Returns unix seconds.
-pub fn parse_since(text: &str, now: Stamp) -> Result<i64, String> {
-    let t = text.trim();
-    if let Some(s) = parse(t) {
-        return Ok(s.secs);
-    }
-    if let Some(rest) = t.strip_prefix('@') {
-        return rest
-            .parse()
-            .map_err(|_| format!("invalid time {text:?}: expected @UNIXSECONDS"));
-    }
-    match crate::util::duration::parse(t) {
-        Ok(d) => Ok(now.secs - i64::try_from(d.as_secs()).unwrap_or(i64::MAX).min(now.secs)),
-        Err(_) => Err(format!(
-            "invalid time {text:?}: use a duration back from now (10m, 2h), an RFC 3339 time (2026-11-30T12:00:00Z) or @UNIXSECONDS"
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -218,17 +199,5 @@ mod tests {
         ] {
             assert!(parse(bad).is_none(), "{bad}");
         }
-    }
-
-    #[test]
-    fn since_accepts_three_forms() {
-        let now = Stamp {
-            secs: 10_000,
-            nanos: 0,
-        };
-        assert_eq!(parse_since("10m", now).unwrap(), 9_400);
-        assert_eq!(parse_since("@42", now).unwrap(), 42);
-        assert_eq!(parse_since("1970-01-01T00:01:00Z", now).unwrap(), 60);
-        assert!(parse_since("yesterday", now).is_err());
     }
 }

@@ -26,6 +26,7 @@ mod host_modules;
 mod install;
 mod limits;
 mod logs;
+mod logs_when;
 mod manpages;
 mod ordering;
 mod props;

@@ -45,6 +45,10 @@ struct Unit {
     /// Looks (`show`) since the last start.
     looks: u32,
     journal: Vec<String>,
+    /// A timer's job, and its next run.
+    triggers: Vec<String>,
+    next_run: Option<Stamp>,
+    exited_at: Option<Stamp>,
 }
 
 /// The scripted init. Units it was not told about are not found.
@@ -78,8 +82,38 @@ impl Memory {
                 active_since: None,
                 looks: 0,
                 journal: Vec::new(),
+                triggers: Vec::new(),
+                next_run: None,
+                exited_at: None,
             },
         );
+        self
+    }
+
+    /// A timer, active (waiting), that starts `job` (which must be a unit too), next at `next`.
+    pub fn timer(self, name: &str, job: &str, next: Stamp) -> Memory {
+        let m = self.unit(name, Script::Runs);
+        if let Some(u) = lock(&m.units).get_mut(name) {
+            u.activity = Activity::Active;
+            u.triggers = vec![job.to_string()];
+            u.next_run = Some(next);
+        }
+        m
+    }
+
+    /// The job `name` last ran and ended at `at` with exit status `code`
+    /// (non-zero: the unit is failed, as systemd leaves a failed job).
+    pub fn ran(self, name: &str, code: i64, at: Stamp) -> Memory {
+        if let Some(u) = lock(&self.units).get_mut(name) {
+            u.exited_at = Some(at);
+            u.main_pid = Some(4343);
+            if code == 0 {
+                u.activity = Activity::Inactive;
+                u.main_exit = Some(MainExit::Exited(0));
+            } else {
+                fail(u, code);
+            }
+        }
         self
     }
 
@@ -161,6 +195,10 @@ fn status(name: &str, load: Load, u: Option<&Unit>) -> UnitStatus {
         restarts: Some(0),
         active_since: u.and_then(|u| u.active_since),
         changed: None,
+        exited_at: u.and_then(|u| u.exited_at),
+        triggers: u.map(|u| u.triggers.clone()).unwrap_or_default(),
+        next_run: u.and_then(|u| u.next_run),
+        last_trigger: None,
     }
 }
 

@@ -73,6 +73,14 @@ pub struct UnitStatus {
     pub active_since: Option<Stamp>,
     /// When its state last changed.
     pub changed: Option<Stamp>,
+    /// When its main process last ended.
+    pub exited_at: Option<Stamp>,
+    /// The units it starts: a timer's job (`Triggers=`).
+    pub triggers: Vec<String>,
+    /// A timer's next elapse on the wall clock, when it has one.
+    pub next_run: Option<Stamp>,
+    /// When a timer last elapsed.
+    pub last_trigger: Option<Stamp>,
 }
 
 /// Which journal lines to read.
@@ -83,6 +91,8 @@ pub struct JournalQuery {
     pub tail: Option<u64>,
     /// Unix seconds.
     pub since: Option<i64>,
+    /// Unix seconds: only lines before this.
+    pub until: Option<i64>,
     /// Also this process's lines, whatever unit the journal filed them under
     /// (see `systemd::journal::user_unit_matches`).
     pub pid: Option<u32>,
@@ -137,6 +147,15 @@ pub trait Init: Send + Sync {
     /// Asks the log store to take in what it has been sent but not stored yet
     /// (best effort: it may need privileges), so that a failure's last lines are there.
     fn settle_logs(&self) -> BoxFuture<'_, ()>;
+}
+
+/// The status of one unit.
+pub async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
+    let units = [unit.to_string()];
+    init.show(&units)
+        .await?
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("{} said nothing about {unit}", init.name()))
 }
 
 /// What `doctor` learns from asking a manager how it is.

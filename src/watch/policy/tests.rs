@@ -39,6 +39,7 @@ fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> M
         desired: desired.map(str::to_string),
         limit: LimitStatus::default(),
         services,
+        timer: None,
     }
 }
 

@@ -38,6 +38,9 @@ pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery)
     if let Some(s) = q.since {
         a.extend(["--since".into(), format!("@{s}")]);
     }
+    if let Some(u) = q.until {
+        a.extend(["--until".into(), format!("@{u}")]);
+    }
     if q.follow {
         a.push("--follow".into());
     }
@@ -165,6 +168,7 @@ mod tests {
             follow: true,
             tail: None,
             since: Some(42),
+            until: Some(50),
             pid: None,
         };
         let a = journal_args(Scope::User, "n.service", Some(1000), q);
@@ -180,6 +184,7 @@ mod tests {
         assert_eq!(a[..2], ["--user-unit", "n.service"]);
         assert!(a.windows(2).any(|w| w == ["--lines", "all"]));
         assert!(a.windows(2).any(|w| w == ["--since", "@42"]));
+        assert!(a.windows(2).any(|w| w == ["--until", "@50"]));
         assert!(a.contains(&"--follow".to_string()));
         let a = journal_args(
             Scope::System,

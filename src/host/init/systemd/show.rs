@@ -5,7 +5,8 @@ use crate::util::timefmt::{self, Stamp};
 
 /// The properties `show` asks for; see [`parse_show`].
 pub const PROPERTIES: &str = "Id,Names,LoadState,LoadError,ActiveState,SubState,Result,\
-ExecMainPID,ExecMainCode,ExecMainStatus,NRestarts,ActiveEnterTimestamp,StateChangeTimestamp";
+ExecMainPID,ExecMainCode,ExecMainStatus,NRestarts,ActiveEnterTimestamp,StateChangeTimestamp,\
+ExecMainExitTimestamp,Triggers,NextElapseUSecRealtime,LastTriggerUSec";
 
 /// Parses `systemctl show -p PROPERTIES UNIT...`: one block per unit, in the
 /// order asked, separated by blank lines. Blocks are matched to the units by
@@ -47,6 +48,10 @@ pub fn parse_show(text: &str, units: &[String]) -> Vec<UnitStatus> {
                     restarts: None,
                     active_since: None,
                     changed: None,
+                    exited_at: None,
+                    triggers: Vec::new(),
+                    next_run: None,
+                    last_trigger: None,
                 },
             }
         })
@@ -96,6 +101,13 @@ fn unit_status(unit: &str, props: &[(&str, &str)]) -> UnitStatus {
         restarts: get("NRestarts").parse().ok(),
         active_since: parse_stamp(get("ActiveEnterTimestamp")),
         changed: parse_stamp(get("StateChangeTimestamp")),
+        exited_at: parse_stamp(get("ExecMainExitTimestamp")),
+        triggers: get("Triggers")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        next_run: parse_stamp(get("NextElapseUSecRealtime")),
+        last_trigger: parse_stamp(get("LastTriggerUSec")),
     }
 }
 
@@ -172,6 +184,17 @@ ExecMainStatus=0
 NRestarts=0
 ActiveEnterTimestamp=@1700000000
 StateChangeTimestamp=@1700000000
+
+Id=health.timer
+Names=health.timer
+LoadState=loaded
+ActiveState=active
+SubState=waiting
+Result=success
+Triggers=health.service
+NextElapseUSecRealtime=Tue 2026-12-01 00:00:00 UTC
+LastTriggerUSec=Mon 2026-11-30 00:00:00.5 UTC
+ExecMainExitTimestamp=
 ";
 
     fn units(names: &[&str]) -> Vec<String> {
@@ -199,6 +222,15 @@ StateChangeTimestamp=@1700000000
         assert_eq!(s[2].unit, "alias.service");
         assert_eq!(s[2].activity, Activity::Active);
         assert_eq!(s[2].active_since.unwrap().secs, 1_700_000_000);
+    }
+
+    #[test]
+    fn timers_name_their_job_and_runs() {
+        let s = parse_show(SHOW, &units(&["health.timer"]));
+        assert_eq!(s[0].triggers, ["health.service"]);
+        assert_eq!(s[0].next_run.unwrap().rfc3339(), "2026-12-01T00:00:00Z");
+        assert_eq!(s[0].last_trigger.unwrap().nanos, 500_000_000);
+        assert_eq!(s[0].exited_at, None);
     }
 
     #[test]

@@ -1,0 +1,236 @@
+//! `--since`/`--until` values as journalctl and docker read them: durations back from now, `-1h`, `today`, local dates, RFC 3339, `@UNIX`, and a bare Unix time.
+
+use crate::util::timefmt::{self, Stamp, days_from_civil};
+use crate::util::tz::Zone;
+
+/// What `--help` says a WHEN may be.
+pub const FORMS: &str = "a duration back from now (10m, 1h30m, -1h), now, today, yesterday, \
+YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time (2026-11-30T12:00:00Z), or @UNIX; \
+a bare number is a Unix time, as docker reads it";
+
+/// Parses a WHEN relative to `now`; `zone` is asked only for the local-time
+/// forms (`today`, `YYYY-MM-DD …`).
+pub fn parse(
+    text: &str,
+    now: Stamp,
+    zone: impl FnOnce() -> Result<Zone, String>,
+) -> Result<Stamp, String> {
+    let t = text.trim();
+    let bad = || format!("invalid time {text:?}: expected {FORMS}");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if t == "now" {
+        return Ok(now);
+    }
+    if let Some(unix) = t.strip_prefix('@') {
+        return unix_time(unix).ok_or_else(bad);
+    }
+    if t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return unix_time(t).ok_or_else(bad);
+    }
+    let back = |dur: &str| -> Option<Stamp> {
+        let d = crate::util::duration::parse(dur).ok()?;
+        Some(minus(
+            now,
+            i64::try_from(d.as_secs()).ok()?,
+            d.subsec_nanos(),
+        ))
+    };
+    if let Some(d) = t.strip_prefix('-') {
+        return back(d).ok_or_else(bad);
+    }
+    if let Some(d) = t.strip_prefix('+') {
+        let d = crate::util::duration::parse(d).map_err(|_| bad())?;
+        return Ok(now.plus(d));
+    }
+    if let Some(d) = t.strip_suffix(" ago") {
+        return back(d.trim()).ok_or_else(bad);
+    }
+    if t.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && let Some(s) = back(t)
+    {
+        return Ok(s);
+    }
+    if let Some(s) = timefmt::parse(t) {
+        return Ok(s);
+    }
+    let days = match t {
+        "today" => Some(0),
+        "yesterday" => Some(-1),
+        "tomorrow" => Some(1),
+        _ => None,
+    };
+    if let Some(k) = days {
+        let zone = zone()?;
+        let day = zone.to_local(now.secs).div_euclid(86_400) + k;
+        return Ok(Stamp {
+            secs: zone.to_utc(day * 86_400),
+            nanos: 0,
+        });
+    }
+    let local = local_time(t).ok_or_else(bad)?;
+    let zone = zone()?;
+    Ok(Stamp {
+        secs: zone.to_utc(local),
+        nanos: 0,
+    })
+}
+
+/// `now` minus whole seconds and nanoseconds, never before the epoch.
+fn minus(now: Stamp, secs: i64, nanos: u32) -> Stamp {
+    let total = i128::from(now.secs) * 1_000_000_000 + i128::from(now.nanos)
+        - (i128::from(secs) * 1_000_000_000 + i128::from(nanos));
+    let total = total.max(0);
+    Stamp {
+        secs: i64::try_from(total / 1_000_000_000).unwrap_or(0),
+        nanos: u32::try_from(total % 1_000_000_000).unwrap_or(0),
+    }
+}
+
+/// `1700000000` or `1700000000.5`.
+fn unix_time(text: &str) -> Option<Stamp> {
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        return None;
+    }
+    let secs = whole.parse().ok()?;
+    let nanos = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<9}").parse().ok()?
+    };
+    Some(Stamp { secs, nanos })
+}
+
+/// `YYYY-MM-DD`, `YYYY-MM-DD HH:MM` or `YYYY-MM-DD HH:MM:SS` (a `T` may join
+/// them), as wall-clock seconds counted as if it were UTC.
+fn local_time(text: &str) -> Option<i64> {
+    let (date, time) = match text.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t.trim())),
+        None => (text, None),
+    };
+    let num = |s: &str, len: usize| -> Option<i64> {
+        (s.len() == len && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let mut d = date.split('-');
+    let (y, m, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
+    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let mut secs = 0;
+    if let Some(time) = time {
+        let parts: Vec<&str> = time.split(':').collect();
+        if !(2..=3).contains(&parts.len()) {
+            return None;
+        }
+        let h = num(parts[0], 2)?;
+        let mi = num(parts[1], 2)?;
+        let s = parts.get(2).map_or(Some(0), |p| num(p, 2))?;
+        if h > 23 || mi > 59 || s > 60 {
+            return None;
+        }
+        secs = h * 3600 + mi * 60 + s;
+    }
+    Some(days_from_civil(y, m, day) * 86_400 + secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Stamp {
+        // 2026-07-15T12:30:00.5Z, a Wednesday.
+        Stamp {
+            secs: 1_784_118_600,
+            nanos: 500_000_000,
+        }
+    }
+
+    fn utc() -> Result<Zone, String> {
+        Ok(Zone::utc())
+    }
+
+    fn berlin() -> Result<Zone, String> {
+        Zone::named("CET-1CEST,M3.5.0,M10.5.0/3", std::path::Path::new("/x"))
+    }
+
+    fn p(text: &str) -> String {
+        parse(text, now(), utc).unwrap().rfc3339()
+    }
+
+    #[test]
+    fn durations_go_back_from_now() {
+        assert_eq!(p("10m"), "2026-07-15T12:20:00Z");
+        assert_eq!(p("1h30m"), "2026-07-15T11:00:00Z");
+        assert_eq!(p("-1h"), "2026-07-15T11:30:00Z");
+        assert_eq!(p("2h ago"), "2026-07-15T10:30:00Z");
+        assert_eq!(p("+1h"), "2026-07-15T13:30:00Z");
+        assert_eq!(parse("10m", now(), utc).unwrap().nanos, 500_000_000);
+        assert_eq!(p("now"), "2026-07-15T12:30:00Z");
+    }
+
+    #[test]
+    fn bare_numbers_are_unix_times_as_docker_reads_them() {
+        assert_eq!(parse("1700000000", now(), utc).unwrap().secs, 1_700_000_000);
+        assert_eq!(parse("@42", now(), utc).unwrap().secs, 42);
+        let s = parse("@1.25", now(), utc).unwrap();
+        assert_eq!((s.secs, s.nanos), (1, 250_000_000));
+        assert_eq!(
+            parse("1700000000.5", now(), utc).unwrap().nanos,
+            500_000_000
+        );
+    }
+
+    #[test]
+    fn days_and_dates_are_local() {
+        assert_eq!(p("today"), "2026-07-15T00:00:00Z");
+        assert_eq!(p("yesterday"), "2026-07-14T00:00:00Z");
+        assert_eq!(p("tomorrow"), "2026-07-16T00:00:00Z");
+        assert_eq!(p("2026-01-01"), "2026-01-01T00:00:00Z");
+        assert_eq!(p("2026-01-01 12:00"), "2026-01-01T12:00:00Z");
+        assert_eq!(p("2026-01-01 12:00:07"), "2026-01-01T12:00:07Z");
+        assert_eq!(p("2026-01-01T12:00:07"), "2026-01-01T12:00:07Z");
+        let b = |t: &str| parse(t, now(), berlin).unwrap().rfc3339();
+        // Summer in Berlin is UTC+2, winter UTC+1.
+        assert_eq!(b("today"), "2026-07-14T22:00:00Z");
+        assert_eq!(b("yesterday"), "2026-07-13T22:00:00Z");
+        assert_eq!(b("2026-01-01 12:00"), "2026-01-01T11:00:00Z");
+        assert_eq!(b("2026-07-01 12:00"), "2026-07-01T10:00:00Z");
+        // An explicit offset wins over the local zone.
+        assert_eq!(b("2026-07-01T12:00:00Z"), "2026-07-01T12:00:00Z");
+        assert_eq!(b("2026-07-01T12:00:00+01:00"), "2026-07-01T11:00:00Z");
+    }
+
+    #[test]
+    fn the_zone_is_read_only_when_needed() {
+        let broken = || Err("no zone".to_string());
+        assert!(parse("10m", now(), broken).is_ok());
+        assert!(parse("@5", now(), broken).is_ok());
+        assert_eq!(parse("today", now(), broken).unwrap_err(), "no zone");
+    }
+
+    #[test]
+    fn garbage_says_what_is_accepted() {
+        for bad in [
+            "",
+            "soon",
+            "10x",
+            "-",
+            "2026-13-01",
+            "2026-01-01 25:00",
+            "1.2.3",
+            "@x",
+            "12:00",
+            "2026-1-1",
+        ] {
+            let e = parse(bad, now(), utc).unwrap_err();
+            assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");
+        }
+    }
+}
