@@ -159,7 +159,7 @@ run_step() {
 # ---------------------------------------------------------------- steps
 
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db)
+    util-linux iproute2 curl socat zsh fish man-db tmux)
 
 step_packages() {
     local missing=() p
