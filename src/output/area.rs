@@ -58,12 +58,19 @@ impl Area {
     }
 
     /// An area of at most `lines` lines drawn on `target` (for tests).
-    pub fn with_target(target: ProgressDrawTarget, lines: usize) -> Area {
+    #[cfg(test)]
+    fn with_target(target: ProgressDrawTarget, lines: usize) -> Area {
         Area {
             bars: MultiProgress::with_draw_target(target),
             fixed: Some(lines.max(FLOOR)),
             state: Mutex::default(),
         }
+    }
+
+    /// Makes the area `lines` high, as a resized terminal would (for tests).
+    #[cfg(test)]
+    fn resize(&mut self, lines: usize) {
+        self.fixed = Some(lines.max(FLOOR));
     }
 
     /// Runs `f` (which prints whole lines) with the area wiped, then draws it again
@@ -178,6 +185,15 @@ impl Area {
 
     /// Gives waiting modules a line while there is room, then says how many still wait.
     fn fill(&self, st: &mut State) {
+        // A terminal made smaller: the last modules drawn give their lines back.
+        let cap = self.capacity();
+        while Self::shown(st) - usize::from(st.more.is_some()) >= cap {
+            let Some(r) = st.running.iter_mut().rev().find(|r| r.spinner.is_some()) else {
+                break;
+            };
+            r.layers.drain(..).for_each(|(_, b)| self.remove(&b));
+            r.spinner.take().iter().for_each(|s| self.remove(s));
+        }
         for i in 0..st.running.len() {
             if st.running[i].spinner.is_some() {
                 continue;
@@ -311,6 +327,21 @@ mod tests {
         );
         area.layer("web", "abc123", "pull complete", None);
         assert_eq!(lines(&area), ["web: pulling", "db: pulling"]);
+    }
+
+    #[test]
+    fn a_smaller_terminal_takes_lines_back() {
+        let mut area = area(10);
+        for i in 0..8 {
+            area.step(&format!("m{i}"), "starting");
+        }
+        assert_eq!(lines(&area).len(), 8);
+        area.resize(5);
+        area.step("m0", "waiting");
+        let l = lines(&area);
+        assert_eq!(l.len(), 5, "{l:#?}");
+        assert_eq!(l[0], "m0: waiting");
+        assert_eq!(l[4], "+4 more running");
     }
 
     #[test]
