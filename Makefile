@@ -35,6 +35,7 @@ BIN ?= $(or $(CARGO_TARGET_DIR),target)/release/hal
 
 UNITS := hal-watch.service hal-rescue.service hal-rescue.timer
 MAN1 := $(notdir $(wildcard man/*.1))
+MAN5 := $(notdir $(wildcard man/*.5))
 DOCS := README.md CHANGELOG.md
 
 # Whether this is the live system with systemd running (not a staged DESTDIR).
@@ -52,7 +53,7 @@ $(BIN):
 	$(CARGO) build --release --locked
 
 install: $(BIN)
-	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" \
 		"$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)" \
 		"$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)" \
 		"$(DESTDIR)$(DOCDIR)/examples"
@@ -60,9 +61,10 @@ install: $(BIN)
 	install -m 0644 completions/hal.bash "$(DESTDIR)$(BASHCOMPDIR)/hal"
 	install -m 0644 completions/_hal "$(DESTDIR)$(ZSHCOMPDIR)/_hal"
 	install -m 0644 completions/hal.fish "$(DESTDIR)$(FISHCOMPDIR)/hal.fish"
-	for page in $(MAN1); do \
-		gzip -9nc "man/$$page" > "$(DESTDIR)$(MANDIR)/man1/$$page.gz" && \
-		chmod 0644 "$(DESTDIR)$(MANDIR)/man1/$$page.gz" || exit 1; \
+	for page in $(MAN1) $(MAN5); do \
+		sec=$${page##*.}; \
+		gzip -9nc "man/$$page" > "$(DESTDIR)$(MANDIR)/man$$sec/$$page.gz" && \
+		chmod 0644 "$(DESTDIR)$(MANDIR)/man$$sec/$$page.gz" || exit 1; \
 	done
 	for scope in system user; do \
 		if [ $$scope = system ]; then dir="$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)"; \
@@ -88,6 +90,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/hal" \
 		"$(DESTDIR)$(BASHCOMPDIR)/hal" "$(DESTDIR)$(ZSHCOMPDIR)/_hal" "$(DESTDIR)$(FISHCOMPDIR)/hal.fish" \
 		$(foreach p,$(MAN1),"$(DESTDIR)$(MANDIR)/man1/$(p).gz") \
+		$(foreach p,$(MAN5),"$(DESTDIR)$(MANDIR)/man5/$(p).gz") \
 		$(foreach u,$(UNITS),"$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/$(u)" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(u)") \
 		$(foreach d,$(DOCS) copyright examples/hal.toml,"$(DESTDIR)$(DOCDIR)/$(d)")
 	rmdir "$(DESTDIR)$(DOCDIR)/examples" "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true

@@ -164,7 +164,7 @@ run_step() {
 # ---------------------------------------------------------------- steps
 
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db make)
+    util-linux iproute2 curl socat zsh fish man-db make tmux)
 
 step_packages() {
     local missing=() p

@@ -52,14 +52,15 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes, shown under their own heading in every help.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Print one JSON document on stdout (logs: one object per line); no colour, no progress.
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// When to colour output: auto honours NO_COLOR, TERM=dumb and whether the stream is a terminal.
+    /// When to colour output: auto is off under NO_COLOR, on under CLICOLOR_FORCE, off under TERM=dumb, else on a terminal.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 

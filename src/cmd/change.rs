@@ -43,7 +43,10 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
         }
     }
     let began = std::time::Instant::now();
-    let reports = run::run(&ctx.node, &ctx.ui, modules, &verb, ctx.node.jobs(t.jobs)).await;
-    crate::output::reports::print(&ctx.ui, verb.name(), &reports, began.elapsed());
+    let action = verb.name();
+    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, action, r);
+    let jobs = ctx.node.jobs(t.jobs);
+    let reports = run::run_each(&ctx.node, &ctx.ui, modules, &verb, jobs, &each).await;
+    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

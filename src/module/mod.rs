@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod inventory;
+pub mod keys;
 pub mod name;
 pub mod order;
 pub mod outcome;

@@ -1,5 +1,7 @@
 //! Everything hal shows a person or a script: decided once, printed in one place.
 
+pub mod area;
+pub mod color;
 pub mod hangup;
 pub mod log_lines;
 pub mod render;

@@ -31,7 +31,7 @@ pub fn table(color: bool) -> Table {
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic);
     if color {
-        t.enforce_styling();
+        t.enforce_styling().style_text_only();
     } else {
         t.force_no_tty();
     }

@@ -1,4 +1,4 @@
-//! What a verb did to each module, for people (a line each, warnings, errors, a summary) or for scripts (one document).
+//! What a verb did to each module, for people (a line each as it finishes, warnings, errors, a summary) or for scripts (one document at the end).
 
 use std::time::Duration;
 
@@ -6,32 +6,39 @@ use crate::output::render::state_colors;
 use crate::output::ui::{Format, Ui, paint};
 use crate::run::Report;
 
-/// Prints the reports of one verb, and for several modules a summary on stderr.
-pub fn print(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
+/// Prints one module's result for people as soon as its work is over (above the
+/// progress area on a terminal); nothing for scripts, whose document comes at the end.
+pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
+    if ui.format() == Format::Json {
+        return;
+    }
+    match &r.result {
+        Ok(o) => {
+            for w in &o.warnings {
+                ui.warn(&format!("{}: {w}", r.module.name));
+            }
+            let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
+            let reason = o
+                .reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(": {r}"));
+            ui.say(&format!(
+                "{}: {state}{reason} ({action} took {:.1}s)",
+                r.module.name,
+                r.took.as_secs_f64()
+            ));
+        }
+        Err(e) => ui.fail(e),
+    }
+}
+
+/// Ends a verb's output: the one document for scripts (modules in the given
+/// order), or for several modules a summary on stderr for people.
+pub fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
     if ui.format() == Format::Json {
         let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
         println!("{}", crate::output::render::modules_json(&docs));
         return;
-    }
-    for r in reports {
-        match &r.result {
-            Ok(o) => {
-                for w in &o.warnings {
-                    ui.warn(&format!("{}: {w}", r.module.name));
-                }
-                let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
-                let reason = o
-                    .reason
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(": {r}"));
-                ui.say(&format!(
-                    "{}: {state}{reason} ({action} took {:.1}s)",
-                    r.module.name,
-                    r.took.as_secs_f64()
-                ));
-            }
-            Err(e) => ui.fail(e),
-        }
     }
     if reports.len() > 1 {
         let failed = reports.iter().filter(|r| r.result.is_err()).count();

@@ -1,24 +1,16 @@
 //! Output decisions made once: JSON or human, colour, progress, and whether a person can be asked.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::error::HalError;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
-
-/// What the person asked for with `--color`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
+use crate::output::area::Area;
+pub use crate::output::color::ColorChoice;
+use crate::output::color::Colors;
 
 /// The output flags, as given on the command line.
 #[derive(Copy, Clone, Debug)]
@@ -52,42 +44,39 @@ pub struct Ui {
     /// stdin and stderr are terminals, so a person can answer a question.
     pub interactive: bool,
     pub yes: bool,
-    bars: MultiProgress,
-    /// What is drawn for each module now: its spinner, and its pull's layer bars.
-    drawn: Arc<Mutex<HashMap<String, Drawn>>>,
-}
-
-#[derive(Default)]
-struct Drawn {
-    spinner: Option<ProgressBar>,
-    layers: HashMap<String, ProgressBar>,
+    /// The spinners and bars, bounded to the screen.
+    area: Arc<Area>,
 }
 
 impl Ui {
     pub fn new(g: Asked) -> Ui {
-        let out_tty = std::io::stdout().is_terminal();
         let err_tty = std::io::stderr().is_terminal();
         let in_tty = std::io::stdin().is_terminal();
-        let decide = |tty: bool| match g.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => tty && !no_color_env(),
+        let colors = Colors::of_process(g.color);
+        let colors = Colors {
+            stdout: colors.stdout && !g.json,
+            ..colors
         };
+        colors.apply();
         let progress = err_tty && !g.json && !g.quiet && !dumb_term();
         Ui {
             format: if g.json { Format::Json } else { Format::Human },
             quiet: g.quiet,
-            color: !g.json && decide(out_tty),
-            color_err: decide(err_tty),
+            color: colors.stdout,
+            color_err: colors.stderr,
             progress,
             interactive: in_tty && err_tty,
             yes: g.yes,
-            bars: MultiProgress::with_draw_target(if progress {
-                ProgressDrawTarget::stderr()
-            } else {
-                ProgressDrawTarget::hidden()
-            }),
-            drawn: Arc::default(),
+            area: Arc::new(Area::new(progress)),
+        }
+    }
+
+    /// Runs `f`, which prints whole lines, above the progress area.
+    fn above<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.progress {
+            self.area.suspend(f)
+        } else {
+            f()
         }
     }
 
@@ -126,7 +115,7 @@ impl Ui {
     pub fn nothing(&self, why: &str) {
         match self.format {
             Format::Json => println!("{}", crate::output::render::modules_json::<()>(&[])),
-            Format::Human if !self.quiet => eprintln!("hal: {why}"),
+            Format::Human if !self.quiet => self.above(|| eprintln!("hal: {why}")),
             Format::Human => {}
         }
     }
@@ -134,75 +123,34 @@ impl Ui {
     /// A line for people on stdout (not with `--json` or `-q`).
     pub fn say(&self, text: &str) {
         if self.format == Format::Human && !self.quiet {
-            println!("{text}");
+            self.above(|| println!("{text}"));
         }
     }
 
     /// A line for people on stderr (not with `--json` or `-q`).
     pub fn note(&self, text: &str) {
         if self.format == Format::Human && !self.quiet {
-            eprintln!("{text}");
+            self.above(|| eprintln!("{text}"));
         }
     }
 
     /// Something that went wrong, on stderr for everyone: `hal: {text}`.
     pub fn problem(&self, text: &str) {
-        eprintln!("hal: {text}");
+        self.above(|| eprintln!("hal: {text}"));
     }
 
     /// A module's error for people (`hal: what: why`); under `--json` the
     /// document carries it instead.
     pub fn fail(&self, e: &anyhow::Error) {
         if self.format == Format::Human {
-            crate::error::report(e);
+            self.above(|| crate::error::report(e));
         }
-    }
-
-    /// A spinner on stderr, or a hidden one when progress is off.
-    pub fn spinner(&self, message: String) -> ProgressBar {
-        if !self.progress {
-            return ProgressBar::hidden();
-        }
-        let bar = self.bars.add(ProgressBar::new_spinner());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.set_message(message);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    }
-
-    /// A byte bar for pulls, or a hidden one.
-    pub fn bar(&self, len: u64, message: String) -> ProgressBar {
-        if !self.progress {
-            return ProgressBar::hidden();
-        }
-        let bar = self.bars.add(ProgressBar::new(len));
-        bar.set_style(
-            ProgressStyle::with_template("{msg:30} [{bar:30}] {bytes}/{total_bytes}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar.set_message(message);
-        bar
     }
 
     /// Prints a warning on stderr without disturbing progress bars.
     pub fn warn(&self, text: &str) {
-        let line = if self.color_err {
-            format!("\x1b[33mhal: warning:\x1b[0m {text}")
-        } else {
-            format!("hal: warning: {text}")
-        };
-        let _ = self.bars.println(&line).or_else(|_| {
-            eprintln!("{line}");
-            Ok::<(), std::io::Error>(())
-        });
-        if !self.progress {
-            // MultiProgress::println is silent when hidden.
-            eprintln!("{line}");
-        }
+        let warning = paint(self.color_err, "33", "hal: warning:");
+        self.above(|| eprintln!("{warning} {text}"));
     }
 
     /// Asks once; `--yes` answers for the person. With no terminal, the
@@ -226,54 +174,22 @@ impl Ui {
 
 impl Progress for Ui {
     fn step(&self, module: &str, what: &str) {
-        if !self.progress {
-            return;
-        }
-        let Ok(mut drawn) = self.drawn.lock() else {
-            return;
-        };
-        let d = drawn.entry(module.to_string()).or_default();
-        match &d.spinner {
-            Some(s) => s.set_message(format!("{module}: {what}")),
-            None => d.spinner = Some(self.spinner(format!("{module}: {what}"))),
+        if self.progress {
+            self.area.step(module, what);
         }
     }
 
     fn layer(&self, module: &str, layer: &str, status: &str, bytes: Option<(u64, u64)>) {
-        if !self.progress {
-            return;
-        }
-        let Ok(mut drawn) = self.drawn.lock() else {
-            return;
-        };
-        let d = drawn.entry(module.to_string()).or_default();
-        let bar = d
-            .layers
-            .entry(layer.to_string())
-            .or_insert_with(|| self.bar(0, format!("{module}: {layer}")));
-        bar.set_message(format!("{module}: {layer} {status}"));
-        if let Some((current, total)) = bytes {
-            bar.set_length(total);
-            bar.set_position(current);
-        }
-        if status.starts_with("pull complete") || status.starts_with("already exists") {
-            bar.finish_and_clear();
+        if self.progress {
+            self.area.layer(module, layer, status, bytes);
         }
     }
 
     fn done(&self, module: &str) {
-        let Ok(mut drawn) = self.drawn.lock() else {
-            return;
-        };
-        if let Some(d) = drawn.remove(module) {
-            d.spinner.iter().for_each(ProgressBar::finish_and_clear);
-            d.layers.values().for_each(ProgressBar::finish_and_clear);
+        if self.progress {
+            self.area.done(module);
         }
     }
-}
-
-fn no_color_env() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) || dumb_term()
 }
 
 fn dumb_term() -> bool {

@@ -120,6 +120,20 @@ pub async fn run(
     verb: &Verb,
     jobs: usize,
 ) -> Vec<Report> {
+    run_each(node, progress, modules, verb, jobs, &|_| {}).await
+}
+
+/// [`run`], telling `finished` about each module as soon as its work is over, in
+/// the order they finish (after its progress is `done`); the reports still come
+/// back in the given order.
+pub async fn run_each(
+    node: &Node,
+    progress: &dyn Progress,
+    modules: Vec<Module>,
+    verb: &Verb,
+    jobs: usize,
+    finished: &dyn Fn(&Report),
+) -> Vec<Report> {
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
     let after = |n: &str| {
         node.config
@@ -136,7 +150,7 @@ pub async fn run(
             .filter_map(|n| modules.iter().find(|m| &m.name == n).cloned())
             .collect();
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
-        let done: Vec<Report> = stream::iter(batch)
+        let mut done = stream::iter(batch)
             .map(|m| {
                 let slots = &slots;
                 async move {
@@ -152,10 +166,11 @@ pub async fn run(
                     }
                 }
             })
-            .buffered(usize::MAX)
-            .collect()
-            .await;
-        reports.extend(done);
+            .buffer_unordered(usize::MAX);
+        while let Some(report) = done.next().await {
+            finished(&report);
+            reports.push(report);
+        }
     }
     reports.sort_by_key(|r| names.iter().position(|n| n == &r.module.name));
     reports

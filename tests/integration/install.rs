@@ -413,6 +413,9 @@ fn check_installed(m: &Machine, layout: &Layout, app: &str) {
         m.sh_ok("MANPAGER=cat man hal-watch 2>&1")
             .contains("hal-watch")
     );
+    // The config file's manual, hal.toml(5).
+    let config_page = m.sh_ok("MANPAGER=cat MANWIDTH=80 man 5 hal.toml 2>&1");
+    assert!(config_page.contains("restart"), "{config_page}");
 
     // bash completes a module name after sourcing the installed script.
     let script = layout.place("/usr/share/bash-completion/completions/hal");

@@ -29,6 +29,7 @@ mod logs;
 mod logs_when;
 mod manpages;
 mod ordering;
+mod output_help;
 mod props;
 mod pulls;
 mod rescue;

@@ -11,7 +11,7 @@ use crate::lib_paths::Cli;
 use crate::rig::{fresh, have, missing};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
-const MORE_ENVIRONMENT: [(&str, &str); 8] = [
+const MORE_ENVIRONMENT: [(&str, &str); 14] = [
     (
         "HAL_STATE_DIR",
         "Where hal keeps its state (start counts, desired states); see FILES.",
@@ -25,12 +25,24 @@ const MORE_ENVIRONMENT: [(&str, &str); 8] = [
         "The Docker endpoint when -H is not given, e.g. unix:///var/run/docker.sock or tcp://host:2375. Also passed on to compose.",
     ),
     (
+        "DOCKER_CONFIG",
+        "The directory of the Docker CLI's config.json, whose stored logins (docker login) hal uses to pull images. Default: ~/.docker.",
+    ),
+    (
         "NO_COLOR",
-        "When set and not empty, --color auto does not colour.",
+        "When set and not empty, --color auto does not colour. --color always still does.",
+    ),
+    (
+        "CLICOLOR_FORCE",
+        "When set, not empty and not 0, --color auto colours even off a terminal (unless NO_COLOR is set). Tables, progress, log prefixes, errors and help all follow the one decision.",
     ),
     (
         "TERM",
-        "When dumb, --color auto does not colour and no progress is drawn.",
+        "When dumb, --color auto does not colour (unless CLICOLOR_FORCE is set) and no progress is drawn.",
+    ),
+    (
+        "HOME",
+        "Where ~ is: the per-user config, state and Docker config directories when their own variables are not set.",
     ),
     (
         "XDG_RUNTIME_DIR",
@@ -39,6 +51,18 @@ const MORE_ENVIRONMENT: [(&str, &str); 8] = [
     (
         "XDG_CONFIG_HOME, XDG_STATE_HOME",
         "Where a non-root user's config and state live; see FILES.",
+    ),
+    (
+        "USER, LOGNAME",
+        "The user's name in messages (e.g. the loginctl enable-linger hint).",
+    ),
+    (
+        "DBUS_SESSION_BUS_ADDRESS, SUDO_USER",
+        "Read only to explain why the user manager cannot be reached (e.g. under sudo or cron).",
+    ),
+    (
+        "TZ, TZDIR",
+        "The local time zone for logs --since/--until dates and words like today (as the C library reads them: TZ names a zone or a rule, else /etc/localtime; TZDIR is where zones live).",
     ),
     (
         "HAL_COMPLETE",
@@ -71,14 +95,16 @@ const FILES: [(&str, &str); 5] = [
 ];
 
 /// Variables the contract says hal(1) documents.
-const DOCUMENTED_VARIABLES: [&str; 8] = [
+const DOCUMENTED_VARIABLES: [&str; 10] = [
     "HAL_CONFIG",
     "HAL_SERVICES_DIR",
     "HAL_STATE_DIR",
     "HAL_YES",
     "HAL_COMPOSE",
     "DOCKER_HOST",
+    "DOCKER_CONFIG",
     "NO_COLOR",
+    "CLICOLOR_FORCE",
     "XDG_RUNTIME_DIR",
 ];
 
@@ -175,7 +201,15 @@ fn render_pages(
         environment(cmd, &mut roff);
         files(&mut roff);
         let mut names: Vec<String> = see_also.iter().map(|n| format!("{n}(1)")).collect();
-        names.extend(["docker(1)", "docker-compose(1)", "systemctl(1)"].map(String::from));
+        names.extend(
+            [
+                "hal.toml(5)",
+                "docker(1)",
+                "docker-compose(1)",
+                "systemctl(1)",
+            ]
+            .map(String::from),
+        );
         see_also_section(&names, &mut roff);
     } else {
         let parent = display_name(cmd)

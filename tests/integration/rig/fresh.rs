@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// The one command that rewrites every generated file (completions/ and man/).
+/// The one command that rewrites every generated file (completions/, man/*.1, and
+/// man/hal.toml.5 from src/module/keys.rs).
 pub const REGENERATE: &str =
-    "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages::";
+    "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages:: output_help::";
 
 /// The repository's own directory `name` (e.g. `man`).
 pub fn repo_dir(name: &str) -> PathBuf {

@@ -1,0 +1,195 @@
+//! Every key of the config file, documented: the source of `hal.toml(5)`, checked
+//! against the structs of `config.rs` so that no key can go undocumented.
+//!
+//! `tests/ops_b.rs` renders `man/hal.toml.5` from [`KEYS`] (a test fails when the
+//! committed page is stale), parses a config that sets every key to its example,
+//! and asks serde for the fields of each table: a field missing here, or a key
+//! here that the structs do not take, fails it.
+
+/// Where a key lives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// The top of the file.
+    Top,
+    /// `[defaults]`: what every module gets unless its own section says otherwise.
+    Defaults,
+    /// `[module.NAME]`: one module.
+    Module,
+    /// The inline table of a `restart = { … }`, in `[defaults]` or `[module.NAME]`.
+    Restart,
+}
+
+impl Table {
+    /// The table as it is written in the file.
+    pub fn header(self) -> &'static str {
+        match self {
+            Table::Top => "(top level)",
+            Table::Defaults => "[defaults]",
+            Table::Module => "[module.NAME]",
+            Table::Restart => "restart = { burst, interval }",
+        }
+    }
+
+    pub const ALL: [Table; 4] = [Table::Top, Table::Defaults, Table::Module, Table::Restart];
+}
+
+/// One key: its table, name, the type of its value, its default, what it does,
+/// and a value that sets it (written into the test's config that sets every key).
+#[derive(Copy, Clone, Debug)]
+pub struct Key {
+    pub table: Table,
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+    pub example: &'static str,
+}
+
+const fn key(
+    table: Table,
+    name: &'static str,
+    kind: &'static str,
+    default: &'static str,
+    meaning: &'static str,
+    example: &'static str,
+) -> Key {
+    Key {
+        table,
+        name,
+        kind,
+        default,
+        meaning,
+        example,
+    }
+}
+
+const LIMIT: &str = "The start limit: at most burst starts in any interval; every start hal makes counts (start, restart, rescue and hal watch's restarts), and past it a start is refused with exit 5 until the window has room, --force starts once anyway, or reset-failed clears the count.";
+
+/// Every key the config file takes.
+pub const KEYS: &[Key] = &[
+    key(
+        Table::Top,
+        "services_dir",
+        "path",
+        "/services",
+        "The services root: every directory directly under it holding compose.yaml, compose.yml, docker-compose.yaml or docker-compose.yml is a stack module of that name. --services-dir and HAL_SERVICES_DIR override it.",
+        "\"/services\"",
+    ),
+    key(
+        Table::Defaults,
+        "pull",
+        "always | missing | never",
+        "always",
+        "The image pull policy of a start: always pulls every image first (a failed pull falls back to a present image, with a warning), missing pulls only absent images, never pulls nothing. --pull overrides it for one call.",
+        "\"missing\"",
+    ),
+    key(
+        Table::Defaults,
+        "restart",
+        "inline table",
+        "{ burst = 5, interval = \"120s\" }",
+        LIMIT,
+        "{ burst = 5, interval = \"120s\" }",
+    ),
+    key(
+        Table::Defaults,
+        "timeout",
+        "duration",
+        "120s",
+        "How long a start waits for active before it fails (--timeout overrides it for one call), and how long a host unit's stop may take.",
+        "\"90s\"",
+    ),
+    key(
+        Table::Defaults,
+        "pull_timeout",
+        "duration",
+        "300s",
+        "How long one image pull may take before it counts as failed.",
+        "\"5m\"",
+    ),
+    key(
+        Table::Module,
+        "unit",
+        "string",
+        "none (a stack)",
+        "A full init unit name (web.service): the module is a host module driven through systemctl. Without it, the section holds settings for the stack of that name under the services root.",
+        "\"desktop_notifications.service\"",
+    ),
+    key(
+        Table::Module,
+        "scope",
+        "user | system",
+        "user",
+        "Which manager runs the unit: the calling user's (systemctl --user) or the system's. Only with unit.",
+        "\"user\"",
+    ),
+    key(
+        Table::Module,
+        "pull",
+        "always | missing | never",
+        "[defaults] pull",
+        "The module's pull policy.",
+        "\"never\"",
+    ),
+    key(
+        Table::Module,
+        "restart",
+        "inline table",
+        "[defaults] restart",
+        "The module's start limit.",
+        "{ burst = 3, interval = \"300s\" }",
+    ),
+    key(
+        Table::Module,
+        "timeout",
+        "duration",
+        "[defaults] timeout",
+        "The module's start wait (and unit stop) limit.",
+        "\"3m\"",
+    ),
+    key(
+        Table::Module,
+        "critical",
+        "boolean",
+        "false",
+        "Rescue recovers critical modules first, before the others.",
+        "true",
+    ),
+    key(
+        Table::Module,
+        "after",
+        "array of module names",
+        "[]",
+        "Modules this one starts after (and stops before) when they are in the same call; a cycle is a config error that names it.",
+        "[\"db\"]",
+    ),
+    key(
+        Table::Module,
+        "on_failure",
+        "array of strings",
+        "[] (nothing runs)",
+        "A program and its arguments (never a shell line) that hal watch runs once when it gives up on the module (its start limit is hit), with HAL_MODULE and HAL_REASON in its environment; killed after 60s, its output goes to the supervisor's log. It runs only if the config file and its directory belong to root or to the user running hal and nobody else may write them.",
+        "[\"/usr/local/bin/notify-admin\", \"--urgent\"]",
+    ),
+    key(
+        Table::Restart,
+        "burst",
+        "integer, at least 1",
+        "5",
+        "How many starts the window allows.",
+        "4",
+    ),
+    key(
+        Table::Restart,
+        "interval",
+        "duration, longer than 0s",
+        "120s",
+        "The window's length.",
+        "\"10m\"",
+    ),
+];
+
+/// The keys of one table, in the order documented.
+pub fn of(table: Table) -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().filter(move |k| k.table == table)
+}
