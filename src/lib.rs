@@ -16,17 +16,15 @@ pub mod state;
 pub mod util;
 pub mod watch;
 
-use error::{Exit, exit_of, report};
+use error::Exit;
 
 /// Runs hal with parsed arguments and returns the exit code.
 pub async fn run(cli: cli::Cli) -> Exit {
-    let ctx = match cmd::ctx::Ctx::new(&cli.global) {
+    let ui = cmd::ctx::printer(&cli.global);
+    let ctx = match cmd::ctx::Ctx::new(ui.clone(), &cli.global) {
         Ok(c) => c,
-        Err(e) => {
-            let e = anyhow::Error::new(e);
-            report(&e);
-            return exit_of(&e);
-        }
+        // A bad config: no command ran, and the printer says so as asked.
+        Err(e) => return ui.error(&anyhow::Error::new(e)),
     };
     // `logs -f` and `watch` end on Ctrl-C or SIGTERM by design; every other
     // command is interrupted (exit 130, or 143 for SIGTERM), dropping its
@@ -43,9 +41,9 @@ pub async fn run(cli: cli::Cli) -> Exit {
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            report(&e);
-            exit_of(&e)
-        }
+        // A command returns an error only when it stopped before its own
+        // report (no such module, engine unreachable, a usage error hal
+        // found): under --json, scripts get the error document instead.
+        Err(e) => ctx.ui.error(&e),
     }
 }

@@ -1,10 +1,11 @@
 //! The `hal` binary: parse, run on tokio, exit with the spec's code.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
     hal::cli::complete::from_env();
-    let cli = hal::cli::Cli::parse();
+    let cli = match hal::cli::parse::parse_from(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     // One thread: hal's concurrency is all waiting (sockets, child processes),
     // and one thread spares the cross-thread wake-ups a log stream would pay
     // per line.
@@ -23,4 +24,15 @@ fn main() -> std::process::ExitCode {
     // wait) must not hold the exit up: give the runtime a moment, no more.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     std::process::ExitCode::from(code.code())
+}
+
+/// clap's own error (or `--help`/`--version`), printed as clap prints it; a
+/// usage error under `--json` also gets the error document on stdout.
+fn usage_error(e: &clap::Error) -> std::process::ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    if e.use_stderr() && hal::cli::parse::wants_json(std::env::args_os()) {
+        hal::output::ui::error_document(code, &hal::cli::parse::message(e));
+    }
+    let _ = e.print();
+    std::process::ExitCode::from(code)
 }

@@ -10,6 +10,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::logs::stream::{self, Event, Lines, Merge, Source};
 use crate::module::Kind;
+use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
 use crate::stack::logs as stack_logs;
@@ -19,7 +20,8 @@ use crate::util::timefmt::{self, Stamp};
 const FOLLOW_BUFFER: usize = 1024;
 
 pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
-    let modules = ctx.node.inventory.resolve(&a.modules)?;
+    let targets = ctx.node.inventory.targets(&a.modules)?;
+    crate::run::check_services(&ctx.node, &targets).await?;
     let since = a
         .since
         .as_deref()
@@ -28,9 +30,10 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         .map_err(HalError::Usage)?;
     let mut stacks = Vec::new();
     let mut units = Vec::new();
-    for m in &modules {
+    for t in &targets {
+        let m = &t.module;
         match &m.kind {
-            Kind::Stack { .. } => stacks.push(m.name.clone()),
+            Kind::Stack { .. } => stacks.push(t.clone()),
             Kind::Host { unit, scope } => units.push(UnitSource {
                 unit: unit.clone(),
                 scope: *scope,
@@ -150,12 +153,14 @@ impl UnitSource {
     }
 }
 
-/// The non-one-off containers of the given projects (one list call), ordered by module and service.
+/// The non-one-off containers of the given projects or services (one list
+/// call), ordered by module and service.
 async fn containers_of(
     engine: &Engine,
-    projects: &[String],
+    projects: &[Target],
 ) -> anyhow::Result<Vec<(String, Source)>> {
-    let single = (projects.len() == 1).then(|| projects[0].as_str());
+    let first = projects.first().map(|t| t.module.name.as_str());
+    let single = first.filter(|f| projects.iter().all(|t| t.module.name == *f));
     let list = engine.compose_containers(single).await?;
     let mut out = Vec::new();
     for c in list {
@@ -174,7 +179,7 @@ async fn follow(
     engine: Option<&Engine>,
     containers: Vec<(String, Source)>,
     units: Vec<UnitSource>,
-    projects: Vec<String>,
+    projects: Vec<Target>,
     a: &LogsArgs,
     since: Option<i64>,
     printer: &mut Printer,

@@ -220,6 +220,7 @@ async fn scope_status(
                     m.name.clone(),
                     ModuleStatus {
                         name: m.name.clone(),
+                        service: None,
                         kind: m.kind_tag(),
                         state: State::Unknown,
                         reason: Some(why.clone()),
@@ -239,6 +240,7 @@ fn module_status(m: &Module, s: &UnitStatus) -> ModuleStatus {
     let (state, reason) = assess(s);
     ModuleStatus {
         name: m.name.clone(),
+        service: None,
         kind: m.kind_tag(),
         state,
         reason,

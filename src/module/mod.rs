@@ -7,8 +7,10 @@ pub mod inventory;
 pub mod name;
 pub mod order;
 pub mod outcome;
+pub mod pattern;
 pub mod progress;
 pub mod status;
+pub mod target;
 
 use std::path::PathBuf;
 

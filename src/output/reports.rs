@@ -17,7 +17,7 @@ pub fn print(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) 
         match &r.result {
             Ok(o) => {
                 for w in &o.warnings {
-                    ui.warn(&format!("{}: {w}", r.module.name));
+                    ui.warn(&format!("{}: {w}", r.label()));
                 }
                 let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
                 let reason = o
@@ -26,7 +26,7 @@ pub fn print(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) 
                     .map_or(String::new(), |r| format!(": {r}"));
                 ui.say(&format!(
                     "{}: {state}{reason} ({action} took {:.1}s)",
-                    r.module.name,
+                    r.label(),
                     r.took.as_secs_f64()
                 ));
             }

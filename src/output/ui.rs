@@ -8,7 +8,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use crate::error::HalError;
+use crate::error::{Exit, HalError};
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 
@@ -158,6 +158,18 @@ impl Ui {
         }
     }
 
+    /// The error that ended the command: `hal: what: why` on stderr for
+    /// everyone and, under `--json`, the error document on stdout, so that a
+    /// script's `jq` gets its input. Returns the exit code it maps to.
+    pub fn error(&self, e: &anyhow::Error) -> Exit {
+        crate::error::report(e);
+        let exit = crate::error::exit_of(e);
+        if self.format == Format::Json {
+            error_document(exit.code(), &crate::error::OneLine(e).to_string());
+        }
+        exit
+    }
+
     /// A spinner on stderr, or a hidden one when progress is off.
     pub fn spinner(&self, message: String) -> ProgressBar {
         if !self.progress {
@@ -270,6 +282,12 @@ impl Progress for Ui {
             d.layers.values().for_each(ProgressBar::finish_and_clear);
         }
     }
+}
+
+/// Prints the error document on stdout: for [`Ui::error`], and for `main`'s
+/// usage errors, which happen before there is a printer.
+pub fn error_document(exit_code: u8, message: &str) {
+    println!("{}", crate::output::render::error_json(exit_code, message));
 }
 
 fn no_color_env() -> bool {
