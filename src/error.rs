@@ -44,6 +44,20 @@ pub enum HalError {
     #[error("no such module: {name} (`hal module list` shows the modules in {root})")]
     NoSuchModule { name: String, root: String },
 
+    #[error("no module matches {pattern} (`hal module list` shows the modules in {root})")]
+    NoMatch { pattern: String, root: String },
+
+    #[error("no such service: {module}/{service} ({})", services_of(module, known))]
+    NoSuchService {
+        module: String,
+        service: String,
+        /// The module's services, as compose and its containers say.
+        known: Vec<String>,
+    },
+
+    #[error("{module} is a host module ({unit}): it has no services; address it as {module}")]
+    NoServices { module: String, unit: String },
+
     #[error("invalid module name {name:?}: {reason}")]
     InvalidName { name: String, reason: String },
 
@@ -80,7 +94,10 @@ pub enum HalError {
 impl HalError {
     pub fn exit(&self) -> Exit {
         match self {
-            HalError::NoSuchModule { .. } => Exit::NoSuchModule,
+            HalError::NoSuchModule { .. }
+            | HalError::NoMatch { .. }
+            | HalError::NoSuchService { .. }
+            | HalError::NoServices { .. } => Exit::NoSuchModule,
             HalError::InvalidName { .. } | HalError::Config { .. } | HalError::Usage(_) => {
                 Exit::Usage
             }
@@ -92,6 +109,15 @@ impl HalError {
             HalError::Interrupted => Exit::Interrupted,
             HalError::Terminated => Exit::Terminated,
         }
+    }
+}
+
+/// `web has services: www, worker`, for [`HalError::NoSuchService`].
+fn services_of(module: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        format!("{module} has no services")
+    } else {
+        format!("{module} has services: {}", known.join(", "))
     }
 }
 
@@ -158,10 +184,13 @@ impl fmt::Display for OneLine<'_> {
 
 /// Prints `hal: <error>` once on stderr.
 pub fn report(err: &anyhow::Error) {
-    eprintln!("hal: {}", OneLine(err));
+    use std::io::Write;
+    let mut text = format!("hal: {}\n", OneLine(err));
     for d in details_of(err) {
-        eprintln!("    {d}");
+        text.push_str(&format!("    {d}\n"));
     }
+    // A closed stderr is no reason to panic.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 #[cfg(test)]

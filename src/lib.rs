@@ -27,13 +27,11 @@ pub async fn run(cli: cli::Cli) -> Exit {
             exit_of(&e)
         });
     }
-    let ctx = match cmd::ctx::Ctx::new(&cli.global) {
+    let ui = cmd::ctx::printer(&cli.global);
+    let ctx = match cmd::ctx::Ctx::new(ui.clone(), &cli.global) {
         Ok(c) => c,
-        Err(e) => {
-            let e = anyhow::Error::new(e);
-            report(&e);
-            return exit_of(&e);
-        }
+        // A bad config: no command ran, and the printer says so as asked.
+        Err(e) => return ui.error(&anyhow::Error::new(e)),
     };
     // `logs -f` and `watch` end on Ctrl-C or SIGTERM by design; every other
     // command is interrupted (exit 130, or 143 for SIGTERM), dropping its
@@ -50,9 +48,9 @@ pub async fn run(cli: cli::Cli) -> Exit {
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            report(&e);
-            exit_of(&e)
-        }
+        // A command returns an error only when it stopped before its own
+        // report (no such module, engine unreachable, a usage error hal
+        // found): under --json, scripts get the error document instead.
+        Err(e) => ctx.ui.error(&e),
     }
 }

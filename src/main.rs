@@ -1,6 +1,6 @@
 //! The `hal` binary: parse, run on tokio, exit with the spec's code.
 
-use clap::{CommandFactory, FromArgMatches};
+use std::ffi::OsString;
 
 use hal::output::color::{self, Colors};
 
@@ -8,14 +8,11 @@ fn main() -> std::process::ExitCode {
     hal::cli::complete_from_env();
     // clap speaks before hal runs: its errors and help get the same colour
     // decision, from a look at `--color` ahead of parsing.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args: Vec<OsString> = std::env::args_os().collect();
     let colors = Colors::of_process(color::prescan(&args));
-    let parsed = hal::cli::Cli::command()
-        .try_get_matches_from(&args)
-        .and_then(|m| hal::cli::Cli::from_arg_matches(&m));
-    let cli = match parsed {
+    let cli = match hal::cli::parse::parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return std::process::ExitCode::from(color::clap_exit(&e, colors)),
+        Err(e) => return usage_error(&e, &args, colors),
     };
     // One thread: hal's concurrency is all waiting (sockets, child processes),
     // and one thread spares the cross-thread wake-ups a log stream would pay
@@ -35,4 +32,14 @@ fn main() -> std::process::ExitCode {
     // wait) must not hold the exit up: give the runtime a moment, no more.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     std::process::ExitCode::from(code.code())
+}
+
+/// clap's own error (or `--help`/`--version`), printed as the colour decision
+/// says; a usage error under `--json` also gets the error document on stdout.
+fn usage_error(e: &clap::Error, args: &[OsString], colors: Colors) -> std::process::ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    if e.use_stderr() && hal::cli::parse::wants_json(args) {
+        hal::output::ui::error_document(code, &hal::cli::parse::message(e));
+    }
+    std::process::ExitCode::from(color::clap_exit(e, colors))
 }

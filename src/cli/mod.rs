@@ -1,6 +1,7 @@
 //! The whole command-line interface: every verb, flag and help text lives here.
 
 pub mod complete;
+pub mod parse;
 
 use std::path::PathBuf;
 
@@ -26,7 +27,7 @@ Exit codes:
   1  the operation failed (a module did not start, stop, or recover)
   2  usage error, bad config or name, or a confirmation was needed with no terminal and no --yes
   3  status: at least one module is not active
-  4  no such module
+  4  no such module (or service, or a pattern that matches none)
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)
   6  the engine is unreachable (Docker daemon, or the init/user bus)
 130  interrupted (Ctrl-C); 143 for SIGTERM";
@@ -115,9 +116,33 @@ pub enum Command {
 
     /// Show every module on the node (the same as `hal module status`).
     #[command(
-        after_help = "Examples:\n  hal status\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
+        after_help = "Examples:\n  hal status\n  hal status --failed\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
     )]
     Status(StatusArgs),
+
+    /// Start modules and wait until they are active (the same as `hal module start`).
+    #[command(
+        after_help = "Examples:\n  hal start web\n  hal start 'mail*'\n  hal start web/worker"
+    )]
+    Start(StartArgs),
+
+    /// Stop modules (the same as `hal module stop`).
+    #[command(
+        after_help = "Examples:\n  hal stop web\n  hal stop -t 60s web\n  hal stop web/worker"
+    )]
+    Stop(StopArgs),
+
+    /// Stop, then start modules (the same as `hal module restart`).
+    #[command(after_help = "Examples:\n  hal restart web\n  hal restart web/worker")]
+    Restart(StartArgs),
+
+    /// Show the logs of modules, merged in time order (the same as `hal module logs`).
+    #[command(after_help = "Examples:\n  hal logs web\n  hal logs -f web/worker")]
+    Logs(LogsArgs),
+
+    /// List the modules of this node (the same as `hal module list`).
+    #[command(after_help = "Examples:\n  hal list\n  hal list --json")]
+    List,
 
     /// Node rescue: recover every failed module (the same as `hal module rescue`).
     #[command(after_help = "Examples:\n  hal rescue --dry-run\n  hal rescue --yes")]
@@ -143,7 +168,9 @@ impl Command {
     pub fn ends_on_interrupt(&self) -> bool {
         matches!(
             self,
-            Command::Watch(_) | Command::Module(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
+            Command::Watch(_)
+                | Command::Logs(LogsArgs { follow: true, .. })
+                | Command::Module(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
         )
     }
 }
@@ -156,12 +183,14 @@ pub enum ModuleCommand {
 
     /// Start modules and wait until they are active.
     #[command(
-        after_help = "Examples:\n  hal module start web\n  hal module start --all --pull missing\n  hal module start web --no-wait"
+        after_help = "Examples:\n  hal module start web\n  hal module start --all --pull missing\n  hal module start web --no-wait\n  hal module start 'mail*' web/worker"
     )]
     Start(StartArgs),
 
     /// Stop modules: their containers and network go (named volumes stay), or the unit stops.
-    #[command(after_help = "Examples:\n  hal module stop web\n  hal module stop --all --yes")]
+    #[command(
+        after_help = "Examples:\n  hal module stop web\n  hal module stop --all --yes\n  hal module stop -t 60s web\n  hal module stop web/worker"
+    )]
     Stop(StopArgs),
 
     /// Stop, then start modules.
@@ -169,7 +198,9 @@ pub enum ModuleCommand {
     Restart(StartArgs),
 
     /// Show the state of modules (all of them when none is named).
-    #[command(after_help = "Examples:\n  hal module status\n  hal module status web mailu --json")]
+    #[command(
+        after_help = "Examples:\n  hal module status\n  hal module status web mailu --json\n  hal module status --failed\n  hal module status web/worker"
+    )]
     Status(StatusArgs),
 
     /// Recover modules: clear the start count, recreate containers or reset and restart the unit.
@@ -195,7 +226,7 @@ pub enum ModuleCommand {
 /// Which modules a verb acts on.
 #[derive(Debug, Args)]
 pub struct Targets {
-    /// Module names (see `hal module list`).
+    /// Module names (see `hal module list`), quoted shell patterns ('mail*'), or MODULE/SERVICE for one service of a stack.
     #[arg(value_name = "MODULE", required_unless_present = "all", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
@@ -242,18 +273,34 @@ pub struct StartArgs {
 pub struct StopArgs {
     #[command(flatten)]
     pub targets: Targets,
+
+    /// Grace period before SIGKILL, e.g. 10s or 2m [default: each service's stop_grace_period, else 10s].
+    ///
+    /// For a stack, hal hands it to compose: `down -t N`, or `stop -t N` for one service
+    /// (whole seconds, rounded up). A host unit keeps its own TimeoutStopSec=: systemd sends
+    /// the unit's KillSignal= (SIGTERM), then SIGKILL once TimeoutStopSec= has passed (default
+    /// 90s), and hal does not change that; for a unit, -t only bounds how long hal waits for the
+    /// stop [default: the module's timeout, 120s], and a stop still under way then is reported
+    /// (exit 1) while systemd finishes it.
+    #[arg(short = 't', long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Module names [default: every module].
+    /// Module names, quoted shell patterns ('mail*'), or MODULE/SERVICE [default: every module].
     #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
+
+    /// Show only what needs a person: failed, degraded or unknown modules, and modules
+    /// wanted up that are not active. Exits 0 when there is none.
+    #[arg(long)]
+    pub failed: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
-    /// Module names [default: every module].
+    /// Module names, quoted shell patterns ('mail*'), or MODULE/SERVICE for one service of a stack [default: every module].
     #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
@@ -299,7 +346,7 @@ fn parse_tail(s: &str) -> Result<Tail, String> {
 
 #[derive(Debug, Args)]
 pub struct RescueArgs {
-    /// Modules to rescue [default: every failed module].
+    /// Modules to rescue, or quoted shell patterns ('mail*') [default: every failed module].
     #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
@@ -318,7 +365,7 @@ pub struct RescueArgs {
 
 #[derive(Debug, Args)]
 pub struct ResetArgs {
-    /// Module names.
+    /// Module names, or quoted shell patterns ('mail*').
     #[arg(value_name = "MODULE", required = true, add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 }

@@ -15,7 +15,8 @@ pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
 }
 
 pub async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
-    run(ctx, &a.targets, Verb::Stop, true).await
+    let verb = Verb::Stop { grace: a.timeout };
+    run(ctx, &a.targets, verb, true).await
 }
 
 pub async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -35,9 +36,13 @@ fn start_opts(a: &StartArgs) -> StartOpts {
 }
 
 async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::Result<Exit> {
-    let modules = ctx.node.targets(&t.modules, t.all)?;
-    if t.all && confirm_all && !modules.is_empty() {
-        let question = format!("{} all {} modules?", verb.name(), modules.len());
+    let targets = ctx.node.targets(&t.modules, t.all)?;
+    // An engine nobody can reach, or a service the stack does not have, is
+    // refused before anything is touched.
+    run::check_reachable(&ctx.node, &targets, &verb).await?;
+    run::check_services(&ctx.node, &targets).await?;
+    if t.all && confirm_all && !targets.is_empty() {
+        let question = format!("{} all {} modules?", verb.name(), targets.len());
         if !ctx.ui.confirm(&question)? {
             return Ok(Exit::Failed);
         }
@@ -46,7 +51,7 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
     let action = verb.name();
     let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, action, r);
     let jobs = ctx.node.jobs(t.jobs);
-    let reports = run::run_each(&ctx.node, &ctx.ui, modules, &verb, jobs, &each).await;
+    let reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

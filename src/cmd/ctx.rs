@@ -10,20 +10,26 @@ pub struct Ctx {
     pub node: Node,
 }
 
+/// The printer the flags ask for. Made before the node is loaded, so that an
+/// error loading it (a bad config) is printed as the flags say too.
+pub fn printer(g: &Global) -> Ui {
+    Ui::new(Asked {
+        json: g.json,
+        quiet: g.quiet,
+        yes: g.yes,
+        color: match g.color {
+            ColorChoice::Auto => ui::ColorChoice::Auto,
+            ColorChoice::Always => ui::ColorChoice::Always,
+            ColorChoice::Never => ui::ColorChoice::Never,
+        },
+    })
+}
+
 impl Ctx {
-    /// Decides the output and loads the node; touches no engine.
-    pub fn new(g: &Global) -> Result<Ctx, HalError> {
+    /// Loads the node for the printer `ui`; touches no engine.
+    pub fn new(ui: Ui, g: &Global) -> Result<Ctx, HalError> {
         Ok(Ctx {
-            ui: Ui::new(Asked {
-                json: g.json,
-                quiet: g.quiet,
-                yes: g.yes,
-                color: match g.color {
-                    ColorChoice::Auto => ui::ColorChoice::Auto,
-                    ColorChoice::Always => ui::ColorChoice::Always,
-                    ColorChoice::Never => ui::ColorChoice::Never,
-                },
-            }),
+            ui,
             node: Node::load(
                 g.config.as_deref(),
                 g.services_dir.as_deref(),

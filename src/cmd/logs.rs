@@ -10,6 +10,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::logs::stream::{self, Event, Lines, Merge, Source, Window};
 use crate::module::Kind;
+use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
 use crate::stack::logs as stack_logs;
@@ -22,17 +23,19 @@ const FOLLOW_BUFFER: usize = 1024;
 
 pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     // No module named: every module, as `docker compose logs` does for services.
-    let modules = if a.modules.is_empty() {
+    let targets: Vec<Target> = if a.modules.is_empty() {
         ctx.node
             .inventory
             .modules
             .iter()
             .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
             .cloned()
+            .map(Target::whole)
             .collect()
     } else {
-        ctx.node.inventory.resolve(&a.modules)?
+        ctx.node.inventory.targets(&a.modules)?
     };
+    crate::run::check_services(&ctx.node, &targets).await?;
     let now = Stamp::now();
     let when = |text: &Option<String>| {
         text.as_deref()
@@ -47,9 +50,10 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     };
     let mut stacks = Vec::new();
     let mut hosts = Vec::new();
-    for m in &modules {
+    for t in &targets {
+        let m = &t.module;
         match &m.kind {
-            Kind::Stack { .. } => stacks.push(m.name.clone()),
+            Kind::Stack { .. } => stacks.push(t.clone()),
             Kind::Host { unit, scope } => hosts.push((m.name.clone(), unit.clone(), *scope)),
             Kind::Invalid { reason } => {
                 return Err(HalError::InvalidModule {
@@ -164,12 +168,14 @@ impl UnitSource {
     }
 }
 
-/// The non-one-off containers of the given projects (one list call), ordered by module and service.
+/// The non-one-off containers of the given projects or services (one list
+/// call), ordered by module and service.
 async fn containers_of(
     engine: &Engine,
-    projects: &[String],
+    projects: &[Target],
 ) -> anyhow::Result<Vec<(String, Source)>> {
-    let single = (projects.len() == 1).then(|| projects[0].as_str());
+    let first = projects.first().map(|t| t.module.name.as_str());
+    let single = first.filter(|f| projects.iter().all(|t| t.module.name == *f));
     let list = engine.compose_containers(single).await?;
     let mut out = Vec::new();
     for c in list {
@@ -188,7 +194,7 @@ async fn follow(
     engine: Option<&Engine>,
     containers: Vec<(String, Source)>,
     units: Vec<UnitSource>,
-    projects: Vec<String>,
+    projects: Vec<Target>,
     window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {

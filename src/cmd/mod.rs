@@ -16,17 +16,23 @@ use crate::cli::{Command, ModuleCommand};
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 
-/// Runs the parsed command.
+/// Runs the parsed command. The shortcuts (`hal start` …) run exactly what
+/// their `hal module` verb runs.
 pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
     match command {
-        Command::Status(a) => status::run(ctx, &a.modules).await,
+        Command::Status(a) => status::run(ctx, &a).await,
+        Command::Start(a) => change::start(ctx, a).await,
+        Command::Stop(a) => change::stop(ctx, a).await,
+        Command::Restart(a) => change::restart(ctx, a).await,
+        Command::Logs(a) => logs::run(ctx, a).await,
+        Command::List => list::run(ctx),
         Command::Rescue(a) => rescue::run(ctx, a).await,
         Command::Watch(a) => watch::run(ctx, a).await,
         Command::Doctor => doctor::run(ctx).await,
         Command::Completions(a) => completions::run(&a.shell),
         Command::Module(m) => match m {
             ModuleCommand::List => list::run(ctx),
-            ModuleCommand::Status(a) => status::run(ctx, &a.modules).await,
+            ModuleCommand::Status(a) => status::run(ctx, &a).await,
             ModuleCommand::Start(a) => change::start(ctx, a).await,
             ModuleCommand::Stop(a) => change::stop(ctx, a).await,
             ModuleCommand::Restart(a) => change::restart(ctx, a).await,

@@ -239,6 +239,7 @@ async fn scope_status(
                     m.name.clone(),
                     ModuleStatus {
                         name: m.name.clone(),
+                        service: None,
                         kind: m.kind_tag(),
                         state: State::Unknown,
                         reason: Some(why.clone()),
@@ -265,6 +266,7 @@ fn module_status(m: &Module, s: &UnitStatus, job: Option<&UnitStatus>) -> Module
     services.extend(job.map(service_status));
     ModuleStatus {
         name: m.name.clone(),
+        service: None,
         kind: m.kind_tag(),
         state,
         reason,

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
 use crate::module::config::Config;
+use crate::module::pattern::is_pattern;
+use crate::module::target::Target;
 use crate::module::{Kind, Module};
 
 /// Compose file names, in the order compose itself prefers them.
@@ -107,29 +109,106 @@ impl Inventory {
         self.modules.iter().find(|m| m.name == name)
     }
 
-    /// Resolves names given on the command line, in order, without duplicates.
-    /// An unusable name is refused before anything is touched.
+    /// Resolves words given on the command line to whole modules, in order,
+    /// without duplicates: names and quoted shell patterns (`'mail*'`). An
+    /// unusable name is refused before anything is touched; `MODULE/SERVICE`
+    /// is refused too, for the verbs that act on whole modules only.
     pub fn resolve(&self, names: &[String]) -> Result<Vec<Module>, HalError> {
-        let mut out: Vec<Module> = Vec::new();
-        for name in names {
-            if out.iter().any(|m| &m.name == name) {
-                continue;
+        let targets = self.targets(names)?;
+        if let Some(t) = targets.iter().find(|t| t.service.is_some()) {
+            return Err(HalError::Usage(format!(
+                "{}: this command acts on whole modules; name the module ({})",
+                t.label(),
+                t.module.name
+            )));
+        }
+        Ok(targets.into_iter().map(|t| t.module).collect())
+    }
+
+    /// Resolves words given on the command line to targets, in order, without
+    /// duplicates: a module name, a quoted shell pattern (every module it
+    /// matches, by name), or `MODULE/SERVICE` (one service of a stack). A
+    /// pattern that matches nothing is "no such module" (exit 4), naming it;
+    /// so is a service of a host module. Whether a stack has the service is
+    /// for its backend to say: that takes compose or the engine.
+    ///
+    /// A pattern takes what `--all` takes, narrowed by name: never an
+    /// `invalid` directory, which a verb could only fail on (named, one is
+    /// reported as before).
+    pub fn targets(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
+        self.select(words, false)
+    }
+
+    /// As [`Inventory::targets`], but a pattern also takes `invalid`
+    /// modules: `status` shows them, as it does with no name at all.
+    pub fn targets_to_show(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
+        self.select(words, true)
+    }
+
+    fn select(&self, words: &[String], invalid_too: bool) -> Result<Vec<Target>, HalError> {
+        let mut out: Vec<Target> = Vec::new();
+        let mut add = |t: Target| {
+            if !out.contains(&t) {
+                out.push(t);
             }
-            match self.get(name) {
-                Some(m) => out.push(m.clone()),
-                None => {
-                    if let Some(reason) = crate::module::name::problem(name) {
-                        return Err(HalError::InvalidName {
-                            name: name.clone(),
-                            reason,
-                        });
-                    }
-                    return Err(HalError::NoSuchModule {
-                        name: name.clone(),
+        };
+        for word in words {
+            let (name, service) = crate::module::target::split(word);
+            if is_pattern(name) {
+                if service.is_some() {
+                    return Err(HalError::Usage(format!(
+                        "{word}: a pattern selects whole modules; MODULE/SERVICE takes one module's name"
+                    )));
+                }
+                let hits: Vec<&Module> = self
+                    .modules
+                    .iter()
+                    .filter(|m| crate::module::pattern::matches(name, &m.name))
+                    .filter(|m| invalid_too || !matches!(m.kind, Kind::Invalid { .. }))
+                    .collect();
+                if hits.is_empty() {
+                    return Err(HalError::NoMatch {
+                        pattern: name.to_string(),
                         root: self.root.display().to_string(),
                     });
                 }
+                hits.into_iter().for_each(|m| add(Target::whole(m.clone())));
+                continue;
             }
+            let Some(m) = self.get(name) else {
+                if let Some(reason) = crate::module::name::problem(name) {
+                    return Err(HalError::InvalidName {
+                        name: name.to_string(),
+                        reason,
+                    });
+                }
+                return Err(HalError::NoSuchModule {
+                    name: name.to_string(),
+                    root: self.root.display().to_string(),
+                });
+            };
+            let service = match service {
+                None => None,
+                Some(s) => {
+                    if let Some(reason) = crate::module::name::service_problem(s) {
+                        return Err(HalError::InvalidName {
+                            name: word.clone(),
+                            reason,
+                        });
+                    }
+                    if let Kind::Host { unit, .. } = &m.kind {
+                        return Err(HalError::NoServices {
+                            module: m.name.clone(),
+                            unit: unit.clone(),
+                        });
+                    }
+                    Some(s.to_string())
+                }
+            };
+            add(Target {
+                module: m.clone(),
+                service,
+            });
         }
         Ok(out)
     }
@@ -199,6 +278,121 @@ mod tests {
             inv.resolve(&["ghost".into()]),
             Err(HalError::NoSuchModule { .. })
         ));
+    }
+
+    fn inventory() -> Inventory {
+        let stack = |name: &str| Module {
+            name: name.into(),
+            kind: Kind::Stack {
+                dir: PathBuf::from(name),
+                file: PathBuf::from(name).join("compose.yaml"),
+            },
+        };
+        Inventory {
+            root: PathBuf::from("/services"),
+            modules: vec![
+                stack("mail"),
+                stack("mailu"),
+                Module {
+                    name: "notifier".into(),
+                    kind: Kind::Host {
+                        unit: "n.service".into(),
+                        scope: crate::module::config::Scope::User,
+                    },
+                },
+                stack("web"),
+            ],
+            root_problem: None,
+        }
+    }
+
+    fn labels(t: &[Target]) -> Vec<String> {
+        t.iter().map(Target::label).collect()
+    }
+
+    #[test]
+    fn patterns_select_every_match_once_in_order() {
+        let inv = inventory();
+        let words = ["web".to_string(), "mail*".into(), "mailu".into()];
+        assert_eq!(
+            labels(&inv.targets(&words).unwrap()),
+            ["web", "mail", "mailu"]
+        );
+        assert_eq!(
+            labels(&inv.targets(&["[nw]*".into()]).unwrap()),
+            ["notifier", "web"]
+        );
+        match inv.targets(&["db*".into()]) {
+            Err(HalError::NoMatch { pattern, .. }) => assert_eq!(pattern, "db*"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            HalError::NoMatch {
+                pattern: "db*".into(),
+                root: "/s".into()
+            }
+            .exit(),
+            crate::error::Exit::NoSuchModule
+        );
+    }
+
+    #[test]
+    fn a_pattern_takes_invalid_modules_only_to_show_them() {
+        let mut inv = inventory();
+        inv.modules.push(Module {
+            name: "web.old".into(),
+            kind: Kind::Invalid {
+                reason: "bad name".into(),
+            },
+        });
+        assert_eq!(labels(&inv.targets(&["web*".into()]).unwrap()), ["web"]);
+        assert_eq!(
+            labels(&inv.targets_to_show(&["web*".into()]).unwrap()),
+            ["web", "web.old"]
+        );
+        assert!(matches!(
+            inv.targets(&["web.*".into()]),
+            Err(HalError::NoMatch { .. })
+        ));
+        // Named, it is still found.
+        assert_eq!(
+            labels(&inv.targets(&["web.old".into()]).unwrap()),
+            ["web.old"]
+        );
+    }
+
+    #[test]
+    fn module_slash_service() {
+        let inv = inventory();
+        let t = inv.targets(&["web/worker".into(), "web".into()]).unwrap();
+        assert_eq!(labels(&t), ["web/worker", "web"]);
+        assert_eq!(t[0].service.as_deref(), Some("worker"));
+        assert!(matches!(
+            inv.targets(&["notifier/x".into()]),
+            Err(HalError::NoServices { .. })
+        ));
+        assert!(matches!(
+            inv.targets(&["ghost/x".into()]),
+            Err(HalError::NoSuchModule { .. })
+        ));
+        assert!(matches!(
+            inv.targets(&["web/".into()]),
+            Err(HalError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            inv.targets(&["web/a b".into()]),
+            Err(HalError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            inv.targets(&["w*/x".into()]),
+            Err(HalError::Usage(_))
+        ));
+        // Whole-module verbs refuse a service.
+        assert!(matches!(
+            inv.resolve(&["web/worker".into()]),
+            Err(HalError::Usage(_))
+        ));
+        assert_eq!(inv.resolve(&["m?il".into()]).unwrap()[0].name, "mail");
     }
 
     #[test]

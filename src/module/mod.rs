@@ -8,8 +8,10 @@ pub mod keys;
 pub mod name;
 pub mod order;
 pub mod outcome;
+pub mod pattern;
 pub mod progress;
 pub mod status;
+pub mod target;
 
 use std::path::PathBuf;
 

@@ -36,6 +36,33 @@ pub fn is_valid(name: &str) -> bool {
     problem(name).is_none()
 }
 
+/// Why `service` is not a valid compose service name, or `None` when it is:
+/// letters, digits, `.`, `-` and `_`, starting with a letter or digit.
+pub fn service_problem(service: &str) -> Option<String> {
+    let Some(first) = service.chars().next() else {
+        return Some("the service name is empty".into());
+    };
+    if service.len() > 128 {
+        return Some("the service name is longer than 128 characters".into());
+    }
+    if !first.is_ascii_alphanumeric() {
+        return Some("a service name starts with a letter or a digit".into());
+    }
+    service
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+        .map(|bad| {
+            let shown = if bad.is_control() || bad.is_whitespace() {
+                format!("{bad:?}")
+            } else {
+                format!("'{bad}'")
+            };
+            format!(
+                "{shown} is not allowed in a service name (use letters, digits, '.', '-' and '_')"
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +82,15 @@ mod tests {
             assert!(!is_valid(bad), "{bad:?}");
         }
         assert!(!is_valid(&"a".repeat(129)));
+    }
+
+    #[test]
+    fn service_names_follow_compose() {
+        for ok in ["worker", "Web", "db.primary", "a-b_c", "0"] {
+            assert_eq!(service_problem(ok), None, "{ok}");
+        }
+        for bad in ["", "-x", ".x", "a/b", "a b", "$(x)", "a\nb"] {
+            assert!(service_problem(bad).is_some(), "{bad:?}");
+        }
     }
 }

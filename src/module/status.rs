@@ -70,6 +70,10 @@ pub struct LimitStatus {
 #[derive(Clone, Debug, Serialize)]
 pub struct ModuleStatus {
     pub name: String,
+    /// Only for `status MODULE/SERVICE`: the one service this status is of
+    /// (its state, and its containers alone in `services`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     pub kind: KindTag,
     pub state: State,
     /// One line saying why the module is not `active`.
@@ -102,6 +106,25 @@ pub struct TimerStatus {
     pub next_run: Option<String>,
 }
 
+impl ModuleStatus {
+    /// `web`, or `web/worker` for one service's status.
+    pub fn label(&self) -> String {
+        match &self.service {
+            Some(s) => format!("{}/{s}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Whether a person should look at it (`status --failed`): failed,
+    /// degraded or unknown, or wanted up (started by request) and not active.
+    /// A module stopped on purpose, or never started and merely inactive or
+    /// invalid, is not listed.
+    pub fn needs_person(&self) -> bool {
+        matches!(self.state, State::Failed | State::Degraded | State::Unknown)
+            || (self.desired.as_deref() == Some("up") && self.state != State::Active)
+    }
+}
+
 /// How much a status needs to know about each container.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Detail {
@@ -127,4 +150,42 @@ pub enum Verdict {
     Failed {
         terminal: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(state: State, desired: Option<&str>) -> ModuleStatus {
+        ModuleStatus {
+            name: "web".into(),
+            service: None,
+            kind: KindTag::Stack,
+            state,
+            reason: None,
+            since: None,
+            desired: desired.map(str::to_string),
+            limit: LimitStatus::default(),
+            services: Vec::new(),
+            timer: None,
+        }
+    }
+
+    #[test]
+    fn what_needs_a_person() {
+        for s in [State::Failed, State::Degraded, State::Unknown] {
+            for d in [None, Some("up"), Some("down")] {
+                assert!(status(s, d).needs_person(), "{s:?} {d:?}");
+            }
+        }
+        // Wanted up and not active.
+        for s in [State::Inactive, State::Starting, State::Invalid] {
+            assert!(status(s, Some("up")).needs_person(), "{s:?}");
+            assert!(!status(s, Some("down")).needs_person(), "{s:?}");
+            assert!(!status(s, None).needs_person(), "{s:?}");
+        }
+        for d in [None, Some("up"), Some("down")] {
+            assert!(!status(State::Active, d).needs_person());
+        }
+    }
 }

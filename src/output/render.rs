@@ -25,6 +25,28 @@ pub fn modules_json<T: Serialize>(modules: &[T]) -> String {
     .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
 }
 
+#[derive(Serialize)]
+struct ErrorDoc<'a> {
+    schema: u32,
+    error: ErrorBody<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    exit_code: u8,
+    message: &'a str,
+}
+
+/// `{"schema": 1, "error": {"exit_code": N, "message": "..."}}`: what a
+/// script reads on stdout when a command stopped before its own document.
+pub fn error_json(exit_code: u8, message: &str) -> String {
+    serde_json::to_string_pretty(&ErrorDoc {
+        schema: SCHEMA,
+        error: ErrorBody { exit_code, message },
+    })
+    .unwrap_or_else(|_| format!("{{\"schema\":1,\"error\":{{\"exit_code\":{exit_code}}}}}"))
+}
+
 /// A borderless table, styled only when `color` is on.
 pub fn table(color: bool) -> Table {
     let mut t = Table::new();
@@ -59,10 +81,14 @@ pub fn state_cell(s: State, color: bool) -> Cell {
     if color { c.fg(state_color(s)) } else { c }
 }
 
-/// Status table: module, kind, state, detail, starts in window, since.
+/// Status table: module (or `module/service`), kind, state, desired state
+/// (`up`, `down`, or `-` when hal never started or stopped it), detail,
+/// starts in window, since.
 pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String {
     let mut t = table(color);
-    t.set_header(["MODULE", "KIND", "STATE", "DETAIL", "STARTS", "SINCE"]);
+    t.set_header([
+        "MODULE", "KIND", "STATE", "DESIRED", "DETAIL", "STARTS", "SINCE",
+    ]);
     for m in modules {
         let starts = format!("{}/{}", m.limit.used, m.limit.burst);
         let since = m
@@ -72,9 +98,10 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
             .map(|t| ago(now, t))
             .unwrap_or_default();
         t.add_row(vec![
-            Cell::new(&m.name),
+            Cell::new(m.label()),
             Cell::new(m.kind.as_str()),
             state_cell(m.state, color),
+            Cell::new(m.desired.as_deref().unwrap_or("-")),
             Cell::new(detail(m, now)),
             Cell::new(starts),
             Cell::new(since),
@@ -182,4 +209,18 @@ pub fn trim_lines(s: String) -> String {
     let mut out: String = s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_document_is_json_with_code_and_message() {
+        let doc: serde_json::Value =
+            serde_json::from_str(&error_json(4, "no such module: \"ghost\"")).unwrap();
+        assert_eq!(doc["schema"], 1);
+        assert_eq!(doc["error"]["exit_code"], 4);
+        assert_eq!(doc["error"]["message"], "no such module: \"ghost\"");
+    }
 }

@@ -15,7 +15,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
     match &r.result {
         Ok(o) => {
             for w in &o.warnings {
-                ui.warn(&format!("{}: {w}", r.module.name));
+                ui.warn(&format!("{}: {w}", r.label()));
             }
             let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
             let reason = o
@@ -24,7 +24,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
                 .map_or(String::new(), |r| format!(": {r}"));
             ui.say(&format!(
                 "{}: {state}{reason} ({action} took {:.1}s)",
-                r.module.name,
+                r.label(),
                 r.took.as_secs_f64()
             ));
         }
@@ -37,7 +37,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
 pub fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
     if ui.format() == Format::Json {
         let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
-        println!("{}", crate::output::render::modules_json(&docs));
+        crate::output::ui::stdout(&format!("{}\n", crate::output::render::modules_json(&docs)));
         return;
     }
     if reports.len() > 1 {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::error::HalError;
+use crate::error::{Exit, HalError};
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 use crate::output::area::Area;
@@ -100,8 +100,8 @@ impl Ui {
     /// makes for people (on stdout, as is).
     pub fn show(&self, json: impl FnOnce() -> String, human: impl FnOnce() -> String) {
         match self.format {
-            Format::Json => println!("{}", json()),
-            Format::Human => print!("{}", human()),
+            Format::Json => stdout(&format!("{}\n", json())),
+            Format::Human => stdout(&human()),
         }
     }
 
@@ -114,8 +114,11 @@ impl Ui {
     /// stderr for people (unless quiet).
     pub fn nothing(&self, why: &str) {
         match self.format {
-            Format::Json => println!("{}", crate::output::render::modules_json::<()>(&[])),
-            Format::Human if !self.quiet => self.above(|| eprintln!("hal: {why}")),
+            Format::Json => stdout(&format!(
+                "{}\n",
+                crate::output::render::modules_json::<()>(&[])
+            )),
+            Format::Human if !self.quiet => self.above(|| stderr(&format!("hal: {why}\n"))),
             Format::Human => {}
         }
     }
@@ -123,20 +126,20 @@ impl Ui {
     /// A line for people on stdout (not with `--json` or `-q`).
     pub fn say(&self, text: &str) {
         if self.format == Format::Human && !self.quiet {
-            self.above(|| println!("{text}"));
+            self.above(|| stdout(&format!("{text}\n")));
         }
     }
 
     /// A line for people on stderr (not with `--json` or `-q`).
     pub fn note(&self, text: &str) {
         if self.format == Format::Human && !self.quiet {
-            self.above(|| eprintln!("{text}"));
+            self.above(|| stderr(&format!("{text}\n")));
         }
     }
 
     /// Something that went wrong, on stderr for everyone: `hal: {text}`.
     pub fn problem(&self, text: &str) {
-        self.above(|| eprintln!("hal: {text}"));
+        self.above(|| stderr(&format!("hal: {text}\n")));
     }
 
     /// A module's error for people (`hal: what: why`); under `--json` the
@@ -147,10 +150,22 @@ impl Ui {
         }
     }
 
+    /// The error that ended the command: `hal: what: why` on stderr for
+    /// everyone and, under `--json`, the error document on stdout, so that a
+    /// script's `jq` gets its input. Returns the exit code it maps to.
+    pub fn error(&self, e: &anyhow::Error) -> Exit {
+        crate::error::report(e);
+        let exit = crate::error::exit_of(e);
+        if self.format == Format::Json {
+            error_document(exit.code(), &crate::error::OneLine(e).to_string());
+        }
+        exit
+    }
+
     /// Prints a warning on stderr without disturbing progress bars.
     pub fn warn(&self, text: &str) {
         let warning = paint(self.color_err, "33", "hal: warning:");
-        self.above(|| eprintln!("{warning} {text}"));
+        self.above(|| stderr(&format!("{warning} {text}\n")));
     }
 
     /// Asks once; `--yes` answers for the person. With no terminal, the
@@ -192,6 +207,15 @@ impl Progress for Ui {
     }
 }
 
+/// Prints the error document on stdout: for [`Ui::error`], and for `main`'s
+/// usage errors, which happen before there is a printer.
+pub fn error_document(exit_code: u8, message: &str) {
+    stdout(&format!(
+        "{}\n",
+        crate::output::render::error_json(exit_code, message)
+    ));
+}
+
 fn dumb_term() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
 }
@@ -203,4 +227,18 @@ pub fn paint(on: bool, code: &str, text: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// Writes to stdout. A reader that went away (`hal --json status | head -1`)
+/// is no reason to panic: what it did not read is simply not written.
+pub fn stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Writes to stderr, never panicking on a closed stream.
+pub fn stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

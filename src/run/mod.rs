@@ -13,6 +13,7 @@ use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::State;
+use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::state::records::Desired;
@@ -26,7 +27,11 @@ pub enum Verb {
         opts: StartOpts,
         force: bool,
     },
-    Stop,
+    /// `grace`: how long a container may take to stop before SIGKILL
+    /// (compose's `-t`); for a unit, how long hal waits for the init's stop job.
+    Stop {
+        grace: Option<Duration>,
+    },
     Restart {
         opts: StartOpts,
         force: bool,
@@ -47,16 +52,18 @@ impl Verb {
     pub fn name(&self) -> &'static str {
         match self {
             Verb::Start { .. } => "start",
-            Verb::Stop => "stop",
+            Verb::Stop { .. } => "stop",
             Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
             Verb::Rescue { .. } => "rescue",
         }
     }
 }
 
-/// What happened to one module.
+/// What happened to one module, or to one service of it.
 pub struct Report {
     pub module: Module,
+    /// The service acted on (`MODULE/SERVICE`), or `None` for the whole module.
+    pub service: Option<String>,
     pub result: anyhow::Result<Outcome>,
     pub took: Duration,
 }
@@ -65,6 +72,9 @@ pub struct Report {
 #[derive(Serialize)]
 pub struct ReportJson {
     pub name: String,
+    /// Only for `MODULE/SERVICE`: the service acted on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     pub kind: &'static str,
     pub action: &'static str,
     pub ok: bool,
@@ -81,6 +91,14 @@ impl Report {
         self.result.as_ref().err().map_or(Exit::Ok, exit_of)
     }
 
+    /// `web`, or `web/worker` when one service was acted on.
+    pub fn label(&self) -> String {
+        match &self.service {
+            Some(s) => format!("{}/{s}", self.module.name),
+            None => self.module.name.clone(),
+        }
+    }
+
     pub fn to_json(&self, action: &'static str) -> ReportJson {
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
@@ -95,6 +113,7 @@ impl Report {
         };
         ReportJson {
             name: self.module.name.clone(),
+            service: self.service.clone(),
             kind: self.module.kind_name(),
             action,
             ok: self.result.is_ok(),
@@ -110,9 +129,6 @@ impl Report {
 
 /// Runs `verb` on every module, at most `jobs` at once, modules named in a
 /// module's `after` first (last when stopping); reports come back in the given order.
-///
-/// `jobs` bounds the work (compose, the engine, the init): a module holds a
-/// slot while it is launched, and gives it back before it only waits for `active`.
 pub async fn run(
     node: &Node,
     progress: &dyn Progress,
@@ -120,21 +136,32 @@ pub async fn run(
     verb: &Verb,
     jobs: usize,
 ) -> Vec<Report> {
-    run_each(node, progress, modules, verb, jobs, &|_| {}).await
+    let targets = modules.into_iter().map(Target::whole).collect();
+    run_targets(node, progress, targets, verb, jobs, &|_| {}).await
 }
 
-/// [`run`], telling `finished` about each module as soon as its work is over, in
-/// the order they finish (after its progress is `done`); the reports still come
-/// back in the given order.
-pub async fn run_each(
+/// Runs `verb` on every target (a module, or one service of a stack), at
+/// most `jobs` at once, in `after` order, telling `finished` about each as
+/// soon as its work is over (in the order they finish, after its progress is
+/// `done`); the reports still come back in the given order.
+///
+/// `jobs` bounds the work (compose, the engine, the init): a module holds a
+/// slot while it is launched, and gives it back before it only waits for `active`.
+/// Two targets of one module (`web/www web/worker`) take its lock in turn.
+pub async fn run_targets(
     node: &Node,
     progress: &dyn Progress,
-    modules: Vec<Module>,
+    targets: Vec<Target>,
     verb: &Verb,
     jobs: usize,
     finished: &dyn Fn(&Report),
 ) -> Vec<Report> {
-    let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for t in &targets {
+        if !names.contains(&t.module.name) {
+            names.push(t.module.name.clone());
+        }
+    }
     let after = |n: &str| {
         node.config
             .modules
@@ -142,38 +169,78 @@ pub async fn run_each(
             .map(|s| s.after.clone())
             .unwrap_or_default()
     };
-    let layers = crate::module::order::layers(&names, &after, matches!(verb, Verb::Stop));
-    let mut reports: Vec<Report> = Vec::with_capacity(modules.len());
+    let stopping = matches!(verb, Verb::Stop { .. });
+    let layers = crate::module::order::layers(&names, &after, stopping);
+    let mut reports: Vec<(usize, Report)> = Vec::with_capacity(targets.len());
     for layer in layers {
-        let batch: Vec<Module> = layer
+        let batch: Vec<(usize, &Target)> = targets
             .iter()
-            .filter_map(|n| modules.iter().find(|m| &m.name == n).cloned())
+            .enumerate()
+            .filter(|(_, t)| layer.contains(&t.module.name))
             .collect();
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
         let mut done = stream::iter(batch)
-            .map(|m| {
+            .map(|(i, t)| {
                 let slots = &slots;
                 async move {
                     let began = Instant::now();
-                    let result = one(node, progress, &m, verb, slots)
+                    let result = one(node, progress, t, verb, slots)
                         .await
-                        .with_context(|| format!("{} {}", verb.name(), m.name));
-                    progress.done(&m.name);
-                    Report {
-                        module: m,
+                        .with_context(|| format!("{} {}", verb.name(), t.label()));
+                    progress.done(&t.module.name);
+                    let report = Report {
+                        module: t.module.clone(),
+                        service: t.service.clone(),
                         result,
                         took: began.elapsed(),
-                    }
+                    };
+                    (i, report)
                 }
             })
             .buffer_unordered(usize::MAX);
-        while let Some(report) = done.next().await {
+        while let Some((i, report)) = done.next().await {
             finished(&report);
-            reports.push(report);
+            reports.push((i, report));
         }
     }
-    reports.sort_by_key(|r| names.iter().position(|n| n == &r.module.name));
-    reports
+    reports.sort_by_key(|(i, _)| *i);
+    reports.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Fails, before anything is touched, when no target's engine can be reached
+/// (Docker for stacks, the init for units): the command then ends with that
+/// error (exit 6) rather than one failed report per module. When some can be
+/// reached, each of the others is reported as it fails.
+pub async fn check_reachable(node: &Node, targets: &[Target], verb: &Verb) -> anyhow::Result<()> {
+    let mut first = None;
+    for t in targets {
+        match reachable(node, &t.module).await {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert_with(|| e.context(format!("{} {}", verb.name(), t.label())));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Refuses, before anything is touched, a `MODULE/SERVICE` whose stack has no
+/// such service (exit 4, naming the services it has).
+pub async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<()> {
+    for t in targets {
+        if let (Some(service), Kind::Stack { dir, file }) = (&t.service, &t.module.kind) {
+            stack::check_service(
+                &node.stacks,
+                &node.store,
+                &t.module.name,
+                dir,
+                file,
+                service,
+            )
+            .await?;
+        }
+    }
+    Ok(())
 }
 
 /// A start under way: finished, or started and waiting for `active`.
@@ -186,10 +253,12 @@ enum Launched {
 async fn one(
     node: &Node,
     progress: &dyn Progress,
-    m: &Module,
+    t: &Target,
     verb: &Verb,
     slots: &tokio::sync::Semaphore,
 ) -> anyhow::Result<Outcome> {
+    let m = &t.module;
+    let service = t.service.as_deref();
     if let Kind::Invalid { reason } = &m.kind {
         return Err(HalError::InvalidModule {
             name: m.name.clone(),
@@ -206,18 +275,21 @@ async fn one(
         Verb::Start { opts, force } => {
             count(node, m, *force, &mut warnings).await?;
             desire(node, m, Desired::Up, &mut warnings).await?;
-            launch(node, progress, m, opts).await?
+            launch(node, progress, m, service, opts).await?
         }
-        Verb::Stop => {
-            desire(node, m, Desired::Down, &mut warnings).await?;
-            Launched::Done(stop(node, progress, m).await?)
+        Verb::Stop { grace } => {
+            // One service stopped leaves its module wanted up: the rest of it runs.
+            if service.is_none() {
+                desire(node, m, Desired::Down, &mut warnings).await?;
+            }
+            Launched::Done(stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
             count(node, m, *force, &mut warnings).await?;
             desire(node, m, Desired::Up, &mut warnings).await?;
-            stop(node, progress, m).await?;
-            launch(node, progress, m, opts).await?
+            stop(node, progress, m, service, None).await?;
+            launch(node, progress, m, service, opts).await?
         }
         Verb::AutoRestart { opts } => {
             let (state, _) = node.store.read();
@@ -226,8 +298,8 @@ async fn one(
                 anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
             }
             count(node, m, false, &mut warnings).await?;
-            stop(node, progress, m).await?;
-            launch(node, progress, m, opts).await?
+            stop(node, progress, m, service, None).await?;
+            launch(node, progress, m, service, opts).await?
         }
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
@@ -236,8 +308,8 @@ async fn one(
             }
             count(node, m, false, &mut warnings).await?;
             desire(node, m, Desired::Up, &mut warnings).await?;
-            stop(node, progress, m).await?;
-            launch(node, progress, m, opts).await?
+            stop(node, progress, m, service, None).await?;
+            launch(node, progress, m, service, opts).await?
         }
     };
     // What is left is waiting: another module may have the slot.
@@ -291,13 +363,20 @@ async fn launch(
     node: &Node,
     progress: &dyn Progress,
     m: &Module,
+    service: Option<&str>,
     opts: &StartOpts,
 ) -> anyhow::Result<Launched> {
     let settings = node.config.settings(&m.name);
     Ok(match &m.kind {
         Kind::Stack { dir, file } => {
             let env = node.stack_env(progress);
-            match stack::launch(env, &m.name, dir, file, &settings, opts).await? {
+            let stack = stack::Stack {
+                name: &m.name,
+                dir,
+                file,
+                service,
+            };
+            match stack::launch(env, &stack, &settings, opts).await? {
                 stack::Launch::Done(o) => Launched::Done(o),
                 stack::Launch::Wait(p) => Launched::Stack(p),
             }
@@ -314,14 +393,28 @@ async fn launch(
     })
 }
 
-async fn stop(node: &Node, progress: &dyn Progress, m: &Module) -> anyhow::Result<Outcome> {
+async fn stop(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    service: Option<&str>,
+    grace: Option<Duration>,
+) -> anyhow::Result<Outcome> {
     match &m.kind {
         Kind::Stack { dir, file } => {
-            stack::stop(node.stack_env(progress), &m.name, dir, file).await
+            let stack = stack::Stack {
+                name: &m.name,
+                dir,
+                file,
+                service,
+            };
+            stack::stop(node.stack_env(progress), &stack, grace).await
         }
         Kind::Host { unit, scope } => {
             let init = node.hosts.init(*scope);
-            let timeout = node.config.settings(&m.name).timeout;
+            // systemd's own TimeoutStopSec= decides when the unit is killed;
+            // -t bounds only how long hal waits for that.
+            let timeout = grace.unwrap_or(node.config.settings(&m.name).timeout);
             host::stop(&*init, progress, &m.name, unit, timeout).await
         }
         Kind::Invalid { .. } => Err(invalid_kind()),

@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
 use crate::host::Hosts;
+use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
-use crate::module::{Kind, Module};
+use crate::module::target::Target;
 use crate::stack::env::{Env, Stacks};
 use crate::state::{Store, state_dir};
 
@@ -50,8 +51,9 @@ impl Node {
         }
     }
 
-    /// Modules named on the command line, or all of them with `--all`.
-    pub fn targets(&self, names: &[String], all: bool) -> Result<Vec<Module>, HalError> {
+    /// What the command line names (modules, patterns, `MODULE/SERVICE`),
+    /// or every valid module with `--all`.
+    pub fn targets(&self, names: &[String], all: bool) -> Result<Vec<Target>, HalError> {
         if all {
             Ok(self
                 .inventory
@@ -59,9 +61,10 @@ impl Node {
                 .iter()
                 .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
                 .cloned()
+                .map(Target::whole)
                 .collect())
         } else {
-            self.inventory.resolve(names)
+            self.inventory.targets(names)
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::error::Exit;
 use crate::module::status::Detail;
 use crate::module::status::{LimitStatus, ModuleStatus, State};
+use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::stack::assess::{ContainerFacts, assess};
@@ -24,6 +25,20 @@ pub struct NodeStatus {
 /// `detail` says how much to read of settled containers: exact times and
 /// counts cost an inspect per container, the list call alone says the rest.
 pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
+    let targets: Vec<Target> = modules.iter().cloned().map(Target::whole).collect();
+    collect_targets(node, &targets, detail).await
+}
+
+/// The status of every target: a whole module, or one service of a stack
+/// (that service's containers alone, and the state they add up to).
+pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
+    let mut modules: Vec<Module> = Vec::new();
+    for t in targets {
+        if !modules.contains(&t.module) {
+            modules.push(t.module.clone());
+        }
+    }
+    let modules = modules.as_slice();
     let now = Stamp::now();
     let (state_file, warning) = node.store.read();
     let mut warnings: Vec<String> = warning.into_iter().collect();
@@ -52,11 +67,22 @@ pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeSta
         exit = Exit::Unreachable;
     }
     let empty = Vec::new();
-    let mut out = Vec::with_capacity(modules.len());
-    for m in modules {
+    let mut out = Vec::with_capacity(targets.len());
+    for t in targets {
+        let m = &t.module;
         let mut status = match &m.kind {
             Kind::Stack { .. } => match &stack_facts {
-                Ok(map) => stack_status(m, map.get(&m.name).unwrap_or(&empty)),
+                Ok(map) => {
+                    let all = map.get(&m.name).unwrap_or(&empty);
+                    match &t.service {
+                        Some(svc) => {
+                            let mine: Vec<ContainerFacts> =
+                                all.iter().filter(|c| &c.service == svc).cloned().collect();
+                            stack_status(m, &mine)
+                        }
+                        None => stack_status(m, all),
+                    }
+                }
                 Err(why) => bare(m, State::Unknown, Some(why.clone())),
             },
             Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
@@ -68,6 +94,7 @@ pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeSta
             }),
             Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
         };
+        status.service = t.service.clone();
         annotate(node, &mut status, &state_file, now);
         out.push(status);
     }
@@ -88,6 +115,7 @@ pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeSta
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     ModuleStatus {
         name: m.name.clone(),
+        service: None,
         kind: m.kind_tag(),
         state,
         reason,

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tokio::process::Command;
@@ -98,12 +99,89 @@ impl Compose {
             .context("compose up")
     }
 
-    /// `down --remove-orphans`: containers and the project network go, named volumes stay.
-    pub async fn down(&self, project: &Project<'_>, host: Option<&str>) -> anyhow::Result<()> {
-        self.run(project, host, &["down", "--remove-orphans"])
+    /// `down --remove-orphans`: containers and the project network go, named
+    /// volumes stay. `grace` is `-t`: how long a container may take to stop
+    /// before SIGKILL (compose's default is the service's `stop_grace_period`, else 10 s).
+    pub async fn down(
+        &self,
+        project: &Project<'_>,
+        host: Option<&str>,
+        grace: Option<Duration>,
+    ) -> anyhow::Result<()> {
+        let t = grace.map(seconds);
+        let mut args = vec!["down", "--remove-orphans"];
+        if let Some(t) = &t {
+            args.extend(["-t", t]);
+        }
+        self.run(project, host, &args)
             .await
             .map(drop)
             .context("compose down")
+    }
+
+    /// `up -d --no-deps SERVICE`: creates or starts one service's containers
+    /// (recreating them when their configuration changed), nothing else.
+    pub async fn up_service(
+        &self,
+        project: &Project<'_>,
+        host: Option<&str>,
+        service: &str,
+        pull: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let mut args = vec!["up", "-d", "--no-deps"];
+        if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
+            args.extend(["--pull", p]);
+        }
+        // The name was checked (it starts with a letter or digit), so it
+        // cannot read as a flag; v1's parser takes no `--`.
+        args.push(service);
+        self.run(project, host, &args)
+            .await
+            .map(drop)
+            .with_context(|| format!("compose up {service}"))
+    }
+
+    /// `stop [-t N] SERVICE` then `rm -f SERVICE`: one service's containers
+    /// go, as `down` takes a whole project's (compose v1 has no `down
+    /// SERVICE`); the network stays for the rest of the project.
+    pub async fn remove_service(
+        &self,
+        project: &Project<'_>,
+        host: Option<&str>,
+        service: &str,
+        grace: Option<Duration>,
+    ) -> anyhow::Result<()> {
+        let t = grace.map(seconds);
+        let mut stop = vec!["stop"];
+        if let Some(t) = &t {
+            stop.extend(["-t", t]);
+        }
+        stop.push(service);
+        self.run(project, host, &stop)
+            .await
+            .with_context(|| format!("compose stop {service}"))?;
+        self.run(project, host, &["rm", "-f", service])
+            .await
+            .map(drop)
+            .with_context(|| format!("compose rm {service}"))
+    }
+
+    /// The project's service names, as compose resolves the files (`config --services`).
+    pub async fn services(
+        &self,
+        project: &Project<'_>,
+        host: Option<&str>,
+    ) -> anyhow::Result<Vec<String>> {
+        let out = self
+            .run(project, host, &["config", "--services"])
+            .await
+            .context("compose config")?;
+        Ok(out
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// The services of a project and their images, as compose resolves the file.
@@ -169,6 +247,12 @@ impl Compose {
         }
         s
     }
+}
+
+/// A grace period as compose's `-t` takes it: whole seconds, rounded up.
+fn seconds(d: Duration) -> String {
+    let up = u64::from(d.subsec_nanos() > 0);
+    (d.as_secs() + up).to_string()
 }
 
 /// The most telling lines of compose's output: its last non-empty lines, without progress noise.
@@ -337,6 +421,13 @@ mod tests {
         assert_eq!(flavor_of("2.26.1"), Some(Flavor::V2));
         assert_eq!(flavor_of("v2.30.0\n"), Some(Flavor::V2));
         assert_eq!(flavor_of("garbage"), None);
+    }
+
+    #[test]
+    fn grace_is_whole_seconds_rounded_up() {
+        assert_eq!(seconds(Duration::from_secs(5)), "5");
+        assert_eq!(seconds(Duration::from_millis(1500)), "2");
+        assert_eq!(seconds(Duration::ZERO), "0");
     }
 
     #[test]

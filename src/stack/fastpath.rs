@@ -19,6 +19,9 @@ pub struct Known<'a> {
     pub services: &'a [ServiceImage],
     pub policy: PullPolicy,
     pub pull_timeout: Duration,
+    /// Only this service's containers (`MODULE/SERVICE`); `services` then
+    /// holds that service alone.
+    pub only: Option<&'a str>,
 }
 
 /// Starts `name` without compose when that is certainly what compose would do;
@@ -31,7 +34,11 @@ pub async fn try_start(
     known: &Known<'_>,
 ) -> anyhow::Result<Option<(Outcome, Vec<ContainerSummary>)>> {
     let list = engine.compose_containers(Some(name)).await?;
-    let main: Vec<&ContainerSummary> = list.iter().filter(|c| !is_oneoff(c)).collect();
+    let main: Vec<&ContainerSummary> = list
+        .iter()
+        .filter(|c| !is_oneoff(c))
+        .filter(|c| known.only.is_none() || service_of(c).as_deref() == known.only)
+        .collect();
     if main.is_empty() || !same_services(&main, known.services) {
         return Ok(None);
     }

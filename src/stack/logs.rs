@@ -5,6 +5,7 @@ use tokio::sync::mpsc;
 
 use crate::logs::line::{Assembler, Stream};
 use crate::logs::stream::{Event, Lines, Source, Window};
+use crate::module::target::Target;
 use crate::stack::engine::Engine;
 use crate::stack::labels::Identity;
 
@@ -53,13 +54,17 @@ pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Li
 }
 
 /// The log source a compose container's labels describe, if it is a
-/// long-running container of one of `projects` (not a one-off `run`).
+/// long-running container (not a one-off `run`) of one of `wanted`: a whole
+/// project, or one service of it.
 pub fn source_of(
     labels: &std::collections::HashMap<String, String>,
-    projects: &[String],
+    wanted: &[Target],
 ) -> Option<Source> {
     let who = Identity::of(labels)?;
-    if who.oneoff || !projects.contains(&who.project) {
+    let mine = |t: &Target| {
+        t.module.name == who.project && t.service.as_ref().is_none_or(|s| *s == who.service)
+    };
+    if who.oneoff || !wanted.iter().any(mine) {
         return None;
     }
     let name = who.replica_name();
@@ -70,8 +75,8 @@ pub fn source_of(
     })
 }
 
-/// Announces every container start of the given projects.
-pub fn watch_starts(engine: Engine, projects: Vec<String>, tx: mpsc::Sender<Event>) {
+/// Announces every container start of the given projects (or services).
+pub fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
         let since = crate::util::timefmt::Stamp::now().secs;
         let mut events = engine.container_events(Some(since));

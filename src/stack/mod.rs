@@ -37,10 +37,32 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 /// Log lines shown for a service that did not come up.
 const DIAG_LINES: u64 = 5;
 
+/// One stack as a verb sees it: its compose project, and the one service a
+/// `MODULE/SERVICE` names (`None`: the whole project).
+#[derive(Clone, Copy, Debug)]
+pub struct Stack<'a> {
+    pub name: &'a str,
+    pub dir: &'a Path,
+    pub file: &'a Path,
+    pub service: Option<&'a str>,
+}
+
+impl<'a> Stack<'a> {
+    fn project(&self) -> Project<'a> {
+        Project {
+            name: self.name,
+            dir: self.dir,
+            file: self.file,
+        }
+    }
+}
+
 /// A started stack that still has to reach `active`.
 pub struct Pending {
     engine: Engine,
     name: String,
+    /// Only this service's containers count (`MODULE/SERVICE`).
+    service: Option<String>,
     timeout: Duration,
     /// The module's containers as just listed (empty: list them first).
     containers: Vec<ContainerSummary>,
@@ -54,25 +76,35 @@ pub enum Launch {
 }
 
 /// `compose up -d --remove-orphans` (or the fast path when the files are
-/// unchanged). The wait for `active` is [`wait`]'s, so that the caller can
-/// free its `--jobs` slot in between.
+/// unchanged); for one service, `compose up -d --no-deps SERVICE` (or the
+/// fast path on its containers alone). The wait for `active` is [`wait`]'s,
+/// so that the caller can free its `--jobs` slot in between.
 pub async fn launch(
     env: Env<'_>,
-    name: &str,
-    dir: &Path,
-    file: &Path,
+    stack: &Stack<'_>,
     settings: &Settings,
     opts: &StartOpts,
 ) -> anyhow::Result<Launch> {
+    let name = stack.name;
     let engine = env.stacks.engine().await?;
     let policy = opts.pull.unwrap_or(settings.pull);
     let timeout = opts.timeout.unwrap_or(settings.timeout);
-    let digest = crate::stack::digest::of_module(dir);
+    let digest = crate::stack::digest::of_module(stack.dir);
+    let pending = |containers, warnings| Pending {
+        engine: engine.clone(),
+        name: name.to_string(),
+        service: stack.service.map(str::to_string),
+        timeout,
+        containers,
+        warnings,
+    };
     if let Some(services) = remembered(env, name, digest.as_deref()) {
+        let services = only(services, stack.service);
         let known = crate::stack::fastpath::Known {
             services: &services,
             policy,
             pull_timeout: settings.pull_timeout,
+            only: stack.service,
         };
         if let Some((outcome, containers)) =
             crate::stack::fastpath::try_start(env, &engine, name, &known).await?
@@ -80,39 +112,48 @@ pub async fn launch(
             if outcome.state == State::Active || !opts.wait {
                 return Ok(Launch::Done(outcome));
             }
-            return Ok(Launch::Wait(Pending {
-                engine,
-                name: name.to_string(),
-                timeout,
-                containers,
-                warnings: outcome.warnings,
-            }));
+            return Ok(Launch::Wait(pending(containers, outcome.warnings)));
         }
     }
     let compose = env.stacks.compose().await?;
-    let project = Project { name, dir, file };
+    let project = stack.project();
     let endpoint = env.stacks.endpoint();
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers.
     let images = compose.images(&project, endpoint).await?;
+    let wanted = only(images.clone(), stack.service);
     let warnings = crate::stack::pull::pull(
         &engine,
         env.progress,
         name,
-        &images,
+        &wanted,
         policy,
         settings.pull_timeout,
     )
     .await?;
-    env.store
-        .set_pull_warning(name, warnings.first().cloned())
-        .await?;
-    env.progress.step(name, "starting");
-    compose.up(&project, endpoint, Some("never")).await?;
-    // The containers now reflect these files: remember them for the fast path.
-    env.store.remember(name, digest, images).await?;
+    // One service's pull says nothing of the others': it never clears theirs.
+    if stack.service.is_none() || !warnings.is_empty() {
+        env.store
+            .set_pull_warning(name, warnings.first().cloned())
+            .await?;
+    }
+    match stack.service {
+        None => {
+            env.progress.step(name, "starting");
+            compose.up(&project, endpoint, Some("never")).await?;
+            // The containers now reflect these files: remember them for the fast path.
+            env.store.remember(name, digest, images).await?;
+        }
+        // The other services may still be older than the files: nothing to remember.
+        Some(service) => {
+            env.progress.step(name, &format!("starting {service}"));
+            compose
+                .up_service(&project, endpoint, service, Some("never"))
+                .await?;
+        }
+    }
     if !opts.wait {
-        let facts = engine.project_facts(name).await?;
+        let facts = of_service(engine.project_facts(name).await?, stack.service);
         let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
         return Ok(Launch::Done(Outcome {
             state,
@@ -120,13 +161,94 @@ pub async fn launch(
             warnings,
         }));
     }
-    Ok(Launch::Wait(Pending {
-        engine,
-        name: name.to_string(),
-        timeout,
-        containers: Vec::new(),
-        warnings,
-    }))
+    Ok(Launch::Wait(pending(Vec::new(), warnings)))
+}
+
+/// The services a verb on `service` touches: that one, or all of them.
+fn only(services: Vec<ServiceImage>, service: Option<&str>) -> Vec<ServiceImage> {
+    match service {
+        Some(s) => services.into_iter().filter(|i| i.service == s).collect(),
+        None => services,
+    }
+}
+
+/// The facts of one service's containers, or all of them.
+fn of_service(mut facts: Vec<ContainerFacts>, service: Option<&str>) -> Vec<ContainerFacts> {
+    if let Some(s) = service {
+        facts.retain(|f| f.service == s);
+    }
+    facts
+}
+
+/// The listed containers of one service, or all of them.
+fn listed_of(list: Vec<ContainerSummary>, service: Option<&str>) -> Vec<ContainerSummary> {
+    match service {
+        Some(s) => list
+            .into_iter()
+            .filter(|c| Identity::of_summary(c).is_some_and(|who| who.service == s))
+            .collect(),
+        None => list,
+    }
+}
+
+/// Refuses a service the stack does not have (exit 4, naming the ones it
+/// has). Its containers answer first (one list call); compose's reading of
+/// the files (`config --services`) settles the rest. When neither can say
+/// (no engine, a compose file compose refuses), the verb goes ahead and
+/// meets the real problem itself.
+pub async fn check_service(
+    stacks: &crate::stack::env::Stacks,
+    store: &crate::state::Store,
+    name: &str,
+    dir: &Path,
+    file: &Path,
+    service: &str,
+) -> anyhow::Result<()> {
+    let mut known: Vec<String> = Vec::new();
+    if let Ok(engine) = stacks.engine().await
+        && let Ok(list) = engine.compose_containers(Some(name)).await
+    {
+        for who in list.iter().filter_map(Identity::of_summary) {
+            if !who.oneoff && !known.contains(&who.service) {
+                known.push(who.service);
+            }
+        }
+    }
+    if known.iter().any(|s| s == service) {
+        return Ok(());
+    }
+    let project = Project { name, dir, file };
+    let from_files = match stacks.compose().await {
+        Ok(compose) => compose.services(&project, stacks.endpoint()).await.ok(),
+        Err(_) => None,
+    };
+    let from_files = from_files.or_else(|| {
+        // What compose said the last time hal started the stack.
+        let (state, _) = store.read();
+        let rec = state.modules.get(name)?;
+        Some(
+            rec.services
+                .as_ref()?
+                .iter()
+                .map(|s| s.service.clone())
+                .collect(),
+        )
+    });
+    for s in from_files.into_iter().flatten() {
+        if !known.contains(&s) {
+            known.push(s);
+        }
+    }
+    if known.is_empty() || known.iter().any(|s| s == service) {
+        return Ok(());
+    }
+    known.sort();
+    Err(crate::error::HalError::NoSuchService {
+        module: name.to_string(),
+        service: service.to_string(),
+        known,
+    }
+    .into())
 }
 
 /// The services compose resolved the last time, if the files are the same now.
@@ -151,21 +273,29 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
     let Pending {
         engine,
         name,
+        service,
         timeout,
         mut containers,
         warnings,
     } = p;
     let name = name.as_str();
+    let service = service.as_deref();
+    let list = async || {
+        engine
+            .compose_containers(Some(name))
+            .await
+            .map(|l| listed_of(l, service))
+    };
     let began = Instant::now();
     progress.step(name, "waiting");
     loop {
         if containers.is_empty() {
-            containers = engine.compose_containers(Some(name)).await?;
+            containers = list().await?;
         }
         let mut facts = engine.facts(containers.clone()).await?;
         if facts.len() != containers.len() {
             // Removed under us: see the project as it is now.
-            containers = engine.compose_containers(Some(name)).await?;
+            containers = list().await?;
             facts = engine.facts(containers.clone()).await?;
         }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
@@ -226,14 +356,32 @@ async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String
     out
 }
 
-/// `compose down`: containers and network go, named volumes stay.
-pub async fn stop(env: Env<'_>, name: &str, dir: &Path, file: &Path) -> anyhow::Result<Outcome> {
+/// `compose down`: containers and network go, named volumes stay. For one
+/// service, its containers go (`compose stop` then `rm`) and the rest of the
+/// project runs on. `grace` is compose's `-t`.
+pub async fn stop(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    grace: Option<Duration>,
+) -> anyhow::Result<Outcome> {
+    let name = stack.name;
     let compose = env.stacks.compose().await?;
     let engine = env.stacks.engine().await?;
-    let project = Project { name, dir, file };
-    env.progress.step(name, "stopping");
-    compose.down(&project, env.stacks.endpoint()).await?;
-    let facts = engine.project_facts(name).await?;
+    let project = stack.project();
+    let endpoint = env.stacks.endpoint();
+    match stack.service {
+        None => {
+            env.progress.step(name, "stopping");
+            compose.down(&project, endpoint, grace).await?;
+        }
+        Some(service) => {
+            env.progress.step(name, &format!("stopping {service}"));
+            compose
+                .remove_service(&project, endpoint, service, grace)
+                .await?;
+        }
+    }
+    let facts = of_service(engine.project_facts(name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
         state,

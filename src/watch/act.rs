@@ -228,6 +228,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
         .pop()
         .unwrap_or(Report {
             module: m,
+            service: None,
             result: Err(anyhow::anyhow!("no report")),
             took: Duration::ZERO,
         });

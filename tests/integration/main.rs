@@ -15,6 +15,7 @@
 mod lib_paths;
 mod rig;
 
+mod addressing;
 mod architecture;
 mod argv;
 mod completion;

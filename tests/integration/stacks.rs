@@ -258,9 +258,11 @@ fn bad_input_gets_one_clear_line() {
         "{run}"
     );
 
+    // `a/b` is MODULE/SERVICE: no module a (exit 4), not an invalid name.
+    hal(&rig).args(["module", "start", "a/b"]).code(4);
     for hostile in [
         "../etc",
-        "a/b",
+        &format!("{broken}/../etc"),
         "a b",
         "$(touch /tmp/pwned)",
         "x;rm -rf /",

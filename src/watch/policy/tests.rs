@@ -32,6 +32,7 @@ fn svc(name: &str, state: &str) -> ServiceStatus {
 fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> ModuleStatus {
     ModuleStatus {
         name: "m".into(),
+        service: None,
         kind: KindTag::Stack,
         state,
         reason: None,
