@@ -23,18 +23,7 @@ const FOLLOW_BUFFER: usize = 1024;
 
 pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     // No module named: every module, as `docker compose logs` does for services.
-    let targets: Vec<Target> = if a.modules.is_empty() {
-        ctx.node
-            .inventory
-            .modules
-            .iter()
-            .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
-            .cloned()
-            .map(Target::whole)
-            .collect()
-    } else {
-        ctx.node.inventory.targets(&a.modules)?
-    };
+    let targets = ctx.node.targets(&a.modules, a.modules.is_empty())?;
     crate::run::check_services(&ctx.node, &targets).await?;
     let now = Stamp::now();
     let when = |text: &Option<String>| {

@@ -4,24 +4,7 @@
 
 use std::time::Duration;
 
-use crate::rig::{FIXTURE, Rig, Run, docker, engine, hal};
-
-/// A compose service running `script` in the fixture image (`$` is the shell's).
-fn svc(name: &str, script: &str, extra: &str) -> String {
-    let script = script.replace('$', "$$");
-    format!(
-        "  {name}:\n    image: {FIXTURE}\n    command: [\"sh\", \"-c\", {script:?}]\n    stop_signal: SIGKILL\n{extra}"
-    )
-}
-
-fn compose(services: &[String]) -> String {
-    format!("services:\n{}", services.join(""))
-}
-
-/// `hal ARGS` in the rig.
-fn run(rig: &Rig, args: &[&str]) -> Run {
-    args.iter().fold(hal(rig), |h, a| h.arg(a)).run()
-}
+use crate::rig::{FIXTURE, Rig, Run, compose, docker, engine, run, svc};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
 

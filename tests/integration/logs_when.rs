@@ -5,24 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::lib_paths::timefmt;
 use crate::rig::systemd::{Scene, Scope, scene};
-use crate::rig::{FIXTURE, Rig, Run, engine, eventually, hal};
-
-/// A compose service running `script` in the fixture image (`$` is the shell's).
-fn svc(name: &str, script: &str, extra: &str) -> String {
-    let script = script.replace('$', "$$");
-    format!(
-        "  {name}:\n    image: {FIXTURE}\n    command: [\"sh\", \"-c\", {script:?}]\n    stop_signal: SIGKILL\n{extra}"
-    )
-}
-
-fn compose(services: &[String]) -> String {
-    format!("services:\n{}", services.join(""))
-}
-
-/// `hal ARGS` in the rig.
-fn run(rig: &Rig, args: &[&str]) -> Run {
-    args.iter().fold(hal(rig), |h, a| h.arg(a)).run()
-}
+use crate::rig::{compose, engine, eventually, run, svc};
 
 /// A service that prints `NAME-early`, waits 3 s, prints `NAME-late`, then stays quiet.
 fn two_lines(name: &str) -> String {

@@ -8,26 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rig::{FIXTURE, Rig, Run, engine, fresh, hal, in_ci, path_str};
+use crate::rig::{compose, engine, fresh, in_ci, path_str, run, svc};
 use clap::CommandFactory;
 use clap_mangen::roff::{Roff, bold, italic, roman};
-
-/// A compose service running `script` in the fixture image (`$` is the shell's).
-fn svc(name: &str, script: &str, extra: &str) -> String {
-    let script = script.replace('$', "$$");
-    format!(
-        "  {name}:\n    image: {FIXTURE}\n    command: [\"sh\", \"-c\", {script:?}]\n    stop_signal: SIGKILL\n{extra}"
-    )
-}
-
-fn compose(services: &[String]) -> String {
-    format!("services:\n{}", services.join(""))
-}
-
-/// `hal ARGS` in the rig.
-fn run(rig: &Rig, args: &[&str]) -> Run {
-    args.iter().fold(hal(rig), |h, a| h.arg(a)).run()
-}
 
 /// Prints `SKIP <test>: <why>`.
 fn skip(why: &str) {

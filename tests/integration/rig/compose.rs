@@ -172,6 +172,22 @@ impl fmt::Display for Stack {
     }
 }
 
+/// One compose service running `script` in the fixture image (`$` is the
+/// shell's), with `extra` YAML lines under it: for tests that write compose
+/// text by hand rather than through [`stack`].
+pub fn svc(name: &str, script: &str, extra: &str) -> String {
+    let script = script.replace('$', "$$");
+    format!(
+        "  {name}:\n    image: {}\n    command: [\"sh\", \"-c\", {script:?}]\n    stop_signal: SIGKILL\n{extra}",
+        crate::rig::FIXTURE
+    )
+}
+
+/// A compose file of the given [`svc`]s.
+pub fn compose(services: &[String]) -> String {
+    format!("services:\n{}", services.join(""))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,10 +23,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use compose::stack;
+pub use compose::{compose, stack, svc};
 pub use docker::{FIXTURE, containers, docker, ids, networks, running_ids};
 pub use guard::{have, in_ci, missing, skip};
-pub use run::{Run, eventually, hal, path_str, run_with_timeout, script, wait_child};
+pub use run::{Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child};
 
 use guard::Lease;
 

@@ -212,3 +212,8 @@ pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// `hal ARGS` in the rig, from a slice (for argument lists built at run time).
+pub fn run(rig: &Rig, args: &[&str]) -> Run {
+    args.iter().fold(hal(rig), |h, a| h.arg(a)).run()
+}
