@@ -20,15 +20,10 @@ use std::time::Duration;
 
 use crate::rig::docker::purge_project;
 use crate::rig::guard::Lease;
+use crate::rig::systemd::run_machine;
 use crate::rig::{FIXTURE, Run, docker, eventually, run_with_timeout, stack, wait_child};
 
 const IMAGE: &str = "hal-install:bookworm";
-const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
-    "/usr/local/lib/docker/cli-plugins",
-    "/usr/local/libexec/docker/cli-plugins",
-    "/usr/lib/docker/cli-plugins",
-    "/usr/libexec/docker/cli-plugins",
-];
 /// Where the machine sees the source tree (make's working directory), read-only.
 const SRC: &str = "/src";
 /// Where the machine sees the release binary `make install` copies.
@@ -187,48 +182,11 @@ impl Machine {
             .subsec_nanos();
         let run = format!("hi{}{}{test}", std::process::id() % 100_000, nanos % 1000);
         reaper(&run);
-        let docker_cli = which("docker").expect("docker CLI on PATH");
-        let plugin = COMPOSE_PLUGIN_DIRS
-            .iter()
-            .map(|d| format!("{d}/docker-compose"))
-            .find(|p| Path::new(p).exists())
-            .expect("the compose v2 plugin (docker-compose under a cli-plugins dir)");
-        let mounts = [
-            "/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string(),
-            "/var/run/docker.sock:/var/run/docker.sock".to_string(),
-            format!("{docker_cli}:/usr/bin/docker:ro"),
-            format!("{plugin}:/usr/local/lib/docker/cli-plugins/docker-compose:ro"),
+        let extra = [
             format!("{}:{SRC}:ro", manifest_dir().display()),
             format!("{}:{BUILT}:ro", release_binary().display()),
         ];
-        let mut args: Vec<String> = [
-            "run",
-            "-d",
-            "--name",
-            &run,
-            "--label",
-            "hal.test=install",
-            "--tmpfs",
-            "/run",
-            "--tmpfs",
-            "/run/lock",
-            "--tmpfs",
-            "/tmp",
-            "-e",
-            "container=docker",
-        ]
-        .map(String::from)
-        .to_vec();
-        for m in &mounts {
-            args.extend(["-v".to_string(), m.clone()]);
-        }
-        args.extend([IMAGE.to_string(), "/sbin/init".to_string()]);
-        let out = Command::new("docker").args(&args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "docker run {IMAGE}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_machine(&run, "install", IMAGE, &extra).unwrap_or_else(|why| panic!("{why}"));
         let m = Machine {
             name: run.clone(),
             run,
@@ -321,15 +279,6 @@ impl Drop for Machine {
             .status();
         purge_project(&format!("{}-app", self.run));
     }
-}
-
-fn which(program: &str) -> Option<String> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::canonicalize(p).ok())
-        .map(|p| p.to_string_lossy().into_owned())
 }
 
 /// A detached shell that removes the machine and its stacks once this test

@@ -1,7 +1,6 @@
 //! Manual pages: `man/` holds hal(1) and one page per subcommand, generated from the CLI definition, and is fresh.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
 
 use clap::CommandFactory;
 use clap_mangen::Man;
@@ -433,27 +432,9 @@ fn pages_render_with_man() {
         return;
     }
     for (name, text) in pages() {
-        let dir = std::env::temp_dir().join(format!("hal-man-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(&name);
-        std::fs::File::create(&path)
-            .and_then(|mut f| f.write_all(&text))
-            .unwrap();
-        let out = Command::new("man")
-            .args(["--warnings", "-l"])
-            .arg(&path)
-            .env("MANWIDTH", "80")
-            .env_remove("MAN_KEEP_FORMATTING")
-            .env("MANPAGER", "cat")
-            .env("PAGER", "cat")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "man -l {name}: {stderr}");
+        let (ok, stderr, rendered) = fresh::render_man(&name, &text);
+        assert!(ok, "man -l {name}: {stderr}");
         assert!(stderr.trim().is_empty(), "man -l {name} warns: {stderr}");
-        let rendered = String::from_utf8_lossy(&out.stdout);
         assert!(rendered.contains("NAME"), "man -l {name} rendered nothing");
     }
 }

@@ -3,7 +3,7 @@
 //! heading, `hal.toml(5)` from the config's own key table, and hal(1)'s ENVIRONMENT.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -655,26 +655,8 @@ fn the_config_manual_renders_with_man() {
         skip("the_config_manual_renders_with_man: man is not installed");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("hal-man5-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("hal.toml.5");
-    std::fs::File::create(&path)
-        .and_then(|mut f| f.write_all(&config_page()))
-        .unwrap();
-    let out = Command::new("man")
-        .args(["--warnings", "-l"])
-        .arg(&path)
-        .env("MANWIDTH", "80")
-        .env_remove("MAN_KEEP_FORMATTING")
-        .env("MANPAGER", "cat")
-        .env("PAGER", "cat")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.trim().is_empty(), "{stderr}");
-    let page = String::from_utf8_lossy(&out.stdout);
+    let (ok, stderr, page) = fresh::render_man("hal.toml.5", &config_page());
+    assert!(ok && stderr.trim().is_empty(), "{stderr}");
     for want in ["on_failure", "pull_timeout", "[module.NAME]", "interval"] {
         assert!(page.contains(want), "{want} not in\n{page}");
     }

@@ -88,3 +88,31 @@ fn present(dir: &Path, owned: &impl Fn(&str) -> bool) -> Vec<String> {
     names.sort();
     names
 }
+
+/// `man --warnings -l` of a page's text, 80 columns, no pager: whether it
+/// succeeded, what it warned on stderr, and what it rendered.
+pub fn render_man(name: &str, text: &[u8]) -> (bool, String, String) {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("hal-man-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(text))
+        .unwrap();
+    let out = std::process::Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(&path)
+        .env("MANWIDTH", "80")
+        .env_remove("MAN_KEEP_FORMATTING")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}

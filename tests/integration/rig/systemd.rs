@@ -148,48 +148,14 @@ fn boot(generation: u64) -> Result<Machine, String> {
     let run = format!("halt-{}-{}", std::process::id(), nanos % 100_000);
     let name = run.clone();
     reaper(&name, &run);
-    let docker_cli = which("docker").expect("docker CLI on PATH");
-    let plugin = COMPOSE_PLUGIN_DIRS
-        .iter()
-        .map(|d| format!("{d}/docker-compose"))
-        .find(|p| std::path::Path::new(p).exists())
-        .expect("the compose v2 plugin (docker-compose under a cli-plugins dir)");
     let hal = env!("CARGO_BIN_EXE_hal");
-    let mounts = [
-        "/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string(),
-        format!("{hal}:/usr/local/bin/hal:ro"),
-        "/var/run/docker.sock:/var/run/docker.sock".to_string(),
-        format!("{docker_cli}:/usr/bin/docker:ro"),
-        format!("{plugin}:/usr/local/lib/docker/cli-plugins/docker-compose:ro"),
-    ];
-    let mut args: Vec<String> = [
-        "run",
-        "-d",
-        "--name",
+    run_machine(
         &name,
-        "--label",
-        "hal.test=host_modules",
-        "--tmpfs",
-        "/run",
-        "--tmpfs",
-        "/run/lock",
-        "--tmpfs",
-        "/tmp",
-        "-e",
-        "container=docker",
-    ]
-    .map(String::from)
-    .to_vec();
-    for m in &mounts {
-        args.extend(["-v".to_string(), m.clone()]);
-    }
-    args.extend([IMAGE.to_string(), "/sbin/init".to_string()]);
-    let out = Command::new("docker").args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "docker run {IMAGE}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        "host_modules",
+        IMAGE,
+        &[format!("{hal}:/usr/local/bin/hal:ro")],
+    )
+    .unwrap_or_else(|why| panic!("{why}"));
     let m = Machine {
         name,
         run,
@@ -221,6 +187,61 @@ fn prerequisites_missing() -> Option<String> {
         return Some("/var/run/docker.sock is missing".into());
     }
     None
+}
+
+/// `docker run -d` of a systemd machine as this host allows it (no
+/// --privileged: tmpfs for /run and /tmp, the cgroup tree read-only), with the
+/// host's Docker socket, docker CLI and compose plugin mounted in, plus
+/// `extra` mounts (`SRC:DEST[:ro]`). The machine is labelled `hal.test=LABEL`.
+pub fn run_machine(name: &str, label: &str, image: &str, extra: &[String]) -> Result<(), String> {
+    let docker_cli = which("docker").ok_or("no docker CLI on PATH")?;
+    let plugin = COMPOSE_PLUGIN_DIRS
+        .iter()
+        .map(|d| format!("{d}/docker-compose"))
+        .find(|p| std::path::Path::new(p).exists())
+        .ok_or("no compose v2 plugin (docker-compose under a cli-plugins dir)")?;
+    let mut mounts = vec![
+        "/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string(),
+        "/var/run/docker.sock:/var/run/docker.sock".to_string(),
+        format!("{docker_cli}:/usr/bin/docker:ro"),
+        format!("{plugin}:/usr/local/lib/docker/cli-plugins/docker-compose:ro"),
+    ];
+    mounts.extend(extra.iter().cloned());
+    let label = format!("hal.test={label}");
+    let mut args: Vec<String> = [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--label",
+        &label,
+        "--tmpfs",
+        "/run",
+        "--tmpfs",
+        "/run/lock",
+        "--tmpfs",
+        "/tmp",
+        "-e",
+        "container=docker",
+    ]
+    .map(String::from)
+    .to_vec();
+    for m in &mounts {
+        args.extend(["-v".to_string(), m.clone()]);
+    }
+    args.extend([image.to_string(), "/sbin/init".to_string()]);
+    let out = Command::new("docker")
+        .args(&args)
+        .output()
+        .map_err(|e| format!("docker run {image}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "docker run {image}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 fn which(program: &str) -> Option<String> {
