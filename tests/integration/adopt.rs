@@ -326,7 +326,7 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
         .contains("watch: watching")));
     docker(&["kill", &ca]);
     assert!(
-        eventually(Duration::from_secs(40), || status_of(&m, &a).0 == "active"),
+        eventually(Duration::from_secs(120), || status_of(&m, &a).0 == "active"),
         "hal watch did not bring {a} back:\n{}",
         m.sh("journalctl -u hal-watch.service --no-pager -o cat")
             .stdout
@@ -340,7 +340,7 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
     }
     docker(&["restart", &m.name]);
     m.wait_booted();
-    let back = eventually(Duration::from_secs(60), || {
+    let back = eventually(Duration::from_secs(150), || {
         [&a, &d, &e]
             .iter()
             .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
@@ -350,6 +350,40 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
         "after the reboot: {:?}\n{}",
         [&a, &d, &e].map(|s| status_of(&m, s)),
         m.sh("journalctl -b -u hal-watch.service --no-pager -o cat")
+            .stdout
+    );
+    assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
+
+    // The same with the shipped user-scope units instead (root's lingering user
+    // manager starts them at boot).
+    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/systemd/user");
+    m.sh_ok("systemctl disable --now hal-watch.service hal-rescue.timer");
+    for u in [
+        "hal-watch.service",
+        "hal-rescue.service",
+        "hal-rescue.timer",
+    ] {
+        let text = std::fs::read_to_string(format!("{dist}/{u}"))
+            .unwrap()
+            .replace("/usr/bin/hal", "/usr/local/bin/hal");
+        m.write(&format!("/root/.config/systemd/user/{u}"), &text);
+    }
+    m.sh_ok("systemctl --user daemon-reload && systemctl --user enable --now hal-watch.service hal-rescue.timer");
+    for s in [&a, &d, &e] {
+        docker(&["stop", &format!("{s}-app-1")]);
+    }
+    docker(&["restart", &m.name]);
+    m.wait_booted();
+    let back = eventually(Duration::from_secs(150), || {
+        [&a, &d, &e]
+            .iter()
+            .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
+    });
+    assert!(
+        back,
+        "after the reboot (user scope): {:?}\n{}",
+        [&a, &d, &e].map(|s| status_of(&m, s)),
+        m.sh("journalctl -b --user-unit hal-watch.service --no-pager -o cat")
             .stdout
     );
     assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
