@@ -152,6 +152,12 @@ pub enum Command {
     #[command(after_help = "Examples:\n  hal watch\n  hal watch --json --grace 30s")]
     Watch(WatchArgs),
 
+    /// Take this node over from hal-module@ units and stacks started by hand, stopping no container.
+    #[command(
+        after_help = "Examples:\n  hal adopt --dry-run\n  hal adopt --yes\n\nFor each hal-module@ instance (user and system scope) that runs, failed or is enabled, and each running stack hal has no desired state for: records the desired state (up if it runs or its unit is enabled, else down) and what the next start needs to be a no-op, then stops and disables the unit without running its ExecStop= (compose down). Running it again finishes an interrupted run; a unit whose ExecStart= is not the template's is refused and left alone."
+    )]
+    Adopt(AdoptArgs),
+
     /// Check the node and say what to fix.
     #[command(after_help = "Examples:\n  hal doctor\n  hal doctor --json")]
     Doctor,
@@ -361,6 +367,13 @@ pub struct RescueArgs {
     /// How long to wait for each module to become active [default: 120s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

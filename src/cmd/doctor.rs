@@ -1,5 +1,6 @@
 //! `hal doctor`: checks the node, one line per check with ✓ or ✗, and says what to fix.
 
+mod adopt;
 mod check;
 mod local;
 mod modules;
@@ -17,11 +18,12 @@ use crate::stack::engine::Engine;
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
-    let (docker, (compose_line, compose), (systemd_lines, unit_problems), rescue_line) = tokio::join!(
+    let (docker, (compose_line, compose), (systemd_lines, unit_problems), rescue_line, adoption) = tokio::join!(
         docker_checks(ctx),
         compose_checks(ctx),
         systemd::checks(ctx),
-        units::check(&ctx.node.hosts)
+        units::check(&ctx.node.hosts),
+        adopt::check(ctx)
     );
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
@@ -37,6 +39,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(pools_line);
     checks.extend(systemd_lines);
     checks.extend(rescue_line);
+    checks.push(adoption);
     checks.push(local::state_dir(ctx));
     checks.push(local::permissions(ctx));
 

@@ -2,6 +2,7 @@
 
 pub mod ctx;
 
+pub mod adopt;
 pub mod change;
 pub mod completions;
 pub mod doctor;
@@ -28,6 +29,7 @@ pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
         Command::List => list::run(ctx),
         Command::Rescue(a) => rescue::run(ctx, a).await,
         Command::Watch(a) => watch::run(ctx, a).await,
+        Command::Adopt(a) => adopt::run(ctx, a).await,
         Command::Doctor => doctor::run(ctx).await,
         Command::Completions(a) => completions::run(&a.shell),
         Command::Module(m) => match m {

@@ -1,5 +1,6 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
+pub mod adopt;
 pub mod node;
 pub mod status;
 

@@ -8,6 +8,8 @@ use bollard::models::ContainerSummary;
 pub const PROJECT: &str = "com.docker.compose.project";
 /// The compose service.
 pub const SERVICE: &str = "com.docker.compose.service";
+/// Compose's hash of the service's configuration the container was made from.
+pub const CONFIG_HASH: &str = "com.docker.compose.config-hash";
 /// `True` on a container made by `compose run`.
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.

@@ -1,6 +1,7 @@
 //! Verbs on stack modules: compose creates and removes containers, the Engine API watches them.
 
 pub mod assess;
+pub mod baseline;
 pub mod compose;
 pub mod credentials;
 pub mod digest;

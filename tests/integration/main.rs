@@ -16,6 +16,7 @@ mod lib_paths;
 mod rig;
 
 mod addressing;
+mod adopt;
 mod architecture;
 mod argv;
 mod completion;

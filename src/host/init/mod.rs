@@ -147,6 +147,42 @@ pub trait Init: Send + Sync {
     /// Asks the log store to take in what it has been sent but not stored yet
     /// (best effort: it may need privileges), so that a failure's last lines are there.
     fn settle_logs(&self) -> BoxFuture<'_, ()>;
+
+    /// Every instance of `template` (e.g. `hal-module`) the manager knows:
+    /// running, failed, enabled or merely loaded, and any whose hand-over
+    /// ([`Init::hand_over`]) was left half-done. For `hal adopt` and `doctor`.
+    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>>;
+
+    /// Makes `unit` harmless while it still runs: from now on stopping it runs
+    /// no stop command and kills only its own processes, and nothing restarts
+    /// it. The first half of [`Init::hand_over`]; undone by its end.
+    fn disarm<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Takes `unit` from the init without stopping what it started: disarmed
+    /// ([`Init::disarm`]), disabled, stopped, then its usual settings back and
+    /// no failed state; it ends inactive. Each step can be repeated, so a
+    /// hand-over cut short is finished by asking again.
+    fn hand_over<'a>(
+        &'a self,
+        unit: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
+}
+
+/// One instance of a template unit, as [`Init::instances`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// `hal-module@web.service`.
+    pub unit: String,
+    /// `web`.
+    pub instance: String,
+    pub activity: Activity,
+    /// Started by the init on its own (at boot or login).
+    pub enabled: bool,
+    /// The command lines it starts (argv of each `ExecStart=`).
+    pub exec_start: Vec<Vec<String>>,
+    /// A hand-over was begun and not finished.
+    pub handing_over: bool,
 }
 
 /// The status of one unit.

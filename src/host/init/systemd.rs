@@ -1,5 +1,6 @@
 //! systemd as the init of host modules: `systemctl [--user]` and `journalctl`, parsed into typed results.
 
+mod adopt;
 mod bus;
 pub mod journal;
 pub mod show;
@@ -14,7 +15,7 @@ use self::bus::{
 };
 use self::journal::{journal_args, parse_journal_line};
 use self::show::{PROPERTIES, parse_show};
-use super::{Health, Init, InitError, JournalQuery, LoadProblem, UnitStatus};
+use super::{Health, Init, InitError, Instance, JournalQuery, LoadProblem, UnitStatus};
 use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::module::config::Scope;
@@ -232,6 +233,22 @@ impl Init for Systemd {
             let _ = super::run(cmd, SYNC_AT_MOST).await;
         }
         .boxed()
+    }
+
+    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>> {
+        self.list_instances(template).boxed()
+    }
+
+    fn disarm<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.disarm_unit(unit, timeout).boxed()
+    }
+
+    fn hand_over<'a>(
+        &'a self,
+        unit: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.hand_over_unit(unit, timeout).boxed()
     }
 
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines {

@@ -1,0 +1,247 @@
+//! `hal adopt`: take a live node over from `hal-module@` units and stacks started by hand, without stopping a container.
+//!
+//! Find (both scopes' `hal-module@` instances, running stacks hal has no
+//! desired state for), say the plan, ask once, then for each module in turn:
+//! disarm its units (their stop no longer runs `compose down`, nothing
+//! restarts them), record the fast path's baseline and the desired state,
+//! hand the units over (disabled, stopped, inactive). A run cut short at any
+//! point leaves each module with one supervisor, or none that would stop it,
+//! and the next run finishes the job: a disarmed unit is found again by its
+//! drop-in, a module without a desired state by its running containers.
+
+pub mod plan;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use self::plan::{Step, TEMPLATE, live};
+use crate::cli::AdoptArgs;
+use crate::cmd::ctx::Ctx;
+use crate::error::{Exit, OneLine};
+use crate::host::init::Instance;
+use crate::module::Kind;
+use crate::module::config::Scope;
+use crate::module::progress::Progress;
+use crate::output::render;
+use crate::stack::baseline::Baseline;
+
+/// How long systemd may take to stop a disarmed unit (it only kills `compose up`).
+const STOP_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// One line of the report.
+#[derive(Serialize)]
+struct Done<'a> {
+    #[serde(flatten)]
+    step: &'a Step,
+    ok: bool,
+    /// Who runs it now, in words.
+    now: String,
+    /// What the next start will do: `recorded` (a no-op), or why compose runs.
+    baseline: Option<String>,
+    error: Option<String>,
+}
+
+pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
+    let node = &ctx.node;
+    let instances = find_instances(ctx).await?;
+    let stacks: Vec<_> = node
+        .inventory
+        .modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .cloned()
+        .collect();
+    let status = crate::run::status::collect(node, &stacks, ctx.ui.status_detail()).await;
+    for w in status.warnings.iter().chain(&status.errors) {
+        ctx.ui.warn(w);
+    }
+    let plan = plan::build(
+        &instances,
+        &node.inventory.modules,
+        &status.modules,
+        &node.inventory.root,
+    );
+    if plan.is_empty() {
+        ctx.ui.nothing(&format!(
+            "nothing to adopt: no {TEMPLATE}@ unit is running, failed or enabled, and hal has a desired state for every running stack"
+        ));
+        return Ok(Exit::Ok);
+    }
+    if a.dry_run {
+        ctx.ui.document(&plan, || plan_table(&plan, ctx.ui.color));
+        return Ok(Exit::Ok);
+    }
+    ctx.ui
+        .note(plan_table(&plan, ctx.ui.color_err).trim_end_matches('\n'));
+    let todo = plan.iter().filter(|s| s.refused.is_none()).count();
+    if todo > 0 && !ctx.ui.confirm(&format!("adopt {todo} module(s)?"))? {
+        return Ok(Exit::Failed);
+    }
+    let mut rows = Vec::new();
+    for step in &plan {
+        rows.push(adopt(ctx, step).await);
+    }
+    // What the inits say now: no unit of an adopted module may still be live.
+    if let Ok(after) = find_instances(ctx).await {
+        for row in rows.iter_mut().filter(|r| r.ok) {
+            if let Some((_, i)) = after
+                .iter()
+                .find(|(_, i)| i.instance == row.step.name && live(i))
+            {
+                row.ok = false;
+                row.error = Some(format!("{} is still {}", i.unit, words(i)));
+                row.now = "error".into();
+            }
+        }
+    }
+    for r in &rows {
+        if let Some(e) = &r.error {
+            ctx.ui.problem(&format!("hal: adopt {}: {e}", r.step.name));
+        }
+    }
+    ctx.ui.document(&rows, || {
+        if ctx.ui.quiet {
+            String::new()
+        } else {
+            report_table(&rows, ctx.ui.color)
+        }
+    });
+    Ok(if rows.iter().all(|r| r.ok) {
+        Exit::Ok
+    } else {
+        Exit::Failed
+    })
+}
+
+/// Every `hal-module@` instance of both scopes whose manager can be reached
+/// (an unreachable user manager is a note, not a failure: there is nothing to find there).
+async fn find_instances(ctx: &Ctx) -> anyhow::Result<Vec<(Scope, Instance)>> {
+    let mut all = Vec::new();
+    for scope in [Scope::System, Scope::User] {
+        let init = ctx.node.hosts.init(scope);
+        if let Err(e) = init.reachable() {
+            ctx.ui.note(&format!(
+                "hal: adopt: {} scope not looked at: {e}",
+                scope.as_str()
+            ));
+            continue;
+        }
+        let found = init.instances(TEMPLATE).await?;
+        all.extend(found.into_iter().map(|i| (scope, i)));
+    }
+    Ok(all)
+}
+
+fn words(i: &Instance) -> String {
+    let mut w = Vec::new();
+    if i.activity != crate::host::init::Activity::Inactive {
+        w.push(format!("{:?}", i.activity).to_lowercase());
+    }
+    if i.enabled {
+        w.push("enabled".into());
+    }
+    if i.handing_over {
+        w.push("half handed over".into());
+    }
+    w.join(", ")
+}
+
+/// Adopts one module; never stops a container.
+async fn adopt<'a>(ctx: &Ctx, step: &'a Step) -> Done<'a> {
+    let row = |ok, now: String, baseline, error| Done {
+        step,
+        ok,
+        now,
+        baseline,
+        error,
+    };
+    if let Some(why) = &step.refused {
+        return row(
+            false,
+            "left alone".into(),
+            None,
+            Some(format!("refused: {why}")),
+        );
+    }
+    match act(ctx, step).await {
+        Ok(baseline) => {
+            let units = if step.units.is_empty() {
+                String::new()
+            } else {
+                ", unit disabled and inactive".into()
+            };
+            row(
+                true,
+                format!("hal, desired {}{units}", step.desired.as_str()),
+                baseline.map(|b| match b {
+                    Baseline::Recorded => "recorded: the next start is a no-op".into(),
+                    Baseline::Changed(s) => format!(
+                        "not recorded: the files changed since {} started: the next start recreates them",
+                        s.join(", ")
+                    ),
+                    Baseline::Unknown(why) => {
+                        format!("not recorded ({why}): the next start runs compose")
+                    }
+                }),
+                None,
+            )
+        }
+        Err(e) => row(false, "error".into(), None, Some(OneLine(&e).to_string())),
+    }
+}
+
+async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
+    let node = &ctx.node;
+    let m = node
+        .inventory
+        .get(&step.name)
+        .ok_or_else(|| anyhow::anyhow!("no module {}", step.name))?;
+    ctx.ui.step(&step.name, "disarming its unit");
+    for u in &step.units {
+        node.hosts
+            .init(u.scope_of)
+            .disarm(&u.unit, STOP_TIMEOUT)
+            .await?;
+    }
+    let (baseline, warnings) =
+        crate::run::adopt::stack(node, &ctx.ui, m, step.desired, step.runs).await?;
+    for w in &warnings {
+        ctx.ui.warn(w);
+    }
+    ctx.ui.step(&step.name, "handing its unit over");
+    for u in &step.units {
+        node.hosts
+            .init(u.scope_of)
+            .hand_over(&u.unit, STOP_TIMEOUT)
+            .await?;
+    }
+    Ok(baseline)
+}
+
+fn plan_table(plan: &[Step], color: bool) -> String {
+    let mut t = render::table(color);
+    t.set_header(["MODULE", "RUN BY NOW", "HAL WILL"]);
+    for s in plan {
+        let will = match &s.refused {
+            Some(why) => format!("refuse: {why}"),
+            None => s.action.clone(),
+        };
+        t.add_row([s.name.as_str(), s.was.as_str(), will.as_str()]);
+    }
+    render::trim_lines(t.trim_fmt())
+}
+
+fn report_table(rows: &[Done], color: bool) -> String {
+    let mut t = render::table(color);
+    t.set_header(["MODULE", "WAS", "NOW", "NEXT START"]);
+    for r in rows {
+        t.add_row([
+            r.step.name.as_str(),
+            r.step.was.as_str(),
+            r.now.as_str(),
+            r.baseline.as_deref().unwrap_or(""),
+        ]);
+    }
+    render::trim_lines(t.trim_fmt())
+}

@@ -1,0 +1,349 @@
+//! What `hal adopt` will do, module by module: pure rules from what the inits and the engine said (the template's shape, the desired state to record).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::host::init::{Activity, Instance};
+use crate::module::config::Scope;
+use crate::module::status::ModuleStatus;
+use crate::module::{Kind, KindTag, Module};
+use crate::state::records::Desired;
+
+/// The systemd template hal replaces.
+pub const TEMPLATE: &str = "hal-module";
+
+/// One unit that runs a module now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnitRef {
+    pub unit: String,
+    pub scope: &'static str,
+    #[serde(skip)]
+    pub scope_of: Scope,
+    /// `active`, `failed`, `inactive`…
+    pub state: String,
+    pub enabled: bool,
+}
+
+/// One line of the plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    pub name: String,
+    /// What runs it now, in words.
+    pub was: String,
+    pub units: Vec<UnitRef>,
+    /// Its containers (or its unit) run.
+    pub runs: bool,
+    /// What hal will record (a desired state hal already holds is kept).
+    pub desired: Desired,
+    /// What hal will do, in words.
+    pub action: String,
+    /// Why the module is left alone, if it is.
+    pub refused: Option<String>,
+}
+
+/// Whether an instance is still someone's supervisor: running, failed,
+/// enabled, or half handed over.
+pub fn live(i: &Instance) -> bool {
+    i.activity != Activity::Inactive || i.enabled || i.handing_over
+}
+
+/// The plan: every live `hal-module@` instance's module, then every running
+/// stack hal has no desired state for, in name order.
+pub fn build(
+    instances: &[(Scope, Instance)],
+    modules: &[Module],
+    statuses: &[ModuleStatus],
+    root: &Path,
+) -> Vec<Step> {
+    let mut by_module: BTreeMap<&str, Vec<&(Scope, Instance)>> = BTreeMap::new();
+    for si in instances.iter().filter(|(_, i)| live(i)) {
+        by_module
+            .entry(si.1.instance.as_str())
+            .or_default()
+            .push(si);
+    }
+    let status_of = |name: &str| statuses.iter().find(|s| s.name == name);
+    let containers_run = |name: &str| {
+        status_of(name).is_some_and(|s| s.services.iter().any(|c| c.state == "running"))
+    };
+    let held = |name: &str| {
+        status_of(name)
+            .and_then(|s| s.desired.as_deref())
+            .and_then(|d| match d {
+                "up" => Some(Desired::Up),
+                "down" => Some(Desired::Down),
+                _ => None,
+            })
+    };
+    let mut steps = Vec::new();
+    for (name, found) in &by_module {
+        let units: Vec<UnitRef> = found
+            .iter()
+            .map(|(scope, i)| UnitRef {
+                unit: i.unit.clone(),
+                scope: scope.as_str(),
+                scope_of: *scope,
+                state: activity_word(&i.activity),
+                enabled: i.enabled,
+            })
+            .collect();
+        let is_stack = modules
+            .iter()
+            .any(|m| m.name == *name && matches!(m.kind, Kind::Stack { .. }));
+        let refused = found
+            .iter()
+            .find_map(|(_, i)| template_problem(&i.exec_start, name, root))
+            .or_else(|| {
+                (!is_stack).then(|| {
+                    format!(
+                        "hal has no stack {}: only stacks under its services root can be adopted",
+                        root.join(name).display()
+                    )
+                })
+            })
+            .map(|why| format!("{}: {why}", found[0].1.unit));
+        let runs =
+            containers_run(name) || found.iter().any(|(_, i)| i.activity == Activity::Active);
+        let enabled = found.iter().any(|(_, i)| i.enabled);
+        let desired = held(name).unwrap_or(if runs || enabled {
+            Desired::Up
+        } else {
+            Desired::Down
+        });
+        let was = units
+            .iter()
+            .map(|u| {
+                let en = if u.enabled { ", enabled" } else { "" };
+                format!("{} ({}: {}{en})", u.unit, u.scope, u.state)
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let action = if refused.is_some() {
+            "leave it alone".to_string()
+        } else {
+            let units = units
+                .iter()
+                .map(|u| u.unit.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "desired {}, take over from {units} (no container stopped), disable it",
+                desired.as_str()
+            )
+        };
+        steps.push(Step {
+            name: (*name).to_string(),
+            was,
+            units,
+            runs,
+            desired,
+            action,
+            refused,
+        });
+    }
+    for s in statuses {
+        let by_hand = s.kind == KindTag::Stack
+            && s.desired.is_none()
+            && containers_run(&s.name)
+            && !by_module.contains_key(s.name.as_str());
+        if by_hand {
+            steps.push(Step {
+                name: s.name.clone(),
+                was: "running, no unit (started by hand)".into(),
+                units: Vec::new(),
+                runs: true,
+                desired: Desired::Up,
+                action: "desired up".into(),
+                refused: None,
+            });
+        }
+    }
+    steps.sort_by(|a, b| a.name.cmp(&b.name));
+    steps
+}
+
+fn activity_word(a: &Activity) -> String {
+    match a {
+        Activity::Active => "active".into(),
+        Activity::Activating => "activating".into(),
+        Activity::Reloading => "reloading".into(),
+        Activity::Deactivating => "deactivating".into(),
+        Activity::Inactive => "inactive".into(),
+        Activity::Failed => "failed".into(),
+        Activity::Other(w) => w.clone(),
+    }
+}
+
+/// Why a unit's `ExecStart=` is not the `hal-module@` template's for
+/// `instance` under `root`, or `None` when it is: one command,
+/// `docker compose` (or `docker-compose`) with `--project-directory
+/// ROOT/INSTANCE --project-name INSTANCE up`, and no compose file named (`-f`),
+/// so compose reads what hal reads.
+pub fn template_problem(commands: &[Vec<String>], instance: &str, root: &Path) -> Option<String> {
+    let [argv] = commands else {
+        return Some(format!(
+            "it has {} ExecStart= commands, the template has one",
+            commands.len()
+        ));
+    };
+    let program = argv.first().map(|p| {
+        Path::new(p)
+            .file_name()
+            .map_or_else(|| p.clone(), |f| f.to_string_lossy().into_owned())
+    });
+    let rest = match program.as_deref() {
+        Some("docker") if argv.get(1).map(String::as_str) == Some("compose") => &argv[2..],
+        Some("docker-compose") => &argv[1..],
+        _ => {
+            return Some(format!(
+                "its ExecStart= runs `{}`, not the template's `docker compose ... up`",
+                argv.join(" ")
+            ));
+        }
+    };
+    let value = |long: &str, short: Option<&str>| -> Option<String> {
+        let mut it = rest.iter();
+        while let Some(w) = it.next() {
+            if w == long || Some(w.as_str()) == short {
+                return it.next().cloned();
+            }
+            if let Some(v) = w.strip_prefix(&format!("{long}=")) {
+                return Some(v.to_string());
+            }
+        }
+        None
+    };
+    if rest
+        .iter()
+        .any(|w| w == "-f" || w == "--file" || w.starts_with("--file="))
+    {
+        return Some("its ExecStart= names compose files (-f): hal reads the project directory as compose does with no -f".into());
+    }
+    if value("--project-name", Some("-p")).as_deref() != Some(instance) {
+        return Some(format!(
+            "its ExecStart= does not say --project-name {instance}"
+        ));
+    }
+    let want = root.join(instance);
+    match value("--project-directory", None) {
+        Some(d) if Path::new(d.trim_end_matches('/')) == want => {}
+        Some(d) => {
+            return Some(format!(
+                "it runs compose in {d}, not in hal's services root ({})",
+                want.display()
+            ));
+        }
+        None => return Some("its ExecStart= has no --project-directory".into()),
+    }
+    if !rest.iter().any(|w| w == "up") {
+        return Some("its ExecStart= does not run `compose up`".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<Vec<String>> {
+        vec![s.split_whitespace().map(str::to_string).collect()]
+    }
+
+    #[test]
+    fn the_template_shape_is_recognised_and_others_named() {
+        let root = Path::new("/services");
+        let ok = "docker compose --project-directory /services/web --project-name web up --remove-orphans --pull always";
+        assert_eq!(template_problem(&argv(ok), "web", root), None);
+        let usr = "/usr/bin/docker compose --project-directory /services/web/ -p web up";
+        assert_eq!(template_problem(&argv(usr), "web", root), None);
+        let srv = ok.replace("/services/web", "/srv/web");
+        let cases = [
+            ("/bin/sleep infinity", "web", "runs `/bin/sleep infinity`"),
+            (ok, "db", "--project-name db"),
+            (srv.as_str(), "web", "runs compose in /srv/web"),
+            (
+                "docker compose -f x.yaml --project-directory /services/web --project-name web up",
+                "web",
+                "-f",
+            ),
+            (
+                "docker compose --project-directory /services/web --project-name web start",
+                "web",
+                "compose up",
+            ),
+        ];
+        for (cmd, inst, want) in cases {
+            let got = template_problem(&argv(cmd), inst, root).unwrap_or_default();
+            assert!(got.contains(want), "{cmd}: {got}");
+        }
+        assert!(
+            template_problem(&[], "web", root)
+                .unwrap()
+                .contains("0 ExecStart=")
+        );
+    }
+
+    fn inst(unit: &str, activity: Activity, enabled: bool) -> (Scope, Instance) {
+        let name = unit
+            .trim_start_matches("hal-module@")
+            .trim_end_matches(".service");
+        (
+            Scope::User,
+            Instance {
+                unit: unit.into(),
+                instance: name.into(),
+                activity,
+                enabled,
+                exec_start: argv(&format!(
+                    "docker compose --project-directory /services/{name} --project-name {name} up"
+                )),
+                handing_over: false,
+            },
+        )
+    }
+
+    fn stack(name: &str) -> Module {
+        Module {
+            name: name.into(),
+            kind: Kind::Stack {
+                dir: format!("/services/{name}").into(),
+                file: format!("/services/{name}/compose.yaml").into(),
+            },
+        }
+    }
+
+    #[test]
+    fn desired_is_up_when_it_runs_or_is_enabled() {
+        let found = [
+            inst("hal-module@a.service", Activity::Active, false),
+            inst("hal-module@b.service", Activity::Failed, true),
+            inst("hal-module@c.service", Activity::Failed, false),
+            inst("hal-module@d.service", Activity::Inactive, false),
+            inst("hal-module@x.service", Activity::Active, true),
+        ];
+        let modules = ["a", "b", "c", "d"].map(stack);
+        let plan = build(&found, &modules, &[], Path::new("/services"));
+        let got: Vec<(&str, Desired, bool)> = plan
+            .iter()
+            .map(|s| (s.name.as_str(), s.desired, s.refused.is_some()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", Desired::Up, false),
+                ("b", Desired::Up, false),
+                ("c", Desired::Down, false),
+                ("x", Desired::Up, true),
+            ]
+        );
+        assert!(
+            plan[3]
+                .refused
+                .as_deref()
+                .unwrap()
+                .contains("hal has no stack /services/x")
+        );
+    }
+}

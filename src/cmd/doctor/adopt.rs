@@ -1,0 +1,86 @@
+//! Is this node hal's alone: no `hal-module@` instance still running or enabled beside hal (two supervisors), no running stack hal has no desired state for.
+
+use super::check::Check;
+use crate::cmd::adopt::plan::{TEMPLATE, live};
+use crate::cmd::ctx::Ctx;
+use crate::error::OneLine;
+use crate::module::Kind;
+use crate::module::config::Scope;
+use crate::stack::labels::Identity;
+
+const NAME: &str = "adoption";
+const FIX: &str =
+    "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
+
+/// One line: what still needs `hal adopt`, or that nothing does.
+pub async fn check(ctx: &Ctx) -> Check {
+    let mut found = Vec::new();
+    for scope in [Scope::System, Scope::User] {
+        let init = ctx.node.hosts.init(scope);
+        if init.reachable().is_err() {
+            continue;
+        }
+        match init.instances(TEMPLATE).await {
+            Ok(all) => found.extend(all.iter().filter(|i| live(i)).map(|i| {
+                let mut w = vec![format!("{:?}", i.activity).to_lowercase()];
+                if i.enabled {
+                    w.push("enabled".into());
+                }
+                format!("{} ({}: {})", i.unit, scope.as_str(), w.join(", "))
+            })),
+            Err(e) => {
+                return Check::fail(
+                    NAME,
+                    format!("cannot list {TEMPLATE}@ units: {}", OneLine(&e)),
+                    "fix the systemd check first",
+                );
+            }
+        }
+    }
+    let mut unowned = Vec::new();
+    if let Ok(engine) = ctx.node.stacks.engine().await
+        && let Ok(list) = engine.compose_containers(None).await
+    {
+        let (state, _) = ctx.node.store.read();
+        for m in &ctx.node.inventory.modules {
+            if !matches!(m.kind, Kind::Stack { .. })
+                || state
+                    .modules
+                    .get(&m.name)
+                    .is_some_and(|r| r.desired.is_some())
+            {
+                continue;
+            }
+            let runs = list.iter().any(|c| {
+                c.state == Some(bollard::models::ContainerSummaryStateEnum::RUNNING)
+                    && Identity::of_summary(c).is_some_and(|who| who.project == m.name)
+            });
+            if runs {
+                unowned.push(m.name.clone());
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    if !found.is_empty() {
+        problems.push(format!(
+            "two supervisors: {} still run or start their stack beside hal",
+            found.join(", ")
+        ));
+    }
+    if !unowned.is_empty() {
+        problems.push(format!(
+            "running with no desired state in hal (hal watch and rescue leave them alone): {}",
+            unowned.join(", ")
+        ));
+    }
+    if problems.is_empty() {
+        Check::pass(
+            NAME,
+            format!(
+                "no {TEMPLATE}@ unit runs or is enabled, and every running stack has a desired state"
+            ),
+        )
+    } else {
+        Check::fail(NAME, problems.join("; "), FIX)
+    }
+}

@@ -1,0 +1,397 @@
+//! `hal adopt` on a live node inside a real systemd: the seed's `hal-module@` template in root's user scope runs two stacks (one enabled); adopt takes them over with no container recreated, survives a SIGKILL half-way, refuses a unit of another shape, and after a reboot the shipped units bring back what should run and leave down what a person stopped.
+//!
+//! The machine is this test's own `hal-systemd:bookworm` container (it is
+//! restarted, as a reboot, so it cannot be the shared one of `rig/systemd.rs`).
+//! hal runs in it as root with its defaults (/etc/hal/hal.toml, /var/lib/hal),
+//! as the shipped system-scope units run it.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::rig::docker::purge_project;
+use crate::rig::guard::Lease;
+use crate::rig::systemd::{IMAGE, USER_RUNTIME, run_machine};
+use crate::rig::{Run, docker, eventually, missing, run_with_timeout, stack, wait_child};
+
+/// The seed's template (../shared/context/), with `--pull missing` for `always`:
+/// no registry is reachable here.
+const TEMPLATE: &str = "[Unit]
+Description=hal module %i
+StartLimitIntervalSec=120
+StartLimitBurst=5
+
+[Service]
+ExecStart=docker compose --project-directory /services/%i --project-name %i up --remove-orphans --pull missing
+ExecStop=docker compose --project-directory /services/%i --project-name %i down
+Restart=on-failure
+
+[Install]
+WantedBy=default.target
+";
+
+struct Machine {
+    name: String,
+    projects: Vec<String>,
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", &self.name])
+            .output();
+        for p in &self.projects {
+            purge_project(p);
+        }
+    }
+}
+
+impl Machine {
+    fn sh(&self, script: &str) -> Run {
+        let mut c = Command::new("docker");
+        c.args(["exec", "-e", &format!("XDG_RUNTIME_DIR={USER_RUNTIME}")])
+            .args([&self.name, "sh", "-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        run_with_timeout(c, Duration::from_secs(180))
+    }
+
+    #[track_caller]
+    fn sh_ok(&self, script: &str) -> String {
+        let r = self.sh(script);
+        assert_eq!(r.code, Some(0), "in the machine: {script}\n{r:#?}");
+        r.stdout
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let mut child = Command::new("docker")
+            .args(["exec", "-i", &self.name, "sh", "-c"])
+            .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
+            .args(["sh", path])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = wait_child(&mut child, Duration::from_secs(60));
+        assert!(out.status.success(), "write {path}: {out:?}");
+    }
+
+    /// Waits for systemd and root's user manager (lingering, so it starts at boot).
+    fn wait_booted(&self) {
+        let up = eventually(Duration::from_secs(90), || {
+            let s = self.sh("systemctl is-system-running").stdout;
+            s.trim() == "running" || s.trim() == "degraded"
+        });
+        assert!(up, "systemd did not come up in {IMAGE}");
+        self.sh_ok("loginctl enable-linger root && systemctl start user@0.service");
+        assert!(
+            eventually(Duration::from_secs(60), || self
+                .sh("systemctl --user show -p Version")
+                .code
+                == Some(0)),
+            "root's user manager did not come up"
+        );
+    }
+
+    fn unit(&self, unit: &str, prop: &str) -> String {
+        self.sh_ok(&format!("systemctl --user show -p {prop} --value {unit}"))
+            .trim()
+            .to_string()
+    }
+}
+
+/// `ID STARTEDAT` of a container: the same only if it was never recreated nor restarted.
+fn identity(container: &str) -> String {
+    docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", container])
+}
+
+fn status_of(m: &Machine, module: &str) -> (String, String) {
+    let r = m.sh(&format!("hal --json status {module}"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("status --json: {e}\n{r:#?}"));
+    let s = &doc["modules"][0];
+    (
+        s["state"].as_str().unwrap_or_default().to_string(),
+        s["desired"].as_str().unwrap_or("-").to_string(),
+    )
+}
+
+fn boot(name: &str) -> Option<Machine> {
+    let have = |args: &[&str]| {
+        Command::new("docker")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !have(&["image", "inspect", IMAGE]) || !have(&["image", "inspect", crate::rig::FIXTURE]) {
+        return missing(
+            &format!("image {IMAGE} or the fixture is missing"),
+            "run scripts/provision.sh",
+        );
+    }
+    let hal = env!("CARGO_BIN_EXE_hal");
+    run_machine(
+        name,
+        "adopt",
+        IMAGE,
+        &[format!("{hal}:/usr/local/bin/hal:ro")],
+    )
+    .unwrap_or_else(|why| panic!("{why}"));
+    let m = Machine {
+        name: name.to_string(),
+        projects: Vec::new(),
+    };
+    m.wait_booted();
+    Some(m)
+}
+
+#[test]
+fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back_what_should_run() {
+    let _engine = Lease::shared();
+    let p = format!("hadopt{}", std::process::id());
+    let Some(mut m) = boot(&format!("{p}-machine")) else {
+        return;
+    };
+    let [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map(|s| format!("{p}-{s}"));
+    m.projects = vec![a.clone(), b.clone(), c.clone(), d.clone(), e.clone()];
+    m.write("/root/.config/systemd/user/hal-module@.service", TEMPLATE);
+    for s in [&a, &b, &c, &d, &e] {
+        m.write(
+            &format!("/services/{s}/compose.yaml"),
+            &stack().service("app").to_string(),
+        );
+    }
+    m.write(
+        "/etc/hal/hal.toml",
+        "services_dir = \"/services\"\n\n[defaults]\npull = \"missing\"\n",
+    );
+    // c's instance is not the template's shape: another ExecStart.
+    m.write(
+        &format!("/root/.config/systemd/user/hal-module@{c}.service.d/other.conf"),
+        "[Service]\nExecStart=\nExecStart=/bin/sh -c 'exec sleep infinity'\n",
+    );
+    m.sh_ok(&format!(
+        "systemctl --user daemon-reload && systemctl --user enable --now hal-module@{a} \
+         && systemctl --user start hal-module@{b} hal-module@{c}"
+    ));
+    let (ca, cb) = (format!("{a}-app-1"), format!("{b}-app-1"));
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            docker(&["ps", "--format", "{{.Names}}"]).contains(&ca)
+                && docker(&["ps", "--format", "{{.Names}}"]).contains(&cb)
+        }),
+        "the template did not start the stacks"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let (ia, ib) = (identity(&ca), identity(&cb));
+
+    // --dry-run: the plan, c refused by name, and nothing changed.
+    const SNAPSHOT: &str = "systemctl --user list-units --all --plain --no-legend 'hal-module@*'; systemctl --user list-unit-files --plain --no-legend; ls -R /run/user/0/systemd 2>&1; ls -R /var/lib/hal 2>&1";
+    let units_before = m.sh(SNAPSHOT).stdout;
+    let dry = m.sh("hal --json adopt --dry-run");
+    assert_eq!(dry.code, Some(0), "{dry:#?}");
+    let plan: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
+    let step = |name: &str| {
+        plan["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in the plan: {plan}"))
+    };
+    assert_eq!(step(&a)["desired"], "up");
+    assert_eq!(step(&b)["desired"], "up");
+    assert!(step(&a)["refused"].is_null() && step(&b)["refused"].is_null());
+    let why = step(&c)["refused"].as_str().unwrap_or_default().to_string();
+    assert!(
+        why.contains(&format!("hal-module@{c}.service")) && why.contains("/bin/sh"),
+        "{why}"
+    );
+    assert_eq!(
+        units_before,
+        m.sh(SNAPSHOT).stdout,
+        "--dry-run changed something"
+    );
+    // No terminal and no --yes: exit 2, nothing done.
+    assert_eq!(m.sh("hal adopt").code, Some(2));
+
+    // Adopt: exit 1 (c was refused and is left alone), a and b handed over.
+    let began = Instant::now();
+    let run = m.sh("hal adopt --yes");
+    let took = began.elapsed();
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("refused"), "{run:#?}");
+    for (unit, container, before) in [(&a, &ca, &ia), (&b, &cb, &ib)] {
+        let u = format!("hal-module@{unit}.service");
+        assert_eq!(m.unit(&u, "ActiveState"), "inactive", "{u}");
+        assert_eq!(m.unit(&u, "UnitFileState"), "disabled", "{u}");
+        assert_eq!(&identity(container), before, "{container} was restarted");
+        assert_eq!(status_of(&m, unit), ("active".into(), "up".into()));
+    }
+    assert_eq!(
+        m.unit(&format!("hal-module@{c}.service"), "ActiveState"),
+        "active"
+    );
+    eprintln!("adopt of 2 modules took {:.1}s", took.as_secs_f64());
+    // The next start is a no-op: the same container.
+    m.sh_ok(&format!("hal module start {a}"));
+    assert_eq!(
+        identity(&ca),
+        ia,
+        "the first start after adopt recreated {ca}"
+    );
+    m.sh_ok(&format!(
+        "systemctl --user stop hal-module@{c} && rm -r /root/.config/systemd/user/hal-module@{c}.service.d && systemctl --user daemon-reload"
+    ));
+
+    // A SIGKILL half-way (its units disarmed, not yet handed over), then a rerun.
+    m.sh_ok(&format!(
+        "systemctl --user enable --now hal-module@{d} && systemctl --user start hal-module@{e}"
+    ));
+    let (cd, ce) = (format!("{d}-app-1"), format!("{e}-app-1"));
+    assert!(eventually(Duration::from_secs(60), || {
+        let ps = docker(&["ps", "--format", "{{.Names}}"]);
+        ps.contains(&cd) && ps.contains(&ce)
+    }));
+    std::thread::sleep(Duration::from_secs(1));
+    let (id_, ie) = (identity(&cd), identity(&ce));
+    let drop_in =
+        format!("{USER_RUNTIME}/systemd/user.control/hal-module@{d}.service.d/zz-hal-adopt.conf");
+    m.sh_ok(&format!(
+        "hal adopt --yes >/dev/null 2>&1 & pid=$!; \
+         while [ ! -e {drop_in} ]; do sleep 0.005; done; kill -KILL $pid; wait $pid; true"
+    ));
+    // Killed: d's unit is still disarmed or already handed over; its containers run.
+    assert_eq!(identity(&cd), id_);
+    let half = m.sh_ok("hal adopt --dry-run");
+    assert!(half.contains(&d) || half.trim().is_empty(), "{half}");
+    let rerun = m.sh("hal adopt --yes");
+    assert_eq!(rerun.code, Some(0), "{rerun:#?}");
+    for (unit, container, before) in [(&d, &cd, &id_), (&e, &ce, &ie)] {
+        let u = format!("hal-module@{unit}.service");
+        assert_eq!(m.unit(&u, "ActiveState"), "inactive", "{u}");
+        assert_eq!(m.unit(&u, "UnitFileState"), "disabled", "{u}");
+        assert_eq!(m.unit(&u, "DropInPaths"), "", "{u}");
+        assert_eq!(&identity(container), before, "{container} was restarted");
+        assert_eq!(status_of(&m, unit), ("active".into(), "up".into()));
+    }
+    // A second run changes nothing.
+    let state = m.sh_ok("cat /var/lib/hal/state.json");
+    let again = m.sh("hal adopt --yes");
+    assert_eq!(again.code, Some(0), "{again:#?}");
+    assert!(again.stderr.contains("nothing to adopt"), "{again:#?}");
+    assert_eq!(state, m.sh_ok("cat /var/lib/hal/state.json"));
+
+    // The shipped system-scope units, enabled as dist/systemd/README.md says.
+    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/systemd/system");
+    for u in [
+        "hal-watch.service",
+        "hal-rescue.service",
+        "hal-rescue.timer",
+    ] {
+        let text = std::fs::read_to_string(format!("{dist}/{u}"))
+            .unwrap()
+            .replace("/usr/bin/hal", "/usr/local/bin/hal");
+        m.write(&format!("/etc/systemd/system/{u}"), &text);
+    }
+    m.sh_ok("systemctl daemon-reload && systemctl enable --now hal-watch.service hal-rescue.timer");
+    let doctor = m.sh("hal --json doctor");
+    let doc: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
+    let failing: Vec<&serde_json::Value> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] != true)
+        .collect();
+    assert!(
+        failing.is_empty(),
+        "doctor on an adopted node: {failing:#?}"
+    );
+
+    // A killed container is brought back by the shipped hal-watch.service.
+    assert!(eventually(Duration::from_secs(20), || m
+        .sh("journalctl -u hal-watch.service --no-pager -o cat")
+        .stdout
+        .contains("watch: watching")));
+    docker(&["kill", &ca]);
+    assert!(
+        eventually(Duration::from_secs(120), || status_of(&m, &a).0 == "active"),
+        "hal watch did not bring {a} back:\n{}",
+        m.sh("journalctl -u hal-watch.service --no-pager -o cat")
+            .stdout
+    );
+
+    // Boot: b is stopped by a person; every container stops, as at a reboot;
+    // the machine restarts. a comes back, b stays down.
+    m.sh_ok(&format!("hal module stop {b}"));
+    for s in [&a, &d, &e] {
+        docker(&["stop", &format!("{s}-app-1")]);
+    }
+    docker(&["restart", &m.name]);
+    m.wait_booted();
+    let back = eventually(Duration::from_secs(150), || {
+        [&a, &d, &e]
+            .iter()
+            .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
+    });
+    assert!(
+        back,
+        "after the reboot: {:?}\n{}",
+        [&a, &d, &e].map(|s| status_of(&m, s)),
+        m.sh("journalctl -b -u hal-watch.service --no-pager -o cat")
+            .stdout
+    );
+    assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
+
+    // The same with the shipped user-scope units instead (root's lingering user
+    // manager starts them at boot).
+    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/systemd/user");
+    m.sh_ok("systemctl disable --now hal-watch.service hal-rescue.timer");
+    for u in [
+        "hal-watch.service",
+        "hal-rescue.service",
+        "hal-rescue.timer",
+    ] {
+        let text = std::fs::read_to_string(format!("{dist}/{u}"))
+            .unwrap()
+            .replace("/usr/bin/hal", "/usr/local/bin/hal");
+        m.write(&format!("/root/.config/systemd/user/{u}"), &text);
+    }
+    m.sh_ok("systemctl --user daemon-reload && systemctl --user enable --now hal-watch.service hal-rescue.timer");
+    for s in [&a, &d, &e] {
+        docker(&["stop", &format!("{s}-app-1")]);
+    }
+    docker(&["restart", &m.name]);
+    m.wait_booted();
+    let back = eventually(Duration::from_secs(150), || {
+        [&a, &d, &e]
+            .iter()
+            .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
+    });
+    assert!(
+        back,
+        "after the reboot (user scope): {:?}\n{}",
+        [&a, &d, &e].map(|s| status_of(&m, s)),
+        m.sh("journalctl -b --user-unit hal-watch.service --no-pager -o cat")
+            .stdout
+    );
+    assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
+    for s in [&a, &b, &d, &e] {
+        assert_eq!(
+            m.unit(&format!("hal-module@{s}.service"), "ActiveState"),
+            "inactive",
+            "a hal-module@ unit came back at boot"
+        );
+    }
+}
