@@ -5,13 +5,17 @@
 //! - Only a module whose desired state is `up` is ever touched: never one a
 //!   person stopped (`down`), and never one hal never started (no desired
 //!   state at all: hal has no business running what nobody asked it to run).
-//! - A stack is restarted when it has no containers, when a container exited or
+//! - A stack is repaired when it has no containers, when a container exited or
 //!   is dead (Docker's restart policy is not bringing it back: the engine marks
 //!   a container `restarting` before it reports the exit), when Docker has
 //!   restarted a container `LOOP_RESTARTS` times and it is still crashing
 //!   (all three: the container's [`Verdict`], the rule `status` uses too),
 //!   or when a container stays `unhealthy` longer than the grace period
 //!   (Docker never restarts an unhealthy container).
+//! - The repair is the smallest that works ([`Scope`]): the failed containers
+//!   alone (started again, restarted, or recreated when dead), the whole module
+//!   only when it has no containers, or when the last small repair did not hold
+//!   (it failed, or the same container failed again within the start-limit window).
 //! - A host module is restarted when its unit is `failed` or `inactive`.
 //! - A module whose start limit is hit (or whose restart the limit refuses)
 //!   is *held*, not restarted: `on_failure` runs once per hold, and the module is tried again once the limit's window
@@ -26,6 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::module::KindTag;
+#[cfg(doc)]
+use crate::module::status::Verdict;
 use crate::module::status::{ModuleStatus, State};
 use crate::stack::repair::Fix;
 use crate::util::timefmt::{self, Stamp};
