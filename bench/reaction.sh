@@ -35,9 +35,9 @@ cd "$tmp"
 stack_yaml() {
     local i
     echo "services:"
-    for i in $(seq -w 1 "$1"); do
+    for i in $(seq 1 "$1"); do
         cat <<YAML
-  s$i:
+  $(printf 's%02d' "$i"):
     image: hal-fixture:latest
     command: ["sleep", "100000"]
     restart: unless-stopped

@@ -9,6 +9,7 @@
 //! modules whose desired state is `up` are ever touched (see the supervisor).
 
 mod act;
+mod deaths;
 mod holds;
 mod hook;
 mod link;
@@ -118,6 +119,7 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         root_problem: None,
         passes: 0,
         saved: BTreeMap::new(),
+        deaths: deaths::Deaths::default(),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -163,6 +165,8 @@ struct Watcher<'a> {
     passes: u64,
     /// The holds as last written to hal's state.
     saved: BTreeMap<String, crate::state::records::HoldRecord>,
+    /// Deaths reported by the engine that no status pass has shown yet.
+    deaths: deaths::Deaths,
     stop: Shutdown,
 }
 
@@ -386,6 +390,9 @@ impl<'a> Watcher<'a> {
                     // A death is acted on at once (no settle in the path of a repair);
                     // other events come in bursts, looked at once they settle.
                     let died = matches!(ev.action.as_deref(), Some("die" | "oom"));
+                    if died {
+                        self.deaths.saw(&module, &ev);
+                    }
                     self.mark([module], if died { Duration::ZERO } else { EVENT_SETTLE });
                 }
             }
@@ -419,7 +426,8 @@ impl<'a> Watcher<'a> {
         if mods.is_empty() {
             return Ok(());
         }
-        let (node, detail) = (self.node, self.detail);
+        let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
+        let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
         let node = self
             .drive(async move {
                 let node = crate::run::status::collect(node, &mods, detail).await;
@@ -434,6 +442,8 @@ impl<'a> Watcher<'a> {
             let why = why.clone();
             self.engine_down(&why, "lost connection");
         }
+        let again = self.deaths.settle(&node.modules, Stamp::now());
+        self.mark(again, deaths::RELOOK);
         for action in self.sup.decide(&node.modules, Stamp::now()) {
             if let Some(m) = mods.iter().find(|m| m.name == action.module) {
                 self.act(m.clone(), action).await?;
