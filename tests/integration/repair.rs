@@ -54,7 +54,12 @@ fn watch_repairs_the_killed_service_alone() {
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = identities(&m);
     assert_eq!(before.len(), 3, "{before:?}");
-    let mut w = Watch::spawn(&rig, &[]);
+    // No full pass after the first: the engine's `die` event alone starts the repair.
+    let mut w = Watch::spawn_every(&rig, &[], "1h");
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("docker: connected")
+    });
+    std::thread::sleep(Duration::from_millis(500));
     let b = format!("{m}-b-1");
     docker(&["kill", &b]);
     let why = w.expect(Duration::from_secs(30), |l| {

@@ -25,10 +25,15 @@ pub struct Watch {
 
 impl Watch {
     pub fn spawn(rig: &Rig, args: &[&str]) -> Watch {
+        Watch::spawn_every(rig, args, "2s")
+    }
+
+    /// `hal [ARGS] watch --interval EVERY`: with a long one, only engine events can start a repair.
+    pub fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
         let mut all = args.to_vec();
         all.push("watch");
         let mut cmd = rig.cmd(&all);
-        cmd.args(["--interval", "2s"]);
+        cmd.args(["--interval", every]);
         let mut child = cmd.spawn().expect("spawn hal watch");
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
