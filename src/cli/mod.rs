@@ -148,7 +148,7 @@ pub enum Command {
     #[command(after_help = "Examples:\n  hal rescue --dry-run\n  hal rescue --yes")]
     Rescue(RescueArgs),
 
-    /// Supervise the node: restart what fails, within each module's limit (run it under init).
+    /// Supervise the node: repair what fails (the failed container, not its siblings), within each module's limit (run it under init).
     #[command(after_help = "Examples:\n  hal watch\n  hal watch --json --grace 30s")]
     Watch(WatchArgs),
 
@@ -392,7 +392,7 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// How long a container may stay unhealthy before hal restarts its module.
+    /// How long a container may stay unhealthy before hal restarts it (that container alone).
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "60s")]
     pub grace: std::time::Duration,
 

@@ -248,6 +248,7 @@ async fn scope_status(
                         limit: LimitStatus::default(),
                         services: Vec::new(),
                         timer: None,
+                        held: None,
                     },
                 );
             }
@@ -275,6 +276,7 @@ fn module_status(m: &Module, s: &UnitStatus, job: Option<&UnitStatus>) -> Module
         limit: LimitStatus::default(),
         services,
         timer: job.map(|j| timer::runs(s, j)),
+        held: None,
     }
 }
 

@@ -87,6 +87,19 @@ pub struct ModuleStatus {
     /// A timer module's runs (absent for other modules).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerStatus>,
+    /// Set while `hal watch` holds the module (its start limit is hit), or null.
+    pub held: Option<HeldStatus>,
+}
+
+/// A hold of `hal watch`'s: since when, until when, and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HeldStatus {
+    /// When the hold began (RFC 3339).
+    pub since: String,
+    /// When hal watch tries the module again (RFC 3339).
+    pub until: String,
+    /// Why it is held, in the watch log's words.
+    pub reason: String,
 }
 
 /// The runs of a host module whose unit is a timer: the job it starts, how it last went, when next.
@@ -168,6 +181,7 @@ mod tests {
             limit: LimitStatus::default(),
             services: Vec::new(),
             timer: None,
+            held: None,
         }
     }
 

@@ -47,6 +47,12 @@ pub enum Verb {
     AutoRestart {
         opts: StartOpts,
     },
+    /// The supervisor's smallest repair of a stack: only these containers
+    /// are started, restarted or recreated. Counts like any restart.
+    Repair {
+        fixes: Vec<stack::repair::Fix>,
+        opts: StartOpts,
+    },
 }
 
 impl Verb {
@@ -56,6 +62,7 @@ impl Verb {
             Verb::Stop { .. } => "stop",
             Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
             Verb::Rescue { .. } => "rescue",
+            Verb::Repair { .. } => "repair",
         }
     }
 }
@@ -293,14 +300,28 @@ async fn one(
             launch(node, progress, m, service, opts).await?
         }
         Verb::AutoRestart { opts } => {
-            let (state, _) = node.store.read();
-            let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
-            if wanted != Some(Desired::Up) {
-                anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
-            }
+            still_wanted(node, m)?;
             count(node, m, false, &mut warnings).await?;
             stop(node, progress, m, service, None).await?;
             launch(node, progress, m, service, opts).await?
+        }
+        Verb::Repair { fixes, opts } => {
+            still_wanted(node, m)?;
+            count(node, m, false, &mut warnings).await?;
+            let Kind::Stack { dir, file } = &m.kind else {
+                return Err(invalid_kind());
+            };
+            let stack = stack::Stack {
+                name: &m.name,
+                dir,
+                file,
+                service: None,
+            };
+            let timeout = opts
+                .timeout
+                .unwrap_or(node.config.settings(&m.name).timeout);
+            let env = node.stack_env(progress);
+            Launched::Stack(stack::repair::apply(env, &stack, fixes, timeout).await?)
         }
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
@@ -325,6 +346,16 @@ async fn one(
         warnings,
         ..outcome
     })
+}
+
+/// The supervisor acts only on a module still wanted up once its lock is taken.
+fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
+    let (state, _) = node.store.read();
+    let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
+    if wanted != Some(Desired::Up) {
+        anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
+    }
+    Ok(())
 }
 
 async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {

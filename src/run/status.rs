@@ -2,7 +2,7 @@
 
 use crate::error::Exit;
 use crate::module::status::Detail;
-use crate::module::status::{LimitStatus, ModuleStatus, State};
+use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
@@ -124,6 +124,7 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
         limit: LimitStatus::default(),
         services: Vec::new(),
         timer: None,
+        held: None,
     }
 }
 
@@ -177,6 +178,22 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
         if matches!(s.state, State::Inactive | State::Degraded | State::Starting) {
             s.state = State::Failed;
         }
+    }
+    // A hold of hal watch's, while the module is down: held, and until when.
+    if let Some(h) = &rec.hold
+        && s.state != State::Active
+    {
+        let until = h.until();
+        s.held = Some(HeldStatus {
+            since: crate::state::records::stamp_of_ms(h.since).rfc3339(),
+            until: until.rfc3339(),
+            reason: h.reason.clone(),
+        });
+        let held = format!("held by hal watch until {} UTC", until.clock());
+        s.reason = Some(match s.reason.take() {
+            Some(r) => format!("{held}; {r}"),
+            None => held,
+        });
     }
     if let Some(w) = rec.pull_warning {
         s.reason = Some(match s.reason.take() {

@@ -268,6 +268,21 @@ impl Engine {
             .with_context(|| format!("start container {id}"))
     }
 
+    /// Restarts a container as `docker restart` does (stop, then start; the
+    /// container's own stop timeout unless `grace` is given): the supervisor's
+    /// repair of one unhealthy or crash-looping container.
+    pub async fn restart_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
+        let options = bollard::query_parameters::RestartContainerOptions {
+            signal: None,
+            t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
+        };
+        self.api
+            .restart_container(id, Some(options))
+            .await
+            .map_err(|e| self.fail(e))
+            .with_context(|| format!("restart container {id}"))
+    }
+
     /// Whether an image is present locally.
     pub async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
         match self.api.inspect_image(image).await {

@@ -14,6 +14,9 @@ pub const CONFIG_HASH: &str = "com.docker.compose.config-hash";
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.
 const NUMBER: &str = "com.docker.compose.container-number";
+/// Compose v2's record of `depends_on`: `db:service_healthy:true,cache:service_started:false`
+/// (service, condition, restart).
+const DEPENDS_ON: &str = "com.docker.compose.depends_on";
 
 /// Who a compose container is, as its labels say.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +58,24 @@ impl Identity {
     }
 }
 
+/// The services a container must be restarted with, as compose would: those
+/// its service names in `depends_on` with `restart: true`.
+pub fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
+    let Some(deps) = labels.get(DEPENDS_ON) else {
+        return Vec::new();
+    };
+    deps.split(',')
+        .filter_map(|d| {
+            let mut parts = d.trim().split(':');
+            let service = parts.next()?.trim();
+            let _condition = parts.next();
+            let restart = parts.next()?.trim();
+            (!service.is_empty() && restart.eq_ignore_ascii_case("true"))
+                .then(|| service.to_string())
+        })
+        .collect()
+}
+
 /// The list filter for one project's containers, or every compose container.
 pub fn project_filter(project: Option<&str>) -> String {
     match project {
@@ -90,5 +111,16 @@ mod tests {
         assert!(run.oneoff);
         assert_eq!(run.number, 1);
         assert_eq!(Identity::of(&map(&[(SERVICE, "x")])), None);
+    }
+
+    #[test]
+    fn depends_on_restart_true_is_read_from_the_label() {
+        let l = map(&[(
+            DEPENDS_ON,
+            "db:service_healthy:true,cache:service_started:false,queue:service_started:True",
+        )]);
+        assert_eq!(restarts_with(&l), ["db", "queue"]);
+        assert!(restarts_with(&map(&[(DEPENDS_ON, "")])).is_empty());
+        assert!(restarts_with(&map(&[])).is_empty());
     }
 }

@@ -12,6 +12,7 @@ pub mod fastpath;
 pub mod labels;
 pub mod logs;
 pub mod pull;
+pub mod repair;
 
 use std::collections::BTreeMap;
 use std::path::Path;

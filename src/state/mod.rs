@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
-use crate::state::records::{Desired, LimitUse, SCHEMA, StateFile, parse_state, refusal};
+use crate::state::records::{
+    Desired, HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal,
+};
 use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
@@ -257,13 +259,30 @@ impl Store {
         }
     }
 
-    /// Forgets a module's start count (`reset-failed`, rescue).
+    /// Records (or clears) the supervisor's hold of a module.
+    pub async fn set_hold(&self, name: &str, hold: Option<HoldRecord>) -> anyhow::Result<()> {
+        let key = name.to_string();
+        self.update(move |s| match hold {
+            Some(h) => s.modules.entry(key).or_default().hold = Some(h),
+            None => {
+                if let Some(r) = s.modules.get_mut(&key) {
+                    r.hold = None;
+                }
+            }
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Forgets a module's start count and the supervisor's hold (`reset-failed`, rescue).
     pub async fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
         let key = name.to_string();
         let ((), w) = self
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&key) {
                     r.starts.clear();
+                    // The limit is lifted: the supervisor's hold goes with it.
+                    r.hold = None;
                 }
             })
             .await?;

@@ -47,6 +47,48 @@ pub struct ModuleRecord {
     /// The services and images compose resolved for that digest.
     #[serde(default)]
     pub services: Option<Vec<ServiceImage>>,
+    /// Set while `hal watch` holds the module (its start limit is hit): kept
+    /// here so that a restarted watch holds it still and does not page again.
+    #[serde(default)]
+    pub hold: Option<HoldRecord>,
+}
+
+/// A hold of the supervisor's, as remembered across its restarts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldRecord {
+    /// Unix milliseconds when the hold began.
+    pub since: i64,
+    /// Unix milliseconds before which the supervisor does not try again.
+    pub not_before: i64,
+    /// The pause after the next failed try, in milliseconds.
+    pub backoff_ms: u64,
+    /// When the start limit frees a start (unix milliseconds), as last seen.
+    #[serde(default)]
+    pub free_at: Option<i64>,
+    /// Why it is held, in the log's words.
+    #[serde(default)]
+    pub reason: String,
+    /// Whether `on_failure` has been run (or refused) for this hold: once per hold.
+    #[serde(default)]
+    pub notified: bool,
+}
+
+impl HoldRecord {
+    /// When the supervisor tries again: after the backoff, once the limit frees a start.
+    pub fn until(&self) -> Stamp {
+        let free = self.free_at.map_or(self.not_before, |f| f + 1000);
+        stamp_of_ms(self.not_before.max(free))
+    }
+}
+
+/// Unix milliseconds of a time.
+pub fn ms_of(t: Stamp) -> i64 {
+    t.secs.saturating_mul(1000) + i64::from(t.nanos / 1_000_000)
+}
+
+/// The time of unix milliseconds.
+pub fn stamp_of_ms(ms: i64) -> Stamp {
+    Stamp::from_micros(ms.saturating_mul(1000))
 }
 
 /// The whole state file.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher, hook};
+use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Stopped, Watcher, hook};
 use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::config::PullPolicy;
@@ -12,12 +12,13 @@ use crate::module::status::State;
 use crate::output::watch_log::Entry;
 use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
+use crate::stack::repair::Fix;
 use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
-use crate::watch::policy::{Act, Action, Attempt};
+use crate::watch::policy::{Act, Action, Attempt, Scope};
 
 impl Watcher<'_> {
-    pub(super) fn act(&mut self, m: Module, a: Action) {
+    pub(super) async fn act(&mut self, m: Module, mut a: Action) -> Result<(), Stopped> {
         let name = m.name.clone();
         if a.act == Act::Release {
             self.log.emit(
@@ -29,37 +30,71 @@ impl Watcher<'_> {
                 )
                 .reason(a.reason),
             );
-            return;
+            return Ok(());
         }
         if a.act == Act::Hold {
             self.held(&name, &a.reason, &a.reason);
-            return;
+            return Ok(());
         }
         // A person may have stopped it since its status was read.
         let (state, _) = self.node.store.read();
         if state.modules.get(&name).and_then(|r| r.desired) != Some(Desired::Up) {
-            return;
+            return Ok(());
         }
         if self.node.store.busy(&name) {
             self.mark([name], BUSY_RECHECK);
-            return;
+            return Ok(());
         }
-        let (verb, action) = match a.act {
-            Act::Retry => ("retrying after hold", "retry"),
-            _ => ("restarting", "restart"),
+        // Compose restarts the dependents that ask for it (`depends_on: {restart: true}`): so does hal.
+        if let Scope::Containers(fixes) = &a.scope {
+            let stacks = &self.node.stacks;
+            let planned = self
+                .drive(async {
+                    let engine = stacks.engine().await?;
+                    crate::stack::repair::plan(&engine, &name, fixes.clone()).await
+                })
+                .await?;
+            if let Ok(all) = planned {
+                a.scope = Scope::Containers(all);
+            }
+        }
+        let (verb, action, repair) = match (&a.act, &a.scope) {
+            (Act::Retry, _) => (
+                "retrying after hold".to_string(),
+                "retry",
+                scope_word(&a.scope),
+            ),
+            (_, Scope::Containers(fixes)) => (
+                "repairing".to_string(),
+                fixes.first().map_or("restart", |f| f.how.word()),
+                "containers",
+            ),
+            (_, Scope::Escalated(_)) => ("recreating the module".to_string(), "recreate", "module"),
+            _ => ("restarting".to_string(), "restart", "module"),
         };
-        self.log.emit(
-            Entry::module(
-                &name,
-                "trouble",
-                Some(action),
-                format!("{verb}: {}", a.reason),
-            )
-            .reason(a.reason.clone()),
-        );
+        let plan = match &a.scope {
+            Scope::Containers(fixes) => format!("; {}", describe(fixes, false)),
+            Scope::Escalated(why) => format!("; {why}"),
+            Scope::Module => String::new(),
+        };
+        let mut entry = Entry::module(
+            &name,
+            "trouble",
+            Some(action),
+            format!("{verb}: {}{plan}", a.reason),
+        )
+        .reason(a.reason.clone())
+        .with("repair", repair);
+        if let Scope::Containers(fixes) = &a.scope {
+            let names: Vec<String> = fixes.iter().map(|f| f.container.clone()).collect();
+            entry = entry.with("containers", names);
+        }
+        self.log.emit(entry);
+        self.sup.began(&a, Stamp::now());
         self.inflight.insert(name);
         let (node, progress) = (self.node, self.progress);
         self.work.push(Box::pin(restart(node, progress, m, a)));
+        Ok(())
     }
 
     pub(super) fn on_done(&mut self, d: Done) {
@@ -67,13 +102,14 @@ impl Watcher<'_> {
             Done::Restart {
                 act,
                 reason,
+                scope,
                 report,
-            } => self.restarted(act, reason, report),
+            } => self.restarted(act, reason, &scope, report),
             Done::Hook { module, result } => self.hook_done(&module, result),
         }
     }
 
-    fn restarted(&mut self, act: Act, reason: String, report: Report) {
+    fn restarted(&mut self, act: Act, reason: String, scope: &Scope, report: Report) {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
@@ -84,10 +120,21 @@ impl Watcher<'_> {
         let (what, err) = match &report.result {
             Ok(o) if o.state == State::Active => {
                 self.sup.record(&name, Attempt::Recovered, now);
-                let text = format!("restarted, active ({took_text})");
+                let what = match scope {
+                    Scope::Containers(fixes) => describe(fixes, true),
+                    Scope::Escalated(_) => "recreated the module".to_string(),
+                    Scope::Module => "restarted the module".to_string(),
+                };
+                let notes = if o.warnings.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", o.warnings.join("; "))
+                };
+                let text = format!("restarted, active ({took_text}; {what}{notes})");
                 self.log.emit(
                     Entry::module(&name, "restarted", None, text)
                         .with("state", "active")
+                        .with("repair", scope_word(scope))
                         .with("took_ms", took_ms),
                 );
                 return;
@@ -132,7 +179,14 @@ impl Watcher<'_> {
 
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
     /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
-    fn held(&mut self, name: &str, reason: &str, refusal: &str) {
+    pub(super) fn held(&mut self, name: &str, reason: &str, refusal: &str) {
+        let env_reason = if reason == refusal {
+            reason.to_string()
+        } else {
+            format!("{reason}; {refusal}")
+        };
+        // Once per hold, even across a restart of hal watch (the hold is kept in hal's state).
+        self.sup.notified(name, &env_reason);
         let command = hook::command_of(self.node, name);
         let blocked = command.as_ref().and_then(|_| hook::refusal(self.node));
         let tail = match (&command, &blocked) {
@@ -156,11 +210,6 @@ impl Watcher<'_> {
             ),
             (Some(argv), None) => {
                 let module = name.to_string();
-                let env_reason = if reason == refusal {
-                    reason.to_string()
-                } else {
-                    format!("{reason}; {refusal}")
-                };
                 self.work.push(Box::pin(async move {
                     let result = hook::run(&argv, &module, &env_reason).await;
                     Done::Hook { module, result }
@@ -213,15 +262,35 @@ impl Watcher<'_> {
     }
 }
 
-/// Restarts one module as `hal module restart` would (not forced: it counts).
-/// Images are pulled only when missing: a recovery must not wait on a registry.
+/// The repair's words for the log: `started container web-app-1 again, then restarted …`.
+fn describe(fixes: &[Fix], done: bool) -> String {
+    let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
+    all.join(", then ")
+}
+
+fn scope_word(scope: &Scope) -> &'static str {
+    match scope {
+        Scope::Containers(_) => "containers",
+        Scope::Module | Scope::Escalated(_) => "module",
+    }
+}
+
+/// Repairs a module through the runner (not forced: it counts against the
+/// start limit and takes the module's lock): its containers alone, or the
+/// whole module as `hal module restart` would. Images are pulled only when
+/// missing: a recovery must not wait on a registry.
 async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> Done {
-    let verb = Verb::AutoRestart {
-        opts: StartOpts {
-            pull: Some(PullPolicy::Missing),
-            wait: true,
-            timeout: None,
+    let opts = StartOpts {
+        pull: Some(PullPolicy::Missing),
+        wait: true,
+        timeout: None,
+    };
+    let verb = match &a.scope {
+        Scope::Containers(fixes) => Verb::Repair {
+            fixes: fixes.clone(),
+            opts,
         },
+        Scope::Module | Scope::Escalated(_) => Verb::AutoRestart { opts },
     };
     let report = run::run(node, progress, vec![m.clone()], &verb, 1)
         .await
@@ -235,6 +304,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
     Done::Restart {
         act: a.act,
         reason: a.reason,
+        scope: a.scope,
         report,
     }
 }
@@ -250,5 +320,6 @@ fn refusal_text(e: &anyhow::Error) -> String {
 fn without_context(e: &anyhow::Error, name: &str) -> String {
     let text = OneLine(e).to_string();
     text.strip_prefix(&format!("restart {name}: "))
+        .or_else(|| text.strip_prefix(&format!("repair {name}: ")))
         .map_or(text.clone(), str::to_string)
 }

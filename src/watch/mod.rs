@@ -9,11 +9,13 @@
 //! modules whose desired state is `up` are ever touched (see the supervisor).
 
 mod act;
+mod deaths;
+mod holds;
 mod hook;
 mod link;
 pub mod policy;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -30,7 +32,7 @@ use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
 use crate::run::node::Node;
 use crate::util::timefmt::Stamp;
-use crate::watch::policy::{Act, Supervisor};
+use crate::watch::policy::{Act, Scope, Supervisor};
 
 /// Engine events come in bursts (die, stop, destroy…): look once they settle.
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
@@ -44,6 +46,7 @@ enum Done {
     Restart {
         act: Act,
         reason: String,
+        scope: Scope,
         report: Report,
     },
     Hook {
@@ -115,6 +118,8 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         problems: BTreeSet::new(),
         root_problem: None,
         passes: 0,
+        saved: BTreeMap::new(),
+        deaths: deaths::Deaths::default(),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -158,12 +163,17 @@ struct Watcher<'a> {
     root_problem: Option<String>,
     /// Full passes done.
     passes: u64,
+    /// The holds as last written to hal's state.
+    saved: BTreeMap<String, crate::state::records::HoldRecord>,
+    /// Deaths reported by the engine that no status pass has shown yet.
+    deaths: deaths::Deaths,
     stop: Shutdown,
 }
 
 impl<'a> Watcher<'a> {
     async fn run(&mut self) -> &'static str {
         self.started();
+        self.restore_holds();
         loop {
             if let Err(Stopped(why)) = self.tick().await {
                 return why;
@@ -180,8 +190,13 @@ impl<'a> Watcher<'a> {
 
     /// Does whatever is due: finished work, a full pass, deadlines, reconnecting, looking.
     async fn tick(&mut self) -> Result<(), Stopped> {
-        for d in std::mem::take(&mut self.finished) {
+        let finished = std::mem::take(&mut self.finished);
+        let any_done = !finished.is_empty();
+        for d in finished {
             self.on_done(d);
+        }
+        if any_done {
+            self.save_holds().await?;
         }
         let now = Instant::now();
         if now >= self.next_pass {
@@ -200,6 +215,7 @@ impl<'a> Watcher<'a> {
         }
         if !self.dirty.is_empty() && self.dirty_at.is_some_and(|t| Instant::now() >= t) {
             self.look().await?;
+            self.save_holds().await?;
         }
         let now = Stamp::now();
         self.due_at = self
@@ -371,7 +387,13 @@ impl<'a> Watcher<'a> {
                     if let Some(seen) = seen {
                         self.sup.saw(seen);
                     }
-                    self.mark([module], EVENT_SETTLE);
+                    // A death is acted on at once (no settle in the path of a repair);
+                    // other events come in bursts, looked at once they settle.
+                    let died = matches!(ev.action.as_deref(), Some("die" | "oom"));
+                    if died {
+                        self.deaths.saw(&module, &ev);
+                    }
+                    self.mark([module], if died { Duration::ZERO } else { EVENT_SETTLE });
                 }
             }
             Some(Err(why)) => self.engine_down(&why, "lost connection"),
@@ -404,7 +426,8 @@ impl<'a> Watcher<'a> {
         if mods.is_empty() {
             return Ok(());
         }
-        let (node, detail) = (self.node, self.detail);
+        let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
+        let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
         let node = self
             .drive(async move {
                 let node = crate::run::status::collect(node, &mods, detail).await;
@@ -419,9 +442,11 @@ impl<'a> Watcher<'a> {
             let why = why.clone();
             self.engine_down(&why, "lost connection");
         }
+        let again = self.deaths.settle(&node.modules, Stamp::now());
+        self.mark(again, deaths::RELOOK);
         for action in self.sup.decide(&node.modules, Stamp::now()) {
             if let Some(m) = mods.iter().find(|m| m.name == action.module) {
-                self.act(m.clone(), action);
+                self.act(m.clone(), action).await?;
             }
         }
         Ok(())

@@ -5,13 +5,17 @@
 //! - Only a module whose desired state is `up` is ever touched: never one a
 //!   person stopped (`down`), and never one hal never started (no desired
 //!   state at all: hal has no business running what nobody asked it to run).
-//! - A stack is restarted when it has no containers, when a container exited or
+//! - A stack is repaired when it has no containers, when a container exited or
 //!   is dead (Docker's restart policy is not bringing it back: the engine marks
 //!   a container `restarting` before it reports the exit), when Docker has
 //!   restarted a container `LOOP_RESTARTS` times and it is still crashing
 //!   (all three: the container's [`Verdict`], the rule `status` uses too),
 //!   or when a container stays `unhealthy` longer than the grace period
 //!   (Docker never restarts an unhealthy container).
+//! - The repair is the smallest that works ([`Scope`]): the failed containers
+//!   alone (started again, restarted, or recreated when dead), the whole module
+//!   only when it has no containers, or when the last small repair did not hold
+//!   (it failed, or the same container failed again within the start-limit window).
 //! - A host module is restarted when its unit is `failed` or `inactive`.
 //! - A module whose start limit is hit (or whose restart the limit refuses)
 //!   is *held*, not restarted: `on_failure` runs once per hold, and the module is tried again once the limit's window
@@ -20,12 +24,18 @@
 //! - After a restart that failed (without hitting the limit), the next one
 //!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
 
-use std::collections::BTreeMap;
+mod trouble;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::module::KindTag;
-use crate::module::status::{ModuleStatus, ServiceStatus, State, Verdict};
+#[cfg(doc)]
+use crate::module::status::Verdict;
+use crate::module::status::{ModuleStatus, State};
+use crate::stack::repair::Fix;
 use crate::util::timefmt::{self, Stamp};
+use trouble::{Trouble, is_unhealthy, key_of};
 
 /// The first pause between tries of a held module; it doubles after each failed try.
 pub const BACKOFF_FIRST: Duration = Duration::from_secs(10);
@@ -35,6 +45,9 @@ pub const PAUSE_FIRST: Duration = Duration::from_secs(2);
 pub const PAUSE_MAX: Duration = Duration::from_secs(60);
 /// Slack after a window's end: `free_at` is printed to the second.
 const FREE_SLACK: Duration = Duration::from_secs(1);
+/// How soon after its repair a container failing again escalates to the
+/// module, when the module's start-limit window cannot be read.
+pub const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
 
 /// What to do about a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +68,28 @@ pub struct Action {
     pub act: Act,
     /// Why, in a few words, for the log: `service web unhealthy for 60s`.
     pub reason: String,
+    /// What a restart or retry touches.
+    pub scope: Scope,
+}
+
+/// What a repair touches: the smallest scope that works.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// These containers alone (their siblings keep their containers and uptime).
+    Containers(Vec<Fix>),
+    /// The whole module, as `hal module restart` does: nothing smaller fits
+    /// (no containers, a host unit).
+    Module,
+    /// The whole module, because the containers' repair did not hold (why).
+    Escalated(String),
+}
+
+/// The last repair of a module: when, and which containers (or the whole module).
+#[derive(Clone, Debug)]
+struct Fixed {
+    at: Stamp,
+    whole: bool,
+    containers: BTreeSet<String>,
 }
 
 /// How a restart or retry ended.
@@ -85,10 +120,15 @@ pub struct Hold {
     pub backoff: Duration,
     /// When the start limit frees a start, as the last status said.
     pub free_at: Option<Stamp>,
+    /// Why it is held (the log's words).
+    pub reason: String,
+    /// Whether `on_failure` has run (or was refused) for this hold.
+    pub notified: bool,
 }
 
 impl Hold {
-    fn due_at(&self) -> Stamp {
+    /// When the module is tried again.
+    pub fn due_at(&self) -> Stamp {
         match self.free_at {
             Some(f) => self.not_before.max(f.plus(FREE_SLACK)),
             None => self.not_before,
@@ -105,6 +145,10 @@ pub struct Supervisor {
     holds: BTreeMap<String, Hold>,
     /// Modules whose last restart failed: (no restart before, the pause after the next failure).
     paused: BTreeMap<String, (Stamp, Duration)>,
+    /// The last repair of each module.
+    fixed: BTreeMap<String, Fixed>,
+    /// Modules whose containers' repair failed: the next repair is the module's (why).
+    escalate: BTreeMap<String, String>,
 }
 
 impl Supervisor {
@@ -114,6 +158,8 @@ impl Supervisor {
             unhealthy: BTreeMap::new(),
             holds: BTreeMap::new(),
             paused: BTreeMap::new(),
+            fixed: BTreeMap::new(),
+            escalate: BTreeMap::new(),
         }
     }
 
@@ -140,10 +186,13 @@ impl Supervisor {
                 module: s.name.clone(),
                 act,
                 reason,
+                scope: Scope::Module,
             };
             if s.desired.as_deref() != Some("up") {
                 self.forget_unhealthy(&s.name);
                 self.paused.remove(&s.name);
+                self.fixed.remove(&s.name);
+                self.escalate.remove(&s.name);
                 if self.holds.remove(&s.name).is_some() {
                     let why = match s.desired.as_deref() {
                         Some("down") => "stopped by request",
@@ -166,14 +215,20 @@ impl Supervisor {
                 if s.state == State::Active {
                     self.holds.remove(&s.name);
                     out.push(action(Act::Release, "active again".into()));
-                } else if let Some(why) = trouble
+                } else if let Some(t) = trouble
                     && now >= hold.due_at()
                 {
-                    out.push(action(Act::Retry, why));
+                    let scope = self.scope(s, t.fixes, now);
+                    out.push(Action {
+                        scope,
+                        ..action(Act::Retry, t.why)
+                    });
                 }
                 continue;
             }
-            let Some(why) = trouble else { continue };
+            let Some(Trouble { why, fixes }) = trouble else {
+                continue;
+            };
             let limited = s
                 .limit
                 .free_at
@@ -183,7 +238,7 @@ impl Supervisor {
             match limited {
                 // A restart would only be refused: hold now, and try when the window has passed.
                 Some(free) => {
-                    self.begin_hold(&s.name, now, Some(free));
+                    self.begin_hold(&s.name, now, Some(free), &why);
                     let held = format!(
                         "{why}; start limit hit: {} starts in {}, free again at {} UTC",
                         s.limit.used,
@@ -193,13 +248,19 @@ impl Supervisor {
                     out.push(action(Act::Hold, held));
                 }
                 None if self.paused.get(&s.name).is_some_and(|(t, _)| now < *t) => {}
-                None => out.push(action(Act::Restart, why)),
+                None => {
+                    let scope = self.scope(s, fixes, now);
+                    out.push(Action {
+                        scope,
+                        ..action(Act::Restart, why)
+                    });
+                }
             }
         }
         out
     }
 
-    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>) {
+    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
         self.paused.remove(module);
         self.holds.insert(
             module.to_string(),
@@ -208,8 +269,52 @@ impl Supervisor {
                 not_before: now.plus(BACKOFF_FIRST),
                 backoff: (BACKOFF_FIRST * 2).min(BACKOFF_MAX),
                 free_at,
+                reason: why.to_string(),
+                notified: false,
             },
         );
+    }
+
+    /// A repair of `a`'s begins now: remembered, so that the same container
+    /// failing again within the window escalates to the module.
+    pub fn began(&mut self, a: &Action, now: Stamp) {
+        let (whole, containers) = match &a.scope {
+            Scope::Containers(fixes) => {
+                (false, fixes.iter().map(|f| f.container.clone()).collect())
+            }
+            Scope::Module | Scope::Escalated(_) => (true, BTreeSet::new()),
+        };
+        self.fixed.insert(
+            a.module.clone(),
+            Fixed {
+                at: now,
+                whole,
+                containers,
+            },
+        );
+    }
+
+    /// A hold remembered from before (hal's state): held again, without a new `on_failure`.
+    pub fn restore(&mut self, module: &str, hold: Hold) {
+        self.holds.insert(module.to_string(), hold);
+    }
+
+    /// Forgets a hold that was lifted elsewhere (`reset-failed`, `rescue`).
+    pub fn release(&mut self, module: &str) -> bool {
+        self.holds.remove(module).is_some()
+    }
+
+    /// Every hold, to be kept in hal's state.
+    pub fn holds(&self) -> &BTreeMap<String, Hold> {
+        &self.holds
+    }
+
+    /// Notes that `on_failure` was run (or refused) for the module's hold, and why it is held.
+    pub fn notified(&mut self, module: &str, why: &str) {
+        if let Some(h) = self.holds.get_mut(module) {
+            h.notified = true;
+            h.reason = why.to_string();
+        }
     }
 
     /// Records how a restart or retry ended; true when a hold began (run `on_failure`).
@@ -218,10 +323,20 @@ impl Supervisor {
             Attempt::Recovered => {
                 self.holds.remove(module);
                 self.paused.remove(module);
+                self.escalate.remove(module);
                 self.forget_unhealthy(module);
                 false
             }
             Attempt::Refused | Attempt::Failed => {
+                if attempt == Attempt::Failed
+                    && let Some(last) = self.fixed.get(module)
+                    && !last.whole
+                {
+                    self.escalate.insert(
+                        module.into(),
+                        "the repair of its containers did not bring it back".into(),
+                    );
+                }
                 if let Some(h) = self.holds.get_mut(module) {
                     h.not_before = now.plus(h.backoff);
                     h.backoff = (h.backoff * 2).min(BACKOFF_MAX);
@@ -236,7 +351,7 @@ impl Supervisor {
                     self.paused.insert(module.to_string(), (now.plus(gap), gap));
                     return false;
                 }
-                self.begin_hold(module, now, None);
+                self.begin_hold(module, now, None, "");
                 true
             }
         }
@@ -299,101 +414,46 @@ impl Supervisor {
         }
     }
 
-    /// Why a module that should be up needs a restart now, if it does.
-    fn trouble(&self, s: &ModuleStatus, now: Stamp) -> Option<String> {
+    /// Why a module that should be up needs a repair now, and the smallest one, if it does.
+    fn trouble(&self, s: &ModuleStatus, now: Stamp) -> Option<Trouble> {
         match s.kind {
-            KindTag::Host => host_trouble(s),
-            KindTag::Stack => self.stack_trouble(s, now),
+            KindTag::Host => trouble::host_trouble(s),
+            KindTag::Stack => trouble::stack_trouble(s, &self.unhealthy, self.grace, now),
             KindTag::Invalid => None,
         }
     }
 
-    fn stack_trouble(&self, s: &ModuleStatus, now: Stamp) -> Option<String> {
-        if s.state == State::Active {
-            return None;
+    /// The repair's scope: the containers, unless the last small repair did
+    /// not hold (it failed, or the same container failed again within the window).
+    fn scope(&self, s: &ModuleStatus, fixes: Vec<Fix>, now: Stamp) -> Scope {
+        if fixes.is_empty() {
+            return Scope::Module;
         }
-        if s.services.is_empty() {
-            return Some("no containers".into());
+        if let Some(why) = self.escalate.get(&s.name) {
+            return Scope::Escalated(why.clone());
         }
-        let svc = &s.services;
-        if let Some(c) = svc.iter().find(|c| given_up(c)) {
-            return Some(match c.state.as_str() {
-                "restarting" => format!(
-                    "service {} is restarting in a loop (exit code {}, {} restarts)",
-                    c.name,
-                    code(c),
-                    c.restart_count.unwrap_or(0)
-                ),
-                "dead" => format!("service {} is dead", c.name),
-                _ => format!(
-                    "service {} exited with code {} and Docker is not restarting it",
-                    c.name,
-                    code(c)
-                ),
-            });
-        }
-        let mut overdue = None;
-        for c in svc.iter().filter(|c| is_unhealthy(c)) {
-            let since = self.unhealthy.get(&(s.name.clone(), key_of(c)));
-            if let Some(since) = since
-                && now.since(*since) >= self.grace
-            {
-                let secs = now.since(*since).as_secs();
-                overdue.get_or_insert(format!("service {} unhealthy for {secs}s", c.name));
+        let window = crate::util::duration::parse(&s.limit.interval).unwrap_or(ESCALATE_WINDOW);
+        if let Some(last) = self.fixed.get(&s.name)
+            && now.since(last.at) < window
+        {
+            let again = fixes
+                .iter()
+                .find(|f| last.whole || last.containers.contains(&f.container));
+            if let Some(f) = again {
+                let what = if last.whole {
+                    "the module was recreated"
+                } else {
+                    "its repair"
+                };
+                return Scope::Escalated(format!(
+                    "service {} failed again {}s after {what}",
+                    f.service,
+                    now.since(last.at).as_secs()
+                ));
             }
         }
-        if overdue.is_some() {
-            return overdue;
-        }
-        // Exit code 0, or created and never started: a stopped service, unless it is a
-        // finished job (then the module would be active) or Docker is busy restarting.
-        let waiting = svc.iter().any(|c| {
-            matches!(
-                c.verdict,
-                Some(Verdict::Unhealthy | Verdict::Failed { terminal: false })
-            )
-        });
-        if waiting || !matches!(s.state, State::Inactive | State::Degraded | State::Failed) {
-            return None;
-        }
-        svc.iter()
-            .find(|c| {
-                c.verdict == Some(Verdict::Stopped)
-                    && matches!(c.state.as_str(), "exited" | "created")
-            })
-            .map(|c| match c.state.as_str() {
-                "created" => format!("service {} was created but is not running", c.name),
-                _ => format!("service {} is stopped (exit code {})", c.name, code(c)),
-            })
+        Scope::Containers(fixes)
     }
-}
-
-fn host_trouble(s: &ModuleStatus) -> Option<String> {
-    let unit = s.services.first()?;
-    let active = unit.state.split('/').next().unwrap_or("");
-    matches!(active, "failed" | "inactive").then(|| format!("unit {} is {}", unit.name, unit.state))
-}
-
-fn is_unhealthy(c: &ServiceStatus) -> bool {
-    c.verdict == Some(Verdict::Unhealthy)
-}
-
-/// Docker will not bring it back: a crash loop, dead, or exited with an error
-/// and no restart coming (stopped by a kill, or by a policy Docker did not act on).
-fn given_up(c: &ServiceStatus) -> bool {
-    match c.verdict {
-        Some(Verdict::Failed { terminal }) => terminal,
-        Some(Verdict::Stopped) => c.state == "exited" && c.exit_code.unwrap_or(0) != 0,
-        _ => false,
-    }
-}
-
-fn key_of(c: &ServiceStatus) -> String {
-    c.container.clone().unwrap_or_else(|| c.name.clone())
-}
-
-fn code(c: &ServiceStatus) -> String {
-    c.exit_code.map_or("-".to_string(), |x| x.to_string())
 }
 
 #[cfg(test)]

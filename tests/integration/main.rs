@@ -34,6 +34,7 @@ mod ordering;
 mod output_help;
 mod props;
 mod pulls;
+mod repair;
 mod rescue;
 mod stacks;
 mod units_in_systemd;

@@ -140,7 +140,7 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
 
     // 1. A stack's container is killed: hal watch brings it back.
     let container = format!("{app}-app-1");
-    let before = docker(&["inspect", "-f", "{{.Id}}", &container]);
+    let before = docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", &container]);
     docker(&["kill", &container]);
     let back = eventually(Duration::from_secs(40), || {
         docker(&["inspect", "-f", "{{.Id}} {{.State.Status}}", &container])
@@ -155,7 +155,14 @@ fn shipped_units_bring_back_failed_modules_without_a_person() {
     });
     let log = journal(m, "hal-watch.service");
     assert!(back && logged, "the stack did not come back:\n{log}");
-    assert_ne!(before, docker(&["inspect", "-f", "{{.Id}}", &container]));
+    // Started again (the same container, a new start), not recreated.
+    let after = docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", &container]);
+    assert_ne!(before, after, "the container was not started again");
+    assert_eq!(
+        before.split_whitespace().next(),
+        after.split_whitespace().next(),
+        "the container was recreated"
+    );
 
     // 2. hal watch itself is killed: systemd starts it again.
     let pid = show(m, "hal-watch.service", "MainPID");

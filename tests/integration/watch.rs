@@ -16,7 +16,7 @@ fn idle(rig: &Rig, short: &str) -> String {
 }
 
 /// A running `hal watch`, its stdout read line by line; killed when dropped.
-struct Watch {
+pub struct Watch {
     child: Child,
     lines: Receiver<String>,
     seen: Vec<String>,
@@ -24,11 +24,16 @@ struct Watch {
 }
 
 impl Watch {
-    fn spawn(rig: &Rig, args: &[&str]) -> Watch {
+    pub fn spawn(rig: &Rig, args: &[&str]) -> Watch {
+        Watch::spawn_every(rig, args, "2s")
+    }
+
+    /// `hal [ARGS] watch --interval EVERY`: with a long one, only engine events can start a repair.
+    pub fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
         let mut all = args.to_vec();
         all.push("watch");
         let mut cmd = rig.cmd(&all);
-        cmd.args(["--interval", "2s"]);
+        cmd.args(["--interval", every]);
         let mut child = cmd.spawn().expect("spawn hal watch");
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
@@ -59,13 +64,13 @@ impl Watch {
         w
     }
 
-    fn pid(&self) -> u32 {
+    pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits for a line matching `pred`; fails the test with the whole log if none comes.
     #[track_caller]
-    fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+    pub fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
         match self.wait_for(limit, pred) {
             Some(l) => l,
             None => panic!(
@@ -75,7 +80,7 @@ impl Watch {
         }
     }
 
-    fn wait_for(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
+    pub fn wait_for(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -92,13 +97,13 @@ impl Watch {
     }
 
     /// Every line that arrives within `d`.
-    fn collect_for(&mut self, d: Duration) -> Vec<String> {
+    pub fn collect_for(&mut self, d: Duration) -> Vec<String> {
         let before = self.seen.len();
         let _ = self.wait_for(d, |_| false);
         self.seen[before..].to_vec()
     }
 
-    fn dump(&self) -> String {
+    pub fn dump(&self) -> String {
         format!(
             "--- stdout ---\n{}\n--- stderr ---\n{}",
             self.seen.join("\n"),
@@ -107,7 +112,7 @@ impl Watch {
     }
 
     /// Sends `sig` and returns the exit code and how long it took to end.
-    fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
+    pub fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
         let began = Instant::now();
         Command::new("kill")
             .args([&format!("-{sig}"), &self.pid().to_string()])
@@ -141,13 +146,13 @@ impl Drop for Watch {
     }
 }
 
-fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
+pub fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
     let prefix = format!("{module}: {what}");
     lines.iter().filter(|l| l.starts_with(&prefix)).collect()
 }
 
 /// The one container of a single-service module.
-fn container_of(m: &str) -> String {
+pub fn container_of(m: &str) -> String {
     let names = containers(m);
     assert_eq!(names.len(), 1, "{m}: {names:?}");
     names[0].clone()
@@ -160,18 +165,27 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
 
+    let started = docker(&["inspect", "-f", "{{.State.StartedAt}}", &container_of(&m)]);
+
     let mut w = Watch::spawn(&rig, &[]);
     docker(&["kill", &container_of(&m)]);
     let why = w.expect(Duration::from_secs(30), |l| {
-        l.starts_with(&format!("{m}: restarting: "))
+        l.starts_with(&format!("{m}: repairing: "))
     });
     assert!(why.contains("exited with code 137"), "{why}");
+    assert!(
+        why.ends_with(&format!("; starting container {m}-app-1 again")),
+        "{why}"
+    );
     w.expect(Duration::from_secs(45), |l| {
         l.starts_with(&format!("{m}: restarted, active ("))
     });
     assert_eq!(rig.state_of(&m), "active");
+    // The same container, started again through the Engine API: no recreate.
     let after = docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
-    assert_ne!(before, after, "the container was recreated");
+    assert_eq!(before, after, "the container was recreated");
+    let again = docker(&["inspect", "-f", "{{.State.StartedAt}}", &container_of(&m)]);
+    assert_ne!(started, again, "the container was not started again");
     // The automatic restart counted against the limit.
     let doc = hal(&rig).args(["--json", "status", &m]).run().json();
     assert_eq!(doc["modules"][0]["limit"]["used"], 2, "{doc}");
@@ -222,7 +236,7 @@ fn watch_restarts_a_container_that_stays_unhealthy() {
 
 impl Watch {
     /// `hal --json watch --grace GRACE`.
-    fn spawn_json(rig: &Rig, grace: &str) -> Watch {
+    pub fn spawn_json(rig: &Rig, grace: &str) -> Watch {
         let mut cmd = rig.cmd(&["--json", "watch", "--interval", "2s", "--grace", grace]);
         cmd.stdout(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn hal watch");
@@ -247,7 +261,7 @@ impl Watch {
 
     /// Waits for a JSON line matching `pred`; every line must be one JSON object.
     #[track_caller]
-    fn expect_json(
+    pub fn expect_json(
         &mut self,
         limit: Duration,
         pred: impl Fn(&serde_json::Value) -> bool,
@@ -335,18 +349,29 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     w.expect(Duration::from_secs(20), |l| {
         l.starts_with(&format!("{m}: on_failure exited with 0 ("))
     });
-    let restarts = lines_about(&w.seen, &m, "restarting: ");
+    // Burst 3 = the first start, the repair of the looping container, and,
+    // as that did not bring it back, the module's recreate.
+    let repairs = lines_about(&w.seen, &m, "repairing: ");
+    let recreates = lines_about(&w.seen, &m, "recreating the module: ");
     assert_eq!(
-        restarts.len(),
-        2,
-        "burst 3 = the first start + 2 restarts\n{}",
+        (repairs.len(), recreates.len()),
+        (1, 1),
+        "one repair, then one recreate\n{}",
         w.dump()
     );
     assert!(
-        restarts[0].contains("is restarting in a loop"),
+        repairs[0].contains("is restarting in a loop")
+            && repairs[0].ends_with(&format!("; restarting container {m}-app-1")),
         "{}",
-        restarts[0]
+        repairs[0]
     );
+    assert!(
+        recreates[0].ends_with("; the repair of its containers did not bring it back"),
+        "{}",
+        recreates[0]
+    );
+    let at = |l: &String| w.seen.iter().position(|x| x == l).unwrap();
+    assert!(at(repairs[0]) < at(recreates[0]) && at(recreates[0]) < at(&held));
     assert!(
         !lines_about(&w.seen, &m, "on_failure: notified").is_empty(),
         "its output is logged\n{}",
@@ -360,11 +385,31 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     let later = w.collect_for(Duration::from_secs(5));
     assert!(
         lines_about(&later, &m, "restarting").is_empty()
+            && lines_about(&later, &m, "repairing").is_empty()
+            && lines_about(&later, &m, "recreating").is_empty()
             && lines_about(&later, &m, "held").is_empty(),
         "{later:?}"
     );
     let doc = hal(&rig).args(["--json", "status", &m]).run().json();
     assert_eq!(doc["modules"][0]["state"], "failed", "{doc}");
+    // Held, and until when: in the document and in the table.
+    let held_doc = &doc["modules"][0]["held"];
+    assert!(
+        held_doc["until"].as_str().is_some_and(|u| u.ends_with('Z')),
+        "{doc}"
+    );
+    assert!(
+        held_doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("start limit hit"),
+        "{doc}"
+    );
+    let table = hal(&rig).args(["status", &m]).run();
+    assert!(
+        table.stdout.contains("held by hal watch until "),
+        "{table:?}"
+    );
     assert!(
         doc["modules"][0]["reason"]
             .as_str()
@@ -507,7 +552,7 @@ fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
         l.starts_with("docker: connected again to ")
     });
     w.expect(Duration::from_secs(30), |l| {
-        l.starts_with(&format!("{m}: restarting: "))
+        l.starts_with(&format!("{m}: repairing: "))
     });
     w.expect(Duration::from_secs(45), |l| {
         l.starts_with(&format!("{m}: restarted, active ("))

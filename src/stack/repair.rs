@@ -1,0 +1,228 @@
+//! The supervisor's smallest repairs of a stack: one container started again or restarted, one service recreated, and the dependents compose would restart with it; its siblings are never touched.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use bollard::models::ContainerSummary;
+
+use crate::stack::engine::Engine;
+use crate::stack::env::Env;
+use crate::stack::labels::{Identity, restarts_with};
+use crate::stack::{Pending, Stack};
+
+/// How one container is repaired.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum How {
+    /// It exited and Docker will not restart it: start the same container again (Engine API).
+    Start,
+    /// It is running but unhealthy, or crash-looping: restart it (Engine API).
+    Restart,
+    /// It cannot be started as it is (dead, or gone): `compose up -d --no-deps SERVICE`.
+    Recreate,
+}
+
+impl How {
+    /// The log's `action` word.
+    pub fn word(self) -> &'static str {
+        match self {
+            How::Start => "start",
+            How::Restart => "restart",
+            How::Recreate => "recreate_service",
+        }
+    }
+}
+
+/// One container to repair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub service: String,
+    /// The container's name (`web-app-1`).
+    pub container: String,
+    pub how: How,
+    /// Why it is touched although it did not fail: `depends on app with restart: true`.
+    pub because: Option<String>,
+}
+
+impl Fix {
+    /// What the repair does, for the log: `started container web-app-1 again`.
+    pub fn describe(&self, done: bool) -> String {
+        let what = match (self.how, done) {
+            (How::Start, false) => format!("starting container {} again", self.container),
+            (How::Start, true) => format!("started container {} again", self.container),
+            (How::Restart, false) => format!("restarting container {}", self.container),
+            (How::Restart, true) => format!("restarted container {}", self.container),
+            (How::Recreate, false) => {
+                format!("recreating service {} (compose up --no-deps)", self.service)
+            }
+            (How::Recreate, true) => format!("recreated service {}", self.service),
+        };
+        match &self.because {
+            Some(b) => format!("{what} ({b})"),
+            None => what,
+        }
+    }
+}
+
+/// Every fix, then the containers of services that declare `depends_on: {X: {restart: true}}`
+/// on a fixed service X: compose restarts those with their dependency, and so does hal.
+pub async fn plan(engine: &Engine, module: &str, fixes: Vec<Fix>) -> anyhow::Result<Vec<Fix>> {
+    let list = engine.compose_containers(Some(module)).await?;
+    Ok(with_dependents(fixes, &list))
+}
+
+/// [`plan`] on a container list (pure).
+pub fn with_dependents(mut fixes: Vec<Fix>, list: &[ContainerSummary]) -> Vec<Fix> {
+    let mut seen: BTreeSet<String> = fixes.iter().map(|f| f.container.clone()).collect();
+    // Dependents of dependents too, as compose's restart walks the graph.
+    let mut i = 0;
+    while i < fixes.len() {
+        let dependency = fixes[i].service.clone();
+        for c in list {
+            let Some(labels) = c.labels.as_ref() else {
+                continue;
+            };
+            let Some(who) = Identity::of(labels) else {
+                continue;
+            };
+            let name = container_name(c);
+            if who.oneoff || name.is_empty() || seen.contains(&name) {
+                continue;
+            }
+            if restarts_with(labels).iter().any(|s| s == &dependency) {
+                seen.insert(name.clone());
+                fixes.push(Fix {
+                    service: who.service,
+                    container: name,
+                    how: How::Restart,
+                    because: Some(format!("depends on {dependency} with restart: true")),
+                });
+            }
+        }
+        i += 1;
+    }
+    fixes
+}
+
+fn container_name(c: &ContainerSummary) -> String {
+    c.names
+        .as_ref()
+        .and_then(|n| n.first())
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default()
+}
+
+/// Applies the fixes in order (dependencies before their dependents) and
+/// returns the wait for the repaired containers alone to be up. A container
+/// that cannot be started as it is (gone, or the engine refuses) is recreated
+/// with `compose up -d --no-deps SERVICE`; the warnings say so.
+pub async fn apply(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    fixes: &[Fix],
+    timeout: Duration,
+) -> anyhow::Result<Pending> {
+    let name = stack.name;
+    let engine = env.stacks.engine().await?;
+    let mut warnings = Vec::new();
+    let mut recreate: Vec<&str> = Vec::new();
+    for f in fixes {
+        env.progress.step(name, &f.describe(false));
+        let done = match f.how {
+            How::Start => engine.start_container(&f.container).await,
+            How::Restart => engine.restart_container(&f.container, None).await,
+            How::Recreate => {
+                recreate.push(&f.service);
+                Ok(())
+            }
+        };
+        if let Err(e) = done {
+            warnings.push(format!(
+                "{} failed ({}); recreating service {}",
+                f.describe(false),
+                crate::error::OneLine(&e),
+                f.service
+            ));
+            recreate.push(&f.service);
+        }
+    }
+    if !recreate.is_empty() {
+        let compose = env.stacks.compose().await?;
+        let endpoint = env.stacks.endpoint();
+        for service in &recreate {
+            compose
+                .up_service(&stack.project(), endpoint, service, Some("never"))
+                .await?;
+        }
+    }
+    let names: BTreeSet<&str> = fixes.iter().map(|f| f.container.as_str()).collect();
+    let list = engine.compose_containers(Some(name)).await?;
+    let containers: Vec<ContainerSummary> = list
+        .into_iter()
+        .filter(|c| {
+            names.contains(container_name(c).as_str())
+                || Identity::of_summary(c)
+                    .is_some_and(|who| !who.oneoff && recreate.contains(&who.service.as_str()))
+        })
+        .collect();
+    Ok(Pending {
+        engine,
+        name: name.to_string(),
+        service: None,
+        timeout,
+        containers,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn container(service: &str, depends: &str) -> ContainerSummary {
+        let mut labels = HashMap::from([
+            (crate::stack::labels::PROJECT.to_string(), "m".to_string()),
+            (
+                crate::stack::labels::SERVICE.to_string(),
+                service.to_string(),
+            ),
+        ]);
+        if !depends.is_empty() {
+            labels.insert("com.docker.compose.depends_on".into(), depends.into());
+        }
+        ContainerSummary {
+            names: Some(vec![format!("/m-{service}-1")]),
+            labels: Some(labels),
+            ..Default::default()
+        }
+    }
+
+    fn fix(service: &str) -> Fix {
+        Fix {
+            service: service.into(),
+            container: format!("m-{service}-1"),
+            how: How::Start,
+            because: None,
+        }
+    }
+
+    #[test]
+    fn dependents_with_restart_true_come_after_their_dependency() {
+        let list = [
+            container("db", ""),
+            container("api", "db:service_healthy:true"),
+            container("web", "api:service_started:true,db:service_started:false"),
+            container("cron", "db:service_started:false"),
+        ];
+        let plan = with_dependents(vec![fix("db")], &list);
+        let names: Vec<&str> = plan.iter().map(|f| f.container.as_str()).collect();
+        assert_eq!(names, ["m-db-1", "m-api-1", "m-web-1"]);
+        assert_eq!(plan[1].how, How::Restart);
+        assert_eq!(
+            plan[1].describe(true),
+            "restarted container m-api-1 (depends on db with restart: true)"
+        );
+        // Nobody depends on web: it alone.
+        assert_eq!(with_dependents(vec![fix("web")], &list).len(), 1);
+    }
+}

@@ -1,0 +1,140 @@
+//! Deaths the engine reported and a status pass has not seen yet: the `die` event can come before the engine's list shows the exit, so the module is read again, exactly, until it does.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bollard::models::EventMessage;
+
+use crate::module::status::{Detail, ModuleStatus};
+use crate::util::timefmt::{self, Stamp};
+
+/// How soon to read a module again whose death its status does not show yet.
+pub const RELOOK: Duration = Duration::from_millis(25);
+/// How long a reported death waits to be seen before it is forgotten (a full pass catches it).
+const FORGET: Duration = Duration::from_secs(5);
+
+/// Module → (container name, when it died).
+#[derive(Default)]
+pub struct Deaths(BTreeMap<String, Vec<(String, Stamp)>>);
+
+impl Deaths {
+    /// Remembers a `die` (or `oom`) event of `module`'s.
+    pub fn saw(&mut self, module: &str, ev: &EventMessage) {
+        let Some(name) = ev
+            .actor
+            .as_ref()
+            .and_then(|a| a.attributes.as_ref())
+            .and_then(|a| a.get("name"))
+        else {
+            return;
+        };
+        let at = match (ev.time_nano, ev.time) {
+            (Some(n), _) => Stamp::from_micros(n / 1000),
+            (None, Some(s)) => Stamp { secs: s, nanos: 0 },
+            (None, None) => Stamp::now(),
+        };
+        self.0
+            .entry(module.to_string())
+            .or_default()
+            .push((name.clone(), at));
+    }
+
+    /// How much to read of these modules: every container exactly when one just died.
+    pub fn detail(&self, modules: &[String], usual: Detail) -> Detail {
+        if modules.iter().any(|m| self.0.contains_key(m)) {
+            Detail::Full
+        } else {
+            usual
+        }
+    }
+
+    /// Forgets the deaths the statuses show; returns the modules whose status
+    /// still shows a dead container running from before its death (read them again).
+    pub fn settle(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<String> {
+        let mut again = Vec::new();
+        for s in statuses {
+            let Some(list) = self.0.get_mut(&s.name) else {
+                continue;
+            };
+            list.retain(|(container, at)| {
+                let stale = s.services.iter().any(|c| {
+                    c.container.as_deref() == Some(container.as_str())
+                        && c.state == "running"
+                        && c.started_at
+                            .as_deref()
+                            .and_then(timefmt::parse)
+                            .is_some_and(|started| started <= *at)
+                });
+                stale && now.since(*at) < FORGET
+            });
+            if list.is_empty() {
+                self.0.remove(&s.name);
+            } else {
+                again.push(s.name.clone());
+            }
+        }
+        again
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::status::ServiceStatus;
+    use bollard::models::EventActor;
+    use std::collections::HashMap;
+
+    fn status(state: &str, started: &str) -> ModuleStatus {
+        ModuleStatus {
+            name: "m".into(),
+            service: None,
+            kind: crate::module::KindTag::Stack,
+            state: crate::module::status::State::Active,
+            reason: None,
+            since: None,
+            desired: Some("up".into()),
+            limit: Default::default(),
+            services: vec![ServiceStatus {
+                name: "web".into(),
+                container: Some("m-web-1".into()),
+                state: state.into(),
+                started_at: Some(started.into()),
+                ..Default::default()
+            }],
+            timer: None,
+            held: None,
+        }
+    }
+
+    #[test]
+    fn a_death_is_read_again_until_the_status_shows_it() {
+        let mut d = Deaths::default();
+        let ev = EventMessage {
+            action: Some("die".into()),
+            actor: Some(EventActor {
+                id: None,
+                attributes: Some(HashMap::from([("name".into(), "m-web-1".into())])),
+            }),
+            time_nano: Some(1_700_000_010_000_000_000),
+            ..Default::default()
+        };
+        d.saw("m", &ev);
+        assert_eq!(d.detail(&["m".into()], Detail::Settled), Detail::Full);
+        let now = Stamp {
+            secs: 1_700_000_010,
+            nanos: 0,
+        };
+        // Still reads running, from before the death: again.
+        let stale = status("running", "2023-11-14T22:13:00Z");
+        assert_eq!(d.settle(std::slice::from_ref(&stale), now), ["m"]);
+        // Exited: seen, forgotten.
+        assert!(
+            d.settle(&[status("exited", "2023-11-14T22:13:00Z")], now)
+                .is_empty()
+        );
+        assert_eq!(d.detail(&["m".into()], Detail::Settled), Detail::Settled);
+        // Never seen: forgotten after a while.
+        d.saw("m", &ev);
+        assert!(d.settle(&[stale], now.plus(FORGET)).is_empty());
+    }
+}

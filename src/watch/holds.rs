@@ -1,0 +1,127 @@
+//! The supervisor's holds kept in hal's state: a restarted `hal watch` holds what it held, and `on_failure` runs once per hold.
+
+use std::time::Duration;
+
+use super::{Stopped, Watcher};
+use crate::output::watch_log::Entry;
+use crate::state::records::{HoldRecord, ms_of, stamp_of_ms};
+use crate::watch::policy::Hold;
+
+pub fn record_of(h: &Hold) -> HoldRecord {
+    HoldRecord {
+        since: ms_of(h.since),
+        not_before: ms_of(h.not_before),
+        backoff_ms: u64::try_from(h.backoff.as_millis()).unwrap_or(u64::MAX),
+        free_at: h.free_at.map(ms_of),
+        reason: h.reason.clone(),
+        notified: h.notified,
+    }
+}
+
+pub fn hold_of(r: &HoldRecord) -> Hold {
+    Hold {
+        since: stamp_of_ms(r.since),
+        not_before: stamp_of_ms(r.not_before),
+        backoff: Duration::from_millis(r.backoff_ms),
+        free_at: r.free_at.map(stamp_of_ms),
+        reason: r.reason.clone(),
+        notified: r.notified,
+    }
+}
+
+impl Watcher<'_> {
+    /// Takes up the holds hal's state remembers (from a watch that ran before).
+    pub(super) fn restore_holds(&mut self) {
+        let (state, _) = self.node.store.read();
+        for (name, rec) in &state.modules {
+            let Some(h) = &rec.hold else { continue };
+            if !self.modules.iter().any(|m| &m.name == name) {
+                continue;
+            }
+            self.sup.restore(name, hold_of(h));
+            self.saved.insert(name.clone(), h.clone());
+            let since = stamp_of_ms(h.since).clock();
+            let until = h.until().clock();
+            let tail = if h.notified {
+                "; on_failure already ran for this hold"
+            } else {
+                ""
+            };
+            self.log.emit(
+                Entry::module(
+                    name,
+                    "held",
+                    Some("hold"),
+                    format!(
+                        "still held (since {since} UTC, until {until} UTC): {}{tail}",
+                        h.reason
+                    ),
+                )
+                .reason(h.reason.clone())
+                .with("restored", true),
+            );
+            if !h.notified {
+                // The watch before ended before it could run on_failure: run it now, once.
+                let reason = h.reason.clone();
+                self.held(name, &reason, &reason);
+            }
+        }
+    }
+
+    /// Writes the holds that changed to hal's state, and lets go of those a
+    /// person lifted meanwhile (`reset-failed`, `rescue` clear them there).
+    pub(super) async fn save_holds(&mut self) -> Result<(), Stopped> {
+        let (state, _) = self.node.store.read();
+        let lifted: Vec<String> = self
+            .saved
+            .keys()
+            .filter(|m| state.modules.get(*m).is_none_or(|r| r.hold.is_none()))
+            .cloned()
+            .collect();
+        for m in lifted {
+            self.saved.remove(&m);
+            if self.sup.release(&m) {
+                self.log.emit(
+                    Entry::module(
+                        &m,
+                        "released",
+                        Some("release"),
+                        "hold released: its start count was reset".to_string(),
+                    )
+                    .reason("start count reset"),
+                );
+                self.mark([m], Duration::ZERO);
+            }
+        }
+        let mut writes: Vec<(String, Option<HoldRecord>)> = Vec::new();
+        for (m, h) in self.sup.holds() {
+            let rec = record_of(h);
+            if self.saved.get(m) != Some(&rec) {
+                writes.push((m.clone(), Some(rec)));
+            }
+        }
+        for m in self.saved.keys() {
+            if !self.sup.holds().contains_key(m) {
+                writes.push((m.clone(), None));
+            }
+        }
+        for (m, rec) in writes {
+            let store = &self.node.store;
+            if let Err(e) = self.drive(store.set_hold(&m, rec.clone())).await? {
+                let why = format!("could not keep the hold in hal's state: {e:#}");
+                self.log
+                    .emit(Entry::module(&m, "problem", None, why.clone()).reason(why));
+            }
+            // Said once: not tried again until the hold changes.
+            match rec {
+                Some(r) => {
+                    self.saved.insert(m, r);
+                }
+                None => {
+                    self.saved.remove(&m);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,154 @@
+//! Why a module that should be up needs repairing, and the smallest repair that fits: which containers, and how (pure).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::module::status::{ModuleStatus, ServiceStatus, State, Verdict};
+use crate::stack::repair::{Fix, How};
+use crate::util::timefmt::Stamp;
+
+/// What is wrong with a module, and which containers to repair (none: the whole module).
+pub struct Trouble {
+    pub why: String,
+    pub fixes: Vec<Fix>,
+}
+
+impl Trouble {
+    fn module(why: impl Into<String>) -> Trouble {
+        Trouble {
+            why: why.into(),
+            fixes: Vec::new(),
+        }
+    }
+}
+
+pub fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
+    let unit = s.services.first()?;
+    let active = unit.state.split('/').next().unwrap_or("");
+    matches!(active, "failed" | "inactive")
+        .then(|| Trouble::module(format!("unit {} is {}", unit.name, unit.state)))
+}
+
+/// `unhealthy`: (module, container) → since when; `grace`: how long that may last.
+pub fn stack_trouble(
+    s: &ModuleStatus,
+    unhealthy: &BTreeMap<(String, String), Stamp>,
+    grace: Duration,
+    now: Stamp,
+) -> Option<Trouble> {
+    if s.state == State::Active {
+        return None;
+    }
+    if s.services.is_empty() {
+        return Some(Trouble::module("no containers"));
+    }
+    let svc = &s.services;
+    let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
+    if let Some(c) = failed.first() {
+        let why = match c.state.as_str() {
+            "restarting" | "running" => format!(
+                "service {} is restarting in a loop (exit code {}, {} restarts)",
+                c.name,
+                code(c),
+                c.restart_count.unwrap_or(0)
+            ),
+            "dead" => format!("service {} is dead", c.name),
+            _ => format!(
+                "service {} exited with code {} and Docker is not restarting it",
+                c.name,
+                code(c)
+            ),
+        };
+        return Some(Trouble {
+            why: and_more(why, failed.len()),
+            fixes: failed.iter().map(|c| fix_of(c)).collect(),
+        });
+    }
+    let mut overdue: Vec<(&ServiceStatus, Duration)> = Vec::new();
+    for c in svc.iter().filter(|c| is_unhealthy(c)) {
+        if let Some(since) = unhealthy.get(&(s.name.clone(), key_of(c)))
+            && now.since(*since) >= grace
+        {
+            overdue.push((c, now.since(*since)));
+        }
+    }
+    if let Some((c, for_)) = overdue.first() {
+        let why = format!("service {} unhealthy for {}s", c.name, for_.as_secs());
+        return Some(Trouble {
+            why: and_more(why, overdue.len()),
+            fixes: overdue.iter().map(|(c, _)| fix_of(c)).collect(),
+        });
+    }
+    // Exit code 0, or created and never started: a stopped service, unless it is a
+    // finished job (then the module would be active) or Docker is busy restarting.
+    let waiting = svc.iter().any(|c| {
+        matches!(
+            c.verdict,
+            Some(Verdict::Unhealthy | Verdict::Failed { terminal: false })
+        )
+    });
+    if waiting || !matches!(s.state, State::Inactive | State::Degraded | State::Failed) {
+        return None;
+    }
+    let stopped: Vec<&ServiceStatus> = svc
+        .iter()
+        .filter(|c| {
+            c.verdict == Some(Verdict::Stopped) && matches!(c.state.as_str(), "exited" | "created")
+        })
+        .collect();
+    let c = stopped.first()?;
+    let why = match c.state.as_str() {
+        "created" => format!("service {} was created but is not running", c.name),
+        _ => format!("service {} is stopped (exit code {})", c.name, code(c)),
+    };
+    Some(Trouble {
+        why: and_more(why, stopped.len()),
+        fixes: stopped.iter().map(|c| fix_of(c)).collect(),
+    })
+}
+
+/// The smallest repair of one container: start it again if it only exited,
+/// restart it if it runs (unhealthy) or loops, recreate it if it is dead.
+fn fix_of(c: &ServiceStatus) -> Fix {
+    let how = match c.state.as_str() {
+        "exited" | "created" => How::Start,
+        "dead" => How::Recreate,
+        _ => How::Restart,
+    };
+    Fix {
+        service: c.name.clone(),
+        container: key_of(c),
+        how,
+        because: None,
+    }
+}
+
+fn and_more(why: String, n: usize) -> String {
+    match n {
+        0 | 1 => why,
+        2 => format!("{why} (and 1 more container)"),
+        n => format!("{why} (and {} more containers)", n - 1),
+    }
+}
+
+pub fn is_unhealthy(c: &ServiceStatus) -> bool {
+    c.verdict == Some(Verdict::Unhealthy)
+}
+
+/// Docker will not bring it back: a crash loop, dead, or exited with an error
+/// and no restart coming (stopped by a kill, or by a policy Docker did not act on).
+fn given_up(c: &ServiceStatus) -> bool {
+    match c.verdict {
+        Some(Verdict::Failed { terminal }) => terminal,
+        Some(Verdict::Stopped) => c.state == "exited" && c.exit_code.unwrap_or(0) != 0,
+        _ => false,
+    }
+}
+
+pub fn key_of(c: &ServiceStatus) -> String {
+    c.container.clone().unwrap_or_else(|| c.name.clone())
+}
+
+fn code(c: &ServiceStatus) -> String {
+    c.exit_code.map_or("-".to_string(), |x| x.to_string())
+}
