@@ -35,5 +35,6 @@ mod props;
 mod pulls;
 mod rescue;
 mod stacks;
+mod status_facts;
 mod units_in_systemd;
 mod watch;
