@@ -76,7 +76,16 @@ start) start ;;
 stop) stop ;;
 restart) stop && start ;;
 purge)
+    # Every container first (so none is left to a shim), then the engine, then
+    # what an engine killed mid-shutdown can leave: shims of its containerd and
+    # its data root's bind mount.
+    if pid >/dev/null; then
+        docker -H "$host" ps -aq | xargs -r -n 50 docker -H "$host" rm -f >/dev/null 2>&1 || true
+        docker -H "$host" network prune -f >/dev/null 2>&1 || true
+    fi
     stop
+    for p in $(pgrep -f -- "-address $dir/exec/containerd/containerd.sock" || true); do kill -KILL "$p" 2>/dev/null || true; done
+    for m in $(awk -v d="$data" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do umount "$m" 2>/dev/null || umount -l "$m" || true; done
     rm -rf "$data" "$dir"
     ;;
 *)

@@ -49,7 +49,7 @@ node_cleanup() {
     [[ -z $watcher ]] || kill -TERM "$watcher" 2>/dev/null || true
     bench_cleanup
     if $private && [[ -z ${BENCH_KEEP_ENGINE:-} ]]; then
-        "$root/bench/engine.sh" stop || true
+        "$root/bench/engine.sh" purge || true
     fi
 }
 trap node_cleanup EXIT
