@@ -263,3 +263,81 @@ impl Known {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bollard::models::{
+        ContainerSummaryNetworkSettings, ContainerSummaryStateEnum, EndpointSettings,
+    };
+    use std::collections::HashMap;
+
+    fn summary(state: ContainerSummaryStateEnum, endpoints: &[(&str, &str)]) -> ContainerSummary {
+        let networks: HashMap<String, EndpointSettings> = endpoints
+            .iter()
+            .map(|(net, id)| {
+                (
+                    net.to_string(),
+                    EndpointSettings {
+                        endpoint_id: Some(id.to_string()),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        ContainerSummary {
+            id: Some("c1".into()),
+            state: Some(state),
+            status: Some("Up 5 minutes".into()),
+            network_settings: Some(ContainerSummaryNetworkSettings {
+                networks: Some(networks),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_is_the_endpoint_ids_of_a_running_container() {
+        use ContainerSummaryStateEnum as S;
+        let s = summary(S::RUNNING, &[("b_net", "e2"), ("a_net", "e1")]);
+        assert_eq!(run_of(&s).as_deref(), Some("e1,e2"));
+        assert_eq!(run_of(&summary(S::EXITED, &[("n", "e1")])), None);
+        assert_eq!(run_of(&summary(S::RUNNING, &[])), None, "no endpoint");
+        assert_eq!(run_of(&summary(S::RUNNING, &[("n", "")])), None);
+    }
+
+    #[test]
+    fn known_facts_hold_for_the_same_run_only() {
+        use ContainerSummaryStateEnum as S;
+        let now = Stamp::now();
+        let learnt = ContainerFacts {
+            id: "c1".into(),
+            status: "running".into(),
+            restart_count: 2,
+            restart_policy: "always".into(),
+            started_at: Some("2026-01-01T00:00:00.5Z".into()),
+            ..Default::default()
+        };
+        let mut known = Known::default();
+        known.learn(&learnt, "e1".into());
+        let same = known
+            .facts(&summary(S::RUNNING, &[("n", "e1")]), now)
+            .unwrap();
+        assert_eq!(same.restart_count, 2);
+        assert_eq!(same.started_at, learnt.started_at);
+        assert!(
+            known
+                .facts(&summary(S::RUNNING, &[("n", "e9")]), now)
+                .is_none()
+        );
+        let mut young = summary(S::RUNNING, &[("n", "e1")]);
+        young.status = Some("Up 3 seconds".into());
+        assert!(known.facts(&young, now).is_none(), "young: inspect");
+        known.keep_only(&std::collections::HashSet::new());
+        assert!(
+            known
+                .facts(&summary(S::RUNNING, &[("n", "e1")]), now)
+                .is_none()
+        );
+    }
+}
