@@ -4,12 +4,17 @@
 #   CARGO_TARGET_DIR=/work/target-bench bench/run-all.sh
 #   HAL_BIN=path/to/hal bench/run-all.sh          # time an existing binary
 #   BENCH_OUT=/tmp/b.md bench/run-all.sh          # write elsewhere
+#   SCALE=0.2 bench/run-all.sh                    # the big-node scripts (node, startdown's
+#                                                 # rounds) at a fifth: a quick look
+#   BENCH=node,startdown bench/run-all.sh         # only some scripts
 #
 # Needs: docker (engine + compose v2 plugin), docker-compose (v1), the image
 # hal-fixture:latest (scripts/provision.sh builds it), hyperfine, jq, curl,
 # strace and GNU time (apt-get install -y hyperfine jq curl strace time).
 # Each script can also be run alone; see its header for its knobs. Takes about
-# 45 minutes on 2 cores, most of it bench/startstop.sh.
+# 45 minutes on 2 cores for the 40-stack scripts, plus about 40 for bench/node.sh
+# (200 stacks on a private engine, bench/engine.sh: needs root; 10 minutes of it
+# is the watch left idle) and 10 for bench/startdown.sh.
 # bench/analysis.md, when present, is appended as it is: it explains the misses
 # of the run it was written for.
 set -euo pipefail
@@ -52,8 +57,11 @@ machine=$(
 EOF
 )
 
+benches=${BENCH:-status,logs,noop,startstop,scale,completion,startdown,node}
+IFS=, read -r -a benches <<<"$benches"
+export SCALE=${SCALE:-1}
 status=()
-for b in status logs noop startstop scale; do
+for b in "${benches[@]}"; do
     echo "bench: === $b ===" >&2
     if bash "$root/bench/$b.sh" >"$tmp/$b.md"; then
         status+=("$b: ok")
@@ -93,14 +101,14 @@ the load around its own run.
   all rounds are pooled and the median is compared. Long scenarios (start/stop): wall time from bash, one run per
   round, median of 3 rounds; each run is checked (all containers running after a start, none left after a stop).
 - Peak RSS: the max of several runs of \`/usr/bin/time -f %M\`; \`logs -f\`: VmRSS/VmHWM from /proc every second.
-- Targets come from issues 2, 7 and 8: ✓ met, ✗ missed (see Analysis).
+- Targets come from issues 2, 7, 8 and 13: ✓ met, ✗ missed (see Analysis).
 
 ## Targets at a glance
 
 | benchmark | target | measured | |
 |---|---|---|---|
 EOF
-    for b in status logs noop startstop scale; do
+    for b in "${benches[@]}"; do
         # Every target row of a section: "| target | measured | ✓/✗ |".
         grep -E '\| (✓|✗) \|$' "$tmp/$b.md" | sed "s/^| /| $b | /" || true
     done
@@ -108,7 +116,7 @@ EOF
     for s in "${status[@]}"; do
         [[ $s == *FAILED* ]] && echo "**$s**" && echo
     done
-    for b in status logs noop startstop scale; do
+    for b in "${benches[@]}"; do
         cat "$tmp/$b.md"
     done
     if [[ -f $root/bench/analysis.md ]]; then

@@ -37,5 +37,6 @@ mod pulls;
 mod repair;
 mod rescue;
 mod stacks;
+mod status_facts;
 mod units_in_systemd;
 mod watch;

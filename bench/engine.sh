@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A private Docker engine for the benchmarks that restart the engine or load it
+# with hundreds of containers, so that other work on the machine's own dockerd
+# is not disturbed (and does not disturb the figures).
+#
+#   bench/engine.sh start     # prints the DOCKER_HOST to use, e.g. unix:///run/hal-bench-13/docker.sock
+#   bench/engine.sh restart   # SIGTERM the engine, wait for it to exit, start it again
+#   bench/engine.sh stop      # stop it; its data root stays for a later start
+#   bench/engine.sh purge     # stop it and remove its data root
+#
+# Knobs: BENCH_ENGINE_DIR (default /run/hal-bench-13: socket, pid file, exec
+# root, config), BENCH_ENGINE_DATA (default /var/lib/hal-bench-13), and
+# BENCH_ENGINE_POOL (default 10.210.0.0/16: the networks compose makes, which
+# must not overlap the main engine's pools). The engine runs with its own
+# containerd, a bridge of its own (hb13; never --bridge=none, which deletes docker0), no iptables rules and no live-restore (a
+# restart stops and restarts every container, as on a real node). The image
+# hal-fixture:latest is copied in from the main engine at the first start.
+# Needs root.
+set -euo pipefail
+
+dir=${BENCH_ENGINE_DIR:-/run/hal-bench-13}
+data=${BENCH_ENGINE_DATA:-/var/lib/hal-bench-13}
+pool=${BENCH_ENGINE_POOL:-10.210.0.0/16}
+sock=$dir/docker.sock
+host=unix://$sock
+
+pid() { [[ -s $dir/docker.pid ]] && kill -0 "$(cat "$dir/docker.pid")" 2>/dev/null && cat "$dir/docker.pid"; }
+
+start() {
+    if pid >/dev/null; then
+        echo "$host"
+        return
+    fi
+    mkdir -p "$dir" "$data"
+    cat >"$dir/daemon.json" <<EOF
+{ "default-address-pools": [ { "base": "$pool", "size": 24 } ] }
+EOF
+    # A default bridge of its own: `--bridge=none` makes dockerd DELETE the host's
+    # docker0 at start-up, which breaks the machine's own engine (lead's fix).
+    if ! ip link show hb13 >/dev/null 2>&1; then
+        ip link add hb13 type bridge
+        ip addr add 10.211.0.1/24 dev hb13
+        ip link set hb13 up
+    fi
+    # setsid: the engine outlives this script and is no child of the caller's job.
+    setsid dockerd --config-file "$dir/daemon.json" --data-root "$data" --exec-root "$dir/exec" \
+        --pidfile "$dir/docker.pid" -H "$host" --bridge=hb13 --iptables=false --ip-masq=false \
+        --cgroup-parent hal-bench-13 >>"$dir/dockerd.log" 2>&1 </dev/null &
+    local i
+    for i in $(seq 1 120); do
+        docker -H "$host" version >/dev/null 2>&1 && break
+        sleep 0.5
+    done
+    docker -H "$host" version >/dev/null 2>&1 || { echo "bench: the private engine did not start; see $dir/dockerd.log" >&2; exit 1; }
+    if ! docker -H "$host" image inspect hal-fixture:latest >/dev/null 2>&1; then
+        docker save hal-fixture:latest | docker -H "$host" load >/dev/null
+    fi
+    echo "$host"
+}
+
+stop() {
+    local p
+    p=$(pid) || return 0
+    kill -TERM "$p"
+    local i
+    for i in $(seq 1 120); do
+        kill -0 "$p" 2>/dev/null || return 0
+        sleep 0.5
+    done
+    echo "bench: the private engine (pid $p) did not stop in 60 s" >&2
+    exit 1
+}
+
+case ${1:-} in
+start) start ;;
+stop) stop ;;
+restart) stop && start ;;
+purge)
+    # Every container first (so none is left to a shim), then the engine, then
+    # what an engine killed mid-shutdown can leave: shims of its containerd and
+    # its data root's bind mount.
+    if pid >/dev/null; then
+        docker -H "$host" ps -aq | xargs -r -n 50 docker -H "$host" rm -f >/dev/null 2>&1 || true
+        docker -H "$host" network prune -f >/dev/null 2>&1 || true
+    fi
+    stop
+    for p in $(pgrep -f -- "-address $dir/exec/containerd/containerd.sock" || true); do kill -KILL "$p" 2>/dev/null || true; done
+    for m in $(awk -v d="$data" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do umount "$m" 2>/dev/null || umount -l "$m" || true; done
+    rm -rf "$data" "$dir"
+    ip link del hb13 2>/dev/null || true
+    ;;
+*)
+    echo "usage: bench/engine.sh start|restart|stop|purge" >&2
+    exit 2
+    ;;
+esac
