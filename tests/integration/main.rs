@@ -19,6 +19,7 @@ mod addressing;
 mod architecture;
 mod argv;
 mod completion;
+mod compose_rules;
 mod daemon_restart;
 mod doctor;
 mod fastpath;
