@@ -59,17 +59,17 @@ impl Compose {
         )
     }
 
-    /// `docker compose -f FILE --project-directory DIR -p NAME` plus `args`.
+    /// `docker compose -p NAME` plus `args`, run in the project's directory
+    /// with no `-f`: compose finds the files there by its own rules (the
+    /// default file and its override, or `COMPOSE_FILE`; `.env`;
+    /// `COMPOSE_PROFILES`), exactly as a person running it there would.
     pub fn command(&self, project: &Project<'_>, host: Option<&str>, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.prefix)
-            .arg("-f")
-            .arg(project.file)
-            .arg("--project-directory")
-            .arg(project.dir)
             .arg("-p")
             .arg(project.name)
             .args(args)
+            .current_dir(project.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod env;
 pub mod facts;
 pub mod fastpath;
+pub mod inputs;
 pub mod labels;
 pub mod logs;
 pub mod pull;
@@ -29,6 +30,7 @@ use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in}
 use crate::stack::compose::Project;
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
+use crate::stack::inputs::InputError;
 use crate::stack::labels::Identity;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -89,7 +91,15 @@ pub async fn launch(
     let engine = env.stacks.engine().await?;
     let policy = opts.pull.unwrap_or(settings.pull);
     let timeout = opts.timeout.unwrap_or(settings.timeout);
-    let digest = crate::stack::digest::of_module(stack.dir);
+    let digest = match crate::stack::digest::of_module(stack.dir) {
+        Ok(d) => d.key,
+        // A file compose would need is missing: refuse before anything starts.
+        Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {
+            return Err(e.into());
+        }
+        // hal cannot read it: compose says what is wrong, in its own words.
+        Err(InputError::Unreadable { .. }) => None,
+    };
     let pending = |containers, warnings| Pending {
         engine: engine.clone(),
         name: name.to_string(),

@@ -35,3 +35,168 @@ fn on_failure_retries_exhausted_is_failed() {
         "{reason}"
     );
 }
+
+/// Every start may count against the limit; these tests start often.
+fn roomy(rig: &rig::Rig) {
+    rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
+}
+
+/// `docker inspect -f FORMAT` of a module's container.
+fn inspect(container: &str, format: &str) -> String {
+    docker(&["inspect", "-f", format, container])
+        .trim()
+        .to_string()
+}
+
+/// A port that only `compose.override.yaml` publishes reaches the container.
+#[test]
+fn override_file_is_read() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "ovr",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    rig.write(
+        &m,
+        "compose.override.yaml",
+        "services:\n  web:\n    ports:\n      - \"127.0.0.1::8080\"\n    environment:\n      FROM_OVERRIDE: \"yes\"\n",
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let web = format!("{m}-web-1");
+    let ports = inspect(&web, "{{json .HostConfig.PortBindings}}");
+    assert!(
+        ports.contains("8080/tcp"),
+        "override port not published: {ports}"
+    );
+    assert!(inspect(&web, "{{json .Config.Env}}").contains("FROM_OVERRIDE=yes"));
+    // Stop takes the same project down (and a second start the fast path).
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    assert!(rig::containers(&m).is_empty());
+}
+
+/// `COMPOSE_FILE` and `COMPOSE_PROFILES` in the directory's `.env` pick the files and profiles.
+#[test]
+fn compose_file_and_profiles_in_dotenv_are_honoured() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "cfile",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    rig.write(
+        &m,
+        "extra.yaml",
+        &compose(&[
+            svc("worker", "sleep 100000", "    restart: unless-stopped\n"),
+            svc(
+                "tool",
+                "sleep 100000",
+                "    restart: unless-stopped\n    profiles: [tools]\n",
+            ),
+            svc(
+                "debug",
+                "sleep 100000",
+                "    restart: unless-stopped\n    profiles: [debug]\n",
+            ),
+        ]),
+    );
+    rig.write(
+        &m,
+        ".env",
+        "COMPOSE_FILE=compose.yaml:extra.yaml\nCOMPOSE_PROFILES=tools\n",
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let st = hal(&rig).args(["--json", "module", "status", &m]).code(0);
+    let mut names: Vec<String> = st.json()["modules"][0]["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["tool", "web", "worker"], "{st}");
+    // A COMPOSE_FILE naming a missing file: a clear error naming it, nothing started.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    rig.write(&m, ".env", "COMPOSE_FILE=compose.yaml:gone.yaml\n");
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(
+        bad.stderr.contains("gone.yaml") && bad.stderr.contains(".env:1"),
+        "{bad}"
+    );
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// Edits to an included file and to an env file in a sub-folder are applied by the next start.
+#[test]
+fn included_file_and_subfolder_env_file_edits_are_applied() {
+    let Some(rig) = rig::engine() else { return };
+    roomy(&rig);
+    let m = rig.stack(
+        "incl",
+        format!(
+            "include:\n  - parts/worker.yaml\n{}",
+            compose(&[svc(
+                "web",
+                "sleep 100000",
+                "    restart: unless-stopped\n    env_file: env/app.env\n"
+            )])
+        ),
+    );
+    std::fs::create_dir_all(rig.root.join(&m).join("env")).unwrap();
+    std::fs::create_dir_all(rig.root.join(&m).join("parts")).unwrap();
+    let worker = |v: &str| {
+        compose(&[svc(
+            "worker",
+            "sleep 100000",
+            &format!("    restart: unless-stopped\n    environment:\n      LEVEL: \"{v}\"\n"),
+        )])
+    };
+    rig.write(&m, "env/app.env", "NAME=one\n");
+    rig.write(&m, "parts/worker.yaml", &worker("1"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let (web, wk) = (format!("{m}-web-1"), format!("{m}-worker-1"));
+    assert!(inspect(&web, "{{json .Config.Env}}").contains("NAME=one"));
+    std::thread::sleep(Duration::from_millis(1200));
+
+    rig.write(&m, "env/app.env", "NAME=two\n");
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let env = inspect(&web, "{{json .Config.Env}}");
+    assert!(
+        env.contains("NAME=two"),
+        "sub-folder env file edit not applied: {env}"
+    );
+
+    rig.write(&m, "parts/worker.yaml", &worker("2"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let env = inspect(&wk, "{{json .Config.Env}}");
+    assert!(
+        env.contains("LEVEL=2"),
+        "included file edit not applied: {env}"
+    );
+
+    // A missing env file: refused up front, naming the file and the line.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    std::fs::remove_file(rig.root.join(&m).join("env/app.env")).unwrap();
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(
+        bad.stderr.contains("compose.yaml:9") && bad.stderr.contains("env/app.env"),
+        "{bad}"
+    );
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// A compose file compose rejects: exit 1 with compose's own words, nothing started.
+#[test]
+fn a_compose_file_compose_rejects_is_reported_in_its_words() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "rej",
+        compose(&[svc(
+            "web",
+            "sleep 100000",
+            "    restart: unless-stopped\n    no_such_key: 1\n",
+        )]),
+    );
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(bad.stderr.contains("no_such_key"), "{bad}");
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
