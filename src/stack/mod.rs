@@ -4,6 +4,7 @@ pub mod assess;
 pub mod compose;
 pub mod credentials;
 pub mod digest;
+pub mod endpoint;
 pub mod engine;
 pub mod env;
 pub mod facts;
@@ -127,7 +128,7 @@ pub async fn launch(
     }
     let compose = env.stacks.compose().await?;
     let project = stack.project();
-    let endpoint = env.stacks.endpoint();
+    let endpoint = env.stacks.endpoint()?;
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers.
     let images = compose.images(&project, endpoint).await?;
@@ -229,7 +230,7 @@ pub async fn check_service(
     }
     let project = Project { name, dir, file };
     let from_files = match stacks.compose().await {
-        Ok(compose) => compose.services(&project, stacks.endpoint()).await.ok(),
+        Ok(compose) => compose.services(&project, stacks.endpoint()?).await.ok(),
         Err(_) => None,
     };
     let from_files = from_files.or_else(|| {
@@ -378,7 +379,7 @@ pub async fn stop(
     let compose = env.stacks.compose().await?;
     let engine = env.stacks.engine().await?;
     let project = stack.project();
-    let endpoint = env.stacks.endpoint();
+    let endpoint = env.stacks.endpoint()?;
     match stack.service {
         None => {
             env.progress.step(name, "stopping");

@@ -200,3 +200,125 @@ fn a_compose_file_compose_rejects_is_reported_in_its_words() {
     assert!(bad.stderr.contains("no_such_key"), "{bad}");
     assert!(rig::containers(&m).is_empty(), "started half-way");
 }
+
+/// A socat proxy of the engine's socket on a socket of the test's own; killed on drop.
+struct Proxy {
+    child: std::process::Child,
+    socket: std::path::PathBuf,
+}
+
+impl Proxy {
+    fn start(dir: &std::path::Path) -> Proxy {
+        let socket = dir.join("p.sock");
+        let child = std::process::Command::new("socat")
+            .arg(format!("UNIX-LISTEN:{},fork", socket.display()))
+            .arg("UNIX-CONNECT:/var/run/docker.sock")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("socat (scripts/provision.sh installs it)");
+        assert!(eventually(Duration::from_secs(5), || socket.exists()));
+        Proxy { child, socket }
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// With a docker context current in the CLI config, hal and its compose child
+/// both use that context's engine; an unknown context and ssh:// are refused (exit 2).
+#[test]
+fn hal_and_compose_use_the_current_context() {
+    let Some(mut rig) = rig::engine() else { return };
+    if !rig::have("socat", "-V") {
+        rig::missing::<()>("no socat", "install socat (scripts/provision.sh)");
+        return;
+    }
+    let mut proxy = Proxy::start(&rig.dir);
+    let cfg = rig.dir.join("dockercfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let host = format!("unix://{}", proxy.socket.display());
+    let cfg_s = cfg.display().to_string();
+    let made = docker(&[
+        "--config",
+        &cfg_s,
+        "context",
+        "create",
+        "halproxy",
+        "--docker",
+        &format!("host={host}"),
+    ]);
+    assert!(made.contains("halproxy"), "docker context create: {made}");
+    docker(&["--config", &cfg_s, "context", "use", "halproxy"]);
+    // A compose spy that records which engine each compose child was told to use.
+    let log = rig.dir.join("compose-env.log");
+    let spy = rig::script(
+        &rig.dir,
+        "compose-spy",
+        &format!(
+            "#!/bin/sh\necho \"DOCKER_HOST=$DOCKER_HOST DOCKER_CONTEXT=$DOCKER_CONTEXT: $*\" >> '{}'\nexec docker compose \"$@\"\n",
+            log.display()
+        ),
+    );
+    rig.env
+        .push(("HAL_COMPOSE".into(), spy.display().to_string()));
+    rig.env.push(("DOCKER_CONFIG".into(), cfg_s.clone()));
+    let m = rig.stack(
+        "ctx",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    let ctx_env = |h: rig::run::Hal| h.env_remove("DOCKER_HOST").env_remove("DOCKER_CONTEXT");
+
+    let doc = ctx_env(hal(&rig).args(["doctor"])).run();
+    assert!(
+        doc.stdout.contains(&host) && doc.stdout.contains("context halproxy"),
+        "doctor does not name the context's endpoint: {doc}"
+    );
+    ctx_env(hal(&rig).args(["module", "start", &m])).code(0);
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    // Every call but the version probe (which reaches no engine) is told the context's endpoint.
+    let engine_calls: Vec<&str> = calls
+        .lines()
+        .filter(|l| !l.ends_with(": version --short"))
+        .collect();
+    assert!(engine_calls.iter().any(|l| l.contains(" up -d")), "{calls}");
+    assert!(
+        engine_calls
+            .iter()
+            .all(|l| l.starts_with(&format!("DOCKER_HOST={host} DOCKER_CONTEXT=:"))),
+        "{calls}"
+    );
+    assert_eq!(
+        ctx_env(hal(&rig).args(["--json", "status", &m]))
+            .run()
+            .state_of(&m),
+        "active"
+    );
+
+    // Without the proxy the context's engine is gone: hal says so, naming it.
+    proxy.stop();
+    let gone = ctx_env(hal(&rig).args(["module", "status", &m])).code(6);
+    assert!(gone.stderr.contains(&host), "{gone}");
+    let _proxy = Proxy::start(&rig.dir);
+    ctx_env(hal(&rig).args(["module", "stop", &m])).code(0);
+
+    let bad = ctx_env(hal(&rig).args(["module", "start", &m]))
+        .env("DOCKER_CONTEXT", "no-such-context")
+        .code(2);
+    assert!(bad.stderr.contains("no-such-context"), "{bad}");
+    let ssh = hal(&rig)
+        .args(["module", "start", &m])
+        .env("DOCKER_HOST", "ssh://me@far")
+        .code(2);
+    assert!(ssh.stderr.contains("ssh://"), "{ssh}");
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
