@@ -20,6 +20,7 @@ mod architecture;
 mod argv;
 mod completion;
 mod compose_rules;
+mod corpus;
 mod daemon_restart;
 mod doctor;
 mod fastpath;
