@@ -322,3 +322,31 @@ fn hal_and_compose_use_the_current_context() {
     assert!(ssh.stderr.contains("ssh://"), "{ssh}");
     assert!(rig::containers(&m).is_empty(), "started half-way");
 }
+
+/// `name:` or `COMPOSE_PROJECT_NAME` asking for another project name: `list` warns, `doctor` fails it.
+#[test]
+fn a_project_name_other_than_the_directory_is_shown() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "named",
+        format!(
+            "name: elsewhere\n{}",
+            compose(&[svc("web", "sleep 100000", "")])
+        ),
+    );
+    let list = hal(&rig).args(["module", "list"]).code(0);
+    assert!(
+        list.stderr
+            .contains("name: says the project is \"elsewhere\"")
+            && list.stderr.contains(&m),
+        "{list}"
+    );
+    rig.write(&m, ".env", "COMPOSE_PROJECT_NAME=other\n");
+    let doc = hal(&rig).args(["doctor"]).run();
+    assert!(
+        doc.stdout
+            .contains("COMPOSE_PROJECT_NAME says the project is \"other\""),
+        "{doc}"
+    );
+    assert_ne!(doc.code, Some(0), "{doc}");
+}

@@ -48,6 +48,15 @@ pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
             .await;
         out.extend(rejected.into_iter().flatten());
     }
+    for m in &ctx.node.inventory.modules {
+        if let Some(why) = crate::stack::inputs::name_mismatch(&m.name, &m.kind) {
+            out.push(Check::fail(
+                check_name(&m.name),
+                why,
+                "remove `name:` and COMPOSE_PROJECT_NAME, or make them the directory name",
+            ));
+        }
+    }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
