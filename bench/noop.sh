@@ -5,8 +5,9 @@
 #
 #   bench/noop.sh                   # ROUNDS=3 RUNS=10 by default
 #
-# The v2 anchor runs on the stack hal started (hal itself runs compose v2), with
-# the same arguments hal gives compose (-f FILE --project-directory DIR -p X);
+# The v2 anchor runs on the stack hal started (hal itself runs compose v2), as
+# hal runs compose: in the stack's directory with -p X and no -f (issue 15);
+# HAL_BEFORE=PATH adds an older hal binary's no-op start, for a before/after row;
 # v1 gets its own stack, created by v1, since v1 would recreate v2's containers.
 # hyperfine, ROUNDS interleaved rounds pooled; the container ids are checked
 # afterwards to prove nothing was recreated.
@@ -30,7 +31,7 @@ done
 bench_hal_env
 cd "$tmp"
 x="${pfx}v2" y="${pfx}v1"
-fx=$tmp/services/$x/compose.yaml fy=$tmp/services/$y/compose.yaml
+fy=$tmp/services/$y/compose.yaml
 
 say "starting $x with hal (compose v2) and $y with compose v1"
 "$HAL_BIN" module start "$x" >/dev/null
@@ -44,13 +45,18 @@ out=$("$HAL_BIN" module start "$x")
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 names=("hal module start X" "docker compose up -d" "docker-compose up -d (v1)")
 cmds=("$HAL_BIN module start $x"
-    "docker compose -f $fx --project-directory $tmp/services/$x -p $x up -d --remove-orphans"
-    "docker-compose -f $fy --project-directory $tmp/services/$y -p $y up -d --remove-orphans")
+    "cd $tmp/services/$x && docker compose -p $x up -d --remove-orphans"
+    "cd $tmp/services/$y && docker-compose -p $y up -d --remove-orphans")
+if [[ -n ${HAL_BEFORE:-} ]]; then
+    names+=("hal before")
+    cmds+=("$(realpath "$HAL_BEFORE") module start $x")
+fi
+n=${#names[@]}
 for r in $(seq 1 "$ROUNDS"); do
     say "round $r/$ROUNDS"
     args=()
-    for k in 0 1 2; do
-        j=$(((k + r) % 3))
+    for k in $(seq 0 $((n - 1))); do
+        j=$(((k + r) % n))
         args+=(-n "${names[$j]}" "${cmds[$j]}")
     done
     hyperfine --style none --warmup 2 --runs "$RUNS" --export-json "$tmp/noop.$r.json" "${args[@]}" >/dev/null 2>&1
@@ -84,10 +90,13 @@ hyperfine, $ROUNDS interleaved rounds × $RUNS runs (after 2 warmups) pooled; no
 $(row "hal module start X" "\`hal module start X\` (fast path)")
 $(row "docker compose up -d" "\`docker compose -p X up -d --remove-orphans\` (v2)")
 $(row "docker-compose up -d (v1)" "\`docker-compose -p Y up -d --remove-orphans\` (v1)")
+$([[ -n ${HAL_BEFORE:-} ]] && row "hal before" "\`hal module start X\`, HAL_BEFORE ($HAL_BEFORE)")
 
 | target | measured | |
 |---|---|---|
 | hal ≤ ¼ of \`docker compose up -d\` | $(fmt "$hal") / $(fmt "$dc") = $ratio (v1: $(awk -v a="$hal" -v b="$v1" 'BEGIN { printf "%.2f", a / b }')) | $(mark "$ok") |
+
+$([[ -n ${HAL_BEFORE:-} ]] && echo "Before (HAL_BEFORE): $(fmt "$(get "hal before" median)") / $(fmt "$dc") = $(awk -v a="$(get "hal before" median)" -v b="$dc" 'BEGIN { printf "%.2f", a / b }') of \`docker compose up -d\`, in the same run.")
 
 hal's syscalls in one no-op start (strace -c -f, calls): ${strace_summary:-n/a}.
 

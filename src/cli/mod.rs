@@ -95,7 +95,7 @@ pub struct Global {
     )]
     pub services_dir: Option<PathBuf>,
 
-    /// The Docker endpoint, e.g. unix:///var/run/docker.sock [default: DOCKER_HOST, else the local socket].
+    /// The Docker endpoint, e.g. unix:///var/run/docker.sock [default: DOCKER_HOST, else DOCKER_CONTEXT, else the docker CLI's current context, else the local socket].
     #[arg(short = 'H', long, global = true, value_name = "URL", value_hint = ValueHint::Url)]
     pub host: Option<String>,
 }

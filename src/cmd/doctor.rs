@@ -61,8 +61,13 @@ async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
             let line = Check::pass(
                 "docker",
                 format!(
-                    "reachable at {}, API {}",
-                    engine.endpoint, engine.api_version
+                    "reachable at {} (from {}), API {}; compose is handed the same endpoint",
+                    engine.endpoint,
+                    ctx.node
+                        .stacks
+                        .endpoint()
+                        .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
+                    engine.api_version
                 ),
             );
             (line, pools_check(ctx, &engine).await)
@@ -72,6 +77,9 @@ async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
                 crate::error::HalError::DockerPermission { ref user, .. } => format!(
                     "add {user} to the docker group (usermod -aG docker {user}, then log in again), or run hal with sudo"
                 ),
+                crate::error::HalError::Usage(_) => {
+                    "fix the endpoint named above (-H, DOCKER_HOST, DOCKER_CONTEXT or `docker context use`)".into()
+                }
                 _ => "start the Docker daemon (systemctl start docker), or point hal at it with -H or DOCKER_HOST".into(),
             };
             let line = Check::fail("docker", e.to_string(), hint);

@@ -8,6 +8,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         ctx.ui.warn(p);
     }
+    for m in &ctx.node.inventory.modules {
+        if let Some(why) = crate::stack::inputs::name_mismatch(&m.name, &m.kind) {
+            ctx.ui.warn(&why);
+        }
+    }
     let entries = render::list_entries(&ctx.node.inventory.modules);
     if entries.is_empty() {
         ctx.ui.nothing(&format!(

@@ -126,7 +126,7 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
 
 /// Waits a bounded time for a Docker engine that does not answer.
 async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
-    let first = match Engine::connect(ctx.node.stacks.endpoint()).await {
+    let first = match Engine::connect(ctx.node.stacks.endpoint()?).await {
         Ok(_) => return Ok(()),
         Err(e @ HalError::DockerPermission { .. }) => return Err(e),
         Err(e) => e,
@@ -139,7 +139,7 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
     let mut last = first;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        match Engine::connect(ctx.node.stacks.endpoint()).await {
+        match Engine::connect(ctx.node.stacks.endpoint()?).await {
             Ok(_) => {
                 ctx.ui.problem("rescue: Docker is back");
                 return Ok(());

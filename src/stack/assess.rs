@@ -20,6 +20,8 @@ pub struct ContainerFacts {
     pub exit_code: Option<i64>,
     /// Docker's restart policy name: no, always, unless-stopped, on-failure ("" means no).
     pub restart_policy: String,
+    /// `on-failure:N`'s N (0: no limit, or another policy).
+    pub max_retries: i64,
     pub restart_count: i64,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -75,6 +77,9 @@ impl ContainerFacts {
                     } else {
                         Verdict::Completed
                     }
+                } else if self.retries_ran_out() {
+                    // `on-failure:N` and Docker has retried N times: it gave up.
+                    Verdict::Failed { terminal: true }
                 } else if restarts || code == 137 || code == 143 {
                     // Exited and not restarting under a restart policy means it was
                     // stopped; SIGKILL/SIGTERM exit codes mean the same without one.
@@ -86,6 +91,18 @@ impl ContainerFacts {
             "paused" | "created" | "removing" => Verdict::Stopped,
             _ => Verdict::Stopped,
         }
+    }
+
+    /// Docker gave up on it: `on-failure:N`, a non-zero exit that was not a
+    /// stop signal, and N restarts already made.
+    fn retries_ran_out(&self) -> bool {
+        let code = self.exit_code.unwrap_or(0);
+        self.restart_policy == "on-failure"
+            && self.max_retries > 0
+            && self.restart_count >= self.max_retries
+            && code != 0
+            && code != 137
+            && code != 143
     }
 
     /// Up for less than the settle time (longer after a crash).
@@ -343,6 +360,29 @@ mod tests {
         assert!(!hopeless(&[&w]));
         w.restart_count = 5;
         assert!(hopeless(&[&w]));
+    }
+
+    #[test]
+    fn on_failure_retries_that_ran_out_are_failed() {
+        let mut job = c("migrate", "exited");
+        job.restart_policy = "on-failure".into();
+        job.max_retries = 3;
+        job.exit_code = Some(1);
+        job.restart_count = 3;
+        let (s, why) = assess(&[&job, &c("web", "running")]);
+        assert_eq!(s, State::Failed);
+        assert_eq!(why.unwrap(), "service migrate exited with code 1");
+        assert!(hopeless(&[&job]));
+        // Still retrying (or stopped by a person before the last try): not given up.
+        job.restart_count = 2;
+        assert_eq!(job.verdict(), Verdict::Stopped);
+        job.restart_count = 3;
+        job.exit_code = Some(143);
+        assert_eq!(job.verdict(), Verdict::Stopped);
+        // `on-failure` with no limit: Docker never gives up, so a person stopped it.
+        job.exit_code = Some(1);
+        job.max_retries = 0;
+        assert_eq!(job.verdict(), Verdict::Stopped);
     }
 
     #[test]

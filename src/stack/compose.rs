@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use tokio::process::Command;
 
 use crate::module::ServiceImage;
+use crate::stack::endpoint::Endpoint;
 
 /// Which generation of compose answers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -59,25 +60,29 @@ impl Compose {
         )
     }
 
-    /// `docker compose -f FILE --project-directory DIR -p NAME` plus `args`.
-    pub fn command(&self, project: &Project<'_>, host: Option<&str>, args: &[&str]) -> Command {
+    /// `docker compose -p NAME` plus `args`, run in the project's directory
+    /// with no `-f`: compose finds the files there by its own rules (the
+    /// default file and its override, or `COMPOSE_FILE`; `.env`;
+    /// `COMPOSE_PROFILES`), exactly as a person running it there would.
+    pub fn command(&self, project: &Project<'_>, endpoint: &Endpoint, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.prefix)
-            .arg("-f")
-            .arg(project.file)
-            .arg("--project-directory")
-            .arg(project.dir)
             .arg("-p")
             .arg(project.name)
             .args(args)
+            .current_dir(project.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .env("COMPOSE_ANSI", "never")
             .env("NO_COLOR", "1");
-        if let Some(h) = host {
-            cmd.env("DOCKER_HOST", h);
+        // Exactly hal's engine, whatever this process's variables or the CLI's context say.
+        for (key, value) in endpoint.child_env() {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
         }
         cmd
     }
@@ -86,14 +91,14 @@ impl Compose {
     pub async fn up(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
         pull: Option<&str>,
     ) -> anyhow::Result<()> {
         let mut args = vec!["up", "-d", "--remove-orphans"];
         if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
             args.extend(["--pull", p]);
         }
-        self.run(project, host, &args)
+        self.run(project, endpoint, &args)
             .await
             .map(drop)
             .context("compose up")
@@ -105,7 +110,7 @@ impl Compose {
     pub async fn down(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
         grace: Option<Duration>,
     ) -> anyhow::Result<()> {
         let t = grace.map(seconds);
@@ -113,7 +118,7 @@ impl Compose {
         if let Some(t) = &t {
             args.extend(["-t", t]);
         }
-        self.run(project, host, &args)
+        self.run(project, endpoint, &args)
             .await
             .map(drop)
             .context("compose down")
@@ -124,7 +129,7 @@ impl Compose {
     pub async fn up_service(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
         service: &str,
         pull: Option<&str>,
     ) -> anyhow::Result<()> {
@@ -135,7 +140,7 @@ impl Compose {
         // The name was checked (it starts with a letter or digit), so it
         // cannot read as a flag; v1's parser takes no `--`.
         args.push(service);
-        self.run(project, host, &args)
+        self.run(project, endpoint, &args)
             .await
             .map(drop)
             .with_context(|| format!("compose up {service}"))
@@ -147,7 +152,7 @@ impl Compose {
     pub async fn remove_service(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
         service: &str,
         grace: Option<Duration>,
     ) -> anyhow::Result<()> {
@@ -157,10 +162,10 @@ impl Compose {
             stop.extend(["-t", t]);
         }
         stop.push(service);
-        self.run(project, host, &stop)
+        self.run(project, endpoint, &stop)
             .await
             .with_context(|| format!("compose stop {service}"))?;
-        self.run(project, host, &["rm", "-f", service])
+        self.run(project, endpoint, &["rm", "-f", service])
             .await
             .map(drop)
             .with_context(|| format!("compose rm {service}"))
@@ -170,10 +175,10 @@ impl Compose {
     pub async fn services(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
     ) -> anyhow::Result<Vec<String>> {
         let out = self
-            .run(project, host, &["config", "--services"])
+            .run(project, endpoint, &["config", "--services"])
             .await
             .context("compose config")?;
         Ok(out
@@ -188,19 +193,19 @@ impl Compose {
     pub async fn images(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
     ) -> anyhow::Result<Vec<ServiceImage>> {
         match self.flavor {
             Flavor::V2 => {
                 let out = self
-                    .run(project, host, &["config", "--format", "json"])
+                    .run(project, endpoint, &["config", "--format", "json"])
                     .await
                     .context("compose config")?;
                 from_v2_json(&out)
             }
             Flavor::V1 => {
                 let out = self
-                    .run(project, host, &["config"])
+                    .run(project, endpoint, &["config"])
                     .await
                     .context("compose config")?;
                 Ok(from_v1_yaml(&out))
@@ -212,11 +217,11 @@ impl Compose {
     pub async fn run(
         &self,
         project: &Project<'_>,
-        host: Option<&str>,
+        endpoint: &Endpoint,
         args: &[&str],
     ) -> anyhow::Result<String> {
         let out = self
-            .command(project, host, args)
+            .command(project, endpoint, args)
             .output()
             .await
             .with_context(|| format!("run {}", self.display()))?;

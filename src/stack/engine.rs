@@ -17,10 +17,10 @@ use futures_util::stream::{BoxStream, StreamExt};
 use crate::error::HalError;
 use crate::module::status::Detail;
 use crate::stack::assess::ContainerFacts;
+use crate::stack::endpoint::Endpoint;
 use crate::stack::facts;
 use crate::stack::labels;
 
-const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 /// How long hal waits for the engine to answer the first call.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many inspects run at once when a status needs them.
@@ -35,19 +35,21 @@ pub struct Engine {
     pub api_version: String,
 }
 
-/// The endpoint hal talks to: `-H`, else `DOCKER_HOST`, else the local socket.
-pub fn endpoint(flag: Option<&str>) -> String {
-    flag.map(str::to_string)
-        .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|v| !v.is_empty()))
-        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
-}
-
 impl Engine {
     /// Connects and negotiates the API version (engine 20.10 speaks 1.41).
-    pub async fn connect(flag: Option<&str>) -> Result<Engine, HalError> {
-        let endpoint = endpoint(flag);
+    pub async fn connect(to: &Endpoint) -> Result<Engine, HalError> {
+        let endpoint = to.host.clone();
         let client = if let Some(path) = endpoint.strip_prefix("unix://") {
             Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION)
+        } else if let Some(dir) = &to.tls {
+            Docker::connect_with_ssl(
+                &endpoint,
+                &dir.join("key.pem"),
+                &dir.join("cert.pem"),
+                &dir.join("ca.pem"),
+                120,
+                bollard::API_DEFAULT_VERSION,
+            )
         } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
             Docker::connect_with_http(&endpoint, 120, bollard::API_DEFAULT_VERSION)
         } else {

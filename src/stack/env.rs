@@ -5,30 +5,32 @@ use tokio::sync::{Mutex, OnceCell};
 use crate::error::HalError;
 use crate::module::progress::Progress;
 use crate::stack::compose::Compose;
+use crate::stack::endpoint::Endpoint;
 use crate::stack::engine::Engine;
 use crate::state::Store;
 
 /// The owner of the Docker endpoint: connects to the engine once and finds
 /// the compose CLI once, lazily, so a command that needs neither touches neither.
 pub struct Stacks {
-    /// `-H`, handed to every compose child as DOCKER_HOST.
-    endpoint: Option<String>,
+    /// The one endpoint hal and every compose child use (or why there is none).
+    endpoint: Result<Endpoint, HalError>,
     engine: Mutex<Option<Engine>>,
     compose: OnceCell<Result<Compose, String>>,
 }
 
 impl Stacks {
-    pub fn new(endpoint: Option<String>) -> Stacks {
+    /// `flag` is `-H`; the rest of the resolution is the docker CLI's (`endpoint.rs`).
+    pub fn new(flag: Option<String>) -> Stacks {
         Stacks {
-            endpoint,
+            endpoint: Endpoint::resolve(flag.as_deref()),
             engine: Mutex::new(None),
             compose: OnceCell::new(),
         }
     }
 
-    /// The endpoint given with `-H`, if any.
-    pub fn endpoint(&self) -> Option<&str> {
-        self.endpoint.as_deref()
+    /// The endpoint in use; an unknown context or an ssh:// endpoint is an error here (exit 2).
+    pub fn endpoint(&self) -> Result<&Endpoint, HalError> {
+        self.endpoint.as_ref().map_err(Clone::clone)
     }
 
     /// The Docker engine: connected once and reused; a failed connection is
@@ -38,7 +40,7 @@ impl Stacks {
         if let Some(e) = slot.as_ref() {
             return Ok(e.clone());
         }
-        let e = Engine::connect(self.endpoint.as_deref()).await?;
+        let e = Engine::connect(self.endpoint()?).await?;
         *slot = Some(e.clone());
         Ok(e)
     }

@@ -52,19 +52,22 @@ pub fn of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts 
                 .and_then(health_from_status_text)
                 .map(str::to_string)
         });
-    let restart_policy = i
+    let policy = i
         .host_config
         .as_ref()
-        .and_then(|h| h.restart_policy.as_ref())
+        .and_then(|h| h.restart_policy.as_ref());
+    let restart_policy = policy
         .and_then(|p| p.name)
         .map(|n| n.to_string())
         .unwrap_or_default();
+    let max_retries = policy.and_then(|p| p.maximum_retry_count).unwrap_or(0);
     let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
     ContainerFacts {
         status,
         health,
         exit_code: state.exit_code,
         restart_policy,
+        max_retries,
         restart_count: i.restart_count.unwrap_or(0),
         started_at: time(state.started_at),
         finished_at: time(state.finished_at),

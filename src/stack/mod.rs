@@ -5,10 +5,12 @@ pub mod baseline;
 pub mod compose;
 pub mod credentials;
 pub mod digest;
+pub mod endpoint;
 pub mod engine;
 pub mod env;
 pub mod facts;
 pub mod fastpath;
+pub mod inputs;
 pub mod labels;
 pub mod logs;
 pub mod pull;
@@ -31,6 +33,7 @@ use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in}
 use crate::stack::compose::Project;
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
+use crate::stack::inputs::InputError;
 use crate::stack::labels::Identity;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -91,7 +94,15 @@ pub async fn launch(
     let engine = env.stacks.engine().await?;
     let policy = opts.pull.unwrap_or(settings.pull);
     let timeout = opts.timeout.unwrap_or(settings.timeout);
-    let digest = crate::stack::digest::of_module(stack.dir);
+    let digest = match crate::stack::digest::of_module(stack.dir) {
+        Ok(d) => d.key,
+        // A file compose would need is missing: refuse before anything starts.
+        Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {
+            return Err(e.into());
+        }
+        // hal cannot read it: compose says what is wrong, in its own words.
+        Err(InputError::Unreadable { .. }) => None,
+    };
     let pending = |containers, warnings| Pending {
         engine: engine.clone(),
         name: name.to_string(),
@@ -119,7 +130,7 @@ pub async fn launch(
     }
     let compose = env.stacks.compose().await?;
     let project = stack.project();
-    let endpoint = env.stacks.endpoint();
+    let endpoint = env.stacks.endpoint()?;
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers.
     let images = compose.images(&project, endpoint).await?;
@@ -221,7 +232,7 @@ pub async fn check_service(
     }
     let project = Project { name, dir, file };
     let from_files = match stacks.compose().await {
-        Ok(compose) => compose.services(&project, stacks.endpoint()).await.ok(),
+        Ok(compose) => compose.services(&project, stacks.endpoint()?).await.ok(),
         Err(_) => None,
     };
     let from_files = from_files.or_else(|| {
@@ -370,7 +381,7 @@ pub async fn stop(
     let compose = env.stacks.compose().await?;
     let engine = env.stacks.engine().await?;
     let project = stack.project();
-    let endpoint = env.stacks.endpoint();
+    let endpoint = env.stacks.endpoint()?;
     match stack.service {
         None => {
             env.progress.step(name, "stopping");

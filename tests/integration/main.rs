@@ -20,6 +20,8 @@ mod adopt;
 mod architecture;
 mod argv;
 mod completion;
+mod compose_rules;
+mod corpus;
 mod daemon_restart;
 mod doctor;
 mod fastpath;

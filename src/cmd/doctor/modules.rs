@@ -48,6 +48,15 @@ pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
             .await;
         out.extend(rejected.into_iter().flatten());
     }
+    for m in &ctx.node.inventory.modules {
+        if let Some(why) = crate::stack::inputs::name_mismatch(&m.name, &m.kind) {
+            out.push(Check::fail(
+                check_name(&m.name),
+                why,
+                "remove `name:` and COMPOSE_PROJECT_NAME, or make them the directory name",
+            ));
+        }
+    }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
@@ -66,9 +75,11 @@ async fn validate(
     file: &Path,
 ) -> Option<Check> {
     let project = Project { name, dir, file };
+    // No endpoint: the docker check says why, and compose would not run.
+    let endpoint = ctx.node.stacks.endpoint().ok()?;
     let why = match tokio::time::timeout(
         CONFIG_TIMEOUT,
-        compose.run(&project, ctx.node.stacks.endpoint(), &["config", "-q"]),
+        compose.run(&project, endpoint, &["config", "-q"]),
     )
     .await
     {
@@ -84,9 +95,9 @@ async fn validate(
         check_name(name),
         format!("{}: {why}", file.display()),
         format!(
-            "fix the compose file; `{} -f {} config` shows it as compose reads it",
+            "fix the compose file; `{} config` in {} shows the project as compose reads it",
             compose.display(),
-            file.display()
+            dir.display()
         ),
     ))
 }

@@ -128,6 +128,14 @@ impl Rig {
         name
     }
 
+    /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.
+    pub fn stack_dir(&self, short: &str) -> String {
+        let name = self.name(short);
+        std::fs::create_dir_all(self.root.join(&name)).unwrap();
+        self.projects.borrow_mut().push(name.clone());
+        name
+    }
+
     /// Writes `file` in module `module`'s directory.
     pub fn write(&self, module: &str, file: &str, text: &str) {
         std::fs::write(self.root.join(module).join(file), text).unwrap();

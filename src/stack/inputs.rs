@@ -1,0 +1,488 @@
+//! Every file compose reads for a project run in its directory with no `-f`, found by compose's own rules, so the change check misses none.
+//!
+//! Read fresh at each start rather than remembered from the last compose run:
+//! a few small YAML files parse in well under a millisecond, the list can never
+//! be stale, and `compose config` does not say which files it read (its output
+//! drops `include:`, `extends:` and `env_file`). Where hal cannot tell what
+//! compose would read (a file it cannot parse, a path it cannot follow), the
+//! answer is `Err`: the start then always goes through compose, which says
+//! what is wrong in its own words.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_yaml::Value;
+
+/// The compose file names compose looks for, in its order of preference.
+pub const DEFAULT_FILES: [&str; 4] = [
+    "compose.yaml",
+    "compose.yml",
+    "docker-compose.yaml",
+    "docker-compose.yml",
+];
+
+/// The override files compose adds to a default file, in its order of preference.
+pub const OVERRIDE_FILES: [&str; 4] = [
+    "compose.override.yaml",
+    "compose.override.yml",
+    "docker-compose.override.yaml",
+    "docker-compose.override.yml",
+];
+
+/// The variables (from the environment, else `.env`) that change which files
+/// compose reads or which services it sees.
+const COMPOSE_VARS: [&str; 4] = [
+    "COMPOSE_FILE",
+    "COMPOSE_PATH_SEPARATOR",
+    "COMPOSE_PROFILES",
+    "COMPOSE_PROJECT_NAME",
+];
+
+/// What compose reads for one project directory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inputs {
+    /// The compose files (the default file and its override, or `COMPOSE_FILE`'s), in order.
+    pub compose_files: Vec<PathBuf>,
+    /// Every file read: compose files, `include:` and `extends:` targets,
+    /// `env_file`s, `.env`, file-backed configs and secrets; sorted, once each.
+    pub files: Vec<PathBuf>,
+    /// The variables compose's result depends on, with their values (`None`: unset).
+    pub vars: BTreeMap<String, Option<String>>,
+    /// The project name the files ask for (`name:`), if any.
+    pub name: Option<String>,
+}
+
+impl Inputs {
+    /// The project name compose would pick by itself, when it is not the
+    /// directory's: `COMPOSE_PROJECT_NAME`, else `name:`.
+    pub fn own_name(&self) -> Option<(&str, &'static str)> {
+        if let Some(Some(n)) = self.vars.get("COMPOSE_PROJECT_NAME")
+            && !n.is_empty()
+        {
+            return Some((n, "COMPOSE_PROJECT_NAME"));
+        }
+        self.name.as_deref().map(|n| (n, "name:"))
+    }
+
+    /// `COMPOSE_PROFILES`, as compose splits it.
+    pub fn profiles(&self) -> Vec<String> {
+        match self.vars.get("COMPOSE_PROFILES") {
+            Some(Some(v)) => v
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// For a stack whose files or `COMPOSE_PROJECT_NAME` ask for a project name
+/// other than its directory's: what `list` and `doctor` say about it.
+pub fn name_mismatch(module: &str, kind: &crate::module::Kind) -> Option<String> {
+    let crate::module::Kind::Stack { dir, .. } = kind else {
+        return None;
+    };
+    let inputs = read(dir).ok()?;
+    let (name, from) = inputs.own_name()?;
+    (name != module).then(|| {
+        format!(
+            "{module}: {from} says the project is {name:?}, but hal runs it as {module:?} (the directory name); `docker compose` run there by hand would make a second project"
+        )
+    })
+}
+
+/// Why hal cannot say what compose reads.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InputError {
+    #[error("{}: {what} {} is not there", at(.named_by, *.line), .file.display())]
+    Missing {
+        file: PathBuf,
+        named_by: PathBuf,
+        line: Option<usize>,
+        what: &'static str,
+    },
+    #[error("{}: {why}", at(.file, *.line))]
+    Unreadable {
+        file: PathBuf,
+        line: Option<usize>,
+        why: String,
+    },
+    #[error("no compose file in {}", .0.display())]
+    NoComposeFile(PathBuf),
+}
+
+fn at(file: &Path, line: Option<usize>) -> String {
+    match line {
+        Some(n) => format!("{}:{n}", file.display()),
+        None => file.display().to_string(),
+    }
+}
+
+/// Reads `dir` as compose does when run there with no `-f`.
+pub fn read(dir: &Path) -> Result<Inputs, InputError> {
+    let dotenv_path = dir.join(".env");
+    let dotenv = match std::fs::read_to_string(&dotenv_path) {
+        Ok(text) => parse_dotenv(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => {
+            return Err(InputError::Unreadable {
+                file: dotenv_path,
+                line: None,
+                why: e.to_string(),
+            });
+        }
+    };
+    let mut r = Reader {
+        dotenv,
+        vars: BTreeMap::new(),
+        files: Vec::new(),
+        name: None,
+        seen: Vec::new(),
+    };
+    if dotenv_path.is_file() {
+        r.files.push(dotenv_path.clone());
+    }
+    for v in COMPOSE_VARS {
+        let value = r.lookup(v);
+        r.vars.insert(v.to_string(), value);
+    }
+    let compose_files = r.compose_files(dir, &dotenv_path)?;
+    // Every default and override name present counts, not only the ones this
+    // compose generation prefers (v1 and v2 differ): more is only safer.
+    for f in DEFAULT_FILES.iter().chain(OVERRIDE_FILES.iter()) {
+        let p = dir.join(f);
+        if p.is_file() {
+            r.files.push(p);
+        }
+    }
+    for f in &compose_files {
+        r.document(f, dir, true)?;
+    }
+    let mut files = r.files;
+    files.sort();
+    files.dedup();
+    Ok(Inputs {
+        compose_files,
+        files,
+        vars: r.vars,
+        name: r.name,
+    })
+}
+
+struct Reader {
+    dotenv: BTreeMap<String, String>,
+    vars: BTreeMap<String, Option<String>>,
+    files: Vec<PathBuf>,
+    name: Option<String>,
+    /// Documents already read (an include or extends cycle ends here).
+    seen: Vec<PathBuf>,
+}
+
+impl Reader {
+    /// A variable as compose interpolates it: the environment, else `.env`.
+    fn lookup(&self, name: &str) -> Option<String> {
+        std::env::var(name)
+            .ok()
+            .or_else(|| self.dotenv.get(name).cloned())
+    }
+
+    fn compose_files(&self, dir: &Path, dotenv: &Path) -> Result<Vec<PathBuf>, InputError> {
+        if let Some(Some(list)) = self
+            .vars
+            .get("COMPOSE_FILE")
+            .filter(|v| v.as_deref().is_some_and(|s| !s.is_empty()))
+        {
+            let sep = match self.vars.get("COMPOSE_PATH_SEPARATOR") {
+                Some(Some(s)) if !s.is_empty() => s.clone(),
+                _ => ":".to_string(),
+            };
+            let named_by = if std::env::var_os("COMPOSE_FILE").is_some() {
+                PathBuf::from("COMPOSE_FILE")
+            } else {
+                dotenv.to_path_buf()
+            };
+            let mut out = Vec::new();
+            for part in list.split(sep.as_str()).filter(|p| !p.is_empty()) {
+                let path = dir.join(part);
+                if !path.is_file() {
+                    let line = line_of(&named_by, part);
+                    return Err(InputError::Missing {
+                        file: path,
+                        named_by,
+                        line,
+                        what: "compose file",
+                    });
+                }
+                out.push(path);
+            }
+            return Ok(out);
+        }
+        let first = |names: &[&str]| names.iter().map(|f| dir.join(f)).find(|p| p.is_file());
+        let mut out =
+            vec![first(&DEFAULT_FILES).ok_or_else(|| InputError::NoComposeFile(dir.into()))?];
+        out.extend(first(&OVERRIDE_FILES));
+        Ok(out)
+    }
+
+    /// Reads one compose document and everything it names. `base` is where
+    /// its relative paths start (the project directory for the project's own
+    /// files, the document's directory for an included one).
+    fn document(&mut self, file: &Path, base: &Path, own: bool) -> Result<(), InputError> {
+        if self.seen.iter().any(|s| s == file) {
+            return Ok(());
+        }
+        self.seen.push(file.to_path_buf());
+        self.files.push(file.to_path_buf());
+        let text = std::fs::read_to_string(file).map_err(|e| InputError::Unreadable {
+            file: file.into(),
+            line: None,
+            why: e.to_string(),
+        })?;
+        let mut doc: Value = serde_yaml::from_str(&text).map_err(|e| InputError::Unreadable {
+            file: file.into(),
+            line: e.location().map(|l| l.line()),
+            why: e.to_string(),
+        })?;
+        let _ = doc.apply_merge();
+        if own && let Some(n) = doc.get("name").and_then(Value::as_str) {
+            self.name = Some(self.interpolate(n));
+        }
+        let named = Named { file, text: &text };
+        if let Some(Value::Sequence(items)) = doc.get("include") {
+            for item in items {
+                let (paths, envs) = match item {
+                    Value::Mapping(_) => (strings(item.get("path")), strings(item.get("env_file"))),
+                    other => (strings(Some(other)), Vec::new()),
+                };
+                for p in &paths {
+                    let target = self.path(base, p);
+                    named.must_exist(&target, p, "include target")?;
+                    let dir = target.parent().unwrap_or(base).to_path_buf();
+                    let dotenv = dir.join(".env");
+                    if envs.is_empty() && dotenv.is_file() {
+                        self.files.push(dotenv);
+                    }
+                    self.document(&target, &dir, false)?;
+                }
+                for e in &envs {
+                    let target = self.path(base, e);
+                    named.must_exist(&target, e, "env_file")?;
+                    self.files.push(target);
+                }
+            }
+        }
+        if let Some(Value::Mapping(services)) = doc.get("services") {
+            for (_, s) in services {
+                self.service(s, base, &named)?;
+            }
+        }
+        for section in ["configs", "secrets"] {
+            if let Some(Value::Mapping(items)) = doc.get(section) {
+                for (_, item) in items {
+                    if let Some(f) = item.get("file").and_then(Value::as_str) {
+                        let target = self.path(base, f);
+                        if target.is_file() {
+                            self.files.push(target);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn service(&mut self, s: &Value, base: &Path, named: &Named<'_>) -> Result<(), InputError> {
+        match s.get("env_file") {
+            Some(Value::Sequence(items)) => {
+                for item in items {
+                    let (path, required) = match item {
+                        Value::Mapping(_) => (
+                            item.get("path").and_then(Value::as_str),
+                            item.get("required")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(true),
+                        ),
+                        other => (other.as_str(), true),
+                    };
+                    if let Some(p) = path {
+                        self.env_file(base, p, required, named)?;
+                    }
+                }
+            }
+            Some(Value::String(p)) => self.env_file(base, p, true, named)?,
+            _ => {}
+        }
+        if let Some(f) = s
+            .get("extends")
+            .and_then(|e| e.get("file"))
+            .and_then(Value::as_str)
+        {
+            let target = self.path(base, f);
+            named.must_exist(&target, f, "extends file")?;
+            let dir = target.parent().unwrap_or(base).to_path_buf();
+            self.document(&target, &dir, false)?;
+        }
+        Ok(())
+    }
+
+    fn env_file(
+        &mut self,
+        base: &Path,
+        p: &str,
+        required: bool,
+        named: &Named<'_>,
+    ) -> Result<(), InputError> {
+        let target = self.path(base, p);
+        if required {
+            named.must_exist(&target, p, "env_file")?;
+        }
+        // An optional one that is missing counts too: creating it changes the project.
+        self.files.push(target);
+        Ok(())
+    }
+
+    /// A path as written in a compose file: interpolated, relative to `base`.
+    fn path(&mut self, base: &Path, written: &str) -> PathBuf {
+        let p = self.interpolate(written);
+        let p = match p.strip_prefix("~/") {
+            Some(rest) => {
+                std::env::var_os("HOME").map_or(PathBuf::from(&p), |h| Path::new(&h).join(rest))
+            }
+            None => PathBuf::from(p),
+        };
+        base.join(p)
+    }
+
+    /// Compose's interpolation: `$VAR`, `${VAR}`, `${VAR:-default}`,
+    /// `${VAR-default}`, `$$`. Each variable read joins `vars`.
+    fn interpolate(&mut self, s: &str) -> String {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            if let Some(r) = after.strip_prefix('$') {
+                out.push('$');
+                rest = r;
+            } else if let Some(r) = after.strip_prefix('{') {
+                let end = r.find('}').unwrap_or(r.len());
+                let expr = &r[..end];
+                let (name, default, colon) = match expr.find([':', '-', '?', '+']) {
+                    Some(j) => {
+                        let colon = expr[j..].starts_with(':');
+                        let op = if colon { &expr[j + 1..] } else { &expr[j..] };
+                        let default = op.strip_prefix('-').unwrap_or("");
+                        (&expr[..j], Some(default), colon)
+                    }
+                    None => (expr, None, false),
+                };
+                let value = self.var(name);
+                match (value, default) {
+                    (Some(v), Some(d)) if colon && v.is_empty() => out.push_str(d),
+                    (Some(v), _) => out.push_str(&v),
+                    (None, Some(d)) => out.push_str(d),
+                    (None, None) => {}
+                }
+                rest = r.get(end + 1..).unwrap_or("");
+            } else {
+                let len = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                if len == 0 {
+                    out.push('$');
+                } else if let Some(v) = self.var(&after[..len]) {
+                    out.push_str(&v);
+                }
+                rest = &after[len..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn var(&mut self, name: &str) -> Option<String> {
+        let v = self.lookup(name);
+        self.vars.insert(name.to_string(), v.clone());
+        v
+    }
+}
+
+/// The document that names a path, for an error that points at the line.
+struct Named<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Named<'_> {
+    fn must_exist(
+        &self,
+        target: &Path,
+        written: &str,
+        what: &'static str,
+    ) -> Result<(), InputError> {
+        if target.exists() {
+            return Ok(());
+        }
+        Err(InputError::Missing {
+            file: target.into(),
+            named_by: self.file.into(),
+            line: self
+                .text
+                .lines()
+                .position(|l| l.contains(written))
+                .map(|i| i + 1),
+            what,
+        })
+    }
+}
+
+/// The first line of `file` that mentions `what` (1-based).
+fn line_of(file: &Path, what: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().position(|l| l.contains(what)).map(|i| i + 1)
+}
+
+/// A string or a list of strings.
+fn strings(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `KEY=VALUE` lines as compose reads `.env`: `#` comments, optional
+/// `export `, single or double quotes around the value.
+pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = v.trim();
+        let v = if v.len() >= 2
+            && ((v.starts_with('"') && v.ends_with('"'))
+                || (v.starts_with('\'') && v.ends_with('\'')))
+        {
+            &v[1..v.len() - 1]
+        } else {
+            v.split(" #").next().unwrap_or(v).trim_end()
+        };
+        out.insert(k.trim().to_string(), v.to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

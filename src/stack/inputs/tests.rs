@@ -1,0 +1,137 @@
+use super::*;
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hal-inputs-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn put(dir: &Path, file: &str, text: &str) {
+    let p = dir.join(file);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn rel(dir: &Path, files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| f.strip_prefix(dir).unwrap().display().to_string())
+        .collect()
+}
+
+#[test]
+fn every_file_compose_reads_is_listed() {
+    let d = tmp("all");
+    put(
+        &d,
+        "compose.yaml",
+        "name: other\ninclude:\n  - path: sub/inc.yaml\nservices:\n  web:\n    image: x\n    env_file: env/app.env\n    extends:\n      file: base.yaml\n      service: b\n  db:\n    env_file:\n      - path: ./env/db.env\n        required: false\n      - ${CONF:-conf}/more.env\nconfigs:\n  c:\n    file: ./c.txt\nsecrets:\n  s:\n    file: ./s.txt\n",
+    );
+    put(
+        &d,
+        "compose.override.yaml",
+        "services:\n  web:\n    ports: ['8080:80']\n",
+    );
+    put(&d, "base.yaml", "services:\n  b:\n    command: x\n");
+    put(
+        &d,
+        "sub/inc.yaml",
+        "services:\n  inc:\n    env_file: inc.env\n",
+    );
+    put(&d, "sub/inc.env", "A=1\n");
+    put(&d, "env/app.env", "A=1\n");
+    put(&d, "conf/more.env", "A=1\n");
+    put(&d, "c.txt", "");
+    put(&d, "s.txt", "");
+    put(&d, ".env", "X=1\n");
+    put(&d, "notes.txt", "not read");
+    let i = read(&d).unwrap();
+    assert_eq!(
+        rel(&d, &i.files),
+        [
+            ".env",
+            "base.yaml",
+            "c.txt",
+            "compose.override.yaml",
+            "compose.yaml",
+            "conf/more.env",
+            "env/app.env",
+            "env/db.env",
+            "s.txt",
+            "sub/inc.env",
+            "sub/inc.yaml",
+        ]
+    );
+    assert_eq!(
+        rel(&d, &i.compose_files),
+        ["compose.yaml", "compose.override.yaml"]
+    );
+    assert_eq!(i.own_name(), Some(("other", "name:")));
+    assert!(i.vars.contains_key("CONF"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn compose_file_in_dotenv_replaces_the_defaults() {
+    let d = tmp("cf");
+    put(&d, "compose.yaml", "services: {a: {image: x}}\n");
+    put(&d, "compose.override.yaml", "services: {a: {image: y}}\n");
+    put(&d, "one.yml", "services: {a: {image: x}}\n");
+    put(&d, "two.yml", "services: {b: {image: x}}\n");
+    put(
+        &d,
+        ".env",
+        "COMPOSE_PATH_SEPARATOR=;\nCOMPOSE_FILE=one.yml;two.yml\nCOMPOSE_PROFILES=a, b\n",
+    );
+    let i = read(&d).unwrap();
+    assert_eq!(rel(&d, &i.compose_files), ["one.yml", "two.yml"]);
+    assert_eq!(i.profiles(), ["a", "b"]);
+    put(&d, ".env", "COMPOSE_FILE=one.yml:gone.yml\n");
+    let e = read(&d).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:1: compose file {} is not there",
+            d.join(".env").display(),
+            d.join("gone.yml").display()
+        )
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_missing_env_file_or_include_names_file_and_line() {
+    let d = tmp("miss");
+    put(
+        &d,
+        "compose.yaml",
+        "services:\n  a:\n    image: x\n    env_file: env/app.env\n",
+    );
+    let e = read(&d).unwrap_err();
+    assert!(
+        e.to_string().starts_with(&format!(
+            "{}:4: env_file ",
+            d.join("compose.yaml").display()
+        )),
+        "{e}"
+    );
+    put(&d, "compose.yaml", "include:\n  - inc.yaml\nservices: {}\n");
+    let e = read(&d).unwrap_err();
+    assert!(e.to_string().contains(":2: include target "), "{e}");
+    put(&d, "compose.yaml", "services:\n  a: [\n");
+    assert!(matches!(
+        read(&d),
+        Err(InputError::Unreadable { line: Some(_), .. })
+    ));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn dotenv_reads_as_compose_does() {
+    let env = parse_dotenv("# c\nexport A=1\nB=\"two words\"\nC='x'\nD=plain # note\n\n");
+    assert_eq!(env["A"], "1");
+    assert_eq!(env["B"], "two words");
+    assert_eq!(env["C"], "x");
+    assert_eq!(env["D"], "plain");
+}

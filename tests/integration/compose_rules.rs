@@ -1,0 +1,352 @@
+//! What compose reads is what hal reads (issue 15): override files,
+//! `COMPOSE_FILE`, every input in the change check, a job Docker gave up on,
+//! and the engine compose and hal share.
+
+use std::time::Duration;
+
+use crate::rig::{self, compose, docker, eventually, hal, svc};
+
+/// A job under `restart: on-failure:3` that always fails: once Docker has
+/// given up (exited 1, RestartCount 3) it is `failed`, not `degraded`.
+#[test]
+fn on_failure_retries_exhausted_is_failed() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "gaveup",
+        compose(&[
+            svc("web", "sleep 100000", "    restart: unless-stopped\n"),
+            svc("migrate", "exit 1", "    restart: on-failure:3\n"),
+        ]),
+    );
+    hal(&rig).args(["module", "start", "--no-wait", &m]).run();
+    let job = format!("{m}-migrate-1");
+    let gave_up = eventually(Duration::from_secs(60), || {
+        docker(&["inspect", "-f", "{{.State.Status}} {{.RestartCount}}", &job]).trim() == "exited 3"
+    });
+    assert!(gave_up, "docker did not give up on {job}");
+    let st = hal(&rig).args(["--json", "module", "status", &m]).run();
+    assert_eq!(st.state_of(&m), "failed", "{st}");
+    let reason = st.json()["modules"][0]["reason"].clone();
+    assert!(
+        reason
+            .as_str()
+            .unwrap_or_default()
+            .contains("migrate exited with code 1"),
+        "{reason}"
+    );
+}
+
+/// Every start may count against the limit; these tests start often.
+fn roomy(rig: &rig::Rig) {
+    rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
+}
+
+/// `docker inspect -f FORMAT` of a module's container.
+fn inspect(container: &str, format: &str) -> String {
+    docker(&["inspect", "-f", format, container])
+        .trim()
+        .to_string()
+}
+
+/// A port that only `compose.override.yaml` publishes reaches the container.
+#[test]
+fn override_file_is_read() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "ovr",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    rig.write(
+        &m,
+        "compose.override.yaml",
+        "services:\n  web:\n    ports:\n      - \"127.0.0.1::8080\"\n    environment:\n      FROM_OVERRIDE: \"yes\"\n",
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let web = format!("{m}-web-1");
+    let ports = inspect(&web, "{{json .HostConfig.PortBindings}}");
+    assert!(
+        ports.contains("8080/tcp"),
+        "override port not published: {ports}"
+    );
+    assert!(inspect(&web, "{{json .Config.Env}}").contains("FROM_OVERRIDE=yes"));
+    // Stop takes the same project down (and a second start the fast path).
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    assert!(rig::containers(&m).is_empty());
+}
+
+/// `COMPOSE_FILE` and `COMPOSE_PROFILES` in the directory's `.env` pick the files and profiles.
+#[test]
+fn compose_file_and_profiles_in_dotenv_are_honoured() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "cfile",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    rig.write(
+        &m,
+        "extra.yaml",
+        &compose(&[
+            svc("worker", "sleep 100000", "    restart: unless-stopped\n"),
+            svc(
+                "tool",
+                "sleep 100000",
+                "    restart: unless-stopped\n    profiles: [tools]\n",
+            ),
+            svc(
+                "debug",
+                "sleep 100000",
+                "    restart: unless-stopped\n    profiles: [debug]\n",
+            ),
+        ]),
+    );
+    rig.write(
+        &m,
+        ".env",
+        "COMPOSE_FILE=compose.yaml:extra.yaml\nCOMPOSE_PROFILES=tools\n",
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let st = hal(&rig).args(["--json", "module", "status", &m]).code(0);
+    let mut names: Vec<String> = st.json()["modules"][0]["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["tool", "web", "worker"], "{st}");
+    // A COMPOSE_FILE naming a missing file: a clear error naming it, nothing started.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    rig.write(&m, ".env", "COMPOSE_FILE=compose.yaml:gone.yaml\n");
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(
+        bad.stderr.contains("gone.yaml") && bad.stderr.contains(".env:1"),
+        "{bad}"
+    );
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// Edits to an included file and to an env file in a sub-folder are applied by the next start.
+#[test]
+fn included_file_and_subfolder_env_file_edits_are_applied() {
+    let Some(rig) = rig::engine() else { return };
+    roomy(&rig);
+    let m = rig.stack(
+        "incl",
+        format!(
+            "include:\n  - parts/worker.yaml\n{}",
+            compose(&[svc(
+                "web",
+                "sleep 100000",
+                "    restart: unless-stopped\n    env_file: env/app.env\n"
+            )])
+        ),
+    );
+    std::fs::create_dir_all(rig.root.join(&m).join("env")).unwrap();
+    std::fs::create_dir_all(rig.root.join(&m).join("parts")).unwrap();
+    let worker = |v: &str| {
+        compose(&[svc(
+            "worker",
+            "sleep 100000",
+            &format!("    restart: unless-stopped\n    environment:\n      LEVEL: \"{v}\"\n"),
+        )])
+    };
+    rig.write(&m, "env/app.env", "NAME=one\n");
+    rig.write(&m, "parts/worker.yaml", &worker("1"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let (web, wk) = (format!("{m}-web-1"), format!("{m}-worker-1"));
+    assert!(inspect(&web, "{{json .Config.Env}}").contains("NAME=one"));
+    std::thread::sleep(Duration::from_millis(1200));
+
+    rig.write(&m, "env/app.env", "NAME=two\n");
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let env = inspect(&web, "{{json .Config.Env}}");
+    assert!(
+        env.contains("NAME=two"),
+        "sub-folder env file edit not applied: {env}"
+    );
+
+    rig.write(&m, "parts/worker.yaml", &worker("2"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let env = inspect(&wk, "{{json .Config.Env}}");
+    assert!(
+        env.contains("LEVEL=2"),
+        "included file edit not applied: {env}"
+    );
+
+    // A missing env file: refused up front, naming the file and the line.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    std::fs::remove_file(rig.root.join(&m).join("env/app.env")).unwrap();
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(
+        bad.stderr.contains("compose.yaml:9") && bad.stderr.contains("env/app.env"),
+        "{bad}"
+    );
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// A compose file compose rejects: exit 1 with compose's own words, nothing started.
+#[test]
+fn a_compose_file_compose_rejects_is_reported_in_its_words() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "rej",
+        compose(&[svc(
+            "web",
+            "sleep 100000",
+            "    restart: unless-stopped\n    no_such_key: 1\n",
+        )]),
+    );
+    let bad = hal(&rig).args(["module", "start", &m]).code(1);
+    assert!(bad.stderr.contains("no_such_key"), "{bad}");
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// A socat proxy of the engine's socket on a socket of the test's own; killed on drop.
+struct Proxy {
+    child: std::process::Child,
+    socket: std::path::PathBuf,
+}
+
+impl Proxy {
+    fn start(dir: &std::path::Path) -> Proxy {
+        let socket = dir.join("p.sock");
+        let child = std::process::Command::new("socat")
+            .arg(format!("UNIX-LISTEN:{},fork", socket.display()))
+            .arg("UNIX-CONNECT:/var/run/docker.sock")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("socat (scripts/provision.sh installs it)");
+        assert!(eventually(Duration::from_secs(5), || socket.exists()));
+        Proxy { child, socket }
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// With a docker context current in the CLI config, hal and its compose child
+/// both use that context's engine; an unknown context and ssh:// are refused (exit 2).
+#[test]
+fn hal_and_compose_use_the_current_context() {
+    let Some(mut rig) = rig::engine() else { return };
+    if !rig::have("socat", "-V") {
+        rig::missing::<()>("no socat", "install socat (scripts/provision.sh)");
+        return;
+    }
+    let mut proxy = Proxy::start(&rig.dir);
+    let cfg = rig.dir.join("dockercfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let host = format!("unix://{}", proxy.socket.display());
+    let cfg_s = cfg.display().to_string();
+    let made = docker(&[
+        "--config",
+        &cfg_s,
+        "context",
+        "create",
+        "halproxy",
+        "--docker",
+        &format!("host={host}"),
+    ]);
+    assert!(made.contains("halproxy"), "docker context create: {made}");
+    docker(&["--config", &cfg_s, "context", "use", "halproxy"]);
+    // A compose spy that records which engine each compose child was told to use.
+    let log = rig.dir.join("compose-env.log");
+    let spy = rig::script(
+        &rig.dir,
+        "compose-spy",
+        &format!(
+            "#!/bin/sh\necho \"DOCKER_HOST=$DOCKER_HOST DOCKER_CONTEXT=$DOCKER_CONTEXT: $*\" >> '{}'\nexec docker compose \"$@\"\n",
+            log.display()
+        ),
+    );
+    rig.env
+        .push(("HAL_COMPOSE".into(), spy.display().to_string()));
+    rig.env.push(("DOCKER_CONFIG".into(), cfg_s.clone()));
+    let m = rig.stack(
+        "ctx",
+        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
+    );
+    let ctx_env = |h: rig::run::Hal| h.env_remove("DOCKER_HOST").env_remove("DOCKER_CONTEXT");
+
+    let doc = ctx_env(hal(&rig).args(["doctor"])).run();
+    assert!(
+        doc.stdout.contains(&host) && doc.stdout.contains("context halproxy"),
+        "doctor does not name the context's endpoint: {doc}"
+    );
+    ctx_env(hal(&rig).args(["module", "start", &m])).code(0);
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    // Every call but the version probe (which reaches no engine) is told the context's endpoint.
+    let engine_calls: Vec<&str> = calls
+        .lines()
+        .filter(|l| !l.ends_with(": version --short"))
+        .collect();
+    assert!(engine_calls.iter().any(|l| l.contains(" up -d")), "{calls}");
+    assert!(
+        engine_calls
+            .iter()
+            .all(|l| l.starts_with(&format!("DOCKER_HOST={host} DOCKER_CONTEXT=:"))),
+        "{calls}"
+    );
+    assert_eq!(
+        ctx_env(hal(&rig).args(["--json", "status", &m]))
+            .run()
+            .state_of(&m),
+        "active"
+    );
+
+    // Without the proxy the context's engine is gone: hal says so, naming it.
+    proxy.stop();
+    let gone = ctx_env(hal(&rig).args(["module", "status", &m])).code(6);
+    assert!(gone.stderr.contains(&host), "{gone}");
+    let _proxy = Proxy::start(&rig.dir);
+    ctx_env(hal(&rig).args(["module", "stop", &m])).code(0);
+
+    let bad = ctx_env(hal(&rig).args(["module", "start", &m]))
+        .env("DOCKER_CONTEXT", "no-such-context")
+        .code(2);
+    assert!(bad.stderr.contains("no-such-context"), "{bad}");
+    let ssh = hal(&rig)
+        .args(["module", "start", &m])
+        .env("DOCKER_HOST", "ssh://me@far")
+        .code(2);
+    assert!(ssh.stderr.contains("ssh://"), "{ssh}");
+    assert!(rig::containers(&m).is_empty(), "started half-way");
+}
+
+/// `name:` or `COMPOSE_PROJECT_NAME` asking for another project name: `list` warns, `doctor` fails it.
+#[test]
+fn a_project_name_other_than_the_directory_is_shown() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "named",
+        format!(
+            "name: elsewhere\n{}",
+            compose(&[svc("web", "sleep 100000", "")])
+        ),
+    );
+    let list = hal(&rig).args(["module", "list"]).code(0);
+    assert!(
+        list.stderr
+            .contains("name: says the project is \"elsewhere\"")
+            && list.stderr.contains(&m),
+        "{list}"
+    );
+    rig.write(&m, ".env", "COMPOSE_PROJECT_NAME=other\n");
+    let doc = hal(&rig).args(["doctor"]).run();
+    assert!(
+        doc.stdout
+            .contains("COMPOSE_PROJECT_NAME says the project is \"other\""),
+        "{doc}"
+    );
+    assert_ne!(doc.code, Some(0), "{doc}");
+}
