@@ -40,15 +40,19 @@ pub async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline>
             "compose v1 has no `config --hash`".into(),
         ));
     }
-    let Some(digest) = crate::stack::digest::of_module(stack.dir) else {
-        return Ok(Baseline::Unknown(
-            "a file compose reads cannot be read".into(),
-        ));
+    let digest = match crate::stack::digest::of_module(stack.dir) {
+        Ok(crate::stack::digest::Digest { key: Some(key), .. }) => key,
+        Ok(_) => {
+            return Ok(Baseline::Unknown(
+                "a file compose reads is too large to fingerprint".into(),
+            ));
+        }
+        Err(e) => return Ok(Baseline::Unknown(e.to_string())),
     };
     let engine = env.stacks.engine().await?;
     let containers = engine.compose_containers(Some(name)).await?;
     let project = stack.project();
-    let endpoint = env.stacks.endpoint();
+    let endpoint = env.stacks.endpoint()?;
     let text = compose
         .run(&project, endpoint, &["config", "--hash", "*"])
         .await?;

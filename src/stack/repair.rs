@@ -147,7 +147,7 @@ pub async fn apply(
     }
     if !recreate.is_empty() {
         let compose = env.stacks.compose().await?;
-        let endpoint = env.stacks.endpoint();
+        let endpoint = env.stacks.endpoint()?;
         for service in &recreate {
             compose
                 .up_service(&stack.project(), endpoint, service, Some("never"))
