@@ -10,7 +10,7 @@ use crate::lib_paths::Cli;
 use crate::rig::{fresh, have, missing};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
-const MORE_ENVIRONMENT: [(&str, &str); 14] = [
+const MORE_ENVIRONMENT: [(&str, &str); 19] = [
     (
         "HAL_STATE_DIR",
         "Where hal keeps its state (start counts, desired states); see FILES.",
@@ -22,6 +22,26 @@ const MORE_ENVIRONMENT: [(&str, &str); 14] = [
     (
         "DOCKER_HOST",
         "The Docker endpoint when -H is not given, e.g. unix:///var/run/docker.sock or tcp://host:2375. Also passed on to compose.",
+    ),
+    (
+        "DOCKER_CONTEXT",
+        "The docker context to use when neither -H nor DOCKER_HOST is given; else the CLI config's currentContext. Its endpoint (and TLS) is handed to every compose child. An unknown context is exit 2.",
+    ),
+    (
+        "DOCKER_TLS_VERIFY",
+        "Talk TLS to a tcp:// endpoint and verify the engine's certificate, with ca.pem, cert.pem and key.pem from DOCKER_CERT_PATH.",
+    ),
+    (
+        "DOCKER_CERT_PATH",
+        "The folder of the TLS files for DOCKER_TLS_VERIFY. Default: ~/.docker.",
+    ),
+    (
+        "DOCKER_TLS",
+        "TLS without verifying the engine's certificate: refused (exit 2); set DOCKER_TLS_VERIFY=1 instead.",
+    ),
+    (
+        "COMPOSE_FILE",
+        "Read by compose, as from the stack's .env: the compose files of every stack. hal reads the same files for its change check (see also COMPOSE_PROFILES and COMPOSE_PATH_SEPARATOR).",
     ),
     (
         "DOCKER_CONFIG",

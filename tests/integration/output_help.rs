@@ -701,9 +701,16 @@ fn variables_read() -> BTreeSet<String> {
         let lines: Vec<&str> = text.lines().collect();
         for (i, l) in lines.iter().enumerate() {
             // `.env("X", v)` sets a child's variable: not a read.
-            let reads = ["env::var", "var_os(", "nonempty(", "user_dir(", "env = \""]
-                .iter()
-                .any(|p| l.contains(p))
+            let reads = [
+                "env::var",
+                "var(\"",
+                "var_os(",
+                "nonempty(",
+                "user_dir(",
+                "env = \"",
+            ]
+            .iter()
+            .any(|p| l.contains(p))
                 || (l.contains("env(\"") && !l.contains(".env(\""));
             if reads {
                 for near in &lines[i.saturating_sub(2)..=i] {
