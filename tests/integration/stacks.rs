@@ -89,7 +89,12 @@ fn slow_healthcheck_is_starting_then_active_and_no_wait_returns_early() {
         stack().service("app").healthy_after(4).keeps_running(),
     );
     let run = hal(&rig).args(["module", "start", "--no-wait", &m]).code(0);
-    assert!(run.took < Duration::from_secs(4), "--no-wait waited: {run}");
+    // It returned while the healthcheck was still starting (a wait would
+    // have said `active`); how long compose took depends on the machine.
+    assert!(
+        run.stdout.contains("starting") && !run.stdout.contains("active"),
+        "--no-wait waited: {run}"
+    );
     let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
     assert_eq!(st.state_of(&m), "starting");
     // A second start waits for health.
