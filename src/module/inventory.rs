@@ -56,7 +56,14 @@ impl Inventory {
             Ok(entries) => {
                 for entry in entries.flatten() {
                     let path = entry.path();
-                    if !path.is_dir() {
+                    // readdir's own file type costs no system call; only a
+                    // link (or a file system that does not say) is followed.
+                    let is_dir = match entry.file_type() {
+                        Ok(t) if t.is_dir() => true,
+                        Ok(t) if t.is_file() => false,
+                        _ => path.is_dir(),
+                    };
+                    if !is_dir {
                         continue;
                     }
                     let Some(file) = compose_file(&path) else {
@@ -228,6 +235,19 @@ mod tests {
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         p
+    }
+
+    #[test]
+    fn a_linked_stack_directory_is_found_and_a_link_to_a_file_is_not() {
+        let root = tempdir("links");
+        let real = tempdir("links-real");
+        std::fs::write(real.join("compose.yaml"), "services: {}").unwrap();
+        std::os::unix::fs::symlink(&real, root.join("linked")).unwrap();
+        std::fs::write(root.join("plain"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("plain"), root.join("to-file")).unwrap();
+        let inv = Inventory::discover(&root, &Config::default());
+        let names: Vec<_> = inv.names().collect();
+        assert_eq!(names, ["linked"]);
     }
 
     #[test]
