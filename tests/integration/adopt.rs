@@ -5,14 +5,13 @@
 //! hal runs in it as root with its defaults (/etc/hal/hal.toml, /var/lib/hal),
 //! as the shipped system-scope units run it.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::rig::docker::purge_project;
 use crate::rig::guard::Lease;
 use crate::rig::systemd::{IMAGE, USER_RUNTIME, run_machine};
-use crate::rig::{Run, docker, eventually, missing, run_with_timeout, stack, wait_child};
+use crate::rig::{Run, docker, eventually, missing, run_with_timeout, stack};
 
 /// The seed's template (../shared/context/), with `--pull missing` for `always`:
 /// no registry is reachable here.
@@ -65,23 +64,7 @@ impl Machine {
     }
 
     fn write(&self, path: &str, text: &str) {
-        let mut child = Command::new("docker")
-            .args(["exec", "-i", &self.name, "sh", "-c"])
-            .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
-            .args(["sh", path])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = wait_child(&mut child, Duration::from_secs(60));
-        assert!(out.status.success(), "write {path}: {out:?}");
+        crate::rig::systemd::write_in(&self.name, path, text);
     }
 
     /// Waits for systemd and root's user manager (lingering, so it starts at boot).

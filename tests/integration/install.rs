@@ -12,7 +12,6 @@
 //! with a visible notice; with CI=true it fails instead.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -21,7 +20,7 @@ use std::time::Duration;
 use crate::rig::docker::purge_project;
 use crate::rig::guard::Lease;
 use crate::rig::systemd::run_machine;
-use crate::rig::{FIXTURE, Run, docker, eventually, run_with_timeout, stack, wait_child};
+use crate::rig::{FIXTURE, Run, docker, eventually, run_with_timeout, stack};
 
 const IMAGE: &str = "hal-install:bookworm";
 /// Where the machine sees the source tree (make's working directory), read-only.
@@ -216,23 +215,7 @@ impl Machine {
     }
 
     fn write(&self, path: &str, text: &str) {
-        let mut child = Command::new("docker")
-            .args(["exec", "-i", &self.name, "sh", "-c"])
-            .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
-            .args(["sh", path])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = wait_child(&mut child, Duration::from_secs(60));
-        assert!(out.status.success(), "write {path}: {out:?}");
+        crate::rig::systemd::write_in(&self.name, path, text);
     }
 
     /// Every file and symlink outside [`UNWATCHED`].

@@ -304,26 +304,7 @@ impl Machine {
 
     /// Writes a file in the machine (parents created).
     pub fn write(&self, path: &str, text: &str) {
-        let mut c = Command::new("docker");
-        c.args(["exec", "-i", &self.name, "sh", "-c"])
-            .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
-            .args(["sh", path])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = wait_child(&mut child, Duration::from_secs(60));
-        assert!(
-            out.status.success(),
-            "write {path}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        write_in(&self.name, path, text);
     }
 
     fn wait_for_systemd(&self) {
@@ -473,4 +454,29 @@ impl Drop for Scene {
             purge_project(p);
         }
     }
+}
+
+/// Writes a file in the container `name` (parents created): every test
+/// machine's `write`.
+pub fn write_in(name: &str, path: &str, text: &str) {
+    let mut c = Command::new("docker");
+    c.args(["exec", "-i", name, "sh", "-c"])
+        .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
+        .args(["sh", path])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = wait_child(&mut child, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "write {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
