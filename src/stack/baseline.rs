@@ -61,7 +61,9 @@ pub async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline>
         return Ok(Baseline::Changed(changed));
     }
     let images = compose.images(&project, endpoint).await?;
-    env.store.remember(name, Some(digest), images).await?;
+    env.store
+        .remember(name, Some(digest), images, &compose.version)
+        .await?;
     Ok(Baseline::Recorded)
 }
 

@@ -5,6 +5,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+
+mod detect;
 use tokio::process::Command;
 
 use crate::module::ServiceImage;
@@ -24,6 +26,9 @@ pub struct Compose {
     pub prefix: Vec<String>,
     pub flavor: Flavor,
     pub version: String,
+    /// How messages name it: `docker compose` (also for the plugin run
+    /// directly), `docker-compose`, or what `HAL_COMPOSE` said.
+    pub label: String,
 }
 
 /// One compose project: its name, directory and file.
@@ -35,31 +40,6 @@ pub struct Project<'a> {
 }
 
 impl Compose {
-    /// Finds compose: `HAL_COMPOSE` if set, else the v2 plugin (`docker compose`),
-    /// else a `docker-compose` binary (which may itself be v1 or v2).
-    pub async fn detect() -> anyhow::Result<Compose> {
-        if let Some(spec) = std::env::var_os("HAL_COMPOSE").filter(|v| !v.is_empty()) {
-            let spec = spec.to_string_lossy().into_owned();
-            let mut words = spec.split_whitespace().map(str::to_string);
-            let program = words.next().unwrap_or_default();
-            let prefix: Vec<String> = words.collect();
-            return probe(&program, prefix)
-                .await
-                .with_context(|| format!("HAL_COMPOSE={spec:?} does not answer `version`"));
-        }
-        if which::which("docker").is_ok()
-            && let Ok(c) = probe("docker", vec!["compose".into()]).await
-        {
-            return Ok(c);
-        }
-        if which::which("docker-compose").is_ok() {
-            return probe("docker-compose", Vec::new()).await;
-        }
-        bail!(
-            "no compose found: install the Docker Compose plugin (v2) or docker-compose (v1), or set HAL_COMPOSE"
-        )
-    }
-
     /// `docker compose -p NAME` plus `args`, run in the project's directory
     /// with no `-f`: compose finds the files there by its own rules (the
     /// default file and its override, or `COMPOSE_FILE`; `.env`;
@@ -242,15 +222,7 @@ impl Compose {
 
     /// `docker compose` or `docker-compose`, for messages.
     pub fn display(&self) -> String {
-        let mut s = self.program.file_name().map_or_else(
-            || self.program.display().to_string(),
-            |f| f.to_string_lossy().into_owned(),
-        );
-        for p in &self.prefix {
-            s.push(' ');
-            s.push_str(p);
-        }
-        s
+        self.label.clone()
     }
 }
 
@@ -302,46 +274,6 @@ fn is_progress(line: &str) -> bool {
     (line.starts_with("Container ") || line.starts_with("Network ") || line.starts_with("Volume "))
         && words.iter().any(|w| line.contains(w))
         && !line.contains("Error")
-}
-
-async fn probe(program: &str, prefix: Vec<String>) -> anyhow::Result<Compose> {
-    let path = which::which(program).with_context(|| format!("{program} not found on PATH"))?;
-    let out = Command::new(&path)
-        .args(&prefix)
-        .args(["version", "--short"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .with_context(|| format!("run {program}"))?;
-    if !out.status.success() {
-        bail!(
-            "`{program} version` failed: {}",
-            last_words(&String::from_utf8_lossy(&out.stderr), "")
-        );
-    }
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let flavor = flavor_of(&version)
-        .with_context(|| format!("{program} reports an unknown version {version:?}"))?;
-    Ok(Compose {
-        program: path,
-        prefix,
-        flavor,
-        version: version.trim_start_matches('v').to_string(),
-    })
-}
-
-/// `1.29.2` is v1; `2.26.1` or `v2.26.1` is v2 (and later majors behave as v2).
-pub fn flavor_of(version: &str) -> Option<Flavor> {
-    let v = version.trim().trim_start_matches('v');
-    let major: u32 = v.split('.').next()?.trim().parse().ok()?;
-    match major {
-        0 => None,
-        1 => Some(Flavor::V1),
-        _ => Some(Flavor::V2),
-    }
 }
 
 /// Reads services from `docker compose config --format json` (v2).
@@ -419,14 +351,6 @@ fn unquote(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn versions_map_to_flavors() {
-        assert_eq!(flavor_of("1.29.2"), Some(Flavor::V1));
-        assert_eq!(flavor_of("2.26.1"), Some(Flavor::V2));
-        assert_eq!(flavor_of("v2.30.0\n"), Some(Flavor::V2));
-        assert_eq!(flavor_of("garbage"), None);
-    }
 
     #[test]
     fn grace_is_whole_seconds_rounded_up() {

@@ -8,6 +8,8 @@
 //! interpolate and of `COMPOSE_FILE`, `COMPOSE_PATH_SEPARATOR`,
 //! `COMPOSE_PROFILES` and `COMPOSE_PROJECT_NAME`, and hal's version. It does
 //! not cover the engine's side (images, containers): the fast path checks those.
+//! The image list compose gave is reused under this key plus the compose
+//! version (`ModuleRecord::compose_version`), so a start after `down` runs `up` alone.
 
 use std::path::Path;
 

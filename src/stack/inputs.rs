@@ -148,6 +148,11 @@ pub fn read(dir: &Path) -> Result<Inputs, InputError> {
         let value = r.lookup(v);
         r.vars.insert(v.to_string(), value);
     }
+    // `.env` values may themselves name variables (`TAG=${BASE}`).
+    let values: Vec<String> = r.dotenv.values().cloned().collect();
+    for v in &values {
+        r.interpolate(v);
+    }
     let compose_files = r.compose_files(dir, &dotenv_path)?;
     // Every default and override name present counts, not only the ones this
     // compose generation prefers (v1 and v2 differ): more is only safer.
@@ -245,6 +250,9 @@ impl Reader {
             line: e.location().map(|l| l.line()),
             why: e.to_string(),
         })?;
+        // Every variable the document interpolates anywhere (image tags,
+        // commands, environment values) is an input, not only those in paths.
+        self.scan(&doc);
         let _ = doc.apply_merge();
         if own && let Some(n) = doc.get("name").and_then(Value::as_str) {
             self.name = Some(self.interpolate(n));
@@ -354,59 +362,6 @@ impl Reader {
         };
         base.join(p)
     }
-
-    /// Compose's interpolation: `$VAR`, `${VAR}`, `${VAR:-default}`,
-    /// `${VAR-default}`, `$$`. Each variable read joins `vars`.
-    fn interpolate(&mut self, s: &str) -> String {
-        let mut out = String::new();
-        let mut rest = s;
-        while let Some(i) = rest.find('$') {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 1..];
-            if let Some(r) = after.strip_prefix('$') {
-                out.push('$');
-                rest = r;
-            } else if let Some(r) = after.strip_prefix('{') {
-                let end = r.find('}').unwrap_or(r.len());
-                let expr = &r[..end];
-                let (name, default, colon) = match expr.find([':', '-', '?', '+']) {
-                    Some(j) => {
-                        let colon = expr[j..].starts_with(':');
-                        let op = if colon { &expr[j + 1..] } else { &expr[j..] };
-                        let default = op.strip_prefix('-').unwrap_or("");
-                        (&expr[..j], Some(default), colon)
-                    }
-                    None => (expr, None, false),
-                };
-                let value = self.var(name);
-                match (value, default) {
-                    (Some(v), Some(d)) if colon && v.is_empty() => out.push_str(d),
-                    (Some(v), _) => out.push_str(&v),
-                    (None, Some(d)) => out.push_str(d),
-                    (None, None) => {}
-                }
-                rest = r.get(end + 1..).unwrap_or("");
-            } else {
-                let len = after
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(after.len());
-                if len == 0 {
-                    out.push('$');
-                } else if let Some(v) = self.var(&after[..len]) {
-                    out.push_str(&v);
-                }
-                rest = &after[len..];
-            }
-        }
-        out.push_str(rest);
-        out
-    }
-
-    fn var(&mut self, name: &str) -> Option<String> {
-        let v = self.lookup(name);
-        self.vars.insert(name.to_string(), v.clone());
-        v
-    }
 }
 
 /// The document that names a path, for an error that points at the line.
@@ -484,5 +439,6 @@ pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
     out
 }
 
+mod interpolate;
 #[cfg(test)]
 mod tests;

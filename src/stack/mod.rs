@@ -111,8 +111,9 @@ pub async fn launch(
         containers,
         warnings,
     };
-    if let Some(services) = remembered(env, name, digest.as_deref()) {
-        let services = only(services, stack.service);
+    let known = remembered(env, name, digest.as_deref());
+    if let Some((services, _)) = &known {
+        let services = only(services.clone(), stack.service);
         let known = crate::stack::fastpath::Known {
             services: &services,
             policy,
@@ -132,8 +133,14 @@ pub async fn launch(
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
     // hal pulls through the Engine API, so a failed pull can fall back to a
-    // cached image; compose then only creates containers.
-    let images = compose.images(&project, endpoint).await?;
+    // cached image; compose then only creates containers. The image list is
+    // compose's answer for these same inputs when one is remembered under the
+    // same digest from the same compose version: then `up` is the only
+    // compose process (`digest.rs` says what the digest covers).
+    let images = match known {
+        Some((images, Some(version))) if version == compose.version => images,
+        _ => compose.images(&project, endpoint).await?,
+    };
     let wanted = only(images.clone(), stack.service);
     let warnings = crate::stack::pull::pull(
         &engine,
@@ -155,7 +162,9 @@ pub async fn launch(
             env.progress.step(name, "starting");
             compose.up(&project, endpoint, Some("never")).await?;
             // The containers now reflect these files: remember them for the fast path.
-            env.store.remember(name, digest, images).await?;
+            env.store
+                .remember(name, digest, images, &compose.version)
+                .await?;
         }
         // The other services may still be older than the files: nothing to remember.
         Some(service) => {
@@ -265,14 +274,18 @@ pub async fn check_service(
 }
 
 /// The services compose resolved the last time, if the files are the same now.
-fn remembered(env: Env<'_>, name: &str, digest: Option<&str>) -> Option<Vec<ServiceImage>> {
+fn remembered(
+    env: Env<'_>,
+    name: &str,
+    digest: Option<&str>,
+) -> Option<(Vec<ServiceImage>, Option<String>)> {
     let digest = digest?;
     let (state, _) = env.store.read();
     let rec = state.modules.get(name)?;
     if rec.digest.as_deref() != Some(digest) {
         return None;
     }
-    rec.services.clone()
+    Some((rec.services.clone()?, rec.compose_version.clone()))
 }
 
 /// Polls the project until every service is up (healthy where it has a

@@ -310,11 +310,14 @@ impl Store {
         name: &str,
         digest: Option<String>,
         services: Vec<ServiceImage>,
+        compose_version: &str,
     ) -> anyhow::Result<()> {
         let key = name.to_string();
+        let version = compose_version.to_string();
         self.update(move |s| {
             let rec = s.modules.entry(key).or_default();
             rec.services = digest.is_some().then_some(services);
+            rec.compose_version = digest.is_some().then_some(version);
             rec.digest = digest;
         })
         .await?;

@@ -47,6 +47,11 @@ pub struct ModuleRecord {
     /// The services and images compose resolved for that digest.
     #[serde(default)]
     pub services: Option<Vec<ServiceImage>>,
+    /// The version of the compose that resolved `services`. A start that
+    /// needs compose reuses the list (and skips `compose config`) only when
+    /// the digest and this version are both the same.
+    #[serde(default)]
+    pub compose_version: Option<String>,
     /// Set while `hal watch` holds the module (its start limit is hit): kept
     /// here so that a restarted watch holds it still and does not page again.
     #[serde(default)]

@@ -129,3 +129,128 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     assert!(calls(&log).contains("up -d"));
     assert_ne!(ids(&m), before);
 }
+
+/// The first start after `down` asks compose for the image list (`config`);
+/// later ones reuse it while the files, the variables they interpolate and
+/// the compose version are the same, so `up` is the only compose process.
+#[test]
+fn start_after_down_runs_compose_once_while_its_inputs_are_the_same() {
+    let Some(mut rig) = rig::engine() else { return };
+    let log = rig.dir.join("compose-calls.log");
+    let fake = rig.dir.join("fake-version");
+    // Logs every call; answers `version` with fake-version's text when there is one.
+    let spy = script(
+        &rig.dir,
+        "compose-spy",
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{log}'\nif [ \"$1\" = version ] && [ -s '{fake}' ]; then cat '{fake}'; exit 0; fi\nexec docker compose \"$@\"\n",
+            log = log.display(),
+            fake = fake.display()
+        ),
+    );
+    rig.env
+        .push(("HAL_COMPOSE".into(), spy.display().to_string()));
+    rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
+    let m = rig.stack("down", app("${GREETING:-hi}"));
+    rig.write(&m, "app.env", "NAME=x\n");
+    // What compose ran for one start, the version probe left out.
+    let start = |env: &[(&str, &str)]| {
+        std::fs::write(&log, "").unwrap();
+        let mut h = hal(&rig).args(["module", "start", &m]);
+        for (k, v) in env {
+            h = h.env(k, v);
+        }
+        h.code(0);
+        let text = calls(&log);
+        let runs: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with("version"))
+            .map(|l| l.split_whitespace().nth(2).unwrap_or("").to_string())
+            .collect();
+        hal(&rig).args(["module", "stop", &m]).code(0);
+        assert!(rig::containers(&m).is_empty(), "stop leaves containers");
+        runs
+    };
+    assert_eq!(
+        start(&[]),
+        ["config", "up"],
+        "the first start learns the images"
+    );
+    assert_eq!(
+        start(&[]),
+        ["up"],
+        "an unchanged start after down ran more than `up`"
+    );
+    assert_eq!(
+        start(&[("GREETING", "hello")]),
+        ["config", "up"],
+        "a variable the files interpolate changed: compose must say the images again"
+    );
+    assert_eq!(start(&[("GREETING", "hello")]), ["up"]);
+    std::fs::write(&fake, "2.99.0\n").unwrap();
+    assert_eq!(
+        start(&[("GREETING", "hello")]),
+        ["config", "up"],
+        "another compose version must say the images again"
+    );
+    rig.write(&m, "app.env", "NAME=y\n");
+    assert_eq!(
+        start(&[("GREETING", "hello")]),
+        ["config", "up"],
+        "an edited env_file must go through config"
+    );
+}
+
+/// With no `HAL_COMPOSE`, hal runs the docker CLI's compose plugin itself,
+/// found where the CLI looks first (`$DOCKER_CONFIG/cli-plugins`), with no
+/// `docker` process in front of it, and names it `docker compose`.
+#[test]
+fn the_compose_plugin_is_run_directly() {
+    let Some(mut rig) = rig::engine() else { return };
+    let Some(real) = [
+        "/usr/local/lib/docker/cli-plugins/docker-compose",
+        "/usr/local/libexec/docker/cli-plugins/docker-compose",
+        "/usr/lib/docker/cli-plugins/docker-compose",
+        "/usr/libexec/docker/cli-plugins/docker-compose",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists()) else {
+        rig::missing::<()>(
+            "no compose plugin",
+            "install the compose plugin (scripts/provision.sh)",
+        );
+        return;
+    };
+    let cfg = rig.dir.join("dockercfg");
+    std::fs::create_dir_all(cfg.join("cli-plugins")).unwrap();
+    let log = rig.dir.join("plugin-calls.log");
+    let plugin = script(
+        &cfg.join("cli-plugins"),
+        "docker-compose",
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        ),
+    );
+    assert!(plugin.ends_with("cli-plugins/docker-compose"));
+    rig.env
+        .push(("DOCKER_CONFIG".into(), cfg.display().to_string()));
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    let m = rig.stack("plugin", app("hi"));
+    rig.write(&m, "app.env", "NAME=x\n");
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let text = calls(&log);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("-p {m} up -d"))),
+        "the plugin was not run directly for `up`: {text:?}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("compose ")),
+        "the plugin was run through the docker CLI: {text:?}"
+    );
+    let doc = hal(&rig).args(["doctor"]).run();
+    assert!(doc.stdout.contains("docker compose"), "{doc}");
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    assert!(rig::containers(&m).is_empty());
+}

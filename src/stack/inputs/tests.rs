@@ -135,3 +135,20 @@ fn dotenv_reads_as_compose_does() {
     assert_eq!(env["C"], "x");
     assert_eq!(env["D"], "plain");
 }
+
+#[test]
+fn variables_anywhere_in_a_document_or_dotenv_are_inputs() {
+    let d = tmp("vars");
+    put(
+        &d,
+        "compose.yaml",
+        "services:\n  web:\n    image: app:${HAL_T_TAG:-1}\n    command: echo $HAL_T_WORD $$NOT_A_VAR\n    environment:\n      ${HAL_T_KEY}: x\n",
+    );
+    put(&d, ".env", "HAL_T_TAG=${HAL_T_BASE}\n");
+    let vars = read(&d).unwrap().vars;
+    for v in ["HAL_T_TAG", "HAL_T_WORD", "HAL_T_KEY", "HAL_T_BASE"] {
+        assert!(vars.contains_key(v), "{v} is not an input: {vars:?}");
+    }
+    assert!(!vars.contains_key("NOT_A_VAR"), "`$$` is no variable");
+    std::fs::remove_dir_all(&d).unwrap();
+}
