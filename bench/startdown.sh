@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Start after `down` (issue 13): compose must create every container. hal today
-# runs two compose processes per module (`config --format json` for the image
-# list, then `up`); this measures that and the two ways to one process.
+# Start after `down` (issue 13): compose must create every container. hal runs
+# one compose process per module (`up`), the compose plugin binary directly,
+# when it remembers the image list compose gave for the same inputs; a cold
+# start (no record) asks `config --format json` first.
 #
 #   bench/startdown.sh              # STACKS=40 ROUNDS=3
 #
 # Every run follows an `xargs -P 8` of `docker compose down` of all the stacks,
 # and is checked (all containers running after it). Scenarios, once per round,
 # rotated; median of ROUNDS:
-#   hal                       `hal module start --all` (waits for active; --jobs 8)
-#   hal, plugin direct        the same with HAL_COMPOSE=<the compose plugin binary>:
-#                             no `docker` CLI process in front of each compose call
-#   xargs: up                 the anchor, `xargs -P 8` of `docker compose up -d`
-#   xargs: plugin up          `xargs -P 8` of the plugin binary's `up -d`: one process,
-#                             no docker CLI (the floor of design A + B together)
-#   xargs: config + up        what hal runs, by hand: `config --format json`, then
-#                             `up -d --pull never`, through `docker compose`
-#   xargs: plugin config + up the same through the plugin binary (design A alone)
+#   hal                        `hal module start --all` (waits for active; --jobs 8),
+#                              image lists remembered (one warm-up start before round 1)
+#   hal, cold (config + up)    the same with an empty state dir: `config`, then `up`
+#                              (the one-process design "plugin direct" alone)
+#   hal through docker compose HAL_COMPOSE="docker compose", lists remembered: one
+#                              compose process, but a `docker` CLI in front of it
+#                              (the design "up with the pull done beforehand" alone)
+#   xargs: up                  the anchor, `xargs -P 8` of `docker compose up -d`
+#   xargs: plugin up           `xargs -P 8` of the plugin binary's `up -d`: one process,
+#                              no docker CLI, no wait (the floor)
 # Then the cost of one compose process: hyperfine of `config --format json` of one
 # stack through `docker compose` and through the plugin binary.
 # Client CPU: user+sys of the command and all its children (/usr/bin/time).
@@ -56,14 +58,15 @@ each() { # the xargs -P 8 of a per-project command, {} the project
 }
 f='-f '$tmp'/services/{}/compose.yaml -p {}'
 down=$(each "docker compose $f down >/dev/null 2>&1")
-names=("hal" "hal, plugin direct" "xargs: up" "xargs: plugin up" "xargs: config + up" "xargs: plugin config + up")
+names=("hal" "hal, cold (config + up)" "hal through docker compose" "xargs: up" "xargs: plugin up")
 cmds=("$HAL_BIN module start --all --jobs $JOBS"
-    "HAL_COMPOSE=$plugin $HAL_BIN module start --all --jobs $JOBS"
+    "rm -rf $tmp/cold && mkdir $tmp/cold && HAL_STATE_DIR=$tmp/cold $HAL_BIN module start --all --jobs $JOBS"
+    "HAL_COMPOSE='docker compose' $HAL_BIN module start --all --jobs $JOBS"
     "$(each "docker compose $f up -d")"
-    "$(each "$plugin $f up -d")"
-    "$(each "docker compose $f config --format json >/dev/null && docker compose $f up -d --pull never")"
-    "$(each "$plugin $f config --format json >/dev/null && $plugin $f up -d --pull never")")
+    "$(each "$plugin $f up -d")")
 
+# The warm-up: hal remembers each stack's image list.
+"$HAL_BIN" module start --all --jobs "$JOBS" >/dev/null 2>&1 || { say "warm-up start failed"; exit 1; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$tmp/times.tsv"
 n=${#names[@]}
