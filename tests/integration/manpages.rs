@@ -17,7 +17,7 @@ const MORE_ENVIRONMENT: [(&str, &str); 19] = [
     ),
     (
         "HAL_COMPOSE",
-        "The compose command to use, e.g. \"docker compose\" or \"docker-compose\". Default: the Docker Compose plugin (v2), else a docker-compose binary.",
+        "The compose command to use, e.g. \"docker compose\" or \"docker-compose\". Default: the Docker Compose plugin (v2), run directly from where the docker CLI finds it (its cli-plugins directories), else \"docker compose\", else a docker-compose binary.",
     ),
     (
         "DOCKER_HOST",
@@ -45,7 +45,7 @@ const MORE_ENVIRONMENT: [(&str, &str); 19] = [
     ),
     (
         "DOCKER_CONFIG",
-        "The directory of the Docker CLI's config.json, whose stored logins (docker login) hal uses to pull images. Default: ~/.docker.",
+        "The directory of the Docker CLI's config.json, whose stored logins (docker login) hal uses to pull images, and whose cli-plugins/ (with config.json's cliPluginsExtraDirs) is searched first for the compose plugin. Default: ~/.docker.",
     ),
     (
         "NO_COLOR",
