@@ -396,9 +396,13 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "60s")]
     pub grace: std::time::Duration,
 
-    /// How often to check every module even without events.
+    /// How often to read what sends no events: host units, holds lifted by `reset-failed`, new stack directories.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
     pub interval: std::time::Duration,
+
+    /// How often to read every stack even while Docker's events say nothing changed (a safety net).
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "5m")]
+    pub resync: std::time::Duration,
 }
 
 /// `--pull`'s values, as the CLI spells and explains them; the config's

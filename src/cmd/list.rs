@@ -9,7 +9,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         ctx.ui.warn(p);
     }
     for m in &ctx.node.inventory.modules {
-        if let Some(why) = crate::stack::inputs::name_mismatch(&m.name, &m.kind) {
+        if let Some(why) = crate::stack::project_name::name_mismatch(&m.name, &m.kind) {
             ctx.ui.warn(&why);
         }
     }

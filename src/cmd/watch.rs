@@ -8,6 +8,7 @@ use crate::output::watch_log::Log;
 pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
     let how = crate::watch::Watch {
         interval: a.interval,
+        resync: a.resync,
         grace: a.grace,
         log: Log::new(&ctx.ui),
         progress: &ctx.ui,

@@ -78,21 +78,6 @@ impl Inputs {
     }
 }
 
-/// For a stack whose files or `COMPOSE_PROJECT_NAME` ask for a project name
-/// other than its directory's: what `list` and `doctor` say about it.
-pub fn name_mismatch(module: &str, kind: &crate::module::Kind) -> Option<String> {
-    let crate::module::Kind::Stack { dir, .. } = kind else {
-        return None;
-    };
-    let inputs = read(dir).ok()?;
-    let (name, from) = inputs.own_name()?;
-    (name != module).then(|| {
-        format!(
-            "{module}: {from} says the project is {name:?}, but hal runs it as {module:?} (the directory name); `docker compose` run there by hand would make a second project"
-        )
-    })
-}
-
 /// Why hal cannot say what compose reads.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum InputError {

@@ -13,6 +13,7 @@ pub mod fastpath;
 pub mod inputs;
 pub mod labels;
 pub mod logs;
+pub mod project_name;
 pub mod pull;
 pub mod repair;
 

@@ -1,7 +1,10 @@
 //! The supervisor behind `hal watch`: the loop that restarts what fails, within each module's limit.
 //!
-//! One task, one loop. Engine events, a full pass every `--interval` and the
-//! supervisor's own deadlines mark modules to look at; a look reads their
+//! One task, one loop. Engine events, the supervisor's own deadlines, a pass
+//! every `--interval` (host units, which send no events, and stack directories
+//! new since the last pass) and a resync of every stack every `--resync` (a
+//! safety net: while the engine's events flow they say what changed) mark
+//! modules to look at; a look reads their
 //! status (`run::status::collect`), [`policy`] decides (pure rules), and
 //! restarts go through `run::run` exactly as a person's would: they count against the
 //! module's start limit and take its lock. Restarts run beside the loop; a
@@ -13,6 +16,7 @@ mod deaths;
 mod holds;
 mod hook;
 mod link;
+mod modules;
 pub mod policy;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,8 +88,10 @@ impl Shutdown {
 
 /// How the supervisor runs.
 pub struct Watch<'a> {
-    /// A full pass at least this often.
+    /// Host units, holds lifted by others and new stack directories are read this often.
     pub interval: Duration,
+    /// Every stack is read at least this often, events or not.
+    pub resync: Duration,
     /// How long a container may stay unhealthy before it is restarted.
     pub grace: Duration,
     /// Where its lines go.
@@ -103,10 +109,12 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         progress: how.progress,
         detail: how.detail,
         interval: how.interval.max(Duration::from_secs(1)),
+        resync: how.resync.max(Duration::from_secs(1)),
         grace: how.grace,
         log: how.log,
         sup: Supervisor::new(how.grace),
         modules: watched(&node.inventory),
+        stack_names: stack_names(&node.inventory.modules),
         link: link::Link::new(),
         work: FuturesUnordered::new(),
         finished: Vec::new(),
@@ -114,6 +122,7 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         dirty: BTreeSet::new(),
         dirty_at: None,
         next_pass: Instant::now(),
+        next_resync: Instant::now(),
         due_at: None,
         problems: BTreeSet::new(),
         root_problem: None,
@@ -140,11 +149,14 @@ struct Watcher<'a> {
     progress: &'a dyn Progress,
     detail: Detail,
     interval: Duration,
+    resync: Duration,
     grace: Duration,
     log: Log,
     sup: Supervisor,
-    /// The modules of the node, found again at every full pass.
+    /// The modules of the node, found again at every pass.
     modules: Vec<Module>,
+    /// The names of the stacks among them (what an engine event may be about).
+    stack_names: BTreeSet<String>,
     link: link::Link,
     work: Work<'a>,
     /// Work that ended while the loop was busy, to handle at the next tick.
@@ -155,13 +167,14 @@ struct Watcher<'a> {
     dirty: BTreeSet<String>,
     dirty_at: Option<Instant>,
     next_pass: Instant,
+    next_resync: Instant,
     /// When the supervisor's next deadline falls.
     due_at: Option<Instant>,
     /// Problems last reported by a status pass, so each is logged once.
     problems: BTreeSet<String>,
     /// Why the services root could not be read, as last logged.
     root_problem: Option<String>,
-    /// Full passes done.
+    /// Passes done.
     passes: u64,
     /// The holds as last written to hal's state.
     saved: BTreeMap<String, crate::state::records::HoldRecord>,
@@ -188,22 +201,36 @@ impl<'a> Watcher<'a> {
         }
     }
 
-    /// Does whatever is due: finished work, a full pass, deadlines, reconnecting, looking.
+    /// Does whatever is due: finished work, a pass, deadlines, reconnecting, looking.
     async fn tick(&mut self) -> Result<(), Stopped> {
         let finished = std::mem::take(&mut self.finished);
-        let any_done = !finished.is_empty();
+        // The holds are written when something may have changed them, and read
+        // back at every pass: a hold that `reset-failed` or `rescue` lifted is
+        // let go (and its module looked at) even when nothing else is.
+        let mut holds = !finished.is_empty();
         for d in finished {
             self.on_done(d);
         }
-        if any_done {
-            self.save_holds().await?;
-        }
         let now = Instant::now();
-        if now >= self.next_pass {
+        let resync = now >= self.next_resync;
+        if resync || now >= self.next_pass {
+            holds = true;
             self.next_pass = now + self.interval;
-            self.rediscover();
-            let all: Vec<String> = self.modules.iter().map(|m| m.name.clone()).collect();
-            self.mark(all, Duration::ZERO);
+            if resync {
+                self.next_resync = now + self.resync;
+            }
+            let added = self.rediscover();
+            // Host units send no events: they are read at every pass. A stack is read
+            // when the engine's events say it changed, when it is new, and at a resync.
+            let names: Vec<String> = self
+                .modules
+                .iter()
+                .filter(|m| {
+                    resync || !self.stack_names.contains(&m.name) || added.contains(&m.name)
+                })
+                .map(|m| m.name.clone())
+                .collect();
+            self.mark(names, Duration::ZERO);
         }
         if self.due_at.is_some_and(|t| now >= t) {
             self.due_at = None;
@@ -215,6 +242,9 @@ impl<'a> Watcher<'a> {
         }
         if !self.dirty.is_empty() && self.dirty_at.is_some_and(|t| Instant::now() >= t) {
             self.look().await?;
+            holds = true;
+        }
+        if holds {
             self.save_holds().await?;
         }
         let now = Stamp::now();
@@ -227,7 +257,7 @@ impl<'a> Watcher<'a> {
 
     /// The next moment something is due.
     fn wake(&self) -> Instant {
-        let mut wake = self.next_pass;
+        let mut wake = self.next_pass.min(self.next_resync);
         let candidates = [
             self.due_at,
             self.has_stacks().then(|| self.link.retry_at()).flatten(),
@@ -266,74 +296,7 @@ impl<'a> Watcher<'a> {
     }
 
     fn has_stacks(&self) -> bool {
-        self.modules
-            .iter()
-            .any(|m| matches!(m.kind, Kind::Stack { .. }))
-    }
-
-    fn stacks(&self) -> BTreeSet<String> {
-        self.modules
-            .iter()
-            .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-            .map(|m| m.name.clone())
-            .collect()
-    }
-
-    fn started(&self) {
-        let stacks = self.stacks().len();
-        let hosts = self.modules.len() - stacks;
-        self.log.emit(
-            Entry::about(
-                "watch",
-                "started",
-                Some("watch"),
-                format!(
-                    "watching {} ({}, {}; grace {}, interval {}); only modules started by hal (desired up) are touched",
-                    count(self.modules.len(), "module"),
-                    count(stacks, "stack"),
-                    count(hosts, "host unit"),
-                    crate::util::duration::format(self.grace),
-                    crate::util::duration::format(self.interval),
-                ),
-            )
-            .with("modules", self.modules.len()),
-        );
-    }
-
-    /// Finds the modules again: a stack directory added since is watched from now on.
-    fn rediscover(&mut self) {
-        let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
-        let now = watched(&inv);
-        let names =
-            |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
-        let (old, new) = (names(&self.modules), names(&now));
-        if old != new && self.passes > 0 {
-            let list = |s: BTreeSet<&String>| {
-                let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
-                if v.is_empty() {
-                    "none".to_string()
-                } else {
-                    v.join(", ")
-                }
-            };
-            let added = list(new.difference(&old).collect());
-            let gone = list(old.difference(&new).collect());
-            self.log.emit(Entry::about(
-                "watch",
-                "modules_changed",
-                None,
-                format!("modules changed: added {added}; gone {gone}"),
-            ));
-        }
-        if inv.root_problem != self.root_problem {
-            if let Some(p) = &inv.root_problem {
-                self.log
-                    .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
-            }
-            self.root_problem = inv.root_problem;
-        }
-        self.passes += 1;
-        self.modules = now;
+        !self.stack_names.is_empty()
     }
 
     async fn reconnect(&mut self) -> Result<(), Stopped> {
@@ -351,7 +314,7 @@ impl<'a> Watcher<'a> {
                 self.log.emit(
                     Entry::about("docker", "engine_up", Some("full_pass"), text).reason(endpoint),
                 );
-                let stacks = self.stacks();
+                let stacks = self.stack_names.clone();
                 self.mark(stacks, Duration::ZERO);
             }
             Err(why) => self.engine_down(&why, "not reachable"),
@@ -383,7 +346,7 @@ impl<'a> Watcher<'a> {
     fn on_event(&mut self, ev: Option<Result<bollard::models::EventMessage, String>>) {
         match ev {
             Some(Ok(ev)) => {
-                if let Some((module, seen)) = link::meaning(&ev, &self.stacks()) {
+                if let Some((module, seen)) = link::meaning(&ev, &self.stack_names) {
                     if let Some(seen) = seen {
                         self.sup.saw(seen);
                     }
@@ -478,11 +441,11 @@ fn watched(inv: &Inventory) -> Vec<Module> {
         .collect()
 }
 
-/// `1 module`, `2 modules`.
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
+/// The names of the stacks among `modules`.
+fn stack_names(modules: &[Module]) -> BTreeSet<String> {
+    modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.clone())
+        .collect()
 }

@@ -10,7 +10,7 @@ use crate::lib_paths::Cli;
 use crate::rig::{fresh, have, missing};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
-const MORE_ENVIRONMENT: [(&str, &str); 19] = [
+const MORE_ENVIRONMENT: [(&str, &str); 20] = [
     (
         "HAL_STATE_DIR",
         "Where hal keeps its state (start counts, desired states); see FILES.",
@@ -42,6 +42,10 @@ const MORE_ENVIRONMENT: [(&str, &str); 19] = [
     (
         "COMPOSE_FILE",
         "Read by compose, as from the stack's .env: the compose files of every stack. hal reads the same files for its change check (see also COMPOSE_PROFILES and COMPOSE_PATH_SEPARATOR).",
+    ),
+    (
+        "COMPOSE_PROJECT_NAME",
+        "Read by compose, as from the stack's .env. hal always runs a stack as its directory name (-p); hal module list and hal doctor warn when this (or a name: in the compose file) asks for another.",
     ),
     (
         "DOCKER_CONFIG",

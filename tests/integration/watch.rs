@@ -28,12 +28,17 @@ impl Watch {
         Watch::spawn_every(rig, args, "2s")
     }
 
-    /// `hal [ARGS] watch --interval EVERY`: with a long one, only engine events can start a repair.
+    /// `hal [ARGS] watch --interval EVERY --resync EVERY`: with a long one, only engine events can start a repair.
     pub fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
+        Watch::spawn_with(rig, args, &["--interval", every, "--resync", every])
+    }
+
+    /// `hal [ARGS] watch [WATCH_ARGS]`, once it says it is watching.
+    pub fn spawn_with(rig: &Rig, args: &[&str], watch_args: &[&str]) -> Watch {
         let mut all = args.to_vec();
         all.push("watch");
+        all.extend_from_slice(watch_args);
         let mut cmd = rig.cmd(&all);
-        cmd.args(["--interval", every]);
         let mut child = cmd.spawn().expect("spawn hal watch");
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
@@ -193,6 +198,26 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
     let (code, took) = w.signal("TERM");
     assert_eq!(code, Some(0), "{}", w.dump());
     assert!(took < Duration::from_secs(1), "SIGTERM took {took:?}");
+}
+
+/// Between resyncs only the engine's events and the pass (`--interval`) say
+/// what to read. A stack made after the watch started, whose container died
+/// before the watch knew of it (its `die` event was about no module then), is
+/// read at the next pass and repaired, with no resync to find it.
+#[test]
+fn a_stack_made_after_the_watch_started_is_read_at_the_next_pass() {
+    let Some(rig) = rig::engine() else { return };
+    // A stack from the start, so the watch is connected to the engine's events.
+    idle(&rig, "first");
+    let mut w = Watch::spawn_with(&rig, &[], &["--interval", "10s", "--resync", "1h"]);
+    // Its first pass (which would find any stack) is over well before the next, 10 s on.
+    std::thread::sleep(Duration::from_secs(2));
+    let m = rig.stack("late", stack().service("app").runs("exit 3"));
+    hal(&rig).args(["module", "start", "--no-wait", &m]).code(0);
+    let why = w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: repairing: "))
+    });
+    assert!(why.contains("exited with code 3"), "{why}");
 }
 
 #[test]

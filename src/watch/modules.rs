@@ -1,0 +1,80 @@
+//! Which modules the supervisor watches: found again at every pass, and said at start-up.
+
+use std::collections::BTreeSet;
+
+use super::{Watcher, stack_names, watched};
+use crate::module::Module;
+use crate::module::inventory::Inventory;
+use crate::output::watch_log::Entry;
+
+impl Watcher<'_> {
+    pub(super) fn started(&self) {
+        let stacks = self.stack_names.len();
+        let hosts = self.modules.len() - stacks;
+        self.log.emit(
+            Entry::about(
+                "watch",
+                "started",
+                Some("watch"),
+                format!(
+                    "watching {} ({}, {}; grace {}, interval {}, resync {}); only modules started by hal (desired up) are touched",
+                    count(self.modules.len(), "module"),
+                    count(stacks, "stack"),
+                    count(hosts, "host unit"),
+                    crate::util::duration::format(self.grace),
+                    crate::util::duration::format(self.interval),
+                    crate::util::duration::format(self.resync),
+                ),
+            )
+            .with("modules", self.modules.len()),
+        );
+    }
+
+    /// Finds the modules again: a stack directory added since is watched from now
+    /// on. Returns the names that were not there before.
+    pub(super) fn rediscover(&mut self) -> BTreeSet<String> {
+        let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
+        let now = watched(&inv);
+        let names =
+            |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
+        let (old, new) = (names(&self.modules), names(&now));
+        if old != new && self.passes > 0 {
+            let list = |s: BTreeSet<&String>| {
+                let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let added = list(new.difference(&old).collect());
+            let gone = list(old.difference(&new).collect());
+            self.log.emit(Entry::about(
+                "watch",
+                "modules_changed",
+                None,
+                format!("modules changed: added {added}; gone {gone}"),
+            ));
+        }
+        if inv.root_problem != self.root_problem {
+            if let Some(p) = &inv.root_problem {
+                self.log
+                    .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+            }
+            self.root_problem = inv.root_problem;
+        }
+        self.passes += 1;
+        self.stack_names = stack_names(&now);
+        self.modules = now;
+        new.difference(&old).cloned().collect()
+    }
+}
+
+/// `1 module`, `2 modules`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
