@@ -81,6 +81,7 @@ say "creating $STACKS stacks with hal on $DOCKER_HOST (primes hal's state: desir
 [[ $(count_running) -eq $want ]] || { say "setup: $(count_running) of $want running"; exit 1; }
 all_active 60 || { say "hal does not see every module active"; exit 1; }
 sleep 15 # a node's steady state: containers that have been up a while
+quiet1=$(bench_quiet 300)
 
 # --- 1. status ---------------------------------------------------------------
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -161,7 +162,7 @@ $($private && echo "On a private engine (\`bench/engine.sh\`: its own dockerd an
 ### status ($n containers)
 
 Load average before: $load1; after: $load1b. hyperfine, $ROUNDS rounds × $FAST_RUNS runs (2 warmups), rotated, pooled.
-The node had been up for at least 15 s (a steady state). \`--json\` printed start time and restart count for
+The node had been up for at least 15 s, and the CPUs were 90 % idle over 5 s (after $quiet1 s more) before the first run. \`--json\` printed start time and restart count for
 $facts of $want containers.
 
 | command | median | mean ± σ | min | runs |
