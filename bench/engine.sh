@@ -5,6 +5,8 @@
 #
 #   bench/engine.sh start     # prints the DOCKER_HOST to use, e.g. unix:///run/hal-bench-13/docker.sock
 #   bench/engine.sh restart   # SIGTERM the engine, wait for it to exit, start it again
+#   LIVE_RESTORE=true bench/engine.sh restart   # the same, the containers kept running
+#                             # across it (dockerd's live-restore; the default is false)
 #   bench/engine.sh stop      # stop it; its data root stays for a later start
 #   bench/engine.sh purge     # stop it and remove its data root
 #
@@ -13,7 +15,7 @@
 # BENCH_ENGINE_POOL (default 10.210.0.0/16: the networks compose makes, which
 # must not overlap the main engine's pools). The engine runs with its own
 # containerd, a bridge of its own (hb13; never --bridge=none, which deletes docker0), no iptables rules and no live-restore (a
-# restart stops and restarts every container, as on a real node). The image
+# restart stops and restarts every container, as on a node with Docker's defaults) unless LIVE_RESTORE=true. The image
 # hal-fixture:latest is copied in from the main engine at the first start.
 # Needs root.
 set -euo pipefail
@@ -26,15 +28,19 @@ host=unix://$sock
 
 pid() { [[ -s $dir/docker.pid ]] && kill -0 "$(cat "$dir/docker.pid")" 2>/dev/null && cat "$dir/docker.pid"; }
 
+config() {
+    cat >"$dir/daemon.json" <<EOF
+{ "default-address-pools": [ { "base": "$pool", "size": 24 } ], "live-restore": ${LIVE_RESTORE:-false} }
+EOF
+}
+
 start() {
     if pid >/dev/null; then
         echo "$host"
         return
     fi
     mkdir -p "$dir" "$data"
-    cat >"$dir/daemon.json" <<EOF
-{ "default-address-pools": [ { "base": "$pool", "size": 24 } ] }
-EOF
+    config
     # A default bridge of its own: `--bridge=none` makes dockerd DELETE the host's
     # docker0 at start-up, which breaks the machine's own engine (lead's fix).
     if ! ip link show hb13 >/dev/null 2>&1; then
@@ -74,7 +80,15 @@ stop() {
 case ${1:-} in
 start) start ;;
 stop) stop ;;
-restart) stop && start ;;
+restart)
+    # live-restore is read when the engine stops: tell the running engine first (SIGHUP reloads it).
+    if p=$(pid); then
+        config
+        kill -HUP "$p"
+        sleep 2
+    fi
+    stop && start
+    ;;
 purge)
     # Every container first (so none is left to a shim), then the engine, then
     # what an engine killed mid-shutdown can leave: shims of its containerd and

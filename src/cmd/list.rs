@@ -8,10 +8,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         ctx.ui.warn(p);
     }
-    for m in &ctx.node.inventory.modules {
-        if let Some(why) = crate::stack::project_name::name_mismatch(&m.name, &m.kind) {
-            ctx.ui.warn(&why);
-        }
+    for why in crate::stack::project_name::mismatches(&ctx.node.inventory.modules) {
+        ctx.ui.warn(&why);
     }
     let entries = render::list_entries(&ctx.node.inventory.modules);
     if entries.is_empty() {

@@ -31,6 +31,15 @@ pub struct Compose {
     pub label: String,
 }
 
+/// Whether `up` of one service makes new containers when nothing changed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fresh {
+    /// Compose's own rule: recreate what changed, start the rest as it is.
+    IfChanged,
+    /// `--force-recreate`: the containers there cannot be started as they are.
+    Always,
+}
+
 /// One compose project: its name, directory and file.
 #[derive(Clone, Debug)]
 pub struct Project<'a> {
@@ -106,16 +115,22 @@ impl Compose {
 
     /// `up -d --no-deps SERVICE`: creates or starts one service's containers
     /// (recreating them when their configuration changed), nothing else.
+    /// With [`Fresh::Always`], `--force-recreate`: new containers even when
+    /// nothing changed, for a container the engine refuses to start as it is.
     pub async fn up_service(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
         service: &str,
         pull: Option<&str>,
+        fresh: Fresh,
     ) -> anyhow::Result<()> {
         let mut args = vec!["up", "-d", "--no-deps"];
         if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
             args.extend(["--pull", p]);
+        }
+        if fresh == Fresh::Always {
+            args.push("--force-recreate");
         }
         // The name was checked (it starts with a letter or digit), so it
         // cannot read as a flag; v1's parser takes no `--`.

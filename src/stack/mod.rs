@@ -31,7 +31,7 @@ use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
-use crate::stack::compose::Project;
+use crate::stack::compose::{Fresh, Project};
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
@@ -171,7 +171,7 @@ pub async fn launch(
         Some(service) => {
             env.progress.step(name, &format!("starting {service}"));
             compose
-                .up_service(&project, endpoint, service, Some("never"))
+                .up_service(&project, endpoint, service, Some("never"), Fresh::IfChanged)
                 .await?;
         }
     }

@@ -2,7 +2,40 @@
 
 use std::path::Path;
 
+use crate::module::Module;
 use crate::stack::inputs::{DEFAULT_FILES, OVERRIDE_FILES, read};
+
+/// The warnings of [`name_mismatch`] for every stack among `modules`, in their
+/// order. For many stacks the time is the file system's (a few small reads per
+/// stack), so the stacks are split among the CPUs.
+pub fn mismatches(modules: &[Module]) -> Vec<String> {
+    let of = |part: &[Module]| -> Vec<String> {
+        part.iter()
+            .filter_map(|m| name_mismatch(&m.name, &m.kind))
+            .collect()
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cpus < 2 || modules.len() < PARALLEL_FROM {
+        return of(modules);
+    }
+    let chunk = modules.len().div_ceil(cpus.min(8));
+    std::thread::scope(|s| {
+        let parts: Vec<_> = modules
+            .chunks(chunk)
+            .map(|p| s.spawn(move || of(p)))
+            .collect();
+        // A part whose thread panicked is looked at again here, where a panic is reported.
+        let chunks = modules.chunks(chunk);
+        parts
+            .into_iter()
+            .zip(chunks)
+            .flat_map(|(h, p)| h.join().unwrap_or_else(|_| of(p)))
+            .collect()
+    })
+}
+
+/// Below this many modules a thread costs more than it saves.
+const PARALLEL_FROM: usize = 64;
 
 /// For a stack whose files or `COMPOSE_PROJECT_NAME` ask for a project name
 /// other than its directory's: what `list` and `doctor` say about it.

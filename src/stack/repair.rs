@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bollard::models::ContainerSummary;
 
+use crate::stack::compose::Fresh;
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
 use crate::stack::labels::{Identity, restarts_with};
@@ -17,7 +18,7 @@ pub enum How {
     Start,
     /// It is running but unhealthy, or crash-looping: restart it (Engine API).
     Restart,
-    /// It cannot be started as it is (dead, or gone): `compose up -d --no-deps SERVICE`.
+    /// It cannot be started as it is (dead, or gone): `compose up -d --no-deps --force-recreate SERVICE`.
     Recreate,
 }
 
@@ -114,7 +115,7 @@ fn container_name(c: &ContainerSummary) -> String {
 /// Applies the fixes in order (dependencies before their dependents) and
 /// returns the wait for the repaired containers alone to be up. A container
 /// that cannot be started as it is (gone, or the engine refuses) is recreated
-/// with `compose up -d --no-deps SERVICE`; the warnings say so.
+/// with `compose up -d --no-deps --force-recreate SERVICE`; the warnings say so.
 pub async fn apply(
     env: Env<'_>,
     stack: &Stack<'_>,
@@ -149,8 +150,16 @@ pub async fn apply(
         let compose = env.stacks.compose().await?;
         let endpoint = env.stacks.endpoint()?;
         for service in &recreate {
+            // The engine refused this container (dead, gone, or a start that
+            // failed): compose must make a new one, not start it as it is.
             compose
-                .up_service(&stack.project(), endpoint, service, Some("never"))
+                .up_service(
+                    &stack.project(),
+                    endpoint,
+                    service,
+                    Some("never"),
+                    Fresh::Always,
+                )
                 .await?;
         }
     }

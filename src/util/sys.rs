@@ -1,5 +1,5 @@
 //! Small facts about the running process that std does not offer.
-#![allow(unsafe_code)] // geteuid(2): no preconditions, cannot fail.
+#![allow(unsafe_code)] // geteuid(2), malloc_trim(3): no preconditions, cannot fail.
 
 /// Whether hal runs as root (effective uid 0).
 pub fn is_root() -> bool {
@@ -11,6 +11,17 @@ pub fn is_root() -> bool {
 pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// Hands the memory the allocator keeps free back to the system. A process
+/// that lives for months (`hal watch`) calls it after a burst of work, so its
+/// resident size is what it holds, not the high water of its busiest moment.
+pub fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions; it only releases free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The user's login name for messages, from the environment or the uid.

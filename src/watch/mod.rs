@@ -129,6 +129,7 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         passes: 0,
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
+        trim_due: false,
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -178,6 +179,8 @@ struct Watcher<'a> {
     passes: u64,
     /// The holds as last written to hal's state.
     saved: BTreeMap<String, crate::state::records::HoldRecord>,
+    /// Work was done since the allocator was last told to give memory back.
+    trim_due: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
     stop: Shutdown,
@@ -208,6 +211,7 @@ impl<'a> Watcher<'a> {
         // back at every pass: a hold that `reset-failed` or `rescue` lifted is
         // let go (and its module looked at) even when nothing else is.
         let mut holds = !finished.is_empty();
+        self.trim_due |= holds;
         for d in finished {
             self.on_done(d);
         }
@@ -243,9 +247,15 @@ impl<'a> Watcher<'a> {
         if !self.dirty.is_empty() && self.dirty_at.is_some_and(|t| Instant::now() >= t) {
             self.look().await?;
             holds = true;
+            self.trim_due = true;
         }
         if holds {
             self.save_holds().await?;
+        }
+        // Once a burst of work is over the watch holds little: give back what the burst used.
+        if self.trim_due && self.work.is_empty() && self.dirty.is_empty() {
+            self.trim_due = false;
+            crate::util::sys::give_back_memory();
         }
         let now = Stamp::now();
         self.due_at = self
