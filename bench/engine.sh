@@ -14,7 +14,8 @@
 # root, config), BENCH_ENGINE_DATA (default /var/lib/hal-bench-13), and
 # BENCH_ENGINE_POOL (default 10.210.0.0/16: the networks compose makes, which
 # must not overlap the main engine's pools). The engine runs with its own
-# containerd, a bridge of its own (hb13; never --bridge=none, which deletes docker0), no iptables rules and no live-restore (a
+# containerd, in a network namespace of its own (hal-bench-13) with a bridge of its
+# own (hb13), so nothing it does to interfaces reaches the host's docker0; no iptables rules and no live-restore (a
 # restart stops and restarts every container, as on a node with Docker's defaults) unless LIVE_RESTORE=true. The image
 # hal-fixture:latest is copied in from the main engine at the first start.
 # Needs root.
@@ -24,6 +25,7 @@ dir=${BENCH_ENGINE_DIR:-/run/hal-bench-13}
 data=${BENCH_ENGINE_DATA:-/var/lib/hal-bench-13}
 pool=${BENCH_ENGINE_POOL:-10.210.0.0/16}
 sock=$dir/docker.sock
+netns=hal-bench-13
 host=unix://$sock
 
 pid() { [[ -s $dir/docker.pid ]] && kill -0 "$(cat "$dir/docker.pid")" 2>/dev/null && cat "$dir/docker.pid"; }
@@ -41,15 +43,22 @@ start() {
     fi
     mkdir -p "$dir" "$data"
     config
-    # A default bridge of its own: `--bridge=none` makes dockerd DELETE the host's
-    # docker0 at start-up, which breaks the machine's own engine (lead's fix).
-    if ! ip link show hb13 >/dev/null 2>&1; then
-        ip link add hb13 type bridge
-        ip addr add 10.211.0.1/24 dev hb13
-        ip link set hb13 up
+    # A network namespace of its own, with a default bridge of its own: dockerd deletes
+    # a default bridge it finds stale at start-up, and in the host's namespace that was
+    # the host's docker0 (with --bridge=none at every start, with --bridge=hb13 at every
+    # restart), which broke every `docker run` on the machine's own engine.
+    if [[ ! -e /run/netns/$netns ]]; then
+        ip netns add "$netns"
+        ip -n "$netns" link set lo up
+    fi
+    if ! ip -n "$netns" link show hb13 >/dev/null 2>&1; then
+        ip -n "$netns" link add hb13 type bridge
+        ip -n "$netns" addr add 10.211.0.1/24 dev hb13
+        ip -n "$netns" link set hb13 up
     fi
     # setsid: the engine outlives this script and is no child of the caller's job.
-    setsid dockerd --config-file "$dir/daemon.json" --data-root "$data" --exec-root "$dir/exec" \
+    # nsenter, not `ip netns exec`: that mounts a sysfs of its own, without the cgroups dockerd needs.
+    setsid nsenter --net="/run/netns/$netns" dockerd --config-file "$dir/daemon.json" --data-root "$data" --exec-root "$dir/exec" \
         --pidfile "$dir/docker.pid" -H "$host" --bridge=hb13 --iptables=false --ip-masq=false \
         --cgroup-parent hal-bench-13 >>"$dir/dockerd.log" 2>&1 </dev/null &
     local i
@@ -101,7 +110,7 @@ purge)
     for p in $(pgrep -f -- "-address $dir/exec/containerd/containerd.sock" || true); do kill -KILL "$p" 2>/dev/null || true; done
     for m in $(awk -v d="$data" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do umount "$m" 2>/dev/null || umount -l "$m" || true; done
     rm -rf "$data" "$dir"
-    ip link del hb13 2>/dev/null || true
+    ip netns del "$netns" 2>/dev/null || true
     ;;
 *)
     echo "usage: bench/engine.sh start|restart|stop|purge" >&2

@@ -335,11 +335,21 @@ step_dockerd() {
         changed=1
         log "wrote /etc/docker/daemon.json"
     fi
-    if ((changed)) && docker_up; then
+    # A running dockerd whose default bridge is gone (another dockerd on the machine can
+    # delete docker0) fails every `docker run` on the default network: start it again,
+    # which makes the bridge anew.
+    local why=""
+    ((changed)) && why="daemon.json changed"
+    if docker_up && [[ ! -e /sys/class/net/docker0 ]] &&
+        [[ $(docker network inspect bridge -f '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null) == docker0 ]]; then
+        why="its default bridge docker0 is gone"
+    fi
+    if [[ -n $why ]] && docker_up; then
         if pid_alive "$DOCKERD_PIDFILE"; then
+            log "restarting dockerd: $why"
             stop_dockerd
         else
-            die "daemon.json changed but the running dockerd has no pidfile at $DOCKERD_PIDFILE; restart it by hand"
+            die "$why but the running dockerd has no pidfile at $DOCKERD_PIDFILE; restart it by hand"
         fi
     fi
 
