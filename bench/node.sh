@@ -157,7 +157,7 @@ fi
 cat <<EOF
 ## a node of $STACKS stacks × 2 services ($DOCKER_HOST)
 
-$($private && echo "On a private engine (\`bench/engine.sh\`: its own dockerd and containerd, same version, no default bridge, no iptables), so that 400 containers and an engine restart disturb no other work on this shared machine.")
+$($private && echo "On a private engine (\`bench/engine.sh\`: its own dockerd and containerd, same version, in a network namespace of its own, no iptables), so that 400 containers and an engine restart disturb no other work on this shared machine.")
 
 ### status ($n containers)
 
