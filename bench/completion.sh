@@ -64,16 +64,22 @@ if [[ -z ${BENCH_NO_HYPERFINE:-} ]] && command -v hyperfine >/dev/null 2>&1; the
     # The env is hyperfine's own, inherited by every command; docker ignores it.
     env "${complete_env[@]}" hyperfine "${args[@]}" >/dev/null 2>"$tmp/hyperfine.err" ||
         { cat "$tmp/hyperfine.err" >&2; exit 1; }
-    # `hal module list` runs without the completion variables.
+    # `hal module list` runs without the completion variables. Beside it, its floor: a
+    # minimal program doing the same file work (bench/list_floor.rs: the scan, and per
+    # stack the reads the name check must make), when rustc is there to build it.
+    floor=()
+    if rustc -O "$(dirname "${BASH_SOURCE[0]}")/list_floor.rs" -o "$tmp/list_floor" 2>/dev/null; then
+        floor=(--command-name "floor: the same file work in a minimal program (bench/list_floor.rs)" "$tmp/list_floor $tmp/services")
+    fi
     hyperfine --shell=none --runs "$runs" --warmup 10 --style none --export-markdown "$tmp/list.md" \
         --export-json "$tmp/l.json" --command-name "hal module list ($((MODULES + 2)) modules)" \
-        "$HAL_BIN module list" >/dev/null 2>"$tmp/hyperfine.err" || { cat "$tmp/hyperfine.err" >&2; exit 1; }
+        "$HAL_BIN module list" "${floor[@]}" >/dev/null 2>"$tmp/hyperfine.err" || { cat "$tmp/hyperfine.err" >&2; exit 1; }
     echo "## completion and list: $((MODULES + 2)) modules"
     echo
     echo "hal completion vs docker's, $runs runs each (hyperfine; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg))"
     echo
     cat "$tmp/table.md"
-    tail -n 1 "$tmp/list.md"
+    tail -n +3 "$tmp/list.md"
     med() { jq -r --arg n "$2" '.results[] | select(.command | startswith($n)) | .median * 1000' "$1"; }
     c_med=$(med "$tmp/c.json" "hal module start <TAB>")
     l_med=$(med "$tmp/l.json" "hal module list")
