@@ -38,6 +38,7 @@ impl Watcher<'_> {
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
         let (old, new) = (names(&self.modules), names(&now));
+        let added: BTreeSet<String> = new.difference(&old).cloned().collect();
         if old != new && self.passes > 0 {
             let list = |s: BTreeSet<&String>| {
                 let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
@@ -47,8 +48,8 @@ impl Watcher<'_> {
                     v.join(", ")
                 }
             };
-            let added = list(new.difference(&old).collect());
             let gone = list(old.difference(&new).collect());
+            let added = list(added.iter().collect());
             self.log.emit(Entry::about(
                 "watch",
                 "modules_changed",
@@ -66,7 +67,7 @@ impl Watcher<'_> {
         self.passes += 1;
         self.stack_names = stack_names(&now);
         self.modules = now;
-        new.difference(&old).cloned().collect()
+        added
     }
 }
 
