@@ -15,6 +15,7 @@ pub mod compose;
 pub mod docker;
 pub mod fresh;
 pub mod guard;
+pub mod machine;
 pub mod run;
 pub mod systemd;
 
