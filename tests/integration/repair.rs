@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use crate::rig::watch::{Watch, lines_about};
 use crate::rig::{self, compose, docker, hal, stack, svc};
-use crate::watch::{Watch, lines_about};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
 

@@ -18,6 +18,7 @@ pub mod guard;
 pub mod machine;
 pub mod run;
 pub mod systemd;
+pub mod watch;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
