@@ -30,7 +30,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub use compose::stack;
 pub use docker::{FIXTURE, containers, docker, ids, networks, running_ids};
 pub use guard::{have, in_ci, missing, need, need_that};
-pub use run::{Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child};
+pub use run::{
+    Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
+};
 
 use guard::Lease;
 
