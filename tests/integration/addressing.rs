@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use crate::rig::{FIXTURE, Rig, Run, compose, docker, engine, run, svc};
+use crate::rig::compose::Stack;
+use crate::rig::{FIXTURE, Rig, Run, docker, engine, run, stack};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
 
@@ -25,25 +26,31 @@ fn identity(container: &str) -> String {
         .to_string()
 }
 
+/// A stack with one long-running service, `app`.
+fn forever() -> Stack {
+    stack().service("app").runs(FOREVER)
+}
+
 /// A stack with two long-running services, `www` and `worker`, each saying who it is.
 fn two_services(rig: &Rig, short: &str) -> String {
     rig.stack(
         short,
-        compose(&[
-            svc("www", &format!("echo www says hi; {FOREVER}"), ""),
-            svc("worker", &format!("echo worker says hi; {FOREVER}"), ""),
-        ]),
+        stack()
+            .service("www")
+            .runs(&format!("echo www says hi; {FOREVER}"))
+            .service("worker")
+            .runs(&format!("echo worker says hi; {FOREVER}")),
     )
 }
 
 #[test]
 fn status_failed_lists_only_what_needs_a_person() {
     let Some(rig) = engine() else { return };
-    let ok = rig.stack("ok", compose(&[svc("app", FOREVER, "")]));
-    let parked = rig.stack("parked", compose(&[svc("app", FOREVER, "")]));
-    let never = rig.stack("never", compose(&[svc("app", FOREVER, "")]));
-    let wanted = rig.stack("wanted", compose(&[svc("app", FOREVER, "")]));
-    let sick = rig.stack("sick", compose(&[svc("app", "echo boom; exit 3", "")]));
+    let ok = rig.stack("ok", forever());
+    let parked = rig.stack("parked", forever());
+    let never = rig.stack("never", forever());
+    let wanted = rig.stack("wanted", forever());
+    let sick = rig.stack("sick", stack().service("app").runs("echo boom; exit 3"));
     // A stray directory whose name is no module name: invalid, never a person's problem.
     let stray = rig.root.join("Stray Dir");
     std::fs::create_dir_all(&stray).unwrap();
@@ -122,8 +129,8 @@ fn status_failed_lists_only_what_needs_a_person() {
 #[test]
 fn quiet_status_leaves_only_the_exit_code() {
     let Some(rig) = engine() else { return };
-    let up = rig.stack("up", compose(&[svc("app", FOREVER, "")]));
-    let off = rig.stack("off", compose(&[svc("app", FOREVER, "")]));
+    let up = rig.stack("up", forever());
+    let off = rig.stack("off", forever());
     run(&rig, &["start", &up]).expect(0);
 
     for (args, code) in [
@@ -216,9 +223,9 @@ fn a_mistyped_verb_gets_the_verb_that_fits() {
 #[test]
 fn patterns_select_modules_and_a_miss_is_exit_4() {
     let Some(rig) = engine() else { return };
-    let mail = rig.stack("mail", compose(&[svc("app", FOREVER, "")]));
-    let mailu = rig.stack("mailu", compose(&[svc("app", FOREVER, "")]));
-    let web = rig.stack("web", compose(&[svc("app", FOREVER, "")]));
+    let mail = rig.stack("mail", forever());
+    let mailu = rig.stack("mailu", forever());
+    let web = rig.stack("web", forever());
     // A stray directory the pattern matches, whose name is no module name.
     let stray = rig.name("mail.old");
     std::fs::create_dir_all(rig.root.join(&stray)).unwrap();
@@ -413,7 +420,7 @@ fn json_errors_are_a_document_on_stdout() {
     plain.expect(4);
     assert!(plain.stdout.is_empty(), "{plain:?}");
     // No engine for any module named: the command stops before any of them.
-    let web = rig.stack("web", compose(&[svc("app", FOREVER, "")]));
+    let web = rig.stack("web", forever());
     let down = run(
         &rig,
         &[

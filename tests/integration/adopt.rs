@@ -1,17 +1,15 @@
 //! `hal adopt` on a live node inside a real systemd: the seed's `hal-module@` template in root's user scope runs two stacks (one enabled); adopt takes them over with no container recreated, survives a SIGKILL half-way, refuses a unit of another shape, and after a reboot the shipped units bring back what should run and leave down what a person stopped.
 //!
-//! The machine is this test's own `hal-systemd:bookworm` container (it is
-//! restarted, as a reboot, so it cannot be the shared one of `rig/systemd.rs`).
+//! The machine is this test's own `hal-systemd:bookworm` machine (rig/machine.rs;
+//! it is restarted, as a reboot, so it cannot be the shared one of `rig/systemd.rs`).
 //! hal runs in it as root with its defaults (/etc/hal/hal.toml, /var/lib/hal),
 //! as the shipped system-scope units run it.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rig::docker::purge_project;
 use crate::rig::guard::Lease;
-use crate::rig::systemd::{IMAGE, USER_RUNTIME, run_machine};
-use crate::rig::{Run, docker, eventually, missing, run_with_timeout, stack};
+use crate::rig::machine::{self, IMAGE, Machine, Spec, USER_RUNTIME};
+use crate::rig::{docker, eventually, missing, stack};
 
 /// The seed's template (../shared/context/), with `--pull missing` for `always`:
 /// no registry is reachable here.
@@ -29,66 +27,10 @@ Restart=on-failure
 WantedBy=default.target
 ";
 
-struct Machine {
-    name: String,
-    projects: Vec<String>,
-}
-
-impl Drop for Machine {
-    fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["rm", "-f", &self.name])
-            .output();
-        for p in &self.projects {
-            purge_project(p);
-        }
-    }
-}
-
-impl Machine {
-    fn sh(&self, script: &str) -> Run {
-        let mut c = Command::new("docker");
-        c.args(["exec", "-e", &format!("XDG_RUNTIME_DIR={USER_RUNTIME}")])
-            .args([&self.name, "sh", "-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        run_with_timeout(c, Duration::from_secs(180))
-    }
-
-    #[track_caller]
-    fn sh_ok(&self, script: &str) -> String {
-        let r = self.sh(script);
-        assert_eq!(r.code, Some(0), "in the machine: {script}\n{r:#?}");
-        r.stdout
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        crate::rig::systemd::write_in(&self.name, path, text);
-    }
-
-    /// Waits for systemd and root's user manager (lingering, so it starts at boot).
-    fn wait_booted(&self) {
-        let up = eventually(Duration::from_secs(90), || {
-            let s = self.sh("systemctl is-system-running").stdout;
-            s.trim() == "running" || s.trim() == "degraded"
-        });
-        assert!(up, "systemd did not come up in {IMAGE}");
-        self.sh_ok("loginctl enable-linger root && systemctl start user@0.service");
-        assert!(
-            eventually(Duration::from_secs(60), || self
-                .sh("systemctl --user show -p Version")
-                .code
-                == Some(0)),
-            "root's user manager did not come up"
-        );
-    }
-
-    fn unit(&self, unit: &str, prop: &str) -> String {
-        self.sh_ok(&format!("systemctl --user show -p {prop} --value {unit}"))
-            .trim()
-            .to_string()
-    }
+fn unit_prop(m: &Machine, unit: &str, prop: &str) -> String {
+    m.sh_ok(&format!("systemctl --user show -p {prop} --value {unit}"))
+        .trim()
+        .to_string()
 }
 
 /// `ID STARTEDAT` of a container: the same only if it was never recreated nor restarted.
@@ -107,34 +49,20 @@ fn status_of(m: &Machine, module: &str) -> (String, String) {
     )
 }
 
-fn boot(name: &str) -> Option<Machine> {
-    let have = |args: &[&str]| {
-        Command::new("docker")
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !have(&["image", "inspect", IMAGE]) || !have(&["image", "inspect", crate::rig::FIXTURE]) {
-        return missing(
-            &format!("image {IMAGE} or the fixture is missing"),
-            "run scripts/provision.sh",
-        );
+#[track_caller]
+fn boot(run: &str) -> Option<Machine> {
+    if let Some(why) = machine::missing(IMAGE) {
+        return missing(&why, "run scripts/provision.sh");
     }
-    let hal = env!("CARGO_BIN_EXE_hal");
-    run_machine(
-        name,
-        "adopt",
-        IMAGE,
-        &[format!("{hal}:/usr/local/bin/hal:ro")],
-    )
-    .unwrap_or_else(|why| panic!("{why}"));
-    let m = Machine {
-        name: name.to_string(),
-        projects: Vec::new(),
-    };
-    m.wait_booted();
+    let m = Machine::boot(Spec {
+        name: &format!("{run}-machine"),
+        run,
+        label: "adopt",
+        image: IMAGE,
+        mounts: vec![Spec::hal_under_test()],
+        env: Spec::root_user_manager(),
+    });
+    m.user_manager("root", 0);
     Some(m)
 }
 
@@ -142,11 +70,8 @@ fn boot(name: &str) -> Option<Machine> {
 fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back_what_should_run() {
     let _engine = Lease::shared();
     let p = format!("hadopt{}", std::process::id());
-    let Some(mut m) = boot(&format!("{p}-machine")) else {
-        return;
-    };
+    let Some(m) = boot(&p) else { return };
     let [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map(|s| format!("{p}-{s}"));
-    m.projects = vec![a.clone(), b.clone(), c.clone(), d.clone(), e.clone()];
     m.write("/root/.config/systemd/user/hal-module@.service", TEMPLATE);
     for s in [&a, &b, &c, &d, &e] {
         m.write(
@@ -217,13 +142,13 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
     assert!(run.stderr.contains("refused"), "{run:#?}");
     for (unit, container, before) in [(&a, &ca, &ia), (&b, &cb, &ib)] {
         let u = format!("hal-module@{unit}.service");
-        assert_eq!(m.unit(&u, "ActiveState"), "inactive", "{u}");
-        assert_eq!(m.unit(&u, "UnitFileState"), "disabled", "{u}");
+        assert_eq!(unit_prop(&m, &u, "ActiveState"), "inactive", "{u}");
+        assert_eq!(unit_prop(&m, &u, "UnitFileState"), "disabled", "{u}");
         assert_eq!(&identity(container), before, "{container} was restarted");
         assert_eq!(status_of(&m, unit), ("active".into(), "up".into()));
     }
     assert_eq!(
-        m.unit(&format!("hal-module@{c}.service"), "ActiveState"),
+        unit_prop(&m, &format!("hal-module@{c}.service"), "ActiveState"),
         "active"
     );
     eprintln!("adopt of 2 modules took {:.1}s", took.as_secs_f64());
@@ -263,9 +188,9 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
     assert_eq!(rerun.code, Some(0), "{rerun:#?}");
     for (unit, container, before) in [(&d, &cd, &id_), (&e, &ce, &ie)] {
         let u = format!("hal-module@{unit}.service");
-        assert_eq!(m.unit(&u, "ActiveState"), "inactive", "{u}");
-        assert_eq!(m.unit(&u, "UnitFileState"), "disabled", "{u}");
-        assert_eq!(m.unit(&u, "DropInPaths"), "", "{u}");
+        assert_eq!(unit_prop(&m, &u, "ActiveState"), "inactive", "{u}");
+        assert_eq!(unit_prop(&m, &u, "UnitFileState"), "disabled", "{u}");
+        assert_eq!(unit_prop(&m, &u, "DropInPaths"), "", "{u}");
         assert_eq!(&identity(container), before, "{container} was restarted");
         assert_eq!(status_of(&m, unit), ("active".into(), "up".into()));
     }
@@ -277,18 +202,7 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
     assert_eq!(state, m.sh_ok("cat /var/lib/hal/state.json"));
 
     // The shipped system-scope units, enabled as dist/systemd/README.md says.
-    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/systemd/system");
-    for u in [
-        "hal-watch.service",
-        "hal-rescue.service",
-        "hal-rescue.timer",
-    ] {
-        let text = std::fs::read_to_string(format!("{dist}/{u}"))
-            .unwrap()
-            .replace("/usr/bin/hal", "/usr/local/bin/hal");
-        m.write(&format!("/etc/systemd/system/{u}"), &text);
-    }
-    m.sh_ok("systemctl daemon-reload && systemctl enable --now hal-watch.service hal-rescue.timer");
+    enable_shipped_units(&m, "system");
     let doctor = m.sh("hal --json doctor");
     let doc: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
     let failing: Vec<&serde_json::Value> = doc["checks"]
@@ -315,32 +229,55 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
             .stdout
     );
 
-    // Boot: b is stopped by a person; every container stops, as at a reboot;
-    // the machine restarts. a comes back, b stays down.
+    // Boot, with the shipped system-scope units and then the user-scope ones
+    // (root's lingering user manager starts them): b is stopped by a person;
+    // every container stops, as at a reboot; the machine restarts. a comes
+    // back, b stays down.
     m.sh_ok(&format!("hal module stop {b}"));
-    for s in [&a, &d, &e] {
-        docker(&["stop", &format!("{s}-app-1")]);
+    for scope in ["system", "user"] {
+        if scope == "user" {
+            m.sh_ok("systemctl disable --now hal-watch.service hal-rescue.timer");
+            enable_shipped_units(&m, "user");
+        }
+        for s in [&a, &d, &e] {
+            docker(&["stop", &format!("{s}-app-1")]);
+        }
+        m.reboot();
+        m.user_manager("root", 0);
+        let back = eventually(Duration::from_secs(150), || {
+            [&a, &d, &e]
+                .iter()
+                .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
+        });
+        let journal = match scope {
+            "system" => "journalctl -b -u hal-watch.service --no-pager -o cat",
+            _ => "journalctl -b --user-unit hal-watch.service --no-pager -o cat",
+        };
+        assert!(
+            back,
+            "after the reboot ({scope} scope): {:?}\n{}",
+            [&a, &d, &e].map(|s| status_of(&m, s)),
+            m.sh(journal).stdout
+        );
+        assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
     }
-    docker(&["restart", &m.name]);
-    m.wait_booted();
-    let back = eventually(Duration::from_secs(150), || {
-        [&a, &d, &e]
-            .iter()
-            .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
-    });
-    assert!(
-        back,
-        "after the reboot: {:?}\n{}",
-        [&a, &d, &e].map(|s| status_of(&m, s)),
-        m.sh("journalctl -b -u hal-watch.service --no-pager -o cat")
-            .stdout
-    );
-    assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
+    for s in [&a, &b, &d, &e] {
+        assert_eq!(
+            unit_prop(&m, &format!("hal-module@{s}.service"), "ActiveState"),
+            "inactive",
+            "a hal-module@ unit came back at boot"
+        );
+    }
+}
 
-    // The same with the shipped user-scope units instead (root's lingering user
-    // manager starts them at boot).
-    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/systemd/user");
-    m.sh_ok("systemctl disable --now hal-watch.service hal-rescue.timer");
+/// Installs the shipped hal-watch and hal-rescue units of `scope` (`system`
+/// or `user`) and enables them as dist/systemd/README.md says.
+fn enable_shipped_units(m: &Machine, scope: &str) {
+    let (dir, systemctl) = match scope {
+        "system" => ("/etc/systemd/system", "systemctl"),
+        _ => ("/root/.config/systemd/user", "systemctl --user"),
+    };
+    let dist = format!("{}/dist/systemd/{scope}", env!("CARGO_MANIFEST_DIR"));
     for u in [
         "hal-watch.service",
         "hal-rescue.service",
@@ -349,32 +286,9 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
         let text = std::fs::read_to_string(format!("{dist}/{u}"))
             .unwrap()
             .replace("/usr/bin/hal", "/usr/local/bin/hal");
-        m.write(&format!("/root/.config/systemd/user/{u}"), &text);
+        m.write(&format!("{dir}/{u}"), &text);
     }
-    m.sh_ok("systemctl --user daemon-reload && systemctl --user enable --now hal-watch.service hal-rescue.timer");
-    for s in [&a, &d, &e] {
-        docker(&["stop", &format!("{s}-app-1")]);
-    }
-    docker(&["restart", &m.name]);
-    m.wait_booted();
-    let back = eventually(Duration::from_secs(150), || {
-        [&a, &d, &e]
-            .iter()
-            .all(|s| status_of(&m, s) == ("active".into(), "up".into()))
-    });
-    assert!(
-        back,
-        "after the reboot (user scope): {:?}\n{}",
-        [&a, &d, &e].map(|s| status_of(&m, s)),
-        m.sh("journalctl -b --user-unit hal-watch.service --no-pager -o cat")
-            .stdout
-    );
-    assert_eq!(status_of(&m, &b), ("inactive".into(), "down".into()));
-    for s in [&a, &b, &d, &e] {
-        assert_eq!(
-            m.unit(&format!("hal-module@{s}.service"), "ActiveState"),
-            "inactive",
-            "a hal-module@ unit came back at boot"
-        );
-    }
+    m.sh_ok(&format!(
+        "{systemctl} daemon-reload && {systemctl} enable --now hal-watch.service hal-rescue.timer"
+    ));
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::rig::cli_tree::{self, verb};
-use crate::rig::{fresh, guard, have, missing};
+use crate::rig::{self, fresh, guard};
 
 /// Each shell, and the file its script is committed as.
 const SCRIPTS: [(&str, &str); 3] = [("bash", "hal.bash"), ("zsh", "_hal"), ("fish", "hal.fish")];
@@ -286,23 +286,11 @@ fn bash_honours_services_dir_and_config_on_the_line() {
     assert!(has_all(&got, &["alpha", "beta"]), "{got:?}");
 }
 
-/// Whether shell `program` runs here; its smoke test skips otherwise (fails in CI).
-fn shell_here(program: &str) -> bool {
-    if have(program, "--version") {
-        return true;
-    }
-    let _: Option<()> = missing(
-        &format!("{program} is not installed"),
-        &format!("apt-get install {program}; scripts/provision.sh installs it"),
-    );
-    false
-}
-
 #[test]
 fn zsh_script_completes_module_names() {
-    if !shell_here("zsh") {
+    let Some(()) = rig::need("zsh", "--version") else {
         return;
-    }
+    };
     let w = World::new();
     // No compinit: stub compdef, and print what the function hands _describe.
     const DRIVER: &str = r#"
@@ -330,9 +318,9 @@ _clap_dynamic_completer_hal
 
 #[test]
 fn fish_script_completes_module_names() {
-    if !shell_here("fish") {
+    let Some(()) = rig::need("fish", "--version") else {
         return;
-    }
+    };
     let w = World::new();
     let script = fresh::repo_dir("completions").join("hal.fish");
     let out = w

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::rig::{self, compose, docker, eventually, hal, svc};
+use crate::rig::{self, docker, eventually, hal, stack};
 
 /// A job under `restart: on-failure:3` that always fails: once Docker has
 /// given up (exited 1, RestartCount 3) it is `failed`, not `degraded`.
@@ -13,10 +13,12 @@ fn on_failure_retries_exhausted_is_failed() {
     let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "gaveup",
-        compose(&[
-            svc("web", "sleep 100000", "    restart: unless-stopped\n"),
-            svc("migrate", "exit 1", "    restart: on-failure:3\n"),
-        ]),
+        stack()
+            .service("web")
+            .keeps_running()
+            .service("migrate")
+            .runs("exit 1")
+            .restart("on-failure:3"),
     );
     hal(&rig).args(["module", "start", "--no-wait", &m]).run();
     let job = format!("{m}-migrate-1");
@@ -52,10 +54,7 @@ fn inspect(container: &str, format: &str) -> String {
 #[test]
 fn override_file_is_read() {
     let Some(rig) = rig::engine() else { return };
-    let m = rig.stack(
-        "ovr",
-        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
-    );
+    let m = rig.stack("ovr", stack().service("web").keeps_running());
     rig.write(
         &m,
         "compose.override.yaml",
@@ -78,26 +77,20 @@ fn override_file_is_read() {
 #[test]
 fn compose_file_and_profiles_in_dotenv_are_honoured() {
     let Some(rig) = rig::engine() else { return };
-    let m = rig.stack(
-        "cfile",
-        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
-    );
+    let m = rig.stack("cfile", stack().service("web").keeps_running());
     rig.write(
         &m,
         "extra.yaml",
-        &compose(&[
-            svc("worker", "sleep 100000", "    restart: unless-stopped\n"),
-            svc(
-                "tool",
-                "sleep 100000",
-                "    restart: unless-stopped\n    profiles: [tools]\n",
-            ),
-            svc(
-                "debug",
-                "sleep 100000",
-                "    restart: unless-stopped\n    profiles: [debug]\n",
-            ),
-        ]),
+        &stack()
+            .service("worker")
+            .keeps_running()
+            .service("tool")
+            .keeps_running()
+            .profile("tools")
+            .service("debug")
+            .keeps_running()
+            .profile("debug")
+            .to_string(),
     );
     rig.write(
         &m,
@@ -132,23 +125,20 @@ fn included_file_and_subfolder_env_file_edits_are_applied() {
     roomy(&rig);
     let m = rig.stack(
         "incl",
-        format!(
-            "include:\n  - parts/worker.yaml\n{}",
-            compose(&[svc(
-                "web",
-                "sleep 100000",
-                "    restart: unless-stopped\n    env_file: env/app.env\n"
-            )])
-        ),
+        stack()
+            .top("include:\n  - parts/worker.yaml")
+            .service("web")
+            .keeps_running()
+            .env_file("env/app.env"),
     );
     std::fs::create_dir_all(rig.root.join(&m).join("env")).unwrap();
     std::fs::create_dir_all(rig.root.join(&m).join("parts")).unwrap();
     let worker = |v: &str| {
-        compose(&[svc(
-            "worker",
-            "sleep 100000",
-            &format!("    restart: unless-stopped\n    environment:\n      LEVEL: \"{v}\"\n"),
-        )])
+        stack()
+            .service("worker")
+            .keeps_running()
+            .environment("LEVEL", v)
+            .to_string()
     };
     rig.write(&m, "env/app.env", "NAME=one\n");
     rig.write(&m, "parts/worker.yaml", &worker("1"));
@@ -190,11 +180,10 @@ fn a_compose_file_compose_rejects_is_reported_in_its_words() {
     let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "rej",
-        compose(&[svc(
-            "web",
-            "sleep 100000",
-            "    restart: unless-stopped\n    no_such_key: 1\n",
-        )]),
+        stack()
+            .service("web")
+            .keeps_running()
+            .line("no_such_key: 1"),
     );
     let bad = hal(&rig).args(["module", "start", &m]).code(1);
     assert!(bad.stderr.contains("no_such_key"), "{bad}");
@@ -239,10 +228,9 @@ impl Drop for Proxy {
 #[test]
 fn hal_and_compose_use_the_current_context() {
     let Some(mut rig) = rig::engine() else { return };
-    if !rig::have("socat", "-V") {
-        rig::missing::<()>("no socat", "install socat (scripts/provision.sh)");
+    let Some(()) = rig::need("socat", "-V") else {
         return;
-    }
+    };
     let mut proxy = Proxy::start(&rig.dir);
     let cfg = rig.dir.join("dockercfg");
     std::fs::create_dir_all(&cfg).unwrap();
@@ -272,10 +260,7 @@ fn hal_and_compose_use_the_current_context() {
     rig.env
         .push(("HAL_COMPOSE".into(), spy.display().to_string()));
     rig.env.push(("DOCKER_CONFIG".into(), cfg_s.clone()));
-    let m = rig.stack(
-        "ctx",
-        compose(&[svc("web", "sleep 100000", "    restart: unless-stopped\n")]),
-    );
+    let m = rig.stack("ctx", stack().service("web").keeps_running());
     let ctx_env = |h: rig::run::Hal| h.env_remove("DOCKER_HOST").env_remove("DOCKER_CONTEXT");
 
     let doc = ctx_env(hal(&rig).args(["doctor"])).run();
@@ -327,13 +312,7 @@ fn hal_and_compose_use_the_current_context() {
 #[test]
 fn a_project_name_other_than_the_directory_is_shown() {
     let Some(rig) = rig::engine() else { return };
-    let m = rig.stack(
-        "named",
-        format!(
-            "name: elsewhere\n{}",
-            compose(&[svc("web", "sleep 100000", "")])
-        ),
-    );
+    let m = rig.stack("named", stack().top("name: elsewhere").service("web"));
     let list = hal(&rig).args(["module", "list"]).code(0);
     assert!(
         list.stderr

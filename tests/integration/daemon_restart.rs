@@ -36,16 +36,22 @@ impl Drop for Revive {
 #[test]
 fn dockerd_restart_during_a_start() {
     let allowed = in_ci() || std::env::var("HAL_TEST_DAEMON_RESTART").is_ok_and(|v| v == "1");
-    if !allowed {
-        rig::skip("restarts dockerd; runs in CI or with HAL_TEST_DAEMON_RESTART=1");
+    let Some(()) = rig::need_that(
+        allowed,
+        "restarts dockerd",
+        "runs in CI or with HAL_TEST_DAEMON_RESTART=1",
+    ) else {
         return;
-    }
+    };
     let Some(rig) = rig::engine_alone() else {
         return;
     };
-    let Ok(pid) = std::fs::read_to_string(PIDFILE) else {
-        assert!(!in_ci(), "CI starts dockerd with a pidfile at {PIDFILE}");
-        rig::skip("dockerd has no pidfile (not started by scripts/provision.sh)");
+    let Some(pid) = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
+        rig::missing(
+            &format!("dockerd has no pidfile at {PIDFILE}"),
+            "start dockerd with scripts/provision.sh, as CI does",
+        )
+    }) else {
         return;
     };
     let pid = pid.trim().to_string();

@@ -214,11 +214,13 @@ fn the_compose_plugin_is_run_directly() {
         "/usr/libexec/docker/cli-plugins/docker-compose",
     ]
     .into_iter()
-    .find(|p| std::path::Path::new(p).exists()) else {
-        rig::missing::<()>(
+    .find(|p| std::path::Path::new(p).exists())
+    .or_else(|| {
+        rig::missing(
             "no compose plugin",
             "install the compose plugin (scripts/provision.sh)",
-        );
+        )
+    }) else {
         return;
     };
     let cfg = rig.dir.join("dockercfg");

@@ -4,9 +4,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rig::{
-    self, Rig, containers, eventually, hal, have, missing, running_ids, script, stack, wait_child,
-};
+use crate::rig::{self, Rig, containers, eventually, hal, running_ids, script, stack, wait_child};
 
 /// A stack that takes a minute to turn healthy: hal waits for it.
 fn slow_to_health() -> rig::compose::Stack {
@@ -157,10 +155,9 @@ fn missing_or_babbling_compose_is_named() {
 #[test]
 fn a_cut_socket_mid_start_exits_6_without_hanging() {
     let Some(rig) = rig::engine() else { return };
-    if !have("socat", "-V") {
-        let _: Option<()> = missing("socat is missing", "scripts/provision.sh installs it");
+    let Some(()) = rig::need("socat", "-V") else {
         return;
-    }
+    };
     let sock = rig.dir.join("docker.sock");
     let mut proxy = Command::new("socat")
         .arg(format!("UNIX-LISTEN:{},fork", sock.display()))

@@ -17,10 +17,9 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::rig::docker::purge_project;
 use crate::rig::guard::Lease;
-use crate::rig::systemd::run_machine;
-use crate::rig::{FIXTURE, Run, docker, eventually, run_with_timeout, stack};
+use crate::rig::machine::{self, Machine, Spec};
+use crate::rig::{docker, eventually, stack};
 
 const IMAGE: &str = "hal-install:bookworm";
 /// Where the machine sees the source tree (make's working directory), read-only.
@@ -56,6 +55,9 @@ fn manifest_dir() -> &'static Path {
 
 /// Why these tests cannot run here, if they cannot.
 fn missing() -> Option<String> {
+    if let Some(why) = machine::missing(IMAGE) {
+        return Some(why);
+    }
     let ok = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
@@ -64,17 +66,6 @@ fn missing() -> Option<String> {
             .status()
             .is_ok_and(|s| s.success())
     };
-    if !ok("docker", &["info"]) {
-        return Some("Docker is not reachable".into());
-    }
-    for image in [IMAGE, FIXTURE] {
-        if !ok("docker", &["image", "inspect", image]) {
-            return Some(format!("image {image} is missing"));
-        }
-    }
-    if !Path::new("/var/run/docker.sock").exists() {
-        return Some("/var/run/docker.sock is missing".into());
-    }
     if !ok(&cargo(), &["deb", "--version"]) {
         return Some("cargo-deb is not installed".into());
     }
@@ -166,123 +157,59 @@ fn deb_files() -> BTreeSet<String> {
 
 // ---------------------------------------------------------------- the machine
 
-/// One clean machine, removed (with the stacks it started) when dropped.
-struct Machine {
-    name: String,
-    /// The prefix of every container, project and path this machine makes.
-    run: String,
-}
-
-impl Machine {
-    fn boot(test: &str) -> Machine {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let run = format!("hi{}{}{test}", std::process::id() % 100_000, nanos % 1000);
-        reaper(&run);
-        let extra = [
+/// One clean machine (rig/machine.rs) with the source tree and the release
+/// binary mounted; removed, with the stacks it started, when dropped.
+fn boot(test: &str) -> Machine {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let run = format!("hi{}{}{test}", std::process::id() % 100_000, nanos % 1000);
+    Machine::boot(Spec {
+        name: &run,
+        run: &run,
+        label: "install",
+        image: IMAGE,
+        mounts: vec![
             format!("{}:{SRC}:ro", manifest_dir().display()),
             format!("{}:{BUILT}:ro", release_binary().display()),
-        ];
-        run_machine(&run, "install", IMAGE, &extra).unwrap_or_else(|why| panic!("{why}"));
-        let m = Machine {
-            name: run.clone(),
-            run,
-        };
-        let up = eventually(Duration::from_secs(90), || {
-            let state = m.sh("systemctl is-system-running").stdout;
-            matches!(state.trim(), "running" | "degraded")
-        });
-        assert!(up, "systemd in {IMAGE} did not come up");
-        m
-    }
-
-    fn sh(&self, script: &str) -> Run {
-        let mut c = Command::new("docker");
-        c.args(["exec", "-e", "NO_COLOR=1", &self.name, "sh", "-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        run_with_timeout(c, Duration::from_secs(180))
-    }
-
-    #[track_caller]
-    fn sh_ok(&self, script: &str) -> String {
-        let r = self.sh(script);
-        assert_eq!(r.code, Some(0), "in the machine: {script}\n{r:#?}");
-        r.stdout
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        crate::rig::systemd::write_in(&self.name, path, text);
-    }
-
-    /// Every file and symlink outside [`UNWATCHED`].
-    fn files(&self) -> BTreeSet<String> {
-        let prune = UNWATCHED
-            .iter()
-            .map(|p| format!("-path {p}"))
-            .collect::<Vec<_>>()
-            .join(" -o ");
-        self.sh_ok(&format!(
-            "find / -xdev \\( {prune} \\) -prune -o \\( -type f -o -type l \\) -print"
-        ))
-        .lines()
-        .map(str::to_string)
-        .collect()
-    }
-
-    /// The config and one stack, `<run>-app`, as an administrator would set them up.
-    fn stack(&self) -> String {
-        let services = format!("/srv/{}/services", self.run);
-        let app = format!("{}-app", self.run);
-        self.write(
-            &format!("{services}/{app}/compose.yaml"),
-            &stack()
-                .service("app")
-                .runs("sleep 100000")
-                .restart("unless-stopped")
-                .to_string(),
-        );
-        self.write(
-            "/etc/hal/hal.toml",
-            &format!("services_dir = \"{services}\"\n\n[defaults]\npull = \"never\"\n"),
-        );
-        app
-    }
+        ],
+        env: vec!["NO_COLOR=1".into()],
+    })
 }
 
-impl Drop for Machine {
-    fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["rm", "-f", &self.name])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        purge_project(&format!("{}-app", self.run));
-    }
+/// Every file and symlink outside [`UNWATCHED`].
+fn files(m: &Machine) -> BTreeSet<String> {
+    let prune = UNWATCHED
+        .iter()
+        .map(|p| format!("-path {p}"))
+        .collect::<Vec<_>>()
+        .join(" -o ");
+    m.sh_ok(&format!(
+        "find / -xdev \\( {prune} \\) -prune -o \\( -type f -o -type l \\) -print"
+    ))
+    .lines()
+    .map(str::to_string)
+    .collect()
 }
 
-/// A detached shell that removes the machine and its stacks once this test
-/// process ends, even after an abort (Drop does it after a panic).
-fn reaper(run: &str) {
-    let script = format!(
-        "while kill -0 {pid} 2>/dev/null; do sleep 1; done
-docker ps -a --format '{{{{.Names}}}}' | grep '^{run}' | xargs -r docker rm -f >/dev/null 2>&1
-docker network ls --format '{{{{.Name}}}}' | grep '^{run}' | xargs -r docker network rm >/dev/null 2>&1
-exit 0",
-        pid = std::process::id()
+/// The config and one stack, `<run>-app`, as an administrator would set them up.
+fn admin_stack(m: &Machine) -> String {
+    let services = format!("/srv/{}/services", m.run);
+    let app = format!("{}-app", m.run);
+    m.write(
+        &format!("{services}/{app}/compose.yaml"),
+        &stack()
+            .service("app")
+            .runs("sleep 100000")
+            .restart("unless-stopped")
+            .to_string(),
     );
-    // Deliberately not waited for: it must outlive this process.
-    #[allow(clippy::zombie_processes)]
-    let _watcher = Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the cleanup watcher");
+    m.write(
+        "/etc/hal/hal.toml",
+        &format!("services_dir = \"{services}\"\n\n[defaults]\npull = \"never\"\n"),
+    );
+    app
 }
 
 // ---------------------------------------------------------------- the checks
@@ -441,7 +368,7 @@ fn check_removed(m: &Machine, before: &BTreeSet<String>) {
             "{unit}"
         );
     }
-    let after = m.files();
+    let after = files(m);
     let left: Vec<&String> = after
         .difference(before)
         .filter(|p| !KEPT.iter().any(|k| p.starts_with(k)))
@@ -457,8 +384,8 @@ fn check_removed(m: &Machine, before: &BTreeSet<String>) {
 fn the_debian_package_installs_runs_and_goes_cleanly() {
     let Some(_engine) = ready() else { return };
     let deb = deb();
-    let m = Machine::boot("deb");
-    let app = m.stack();
+    let m = boot("deb");
+    let app = admin_stack(&m);
     let dir = format!("/srv/{}", m.run);
     let cp = Command::new("docker")
         .arg("cp")
@@ -467,7 +394,7 @@ fn the_debian_package_installs_runs_and_goes_cleanly() {
         .output()
         .unwrap();
     assert!(cp.status.success(), "{cp:?}");
-    let before = m.files();
+    let before = files(&m);
 
     // As the issue says; the image has no package lists, so nothing is downloaded.
     let apt = m.sh_ok(&format!(
@@ -477,7 +404,7 @@ fn the_debian_package_installs_runs_and_goes_cleanly() {
         apt.contains("0 upgraded, 1 newly installed, 0 to remove"),
         "{apt}"
     );
-    let installed: BTreeSet<String> = m.files().difference(&before).cloned().collect();
+    let installed: BTreeSet<String> = files(&m).difference(&before).cloned().collect();
     assert_eq!(installed, deb_files(), "the package placed other files");
 
     check_installed(&m, &Layout { prefix: "/usr" }, &app);
@@ -549,14 +476,14 @@ fn make_install_places_the_package_files_and_uninstalls_cleanly() {
     let _ = std::fs::remove_dir_all(&scratch);
 
     // On the live machine, with the default PREFIX=/usr/local.
-    let m = Machine::boot("make");
-    let app = m.stack();
-    let before = m.files();
+    let m = boot("make");
+    let app = admin_stack(&m);
+    let before = files(&m);
     m.sh_ok(&format!("make -C {SRC} install BIN={BUILT} >/dev/null"));
     let layout = Layout {
         prefix: "/usr/local",
     };
-    let installed: BTreeSet<String> = m.files().difference(&before).cloned().collect();
+    let installed: BTreeSet<String> = files(&m).difference(&before).cloned().collect();
     let expected: BTreeSet<String> = want.iter().map(|p| layout.place(p)).collect();
     assert_eq!(installed, expected, "make install placed other files");
 

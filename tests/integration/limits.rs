@@ -59,7 +59,7 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
     hal(&rig).args(["module", "start", &m]).code(5);
 
     // Free again once the window has passed.
-    std::thread::sleep(Duration::from_secs(7));
+    rig::wait_out("the restart limit's window", Duration::from_secs(7));
     hal(&rig).args(["module", "start", &m]).code(0);
 }
 

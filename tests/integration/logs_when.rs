@@ -4,16 +4,15 @@ use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use crate::lib_paths::timefmt;
+use crate::rig::compose::Stack;
 use crate::rig::systemd::{Scene, Scope, scene};
-use crate::rig::{compose, engine, eventually, run, svc};
+use crate::rig::{engine, eventually, run, stack};
 
 /// A service that prints `NAME-early`, waits 3 s, prints `NAME-late`, then stays quiet.
-fn two_lines(name: &str) -> String {
-    svc(
-        name,
-        &format!("echo {name}-early; sleep 3; echo {name}-late; sleep 100000"),
-        "",
-    )
+fn two_lines(name: &str) -> Stack {
+    stack().service(name).runs(&format!(
+        "echo {name}-early; sleep 3; echo {name}-late; sleep 100000"
+    ))
 }
 
 /// `(prefix, time, message)` of each `--timestamps` line.
@@ -34,8 +33,8 @@ fn parse(out: &str) -> Vec<(String, timefmt::Stamp, String)> {
 #[test]
 fn logs_until_every_module_tail_all_and_when_forms() {
     let Some(rig) = engine() else { return };
-    let a = rig.stack("a", compose(&[two_lines("x")]));
-    let b = rig.stack("b", compose(&[two_lines("y")]));
+    let a = rig.stack("a", two_lines("x"));
+    let b = rig.stack("b", two_lines("y"));
     run(&rig, &["module", "start", &a, &b]).expect(0);
     let both_late = || {
         let r = run(&rig, &["module", "logs", &a, &b]);
@@ -112,8 +111,10 @@ fn logs_until_every_module_tail_all_and_when_forms() {
 #[test]
 fn follow_ends_when_the_reader_goes_while_quiet() {
     let Some(rig) = engine() else { return };
-    let quiet = svc("q", "echo ready; sleep 100000", "");
-    let m = rig.stack("quiet", compose(&[quiet]));
+    let m = rig.stack(
+        "quiet",
+        stack().service("q").runs("echo ready; sleep 100000"),
+    );
     run(&rig, &["module", "start", &m]).expect(0);
 
     let mut child = rig.cmd(&["module", "logs", "-f", &m]).spawn().unwrap();

@@ -7,7 +7,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 use crate::lib_paths::Cli;
-use crate::rig::{fresh, have, missing};
+use crate::rig::{self, fresh, have};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
 const MORE_ENVIRONMENT: [(&str, &str); 20] = [
@@ -448,13 +448,13 @@ fn hal_1_documents_exit_codes_environment_and_files() {
 /// Without man-db here, the structural checks above are what runs.
 #[test]
 fn pages_render_with_man() {
-    if !have("man", "--version") {
-        let _: Option<()> = missing(
-            "man is not installed; the pages were only checked structurally",
-            "apt-get install man-db; scripts/provision.sh installs it",
-        );
+    let Some(()) = rig::need_that(
+        have("man", "--version"),
+        "man is not installed; the pages were only checked structurally",
+        "apt-get install man-db; scripts/provision.sh installs it",
+    ) else {
         return;
-    }
+    };
     for (name, text) in pages() {
         let (ok, stderr, rendered) = fresh::render_man(&name, &text);
         assert!(ok, "man -l {name}: {stderr}");

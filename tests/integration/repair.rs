@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use crate::rig::{self, compose, docker, hal, stack, svc};
-use crate::watch::{Watch, lines_about};
+use crate::rig::watch::{Watch, lines_about};
+use crate::rig::{self, docker, hal, stack};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
 
@@ -59,6 +59,8 @@ fn watch_repairs_the_killed_service_alone() {
     w.expect(Duration::from_secs(20), |l| {
         l.starts_with("docker: connected")
     });
+    // No line says the event stream is live yet ("docker: connected" comes
+    // before the subscription's request): a named grace, not a proof.
     std::thread::sleep(Duration::from_millis(500));
     let b = format!("{m}-b-1");
     docker(&["kill", &b]);
@@ -89,27 +91,23 @@ fn watch_repairs_the_killed_service_alone() {
 #[test]
 fn dependents_with_restart_true_are_restarted_with_their_dependency() {
     let Some(rig) = rig::engine() else { return };
-    let keep = "    restart: unless-stopped\n";
     let m = rig.stack(
         "deps",
-        compose(&[
-            svc("db", FOREVER, keep),
-            svc(
-                "api",
-                FOREVER,
-                &format!(
-                    "{keep}    depends_on:\n      db:\n        condition: service_started\n        restart: true\n"
-                ),
-            ),
-            svc(
-                "cron",
-                FOREVER,
-                &format!(
-                    "{keep}    depends_on:\n      db:\n        condition: service_started\n        restart: false\n"
-                ),
-            ),
-            svc("other", FOREVER, keep),
-        ]),
+        stack()
+            .service("db")
+            .runs(FOREVER)
+            .keeps_running()
+            .service("api")
+            .runs(FOREVER)
+            .keeps_running()
+            .depends_on_started("db", true)
+            .service("cron")
+            .runs(FOREVER)
+            .keeps_running()
+            .depends_on_started("db", false)
+            .service("other")
+            .runs(FOREVER)
+            .keeps_running(),
     );
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = identities(&m);
@@ -286,10 +284,12 @@ fn restart_of_one_service_restarts_all_its_replicas_and_nothing_else() {
     let Some(rig) = rig::engine() else { return };
     let m = rig.stack(
         "replicas",
-        compose(&[
-            svc("www", FOREVER, ""),
-            svc("worker", FOREVER, "    deploy:\n      replicas: 2\n"),
-        ]),
+        stack()
+            .service("www")
+            .runs(FOREVER)
+            .service("worker")
+            .runs(FOREVER)
+            .replicas(2),
     );
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = identities(&m);

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use crate::lib_paths::timefmt;
 use crate::rig::{
-    self, FIXTURE, Rig, containers, docker, eventually, hal, ids, in_ci, missing, networks,
-    path_str, run_with_timeout, running_ids, stack,
+    self, FIXTURE, Rig, containers, docker, eventually, hal, ids, networks, path_str,
+    run_with_timeout, running_ids, stack,
 };
 
 #[test]
@@ -322,11 +322,13 @@ fn unreachable_engine_exits_6_naming_the_endpoint() {
 #[test]
 fn socket_permission_denied_says_how_to_fix_it() {
     let Some(rig) = rig::engine() else { return };
-    if !nix_is_root() {
-        assert!(!in_ci(), "CI runs as root");
-        rig::skip("needs root to switch to an unprivileged user");
+    let Some(()) = rig::need_that(
+        nix_is_root(),
+        "needs root to switch to an unprivileged user",
+        "run as root, as CI does",
+    ) else {
         return;
-    }
+    };
     let _ = std::fs::set_permissions(
         &rig.dir,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -432,13 +434,13 @@ fn compose_v1_start_restart_stop() {
     let is_v1 = v1
         .as_ref()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with("1."));
-    if !is_v1 {
-        let _: Option<()> = missing(
-            "docker-compose v1 is not installed",
-            "CI must provide it: scripts/provision.sh",
-        );
+    let Some(()) = rig::need_that(
+        is_v1,
+        "docker-compose v1 is not installed",
+        "CI must provide it: scripts/provision.sh",
+    ) else {
         return;
-    }
+    };
     rig.env
         .push(("HAL_COMPOSE".into(), "docker-compose".into()));
     let m = rig.stack(

@@ -88,7 +88,10 @@ fn json_status_facts_match_docker_inspect_for_exited_restarted_unhealthy_and_run
     hal(&rig).args(["module", "start", "--no-wait", &m]).run();
     // Long enough up that hal may describe running containers without an
     // inspect (from what it remembers of their run).
-    std::thread::sleep(Duration::from_secs(12));
+    rig::wait_out(
+        "containers up past the inspect-free age",
+        Duration::from_secs(12),
+    );
 
     let first = rows(&rig, &m);
     same_as_engine(&first, &["up", "done", "sick"]);
@@ -116,7 +119,10 @@ fn json_status_facts_match_docker_inspect_for_exited_restarted_unhealthy_and_run
     let up = second.iter().find(|r| r["name"] == "up").unwrap();
     let container = up["container"].as_str().unwrap();
     docker(&["restart", "-t", "0", container]);
-    std::thread::sleep(Duration::from_secs(11));
+    rig::wait_out(
+        "the new run up past the inspect-free age",
+        Duration::from_secs(11),
+    );
     let third = rows(&rig, &m);
     same_as_engine(&third, &["up", "done", "sick"]);
     let up3 = third.iter().find(|r| r["name"] == "up").unwrap();
@@ -134,7 +140,10 @@ fn a_remembered_run_that_is_not_the_current_one_is_not_used() {
         stack().service("web").runs("sleep 100000").keeps_running(),
     );
     hal(&rig).args(["module", "start", &m]).run().expect(0);
-    std::thread::sleep(Duration::from_secs(11));
+    rig::wait_out(
+        "the container up past the inspect-free age",
+        Duration::from_secs(11),
+    );
     let rows1 = rows(&rig, &m);
     same_as_engine(&rows1, &["web"]);
     // Plant a memory of another run of the same container (other endpoint

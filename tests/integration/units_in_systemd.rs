@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use crate::rig::systemd::{self, Machine, Scope};
+use crate::rig::machine::Machine;
+use crate::rig::systemd::{self, Scope};
 use crate::rig::{docker, eventually, stack};
 
 const README: &str = include_str!("../../dist/systemd/README.md");

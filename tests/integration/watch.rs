@@ -1,159 +1,16 @@
 //! End to end: `hal watch` restarts what fails, leaves what a person stopped, holds a crash loop, and survives losing the engine.
 
-use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::rig::{self, Rig, containers, docker, eventually, hal, have, missing, path_str, stack};
+use crate::rig::watch::{Watch, lines_about};
+use crate::rig::{self, Rig, containers, docker, eventually, hal, path_str, stack};
 
 /// A module of one service that Docker keeps running.
 fn idle(rig: &Rig, short: &str) -> String {
     rig.stack(short, stack().service("app").keeps_running())
-}
-
-/// A running `hal watch`, its stdout read line by line; killed when dropped.
-pub struct Watch {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Watch {
-    pub fn spawn(rig: &Rig, args: &[&str]) -> Watch {
-        Watch::spawn_every(rig, args, "2s")
-    }
-
-    /// `hal [ARGS] watch --interval EVERY --resync EVERY`: with a long one, only engine events can start a repair.
-    pub fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
-        Watch::spawn_with(rig, args, &["--interval", every, "--resync", every])
-    }
-
-    /// `hal [ARGS] watch [WATCH_ARGS]`, once it says it is watching.
-    pub fn spawn_with(rig: &Rig, args: &[&str], watch_args: &[&str]) -> Watch {
-        let mut all = args.to_vec();
-        all.push("watch");
-        all.extend_from_slice(watch_args);
-        let mut cmd = rig.cmd(&all);
-        let mut child = cmd.spawn().expect("spawn hal watch");
-        let stdout = child.stdout.take().unwrap();
-        let mut stderr = child.stderr.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let err = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&err);
-        std::thread::spawn(move || {
-            let mut b = String::new();
-            let _ = stderr.read_to_string(&mut b);
-            sink.lock().unwrap().push_str(&b);
-        });
-        let mut w = Watch {
-            child,
-            lines,
-            seen: Vec::new(),
-            stderr: err,
-        };
-        w.expect(Duration::from_secs(20), |l| {
-            l.starts_with("watch: watching")
-        });
-        w
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Waits for a line matching `pred`; fails the test with the whole log if none comes.
-    #[track_caller]
-    pub fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
-        match self.wait_for(limit, pred) {
-            Some(l) => l,
-            None => panic!(
-                "no such line from hal watch within {limit:?}\n{}",
-                self.dump()
-            ),
-        }
-    }
-
-    pub fn wait_for(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    self.seen.push(l.clone());
-                    if pred(&l) {
-                        return Some(l);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
-            }
-        }
-    }
-
-    /// Every line that arrives within `d`.
-    pub fn collect_for(&mut self, d: Duration) -> Vec<String> {
-        let before = self.seen.len();
-        let _ = self.wait_for(d, |_| false);
-        self.seen[before..].to_vec()
-    }
-
-    pub fn dump(&self) -> String {
-        format!(
-            "--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.seen.join("\n"),
-            self.stderr.lock().unwrap()
-        )
-    }
-
-    /// Sends `sig` and returns the exit code and how long it took to end.
-    pub fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
-        let began = Instant::now();
-        Command::new("kill")
-            .args([&format!("-{sig}"), &self.pid().to_string()])
-            .status()
-            .unwrap();
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return (st.code(), began.elapsed());
-            }
-            if began.elapsed() > Duration::from_secs(10) {
-                panic!("hal watch did not end on {sig}\n{}", self.dump());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// utime + stime of the process, in clock ticks.
-    fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
-        // Fields after the `(comm)`; utime and stime are fields 14 and 15.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
-    let prefix = format!("{module}: {what}");
-    lines.iter().filter(|l| l.starts_with(&prefix)).collect()
 }
 
 /// The one container of a single-service module.
@@ -257,50 +114,6 @@ fn watch_restarts_a_container_that_stays_unhealthy() {
     assert_eq!(done["state"], "active", "{done}");
     assert!(done["took_ms"].as_u64().is_some(), "{done}");
     assert_eq!(rig.state_of(&m), "active");
-}
-
-impl Watch {
-    /// `hal --json watch --grace GRACE`.
-    pub fn spawn_json(rig: &Rig, grace: &str) -> Watch {
-        let mut cmd = rig.cmd(&["--json", "watch", "--interval", "2s", "--grace", grace]);
-        cmd.stdout(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn hal watch");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut w = Watch {
-            child,
-            lines,
-            seen: Vec::new(),
-            stderr: Arc::new(Mutex::new(String::new())),
-        };
-        w.expect_json(Duration::from_secs(20), |d| d["event"] == "started");
-        w
-    }
-
-    /// Waits for a JSON line matching `pred`; every line must be one JSON object.
-    #[track_caller]
-    pub fn expect_json(
-        &mut self,
-        limit: Duration,
-        pred: impl Fn(&serde_json::Value) -> bool,
-    ) -> serde_json::Value {
-        let line = self.expect(limit, |l| {
-            let d: serde_json::Value =
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"));
-            for key in ["time", "module", "event", "action", "reason"] {
-                assert!(d.get(key).is_some(), "{key} missing: {l}");
-            }
-            pred(&d)
-        });
-        serde_json::from_str(&line).unwrap()
-    }
 }
 
 #[test]
@@ -471,7 +284,8 @@ fn on_failure_is_refused_from_a_config_others_may_write() {
         why.contains("is writable by group and others (mode 0666"),
         "{why}"
     );
-    std::thread::sleep(Duration::from_millis(500));
+    // That line is the decision: the hook is never queued once it is printed
+    // (src/watch/act.rs `held`), so the marker is checked at once, not after a wait.
     assert!(!marker.exists(), "on_failure ran from an untrusted config");
 }
 
@@ -536,10 +350,9 @@ impl Drop for Proxy {
 #[test]
 fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
     let Some(rig) = rig::engine() else { return };
-    if !have("socat", "-V") {
-        let _: Option<()> = missing("no socat", "run scripts/provision.sh");
+    let Some(()) = rig::need("socat", "-V") else {
         return;
-    }
+    };
     let m = idle(&rig, "app");
     hal(&rig).args(["module", "start", &m]).code(0);
     let sock = format!("/tmp/hal-{}.sock", rig.prefix);

@@ -18,6 +18,8 @@ const IDLE: &str = "sleep 100000";
 /// A compose project under construction; `Display` gives its compose.yaml.
 #[derive(Clone, Debug, Default)]
 pub struct Stack {
+    /// Lines above `services:` (`name: …`, `include: …`).
+    top: Vec<String>,
     services: Vec<Service>,
 }
 
@@ -30,9 +32,16 @@ struct Service {
     restart: Option<String>,
     /// The file whose presence makes the service healthy, with `healthcheck:` lines of its own.
     health: Option<(String, String)>,
-    healthy_deps: Vec<String>,
+    /// `(service, condition, restart)` of each `depends_on` entry.
+    deps: Vec<(String, &'static str, Option<bool>)>,
     env_file: Option<String>,
     volumes: Vec<String>,
+    environment: Vec<(String, String)>,
+    profiles: Vec<String>,
+    replicas: Option<u32>,
+    network_mode: Option<String>,
+    /// Lines written as they are (e.g. a key compose refuses).
+    lines: Vec<String>,
 }
 
 /// An empty stack: add services with [`Stack::service`].
@@ -50,9 +59,14 @@ impl Stack {
             script: None,
             restart: None,
             health: None,
-            healthy_deps: Vec::new(),
+            deps: Vec::new(),
             env_file: None,
             volumes: Vec::new(),
+            environment: Vec::new(),
+            profiles: Vec::new(),
+            replicas: None,
+            network_mode: None,
+            lines: Vec::new(),
         });
         self
     }
@@ -110,7 +124,56 @@ impl Stack {
 
     /// Starts only once `other` is healthy (`condition: service_healthy`).
     pub fn depends_on_healthy(mut self, other: &str) -> Stack {
-        self.last().healthy_deps.push(other.to_string());
+        self.last()
+            .deps
+            .push((other.to_string(), "service_healthy", None));
+        self
+    }
+
+    /// Starts after `other` (`condition: service_started`), and with
+    /// `restart: RESTART`: whether compose restarts it with `other`.
+    pub fn depends_on_started(mut self, other: &str, restart: bool) -> Stack {
+        self.last()
+            .deps
+            .push((other.to_string(), "service_started", Some(restart)));
+        self
+    }
+
+    /// An `environment:` entry, its value quoted.
+    pub fn environment(mut self, key: &str, value: &str) -> Stack {
+        self.last()
+            .environment
+            .push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Started only with this compose profile (`profiles: [NAME]`).
+    pub fn profile(mut self, name: &str) -> Stack {
+        self.last().profiles.push(name.to_string());
+        self
+    }
+
+    /// `deploy: replicas: N`.
+    pub fn replicas(mut self, n: u32) -> Stack {
+        self.last().replicas = Some(n);
+        self
+    }
+
+    /// `network_mode: MODE`, e.g. `none`.
+    pub fn network_mode(mut self, mode: &str) -> Stack {
+        self.last().network_mode = Some(mode.to_string());
+        self
+    }
+
+    /// A line under the service as written, e.g. a key compose refuses.
+    pub fn line(mut self, yaml: &str) -> Stack {
+        self.last().lines.push(yaml.to_string());
+        self
+    }
+
+    /// A top-level line above `services:`, e.g. `name: other`.
+    pub fn top(mut self, yaml: &str) -> Stack {
+        self.top.push(yaml.to_string());
         self
     }
 
@@ -134,58 +197,79 @@ impl Stack {
 
 impl fmt::Display for Stack {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for line in &self.top {
+            writeln!(f, "{line}")?;
+        }
         writeln!(f, "services:")?;
         for s in &self.services {
-            let script = s.script.as_deref().unwrap_or(IDLE);
-            writeln!(f, "  {}:", s.name)?;
-            writeln!(f, "    image: {}", s.image)?;
-            writeln!(f, "    command: [\"sh\", \"-c\", {script:?}]")?;
-            writeln!(f, "    stop_signal: SIGKILL")?;
-            if let Some(policy) = &s.restart {
-                let policy = if policy == "no" { "\"no\"" } else { policy };
-                writeln!(f, "    restart: {policy}")?;
-            }
-            if let Some((file, lines)) = &s.health {
-                writeln!(f, "    healthcheck:")?;
-                writeln!(f, "      test: [\"CMD\", \"test\", \"-f\", {file:?}]")?;
-                for line in lines.lines() {
-                    writeln!(f, "      {line}")?;
-                }
-            }
-            if !s.healthy_deps.is_empty() {
-                writeln!(f, "    depends_on:")?;
-                for d in &s.healthy_deps {
-                    writeln!(f, "      {d}:\n        condition: service_healthy")?;
-                }
-            }
-            if let Some(file) = &s.env_file {
-                writeln!(f, "    env_file: {file}")?;
-            }
-            if !s.volumes.is_empty() {
-                writeln!(f, "    volumes:")?;
-                for v in &s.volumes {
-                    writeln!(f, "      - {v}")?;
-                }
-            }
+            s.fmt(f)?;
         }
         Ok(())
     }
 }
 
-/// One compose service running `script` in the fixture image (`$` is the
-/// shell's), with `extra` YAML lines under it: for tests that write compose
-/// text by hand rather than through [`stack`].
-pub fn svc(name: &str, script: &str, extra: &str) -> String {
-    let script = script.replace('$', "$$");
-    format!(
-        "  {name}:\n    image: {}\n    command: [\"sh\", \"-c\", {script:?}]\n    stop_signal: SIGKILL\n{extra}",
-        crate::rig::FIXTURE
-    )
+impl Service {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let script = self.script.as_deref().unwrap_or(IDLE);
+        writeln!(f, "  {}:", self.name)?;
+        writeln!(f, "    image: {}", self.image)?;
+        writeln!(f, "    command: [\"sh\", \"-c\", {script:?}]")?;
+        writeln!(f, "    stop_signal: SIGKILL")?;
+        if let Some(policy) = &self.restart {
+            let policy = if policy == "no" { "\"no\"" } else { policy };
+            writeln!(f, "    restart: {policy}")?;
+        }
+        if let Some((file, lines)) = &self.health {
+            writeln!(f, "    healthcheck:")?;
+            writeln!(f, "      test: [\"CMD\", \"test\", \"-f\", {file:?}]")?;
+            for line in lines.lines() {
+                writeln!(f, "      {line}")?;
+            }
+        }
+        if !self.deps.is_empty() {
+            writeln!(f, "    depends_on:")?;
+            for (d, condition, restart) in &self.deps {
+                writeln!(f, "      {d}:\n        condition: {condition}")?;
+                if let Some(restart) = restart {
+                    writeln!(f, "        restart: {restart}")?;
+                }
+            }
+        }
+        if let Some(file) = &self.env_file {
+            writeln!(f, "    env_file: {file}")?;
+        }
+        list(f, "volumes", &self.volumes)?;
+        if !self.environment.is_empty() {
+            writeln!(f, "    environment:")?;
+            for (k, v) in &self.environment {
+                writeln!(f, "      {k}: {v:?}")?;
+            }
+        }
+        if !self.profiles.is_empty() {
+            writeln!(f, "    profiles: [{}]", self.profiles.join(", "))?;
+        }
+        if let Some(n) = self.replicas {
+            writeln!(f, "    deploy:\n      replicas: {n}")?;
+        }
+        if let Some(mode) = &self.network_mode {
+            writeln!(f, "    network_mode: {mode}")?;
+        }
+        for line in &self.lines {
+            writeln!(f, "    {line}")?;
+        }
+        Ok(())
+    }
 }
 
-/// A compose file of the given [`svc`]s.
-pub fn compose(services: &[String]) -> String {
-    format!("services:\n{}", services.join(""))
+/// `    KEY:` and its `      - ITEM` lines, if there are items.
+fn list(f: &mut fmt::Formatter<'_>, key: &str, items: &[String]) -> fmt::Result {
+    if !items.is_empty() {
+        writeln!(f, "    {key}:")?;
+        for i in items {
+            writeln!(f, "      - {i}")?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

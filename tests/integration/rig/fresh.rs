@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// The one command that rewrites every generated file (completions/, man/*.1, and
 /// man/hal.toml.5 from src/module/keys.rs).
 pub const REGENERATE: &str =
-    "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages:: output_help::";
+    "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages:: config_manual::";
 
 /// The repository's own directory `name` (e.g. `man`).
 pub fn repo_dir(name: &str) -> PathBuf {

@@ -53,6 +53,28 @@ pub fn missing<T>(why: &str, fix: &str) -> Option<T> {
     None
 }
 
+/// `Some(())` when `ok`; otherwise the test skips (fails in CI) as [`missing`]
+/// says. Every skip reads `let Some(..) = rig::…(..) else { return };`:
+///
+/// ```text
+/// let Some(()) = rig::need_that(is_root(), "needs root", "run as root") else { return };
+/// ```
+#[track_caller]
+pub fn need_that(ok: bool, why: &str, fix: &str) -> Option<()> {
+    if ok { Some(()) } else { missing(why, fix) }
+}
+
+/// `Some(())` when `program FLAG` runs here (e.g. `need("socat", "-V")`);
+/// otherwise the test skips (fails in CI), naming the program.
+#[track_caller]
+pub fn need(program: &str, flag: &str) -> Option<()> {
+    need_that(
+        have(program, flag),
+        &format!("{program} is not installed"),
+        "scripts/provision.sh installs it",
+    )
+}
+
 /// Whether `program --version` (or `flag`) runs here.
 pub fn have(program: &str, flag: &str) -> bool {
     std::process::Command::new(program)

@@ -8,25 +8,31 @@
 //! ```
 //!
 //! which, when no engine answers, prints `SKIP <the test's path>: <why>` and
-//! skips outside CI, and fails the test with the fix when `CI=true`.
+//! skips outside CI, and fails the test with the fix when `CI=true`. Every
+//! other precondition is spelt the same way, with `rig::need("socat", "-V")`
+//! or `rig::need_that(CONDITION, WHY, FIX)`.
 
 pub mod cli_tree;
 pub mod compose;
 pub mod docker;
 pub mod fresh;
 pub mod guard;
+pub mod machine;
 pub mod run;
 pub mod systemd;
+pub mod watch;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use compose::{compose, stack, svc};
+pub use compose::stack;
 pub use docker::{FIXTURE, containers, docker, ids, networks, running_ids};
-pub use guard::{have, in_ci, missing, skip};
-pub use run::{Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child};
+pub use guard::{have, in_ci, missing, need, need_that};
+pub use run::{
+    Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
+};
 
 use guard::Lease;
 

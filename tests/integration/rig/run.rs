@@ -201,6 +201,13 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
+/// Waits out a clock the test is about (a restart window, an uptime), never
+/// an event: `what` names the clock, for the reader.
+pub fn wait_out(what: &str, d: Duration) {
+    let _ = what;
+    std::thread::sleep(d);
+}
+
 /// Writes an executable script `name` into `dir`.
 pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
