@@ -2,11 +2,13 @@
 # shellcheck shell=bash
 
 # bench_init NAME PREFIX TOOL...: builds hal unless HAL_BIN is set, checks the
-# tools, makes $tmp, sets $pfx (unique project prefix), say(), and a trap that
-# removes every container and network whose project starts with $pfx.
+# tools, picks the engine (bench_engine), makes $tmp, sets $pfx (unique project
+# prefix), say(), and a trap that removes every container and network whose
+# project starts with $pfx.
 bench_init() {
     local name=$1 prefix=$2
     shift 2
+    bench_engine
     if [[ -z ${HAL_BIN:-} ]]; then
         cargo build --release --quiet
         HAL_BIN=${CARGO_TARGET_DIR:-target}/release/hal
@@ -24,6 +26,29 @@ bench_init() {
 }
 
 say() { echo "bench/$BENCH_NAME: $*" >&2; }
+
+# bench_engine: ENGINE=docker (the default: DOCKER_HOST as set, else /var/run/docker.sock)
+# or ENGINE=podman (the rootful Podman service scripts/provision.sh runs; PODMAN_SOCK
+# overrides its socket). Exports DOCKER_HOST, which hal, compose and the docker CLI all
+# follow, and sets ENGINE_SOCK (for raw calls with curl) and ENGINE_DESC (name, version, API).
+bench_engine() {
+    ENGINE=${ENGINE:-docker}
+    case $ENGINE in
+        docker)
+            if [[ ${DOCKER_HOST:-} == unix://* ]]; then
+                ENGINE_SOCK=${DOCKER_HOST#unix://}
+            else
+                ENGINE_SOCK=/var/run/docker.sock
+            fi
+            ;;
+        podman) ENGINE_SOCK=${PODMAN_SOCK:-/run/hal-ci/podman.sock} ;;
+        *) echo "bench: ENGINE=$ENGINE: want docker or podman" >&2; exit 1 ;;
+    esac
+    [[ -S $ENGINE_SOCK ]] || { echo "bench: no $ENGINE socket at $ENGINE_SOCK (scripts/provision.sh)" >&2; exit 1; }
+    [[ $ENGINE == docker && -n ${DOCKER_HOST:-} && ${DOCKER_HOST} != unix://* ]] ||
+        export DOCKER_HOST=unix://$ENGINE_SOCK
+    ENGINE_DESC="$ENGINE $(docker version --format '{{.Server.Version}} (API {{.Server.APIVersion}})' 2>/dev/null)"
+}
 
 bench_cleanup() {
     local ids nets

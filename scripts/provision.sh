@@ -13,6 +13,14 @@
 #   dockerd         /etc/docker/daemon.json + dockerd in the background
 #   fixture         hal-fixture:latest (FROM scratch + static busybox)
 #   registry        distribution on 127.0.0.1:5000; pushes 127.0.0.1:5000/hal/fixture:latest
+#   podman          apt: podman (4.3), catatonit, netavark, aardvark-dns, jq; a containers.conf
+#                   drop-in for a host without systemd (lower ulimits, cgroupfs, events in a
+#                   file, subnet pools 10.202-203/16) and 127.0.0.1:5000 as a plain-HTTP
+#                   registry; a rootful `podman system service` on unix:///run/hal-ci/podman.sock
+#                   (log /var/log/hal-podman.log); the fixture loaded from docker (both names);
+#                   a loop running containers' healthchecks on their interval, as systemd's
+#                   timers would (log /var/log/hal-podman-healthchecks.log). dockerd is untouched:
+#                   both engines run at once; DOCKER_HOST=unix:///run/hal-ci/podman.sock for Podman.
 #   systemd-image   hal-systemd:bookworm (debootstrap minbase + systemd), verified once
 #   cargo           cargo reachable (adds ~/.cargo/bin to PATH if needed)
 #   cargo-deb       cargo-deb $CARGO_DEB_VERSION (`cargo install --locked`, only when missing)
@@ -166,9 +174,12 @@ run_step() {
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
     util-linux iproute2 curl socat zsh fish man-db make tmux)
 
-step_packages() {
+step_packages() { install_packages "${PACKAGES[@]}"; }
+
+# install_packages PKG...: apt-get install those not installed yet (no recommends).
+install_packages() {
     local missing=() p
-    for p in "${PACKAGES[@]}"; do
+    for p in "$@"; do
         if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) != "ii "* ]]; then
             missing+=("$p")
         fi
@@ -297,12 +308,15 @@ ip4_to_int() {
     echo $(((a << 24) | (b << 16) | (c << 8) | d))
 }
 
-# Fail if a host route (not one of docker's own bridges) overlaps the pools.
+# check_pool_routes ENGINE POOL...: fail if a host route (not one of the engines'
+# own bridges) overlaps the pools.
 check_pool_routes() {
-    local pools=(10.200.0.0/16 10.201.0.0/16) dst dev pool clash=""
+    local engine=$1 dst dev pool clash=""
+    shift
+    local pools=("$@")
     while read -r dst dev; do
         [[ $dst == default ]] && continue
-        [[ $dev == docker0 || $dev == br-* || $dev == veth* ]] && continue
+        [[ $dev == docker0 || $dev == br-* || $dev == veth* || $dev == podman* ]] && continue
         [[ $dst == */* ]] || dst=$dst/32
         local rnet=${dst%/*} rlen=${dst#*/}
         for pool in "${pools[@]}"; do
@@ -314,7 +328,7 @@ check_pool_routes() {
             fi
         done
     done < <(ip -4 route show | awk '{ d = ""; for (i = 1; i < NF; i++) if ($i == "dev") d = $(i + 1); print $1, d }')
-    [[ -z $clash ]] || die "docker address pools overlap host routes:$clash"
+    [[ -z $clash ]] || die "$engine address pools overlap host routes:$clash"
     log "address pools ${pools[*]} clear of host routes"
 }
 
@@ -328,7 +342,7 @@ stop_dockerd() {
 }
 
 step_dockerd() {
-    check_pool_routes
+    check_pool_routes docker 10.200.0.0/16 10.201.0.0/16
     mkdir -p /etc/docker
     local changed=0
     if printf '%s\n' "$DAEMON_JSON" | write_if_changed /etc/docker/daemon.json 0644; then
@@ -476,6 +490,169 @@ step_registry() {
     docker push "$FIXTURE_REMOTE"
     curl -fsS "http://$REGISTRY_ADDR/v2/hal/fixture/tags/list"
     echo
+}
+
+# ---------------------------------------------------------------- podman
+
+# Podman (Debian's 4.3), rootful, beside dockerd: its Docker-compatible API on
+# $PODMAN_SOCK (`DOCKER_HOST=unix://$PODMAN_SOCK` points hal, compose and the docker
+# CLI at it). Its own storage, networks and images; dockerd is not touched.
+PODMAN_PACKAGES=(podman catatonit netavark aardvark-dns jq)
+
+# Read by every podman on the machine (the service, `podman` commands): a host
+# without systemd inside a container. Containers get limits under this machine's
+# hard ones (rootful podman's default, nofile=1048576, fails in runc's setrlimit:
+# "error setting rlimit type 7: operation not permitted"); `init: true` runs
+# catatonit; no systemd: cgroupfs and the events in a file (`podman events` and the
+# API's /events read them); logs in files (k8s-file: what `docker logs` reads);
+# networks made for compose projects take subnets from pools clear of docker's.
+PODMAN_CONF=/etc/containers/containers.conf.d/hal-ci.conf
+PODMAN_CONF_TEXT='# Written by hal scripts/provision.sh (step podman); rewritten on every run.
+[containers]
+default_ulimits = ["nofile=16384:16384", "nproc=16384:16384"]
+init_path = "/usr/bin/catatonit"
+log_driver = "k8s-file"
+
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+runtime = "runc"
+
+[network]
+network_backend = "netavark"
+default_subnet_pools = [
+  { base = "10.202.0.0/16", size = 24 },
+  { base = "10.203.0.0/16", size = 24 },
+]
+'
+# Docker treats 127.0.0.0/8 registries as plain HTTP; Podman must be told.
+PODMAN_REGISTRIES_CONF=/etc/containers/registries.conf.d/hal-ci.conf
+PODMAN_REGISTRIES_TEXT="# Written by hal scripts/provision.sh (step podman).
+[[registry]]
+location = \"$REGISTRY_ADDR\"
+insecure = true
+"
+
+PODMAN_SOCK=$RUN_DIR/podman.sock
+PODMAN_PIDFILE=$RUN_DIR/podman.pid
+PODMAN_LOG=/var/log/hal-podman.log
+PODMAN_HEALTH_BIN=/usr/local/libexec/hal-ci/podman-healthchecks
+PODMAN_HEALTH_PIDFILE=$RUN_DIR/podman-healthchecks.pid
+PODMAN_HEALTH_LOG=/var/log/hal-podman-healthchecks.log
+
+# On a systemd host, Podman runs each container's healthcheck from a transient
+# timer; here a loop does: every second, each running container with a
+# healthcheck whose interval has passed gets one run (`podman healthcheck run`,
+# through the service's libpod API: no podman process per check).
+PODMAN_HEALTH_TEXT='#!/usr/bin/env bash
+# Written by hal scripts/provision.sh (step podman): runs the Podman healthchecks on
+# their interval, as the systemd timers Podman makes on a systemd host would.
+#   podman-healthchecks SOCKET
+set -uo pipefail
+sock=$1
+api=http://d/v4.0.0/libpod
+# {"health":["starting","healthy","unhealthy"]}: running containers with a healthcheck.
+filter=%7B%22health%22%3A%5B%22starting%22%2C%22healthy%22%2C%22unhealthy%22%5D%7D
+declare -A every next job
+while :; do
+    ids=$(curl -fsS --max-time 5 --unix-socket "$sock" "$api/containers/json?filters=$filter" |
+        jq -r ".[].Id") || { sleep 1; continue; }
+    now=$(date +%s%3N)
+    declare -A seen=()
+    for id in $ids; do
+        seen[$id]=1
+        if [[ -z ${every[$id]:-} ]]; then
+            ns=$(curl -fsS --max-time 5 --unix-socket "$sock" "$api/containers/$id/json" |
+                jq -r ".Config.Healthcheck.Interval // 0") || continue
+            every[$id]=$(( ns > 0 ? ns / 1000000 : 30000 ))
+            next[$id]=$(( now + every[$id] ))
+        fi
+        (( now >= next[$id] )) || continue
+        # One check at a time per container; a slow one is not started again.
+        [[ -n ${job[$id]:-} ]] && kill -0 "${job[$id]}" 2>/dev/null && continue
+        curl -sS --max-time 300 --unix-socket "$sock" -o /dev/null "$api/containers/$id/healthcheck" &
+        job[$id]=$!
+        next[$id]=$(( now + every[$id] ))
+    done
+    for id in "${!every[@]}"; do
+        [[ -n ${seen[$id]:-} ]] || unset "every[$id]" "next[$id]" "job[$id]"
+    done
+    unset seen
+    sleep 1
+done
+'
+
+podman_up() { curl -fsS -o /dev/null --max-time 2 --unix-socket "$PODMAN_SOCK" http://d/_ping; }
+
+# stop_pidfile NAME PIDFILE: TERM the process and wait for it to go.
+stop_pidfile() {
+    pid_alive "$2" || return 0
+    local pid
+    pid=$(cat "$2")
+    log "stopping $1 (pid $pid)"
+    kill -TERM "$pid"
+    wait_for 30 bash -c "! kill -0 $pid" || die "$1 (pid $pid) did not exit within 30s"
+    rm -f "$2"
+}
+
+step_podman() {
+    install_packages "${PODMAN_PACKAGES[@]}"
+    check_pool_routes podman 10.88.0.0/16 10.202.0.0/16 10.203.0.0/16
+    mkdir -p "$(dirname "$PODMAN_CONF")" "$(dirname "$PODMAN_REGISTRIES_CONF")" "$(dirname "$PODMAN_HEALTH_BIN")"
+    local changed=0
+    if printf '%s' "$PODMAN_CONF_TEXT" | write_if_changed "$PODMAN_CONF" 0644; then
+        changed=1
+        log "wrote $PODMAN_CONF"
+    fi
+    if printf '%s' "$PODMAN_REGISTRIES_TEXT" | write_if_changed "$PODMAN_REGISTRIES_CONF" 0644; then
+        changed=1
+        log "wrote $PODMAN_REGISTRIES_CONF"
+    fi
+    ((changed == 0)) || stop_pidfile "podman service" "$PODMAN_PIDFILE"
+
+    if ! podman_up; then
+        if pid_alive "$PODMAN_PIDFILE"; then
+            log "podman service pid $(cat "$PODMAN_PIDFILE") exists but does not answer yet; waiting"
+        else
+            log "starting podman system service on $PODMAN_SOCK (log $PODMAN_LOG)"
+            echo "=== $(date -Is) hal provision: starting podman system service" >>"$PODMAN_LOG"
+            setsid nohup podman system service --time=0 "unix://$PODMAN_SOCK" \
+                >>"$PODMAN_LOG" 2>&1 </dev/null 9>&- &
+            echo $! >"$PODMAN_PIDFILE"
+        fi
+        if ! wait_for 30 podman_up; then
+            echo "----- tail of $PODMAN_LOG -----"
+            tail -n 40 "$PODMAN_LOG" || true
+            die "podman did not answer on $PODMAN_SOCK within 30s (see $PODMAN_LOG)"
+        fi
+    fi
+    log "$(podman --version) answers on $PODMAN_SOCK"
+
+    # The fixture, the same image (same ID) as docker's, under both of its names.
+    local want have
+    want=$(docker image inspect -f '{{.Id}}' "$FIXTURE_IMAGE")
+    have=$(podman image inspect --format '{{.Id}}' "$FIXTURE_IMAGE" 2>/dev/null || true)
+    if [[ sha256:$have != "$want" ]]; then
+        log "loading $FIXTURE_IMAGE ($want) into podman"
+        docker save "$FIXTURE_IMAGE" | podman load -q
+    fi
+    have=$(podman image inspect --format '{{.Id}}' "$FIXTURE_REMOTE" 2>/dev/null || true)
+    [[ sha256:$have == "$want" ]] || podman tag "$FIXTURE_IMAGE" "$FIXTURE_REMOTE"
+    local out
+    out=$(DOCKER_HOST=unix://$PODMAN_SOCK docker run --rm --init "$FIXTURE_IMAGE" sh -c 'echo ok')
+    [[ $out == ok ]] || die "docker run on podman: '$out' (want ok)"
+
+    # The healthcheck loop: restarted when its text changes.
+    if printf '%s' "$PODMAN_HEALTH_TEXT" | write_if_changed "$PODMAN_HEALTH_BIN" 0755; then
+        log "wrote $PODMAN_HEALTH_BIN"
+        stop_pidfile "podman healthcheck loop" "$PODMAN_HEALTH_PIDFILE"
+    fi
+    if ! pid_alive "$PODMAN_HEALTH_PIDFILE"; then
+        log "starting $PODMAN_HEALTH_BIN (log $PODMAN_HEALTH_LOG)"
+        echo "=== $(date -Is) hal provision: starting podman healthcheck loop" >>"$PODMAN_HEALTH_LOG"
+        setsid nohup "$PODMAN_HEALTH_BIN" "$PODMAN_SOCK" >>"$PODMAN_HEALTH_LOG" 2>&1 </dev/null 9>&- &
+        echo $! >"$PODMAN_HEALTH_PIDFILE"
+    fi
 }
 
 # Run the systemd image the way the tests will (unprivileged) and check that
@@ -657,6 +834,7 @@ run_step compose-plugin step_compose_plugin
 run_step dockerd step_dockerd
 run_step fixture step_fixture
 run_step registry step_registry
+run_step podman step_podman
 run_step systemd-image step_systemd_image
 run_step cargo step_cargo
 run_step cargo-deb step_cargo_deb
