@@ -193,3 +193,6 @@ pub const KEYS: &[Key] = &[
 pub fn of(table: Table) -> impl Iterator<Item = &'static Key> {
     KEYS.iter().filter(move |k| k.table == table)
 }
+
+#[cfg(test)]
+mod tests;
