@@ -1,3 +1,5 @@
+//! The files and variables compose reads for a project, found in made-up project directories the way compose finds them.
+
 use super::*;
 
 fn tmp(tag: &str) -> PathBuf {
