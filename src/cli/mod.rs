@@ -433,7 +433,7 @@ fn pull_policy() -> impl clap::builder::TypedValueParser<Value = PullPolicy> {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::util::duration::parse(s)
+    crate::util::duration::parse(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

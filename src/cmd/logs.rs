@@ -44,13 +44,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
         match &m.kind {
             Kind::Stack { .. } => stacks.push(t.clone()),
             Kind::Host { unit, scope } => hosts.push((m.name.clone(), unit.clone(), *scope)),
-            Kind::Invalid { reason } => {
-                return Err(HalError::InvalidModule {
-                    name: m.name.clone(),
-                    reason: reason.clone(),
-                }
-                .into());
-            }
+            Kind::Invalid { .. } => m.usable()?,
         }
     }
     // A timer module's journal is the timer's and the job's it starts.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::ResetArgs;
 use crate::cmd::ctx::Ctx;
-use crate::error::{Exit, HalError, OneLine, exit_of};
+use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Kind;
 
 #[derive(Serialize)]
@@ -42,13 +42,7 @@ pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
 async fn reset(ctx: &Ctx, m: &crate::module::Module) -> anyhow::Result<()> {
     let work = async {
         match &m.kind {
-            Kind::Invalid { reason } => {
-                return Err(HalError::InvalidModule {
-                    name: m.name.clone(),
-                    reason: reason.clone(),
-                }
-                .into());
-            }
+            Kind::Invalid { .. } => m.usable()?,
             Kind::Host { unit, scope } => {
                 crate::host::reset_failed(&*ctx.node.hosts.init(*scope), unit).await?
             }

@@ -1,10 +1,11 @@
 //! Every key of the config file, documented: the source of `hal.toml(5)`, checked
 //! against the structs of `config.rs` so that no key can go undocumented.
 //!
-//! `tests/ops_b.rs` renders `man/hal.toml.5` from [`KEYS`] (a test fails when the
-//! committed page is stale), parses a config that sets every key to its example,
-//! and asks serde for the fields of each table: a field missing here, or a key
-//! here that the structs do not take, fails it.
+//! `tests/integration/output_help.rs` renders `man/hal.toml.5` from [`KEYS`] (a
+//! test fails when the committed page is stale), parses a config that sets every
+//! key to its example, and asks serde for the fields of each table: a field
+//! missing here, or a key here that the structs do not take, fails it. The unit
+//! tests beside this file tie the shipped example, `dist/hal.toml`, to [`KEYS`].
 
 /// Where a key lives.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -193,3 +194,6 @@ pub const KEYS: &[Key] = &[
 pub fn of(table: Table) -> impl Iterator<Item = &'static Key> {
     KEYS.iter().filter(move |k| k.table == table)
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::error::HalError;
 use crate::module::config::Scope;
 
 /// What a module is and how it is driven.
@@ -57,6 +58,18 @@ impl Module {
             Kind::Stack { file, .. } => file.display().to_string(),
             Kind::Host { unit, scope } => format!("{unit} ({})", scope.as_str()),
             Kind::Invalid { .. } => String::new(),
+        }
+    }
+
+    /// `Err` with the reason for a module hal found but cannot drive (an
+    /// invalid declaration): what every verb answers for it.
+    pub fn usable(&self) -> Result<(), HalError> {
+        match &self.kind {
+            Kind::Invalid { reason } => Err(HalError::InvalidModule {
+                name: self.name.clone(),
+                reason: reason.clone(),
+            }),
+            Kind::Stack { .. } | Kind::Host { .. } => Ok(()),
         }
     }
 }

@@ -10,7 +10,7 @@ use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 
-use crate::error::{Exit, HalError, OneLine, exit_of};
+use crate::error::{Exit, OneLine, exit_of};
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::State;
@@ -267,13 +267,7 @@ async fn one(
 ) -> anyhow::Result<Outcome> {
     let m = &t.module;
     let service = t.service.as_deref();
-    if let Kind::Invalid { reason } = &m.kind {
-        return Err(HalError::InvalidModule {
-            name: m.name.clone(),
-            reason: reason.clone(),
-        }
-        .into());
-    }
+    m.usable()?;
     let slot = slots.acquire().await.context("the --jobs slots closed")?;
     // Reach the engine first: a start that cannot happen must not count.
     reachable(node, m).await?;

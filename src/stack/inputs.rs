@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 /// The compose file names compose looks for, in its order of preference.
 pub const DEFAULT_FILES: [&str; 4] = [
@@ -230,7 +230,7 @@ impl Reader {
             line: None,
             why: e.to_string(),
         })?;
-        let mut doc: Value = serde_yaml::from_str(&text).map_err(|e| InputError::Unreadable {
+        let mut doc: Value = yaml_serde::from_str(&text).map_err(|e| InputError::Unreadable {
             file: file.into(),
             line: e.location().map(|l| l.line()),
             why: e.to_string(),

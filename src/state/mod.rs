@@ -193,13 +193,12 @@ impl Store {
         let lock = self.open_private(LOCK_FILE, true)?;
         lock.lock().context("lock the state file")?;
         let (mut state, warning) = self.read();
-        if let Some(w) = &warning {
+        if warning.is_some() {
             // Keep the unusable file for a post-mortem, then rebuild.
             let _ = std::fs::rename(
                 self.dir.join(STATE_FILE),
                 self.dir.join(format!("{STATE_FILE}.corrupt")),
             );
-            let _ = w;
         }
         let result = change(&mut state);
         state.schema = SCHEMA;

@@ -2,33 +2,45 @@
 
 use std::time::Duration;
 
+/// Why a text is not a duration; each says what is wrong with the text as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("empty duration")]
+    Empty,
+    #[error("invalid duration {0:?}: expected a number followed by ms, s, m, h or d")]
+    NoNumber(String),
+    #[error("invalid duration {text:?}: a unit (ms, s, m, h, d) must follow {number}")]
+    NoUnit { text: String, number: String },
+    #[error("invalid duration {text:?}: unknown unit {unit:?} (use ms, s, m, h or d)")]
+    UnknownUnit { text: String, unit: String },
+    #[error("duration {0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Parses `120`, `120s`, `5m`, `1h30m`, `250ms`, `2d`. A bare number is seconds.
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub fn parse(text: &str) -> Result<Duration, DurationError> {
+    let too_large = || DurationError::TooLarge(text.to_string());
     let s = text.trim();
     if s.is_empty() {
-        return Err("empty duration".into());
+        return Err(DurationError::Empty);
     }
     if s.bytes().all(|b| b.is_ascii_digit()) {
         return s
             .parse::<u64>()
             .map(Duration::from_secs)
-            .map_err(|_| format!("duration {text:?} is too large"));
+            .map_err(|_| too_large());
     }
     let mut total: u128 = 0;
     let mut rest = s;
     while !rest.is_empty() {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if digits == 0 {
-            return Err(format!(
-                "invalid duration {text:?}: expected a number followed by ms, s, m, h or d"
-            ));
+            return Err(DurationError::NoNumber(text.to_string()));
         }
         let (num, tail) = rest.split_at(digits);
         let unit_len = tail.bytes().take_while(u8::is_ascii_alphabetic).count();
         let (unit, tail) = tail.split_at(unit_len);
-        let n: u128 = num
-            .parse()
-            .map_err(|_| format!("duration {text:?} is too large"))?;
+        let n: u128 = num.parse().map_err(|_| too_large())?;
         let millis_per: u128 = match unit {
             "ms" => 1,
             "s" | "sec" | "secs" => 1_000,
@@ -36,29 +48,31 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             "h" | "hr" | "hrs" => 3_600_000,
             "d" => 86_400_000,
             "" => {
-                return Err(format!(
-                    "invalid duration {text:?}: a unit (ms, s, m, h, d) must follow {num}"
-                ));
+                return Err(DurationError::NoUnit {
+                    text: text.to_string(),
+                    number: num.to_string(),
+                });
             }
             other => {
-                return Err(format!(
-                    "invalid duration {text:?}: unknown unit {other:?} (use ms, s, m, h or d)"
-                ));
+                return Err(DurationError::UnknownUnit {
+                    text: text.to_string(),
+                    unit: other.to_string(),
+                });
             }
         };
         total = n
             .checked_mul(millis_per)
             .and_then(|v| total.checked_add(v))
-            .ok_or_else(|| format!("duration {text:?} is too large"))?;
+            .ok_or_else(too_large)?;
         rest = tail;
     }
     // Ten years is plenty for any timeout or window; beyond that is a typo.
     if total > 10 * 365 * 86_400_000 {
-        return Err(format!("duration {text:?} is too large"));
+        return Err(too_large());
     }
     u64::try_from(total)
         .map(Duration::from_millis)
-        .map_err(|_| format!("duration {text:?} is too large"))
+        .map_err(|_| too_large())
 }
 
 /// Renders a duration compactly: `120s`, `5m`, `1h30m`, `250ms`.
@@ -109,6 +123,25 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should fail");
         }
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        assert_eq!(e(" "), "empty duration");
+        assert_eq!(
+            e("s"),
+            "invalid duration \"s\": expected a number followed by ms, s, m, h or d"
+        );
+        assert_eq!(
+            e("5m3"),
+            "invalid duration \"5m3\": a unit (ms, s, m, h, d) must follow 3"
+        );
+        assert_eq!(
+            e("5x"),
+            "invalid duration \"5x\": unknown unit \"x\" (use ms, s, m, h or d)"
+        );
+        assert_eq!(e("999999999d"), "duration \"999999999d\" is too large");
     }
 
     #[test]

@@ -10,6 +10,25 @@ use std::path::{Path, PathBuf};
 
 use crate::util::timefmt::days_from_civil;
 
+/// Why a TZif file or a POSIX `TZ` rule cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ZoneError {
+    #[error("not a TZif file (too short)")]
+    TooShort,
+    #[error("not a TZif file")]
+    NotTzif,
+    #[error("TZif file is cut short")]
+    CutShort,
+    #[error("bad type index")]
+    BadTypeIndex,
+    #[error("no local time types")]
+    NoTypes,
+    #[error("{0:?} is not a time zone rule")]
+    NotARule(String),
+    #[error("{0:?}: a daylight-saving zone needs its rules (,Mm.w.d,Mm.w.d)")]
+    NoDstRules(String),
+}
+
 /// A zone: UTC offsets by instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Zone {
@@ -56,7 +75,8 @@ impl Zone {
         }
     }
 
-    /// The zone this process's local time is in (see the module's note).
+    /// The zone this process's local time is in (see the module's note). The
+    /// error is text, as `when::parse`'s zone argument takes it.
     pub fn local() -> Result<Zone, String> {
         let dir = std::env::var_os("TZDIR")
             .filter(|d| !d.is_empty())
@@ -98,7 +118,7 @@ impl Zone {
     }
 
     /// Reads a TZif file (versions 1 to 4).
-    pub fn from_tzif(b: &[u8]) -> Result<Zone, String> {
+    pub fn from_tzif(b: &[u8]) -> Result<Zone, ZoneError> {
         let head = header(b, 0)?;
         // Version 2 and later repeat the data with 64-bit times after the first block.
         let wide = head.version >= b'2';
@@ -114,12 +134,12 @@ impl Zone {
             &mut p,
             head.charcnt + head.leapcnt * lsize + head.isstdcnt + head.isutcnt,
         )?;
-        let offset_of = |k: usize| -> Result<i32, String> {
-            let i = infos.get(k * 6..k * 6 + 4).ok_or("bad type index")?;
+        let offset_of = |k: usize| -> Result<i32, ZoneError> {
+            let i = infos.get(k * 6..k * 6 + 4).ok_or(ZoneError::BadTypeIndex)?;
             Ok(i32::from_be_bytes([i[0], i[1], i[2], i[3]]))
         };
         if head.typecnt == 0 {
-            return Err("no local time types".into());
+            return Err(ZoneError::NoTypes);
         }
         let mut transitions = Vec::with_capacity(head.timecnt);
         for k in 0..head.timecnt {
@@ -242,10 +262,10 @@ impl Header {
     }
 }
 
-fn header(b: &[u8], at: usize) -> Result<Header, String> {
-    let h = b.get(at..at + 44).ok_or("not a TZif file (too short)")?;
+fn header(b: &[u8], at: usize) -> Result<Header, ZoneError> {
+    let h = b.get(at..at + 44).ok_or(ZoneError::TooShort)?;
     if &h[..4] != b"TZif" {
-        return Err("not a TZif file".into());
+        return Err(ZoneError::NotTzif);
     }
     let n = |k: usize| {
         let c = &h[20 + 4 * k..24 + 4 * k];
@@ -262,15 +282,15 @@ fn header(b: &[u8], at: usize) -> Result<Header, String> {
     })
 }
 
-fn take<'a>(b: &'a [u8], p: &mut usize, len: usize) -> Result<&'a [u8], String> {
-    let s = b.get(*p..*p + len).ok_or("TZif file is cut short")?;
+fn take<'a>(b: &'a [u8], p: &mut usize, len: usize) -> Result<&'a [u8], ZoneError> {
+    let s = b.get(*p..*p + len).ok_or(ZoneError::CutShort)?;
     *p += len;
     Ok(s)
 }
 
 /// Parses a POSIX `TZ` rule: `STD offset [DST [offset] [,start[/time],end[/time]]]`.
-fn parse_rule(text: &str) -> Result<Rule, String> {
-    let bad = || format!("{text:?} is not a time zone rule");
+fn parse_rule(text: &str) -> Result<Rule, ZoneError> {
+    let bad = || ZoneError::NotARule(text.to_string());
     let mut s = text;
     name(&mut s).ok_or_else(bad)?;
     // POSIX offsets count west of UTC; hal counts east.
@@ -284,9 +304,9 @@ fn parse_rule(text: &str) -> Result<Rule, String> {
     } else {
         -signed_time(&mut s).ok_or_else(bad)?
     };
-    let rules = s.strip_prefix(',').ok_or_else(|| {
-        format!("{text:?}: a daylight-saving zone needs its rules (,Mm.w.d,Mm.w.d)")
-    })?;
+    let rules = s
+        .strip_prefix(',')
+        .ok_or_else(|| ZoneError::NoDstRules(text.to_string()))?;
     let (a, b) = rules.split_once(',').ok_or_else(bad)?;
     let (start, end) = (edge(a).ok_or_else(bad)?, edge(b).ok_or_else(bad)?);
     Ok(Rule::Dst {
@@ -365,119 +385,4 @@ fn edge(text: &str) -> Option<Edge> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::util::timefmt::parse;
-
-    fn at(s: &str) -> i64 {
-        parse(s).unwrap().secs
-    }
-
-    const BERLIN: &str = "CET-1CEST,M3.5.0,M10.5.0/3";
-
-    #[test]
-    fn posix_rules() {
-        let z = Zone::named(BERLIN, Path::new("/nonexistent")).unwrap();
-        assert_eq!(z.offset_at(at("2026-01-15T12:00:00Z")), 3600);
-        assert_eq!(z.offset_at(at("2026-07-15T12:00:00Z")), 7200);
-        // 2026-03-29 01:00 UTC is when Berlin moves to summer time.
-        assert_eq!(z.offset_at(at("2026-03-29T00:59:59Z")), 3600);
-        assert_eq!(z.offset_at(at("2026-03-29T01:00:00Z")), 7200);
-        // 2026-10-25 01:00 UTC, back to winter time.
-        assert_eq!(z.offset_at(at("2026-10-25T00:59:59Z")), 7200);
-        assert_eq!(z.offset_at(at("2026-10-25T01:00:00Z")), 3600);
-        let south = Zone::named("AEST-10AEDT,M10.1.0,M4.1.0/3", Path::new("/x")).unwrap();
-        assert_eq!(south.offset_at(at("2026-01-15T00:00:00Z")), 11 * 3600);
-        assert_eq!(south.offset_at(at("2026-07-15T00:00:00Z")), 10 * 3600);
-        assert_eq!(
-            Zone::named("<+0530>-5:30", Path::new("/x"))
-                .unwrap()
-                .offset_at(0),
-            19_800
-        );
-        assert_eq!(
-            Zone::named("EST5", Path::new("/x")).unwrap().offset_at(0),
-            -18_000
-        );
-        for bad in ["Nowhere/City", "CET-1CEST", "X1", "CET-1CEST,J60,J300"] {
-            assert!(Zone::named(bad, Path::new("/x")).is_err(), "{bad}");
-        }
-        for utc in ["", ":UTC", "UTC", "UTC0"] {
-            assert_eq!(Zone::named(utc, Path::new("/x")).unwrap(), Zone::utc());
-        }
-    }
-
-    #[test]
-    fn local_times_become_instants() {
-        let z = Zone::named(BERLIN, Path::new("/x")).unwrap();
-        assert_eq!(
-            z.to_utc(at("2026-07-15T14:00:00Z")),
-            at("2026-07-15T12:00:00Z")
-        );
-        assert_eq!(
-            z.to_utc(at("2026-01-15T13:00:00Z")),
-            at("2026-01-15T12:00:00Z")
-        );
-        assert_eq!(
-            z.to_local(at("2026-01-15T12:00:00Z")),
-            at("2026-01-15T13:00:00Z")
-        );
-        assert_eq!(Zone::fixed(-3600).to_utc(0), 3600);
-    }
-
-    /// A TZif v2 file: two transitions, three types, and `footer` after the data.
-    fn tzif(footer: &str) -> Vec<u8> {
-        let types: [(i32, u8); 3] = [(3600, 0), (7200, 1), (3600, 0)];
-        let times: [i64; 2] = [at("2000-03-26T01:00:00Z"), at("2000-10-29T01:00:00Z")];
-        let block = |wide: bool| {
-            let mut b = b"TZif2".to_vec();
-            b.extend([0u8; 15]);
-            for n in [0u32, 0, 0, times.len() as u32, types.len() as u32, 4] {
-                b.extend(n.to_be_bytes());
-            }
-            for t in times {
-                if wide {
-                    b.extend(t.to_be_bytes());
-                } else {
-                    b.extend((t as i32).to_be_bytes());
-                }
-            }
-            b.extend([1u8, 2]);
-            for (off, dst) in types {
-                b.extend(off.to_be_bytes());
-                b.extend([dst, 0]);
-            }
-            b.extend(b"CET\0");
-            b
-        };
-        let mut all = block(false);
-        all.extend(block(true));
-        all.extend(format!("\n{footer}\n").bytes());
-        all
-    }
-
-    #[test]
-    fn tzif_transitions_then_the_footer() {
-        let z = Zone::from_tzif(&tzif(BERLIN)).unwrap();
-        assert_eq!(z.offset_at(at("1999-01-01T00:00:00Z")), 3600);
-        assert_eq!(z.offset_at(at("2000-06-01T00:00:00Z")), 7200);
-        assert_eq!(z.offset_at(at("2026-07-15T12:00:00Z")), 7200);
-        assert_eq!(z.offset_at(at("2026-12-15T12:00:00Z")), 3600);
-        let plain = Zone::from_tzif(&tzif("")).unwrap();
-        assert_eq!(plain.offset_at(at("2026-07-15T12:00:00Z")), 3600);
-        assert!(Zone::from_tzif(b"TZif").is_err());
-        assert!(Zone::from_tzif(&tzif(BERLIN)[..60]).is_err());
-    }
-
-    #[test]
-    fn the_system_database_reads_if_present() {
-        let dir = Path::new("/usr/share/zoneinfo");
-        if let Ok(z) = Zone::named("Europe/Berlin", dir) {
-            assert_eq!(z.offset_at(at("2026-07-15T12:00:00Z")), 7200);
-            assert_eq!(z.offset_at(at("2026-01-15T12:00:00Z")), 3600);
-        }
-        if let Ok(z) = Zone::named("Etc/UTC", dir) {
-            assert_eq!(z.offset_at(at("2026-07-15T12:00:00Z")), 0);
-        }
-    }
-}
+mod tests;

@@ -1,3 +1,5 @@
+//! The engine hal resolves from flags, variables and docker contexts, checked against the docker CLI's order on made-up CLI config directories.
+
 use std::collections::HashMap;
 
 use super::*;

@@ -1,6 +1,6 @@
 //! Compose's variable interpolation, as far as the change check needs it: the value a string reads as, and which variables it read.
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 use super::Reader;
 

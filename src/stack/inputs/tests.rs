@@ -1,3 +1,5 @@
+//! The files and variables compose reads for a project, found in made-up project directories the way compose finds them.
+
 use super::*;
 
 fn tmp(tag: &str) -> PathBuf {
@@ -150,5 +152,34 @@ fn variables_anywhere_in_a_document_or_dotenv_are_inputs() {
         assert!(vars.contains_key(v), "{v} is not an input: {vars:?}");
     }
     assert!(!vars.contains_key("NOT_A_VAR"), "`$$` is no variable");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Compose (go-yaml v3) expands `<<: *anchor` and reads `yes`/`on` as strings.
+#[test]
+fn merge_keys_expand_and_yes_on_stay_strings() {
+    let d = tmp("merge");
+    put(
+        &d,
+        "compose.yaml",
+        "name: yes\nx-common: &common\n  image: app:${HAL_T_MERGED}\n  env_file: common.env\nservices:\n  on:\n    <<: *common\n    tty: on\n  web:\n    <<: [*common]\n    env_file: web.env\n",
+    );
+    put(&d, "common.env", "A=1\n");
+    put(&d, "web.env", "A=1\n");
+    let i = read(&d).unwrap();
+    assert_eq!(i.name.as_deref(), Some("yes"));
+    assert_eq!(
+        rel(&d, &i.files),
+        ["common.env", "compose.yaml", "web.env"],
+        "the service that merges `*common` reads its env_file; the one that overrides it does not"
+    );
+    assert!(i.vars.contains_key("HAL_T_MERGED"));
+    // Without the merge, `on` names no env_file and common.env is no input.
+    put(
+        &d,
+        "compose.yaml",
+        "x-common: &common\n  env_file: common.env\nservices:\n  on:\n    image: x\n",
+    );
+    assert_eq!(rel(&d, &read(&d).unwrap().files), ["compose.yaml"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
