@@ -1,7 +1,7 @@
 //! Every key of the config file, documented: the source of `hal.toml(5)`, checked
 //! against the structs of `config.rs` so that no key can go undocumented.
 //!
-//! `tests/integration/output_help.rs` renders `man/hal.toml.5` from [`KEYS`] (a
+//! `tests/integration/config_manual.rs` renders `man/hal.toml.5` from [`KEYS`] (a
 //! test fails when the committed page is stale), parses a config that sets every
 //! key to its example, and asks serde for the fields of each table: a field
 //! missing here, or a key here that the structs do not take, fails it. The unit
