@@ -35,11 +35,19 @@ fn main() -> std::process::ExitCode {
 }
 
 /// clap's own error (or `--help`/`--version`), printed as the colour decision
-/// says; a usage error under `--json` also gets the error document on stdout.
+/// says, with the exit code clap gives it (0 for help and version, 2 for
+/// errors); a usage error under `--json` also gets the error document on stdout.
 fn usage_error(e: &clap::Error, args: &[OsString], colors: Colors) -> std::process::ExitCode {
     let code = u8::try_from(e.exit_code()).unwrap_or(2);
     if e.use_stderr() && hal::cli::parse::wants_json(args) {
         hal::output::ui::error_document(code, &hal::cli::parse::message(e));
     }
-    std::process::ExitCode::from(color::clap_exit(e, colors))
+    let styled = e.render();
+    let text = color::Prerendered {
+        plain: styled.to_string(),
+        ansi: styled.ansi().to_string(),
+        on_stderr: e.use_stderr(),
+    };
+    color::print_prerendered(&text, colors);
+    std::process::ExitCode::from(code)
 }

@@ -43,10 +43,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(local::state_dir(ctx));
     checks.push(local::permissions(ctx));
 
-    ctx.ui.show(
-        || check::json(&checks),
-        || check::lines(&checks, ctx.ui.color, ctx.ui.quiet),
-    );
+    ctx.ui.show(&check::Checks::new(&checks));
     Ok(if checks.iter().all(|c| c.ok) {
         Exit::Ok
     } else {

@@ -3,6 +3,7 @@
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::output::render;
+use crate::output::view::Modules;
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
@@ -18,8 +19,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
             ctx.node.inventory.root.display()
         ));
     } else {
-        ctx.ui
-            .document(&entries, || render::list_table(&entries, ctx.ui.color));
+        ctx.ui.show(&Modules::new(&entries));
     }
     Ok(Exit::Ok)
 }

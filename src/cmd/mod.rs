@@ -8,6 +8,7 @@ pub mod completions;
 pub mod doctor;
 pub mod list;
 pub mod logs;
+pub mod plan;
 pub mod rescue;
 pub mod reset_failed;
 pub mod status;

@@ -6,11 +6,13 @@ use serde::Serialize;
 
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
+use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
 use crate::error::{Exit, HalError, OneLine};
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
 use crate::module::{Kind, KindTag, Module};
-use crate::output::render;
+use crate::output::tables::{self, RescueDone, RescueStep};
+use crate::output::view::{Rows, Style};
 use crate::run::{self, Verb};
 use crate::stack::engine::Engine;
 
@@ -54,28 +56,35 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         ctx.ui.warn(w);
     }
     let plan = plan(ctx, &node.modules, !a.modules.is_empty(), a.auto);
-    if plan.is_empty() {
-        ctx.ui.nothing("nothing to rescue: no module is failed");
-        return Ok(Exit::Ok);
-    }
-    if a.dry_run {
-        ctx.ui.document(&plan, || plan_table(&plan, ctx.ui.color));
-        return Ok(Exit::Ok);
-    }
-    ctx.ui
-        .note(plan_table(&plan, ctx.ui.color_err).trim_end_matches('\n'));
-    let question = format!("rescue {} module(s)?", plan.len());
-    if !ctx.ui.confirm(&question)? {
-        return Ok(Exit::Failed);
-    }
+    let ask = Ask {
+        dry_run: a.dry_run,
+        nothing: "nothing to rescue: no module is failed",
+        question: Some(format!("rescue {} module(s)?", plan.len())),
+    };
+    let apply = async || rescue(ctx, &plan, a.timeout).await;
+    Ok(match confirm_and_apply(ctx, &plan, ask, apply).await? {
+        Outcome::Stopped(exit) => exit,
+        Outcome::Applied { exit, took } => {
+            ctx.ui
+                .note(&format!("rescue took {:.1}s", took.as_secs_f64()));
+            exit
+        }
+    })
+}
+
+/// Runs the plan, critical modules first, all of them before the rest
+/// begins; says each failure, and reports every module.
+async fn rescue<'a>(
+    ctx: &Ctx,
+    plan: &'a [Step],
+    timeout: Option<Duration>,
+) -> (Vec<Done<'a>>, Exit) {
     let opts = StartOpts {
         pull: None,
         wait: true,
-        timeout: a.timeout,
+        timeout,
     };
     let verb = Verb::Rescue { opts };
-    let began = Instant::now();
-    // Critical modules first, all of them before the rest begins.
     let (first, rest): (Vec<&Step>, Vec<&Step>) = plan.iter().partition(|s| s.critical);
     let mut done = Vec::new();
     for batch in [first, rest] {
@@ -107,21 +116,10 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
             ctx.ui.fail(e);
         }
     }
-    ctx.ui.document(&rows, || {
-        if ctx.ui.quiet {
-            String::new()
-        } else {
-            report_table(&rows, ctx.ui.color)
-        }
-    });
-    ctx.ui.note(&format!(
-        "hal: rescue took {:.1}s",
-        began.elapsed().as_secs_f64()
-    ));
     if exit == Exit::Ok && rows.iter().any(|r| !r.ok) {
         exit = Exit::Failed;
     }
-    Ok(exit)
+    (rows, exit)
 }
 
 /// Waits a bounded time for a Docker engine that does not answer.
@@ -187,39 +185,35 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<St
     steps
 }
 
-fn plan_table(plan: &[Step], color: bool) -> String {
-    let mut t = render::table(color);
-    t.set_header(["MODULE", "WAS", "ACTION", "WHY"]);
-    for s in plan {
-        let name = if s.critical {
-            format!("{} (critical)", s.name)
-        } else {
-            s.name.clone()
-        };
-        t.add_row(vec![
-            comfy_table::Cell::new(name),
-            render::state_cell(s.was, color),
-            comfy_table::Cell::new(s.action),
-            comfy_table::Cell::new(s.reason.as_deref().unwrap_or("")),
-        ]);
+impl Step {
+    fn row(&self) -> RescueStep<'_> {
+        RescueStep {
+            name: &self.name,
+            critical: self.critical,
+            was: self.was,
+            action: self.action,
+            why: self.reason.as_deref().unwrap_or(""),
+        }
     }
-    render::trim_lines(t.trim_fmt())
 }
 
-fn report_table(rows: &[Done], color: bool) -> String {
-    let mut t = render::table(color);
-    t.set_header(["MODULE", "WAS", "ACTION", "NOW", "TOOK"]);
-    for r in rows {
-        t.add_row(vec![
-            comfy_table::Cell::new(&r.step.name),
-            render::state_cell(r.step.was, color),
-            comfy_table::Cell::new(r.step.action),
-            r.now.map_or_else(
-                || comfy_table::Cell::new("error"),
-                |s| render::state_cell(s, color),
-            ),
-            comfy_table::Cell::new(format!("{:.1}s", r.took_ms as f64 / 1000.0)),
-        ]);
+impl Rows for Step {
+    fn table(plan: &[Self], style: &Style) -> String {
+        tables::rescue_plan(plan.iter().map(Step::row), style.color)
     }
-    render::trim_lines(t.trim_fmt())
+}
+
+/// The report: the table, or nothing under `-q`.
+impl Rows for Done<'_> {
+    fn table(rows: &[Self], style: &Style) -> String {
+        if style.quiet {
+            return String::new();
+        }
+        let rows = rows.iter().map(|r| RescueDone {
+            step: r.step.row(),
+            now: r.now,
+            took_ms: r.took_ms,
+        });
+        tables::rescue_report(rows, style.color)
+    }
 }

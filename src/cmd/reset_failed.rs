@@ -7,6 +7,7 @@ use crate::cli::ResetArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Kind;
+use crate::output::view::{Modules, Rows, Style};
 
 #[derive(Serialize)]
 struct Cleared<'a> {
@@ -14,6 +15,13 @@ struct Cleared<'a> {
     kind: &'static str,
     ok: bool,
     error: Option<String>,
+}
+
+/// The document is for scripts: people read a line per module as it is cleared.
+impl Rows for Cleared<'_> {
+    fn table(_: &[Self], _: &Style) -> String {
+        String::new()
+    }
 }
 
 pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
@@ -35,7 +43,7 @@ pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
             error: result.err().map(|e| OneLine(&e).to_string()),
         });
     }
-    ctx.ui.document(&rows, String::new);
+    ctx.ui.show(&Modules::new(&rows));
     Ok(exit)
 }
 

@@ -4,8 +4,7 @@ use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::target::Target;
-use crate::output::render;
-use crate::util::timefmt::Stamp;
+use crate::output::view::Modules;
 
 /// Prints the status table (or document) and exits 0 when every module
 /// asked about is active, 3 when one is not, 6 when an engine cannot be asked.
@@ -58,13 +57,7 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         };
         ctx.ui.nothing(&why);
     } else {
-        ctx.ui.document(&statuses, || {
-            if ctx.ui.quiet {
-                String::new()
-            } else {
-                render::status_table(&statuses, ctx.ui.color, Stamp::now())
-            }
-        });
+        ctx.ui.show(&Modules::new(&statuses));
     }
     Ok(exit)
 }

@@ -90,25 +90,25 @@ pub fn prescan(args: &[OsString]) -> ColorChoice {
     choice
 }
 
-/// Prints clap's error, help or version as the colour decision says, and
-/// returns the exit code clap gives it (0 for help and version, 2 for errors).
-pub fn clap_exit(e: &clap::Error, colors: Colors) -> u8 {
-    let styled = e.render();
-    let text = |on: bool| {
-        if on {
-            styled.ansi().to_string()
-        } else {
-            styled.to_string()
-        }
-    };
-    if e.use_stderr() {
-        let _ = std::io::stderr().write_all(text(colors.stderr).as_bytes());
+/// Text that was rendered before hal's printer exists (clap's error, help or
+/// version), in both forms, and the stream it belongs on.
+pub struct Prerendered {
+    pub plain: String,
+    /// The same text with its ANSI styling.
+    pub ansi: String,
+    pub on_stderr: bool,
+}
+
+/// Prints prerendered text as the colour decision for its stream says.
+pub fn print_prerendered(text: &Prerendered, colors: Colors) {
+    let pick = |on: bool| if on { &text.ansi } else { &text.plain };
+    if text.on_stderr {
+        let _ = std::io::stderr().write_all(pick(colors.stderr).as_bytes());
     } else {
         let mut out = std::io::stdout();
-        let _ = out.write_all(text(colors.stdout).as_bytes());
+        let _ = out.write_all(pick(colors.stdout).as_bytes());
         let _ = out.flush();
     }
-    u8::try_from(e.exit_code()).unwrap_or(2)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ impl Printer {
             json: ui.format() == Format::Json,
             prefix,
             timestamps,
-            color: ui.color,
+            color: ui.style().color,
             width,
         }
     }
@@ -43,7 +43,7 @@ impl Printer {
                 "time": line.time.rfc3339_nanos(),
                 "message": line.message,
             });
-            return writeln!(self.out, "{doc}");
+            return crate::output::json::write_line(&mut self.out, &doc);
         }
         if self.prefix {
             if self.color {

@@ -3,10 +3,13 @@
 pub mod area;
 pub mod color;
 pub mod hangup;
+pub mod json;
 pub mod log_lines;
 pub mod render;
 pub mod reports;
+pub mod tables;
 pub mod ui;
+pub mod view;
 pub mod watch_log;
 
 /// Bytes as they are on stdout (a completion script): a reader that stops

@@ -1,29 +1,15 @@
-//! Turning results into tables for people and JSON documents for scripts (no logic, no engine).
+//! The tables people read for status and list, and the error document scripts read (no logic, no engine).
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
 use crate::module::status::{ModuleStatus, State};
 use crate::module::{Kind, Module};
+use crate::output::json;
+use crate::output::view::{Rows, Style};
 use crate::util::timefmt::{self, Stamp};
 
-/// The version of every JSON document hal prints. Fields are added, never renamed.
-pub const SCHEMA: u32 = 1;
-
-#[derive(Serialize)]
-struct Doc<'a, T: Serialize> {
-    schema: u32,
-    modules: &'a [T],
-}
-
-/// `{"schema": 1, "modules": [...]}`.
-pub fn modules_json<T: Serialize>(modules: &[T]) -> String {
-    serde_json::to_string_pretty(&Doc {
-        schema: SCHEMA,
-        modules,
-    })
-    .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
-}
+use crate::output::view::SCHEMA;
 
 #[derive(Serialize)]
 struct ErrorDoc<'a> {
@@ -40,11 +26,10 @@ struct ErrorBody<'a> {
 /// `{"schema": 1, "error": {"exit_code": N, "message": "..."}}`: what a
 /// script reads on stdout when a command stopped before its own document.
 pub fn error_json(exit_code: u8, message: &str) -> String {
-    serde_json::to_string_pretty(&ErrorDoc {
+    json::document(&ErrorDoc {
         schema: SCHEMA,
         error: ErrorBody { exit_code, message },
     })
-    .unwrap_or_else(|_| format!("{{\"schema\":1,\"error\":{{\"exit_code\":{exit_code}}}}}"))
 }
 
 /// A borderless table, styled only when `color` is on.
@@ -108,6 +93,17 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
         ]);
     }
     trim_lines(t.trim_fmt())
+}
+
+/// `status`: the table, or nothing under `-q` (the exit code is the answer).
+impl Rows for ModuleStatus {
+    fn table(rows: &[Self], style: &Style) -> String {
+        if style.quiet {
+            String::new()
+        } else {
+            status_table(rows, style.color, Stamp::now())
+        }
+    }
 }
 
 /// The detail column: why a module is not active; for a timer, also its last and next run.
@@ -192,6 +188,12 @@ pub fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
         ]);
     }
     trim_lines(t.trim_fmt())
+}
+
+impl Rows for ListEntry<'_> {
+    fn table(rows: &[Self], style: &Style) -> String {
+        list_table(rows, style.color)
+    }
 }
 
 /// `3s`, `5m`, `2h`, `4d` ago.

@@ -4,7 +4,15 @@ use std::time::Duration;
 
 use crate::output::render::state_colors;
 use crate::output::ui::{Format, Ui, paint};
-use crate::run::Report;
+use crate::output::view::{Modules, Rows, Style};
+use crate::run::{Report, ReportJson};
+
+/// A verb's document is for scripts only: people read a line per module as it finishes.
+impl Rows for ReportJson {
+    fn table(_: &[Self], _: &Style) -> String {
+        String::new()
+    }
+}
 
 /// Prints one module's result for people as soon as its work is over (above the
 /// progress area on a terminal); nothing for scripts, whose document comes at the end.
@@ -17,7 +25,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
             for w in &o.warnings {
                 ui.warn(&format!("{}: {w}", r.label()));
             }
-            let state = paint(ui.color, state_colors(o.state).0, o.state.as_str());
+            let state = paint(ui.style().color, state_colors(o.state).0, o.state.as_str());
             let reason = o
                 .reason
                 .as_deref()
@@ -37,13 +45,13 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
 pub fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
     if ui.format() == Format::Json {
         let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
-        crate::output::ui::stdout(&format!("{}\n", crate::output::render::modules_json(&docs)));
+        ui.show(&Modules::new(&docs));
         return;
     }
     if reports.len() > 1 {
         let failed = reports.iter().filter(|r| r.result.is_err()).count();
         ui.note(&format!(
-            "hal: {action} {} of {} modules in {:.1}s{}",
+            "{action} {} of {} modules in {:.1}s{}",
             reports.len() - failed,
             reports.len(),
             took.as_secs_f64(),

@@ -3,14 +3,14 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::error::{Exit, HalError};
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 use crate::output::area::Area;
 pub use crate::output::color::ColorChoice;
 use crate::output::color::Colors;
+use crate::output::json;
+use crate::output::view::{Modules, Style, View};
 
 /// The output flags, as given on the command line.
 #[derive(Copy, Clone, Debug)]
@@ -34,11 +34,8 @@ pub enum Format {
 #[derive(Clone)]
 pub struct Ui {
     format: Format,
-    pub quiet: bool,
-    /// Colour on stdout.
-    pub color: bool,
-    /// Colour on stderr.
-    pub color_err: bool,
+    /// Colour and quiet, for every view and line the printer renders.
+    style: Style,
     /// Spinners and bars on stderr.
     pub progress: bool,
     /// stdin and stderr are terminals, so a person can answer a question.
@@ -61,9 +58,11 @@ impl Ui {
         let progress = err_tty && !g.json && !g.quiet && !dumb_term();
         Ui {
             format: if g.json { Format::Json } else { Format::Human },
-            quiet: g.quiet,
-            color: colors.stdout,
-            color_err: colors.stderr,
+            style: Style {
+                color: colors.stdout,
+                color_err: colors.stderr,
+                quiet: g.quiet,
+            },
             progress,
             interactive: in_tty && err_tty,
             yes: g.yes,
@@ -96,50 +95,55 @@ impl Ui {
         self.format
     }
 
-    /// A command's result: the JSON document for scripts, or the text `human`
-    /// makes for people (on stdout, as is).
-    pub fn show(&self, json: impl FnOnce() -> String, human: impl FnOnce() -> String) {
+    /// The style text for people is rendered in (for the printers of `output/`).
+    pub(crate) fn style(&self) -> Style {
+        self.style
+    }
+
+    /// A command's answer: its JSON document for scripts, or its text for
+    /// people (on stdout, as is).
+    pub fn show(&self, view: &impl View) {
         match self.format {
-            Format::Json => stdout(&format!("{}\n", json())),
-            Format::Human => stdout(&human()),
+            Format::Json => stdout(&format!("{}\n", json::document(view))),
+            Format::Human => stdout(&view.human(&self.style)),
         }
     }
 
-    /// `{"schema": 1, "modules": [...]}` for scripts, or the text `human` makes.
-    pub fn document<T: Serialize>(&self, modules: &[T], human: impl FnOnce() -> String) {
-        self.show(|| crate::output::render::modules_json(modules), human);
+    /// A plan for a person to read before a question, on stderr (not with
+    /// `--json` or `-q`).
+    pub fn preview(&self, view: &impl View) {
+        if self.format == Format::Human && !self.style.quiet {
+            let text = view.human(&self.style.for_stderr());
+            self.above(|| stderr(&format!("{}\n", text.trim_end_matches('\n'))));
+        }
     }
 
-    /// There is nothing to show: an empty document for scripts, `why` on
-    /// stderr for people (unless quiet).
+    /// There is nothing to show: an empty document for scripts, `hal: {why}`
+    /// on stderr for people (unless quiet).
     pub fn nothing(&self, why: &str) {
         match self.format {
-            Format::Json => stdout(&format!(
-                "{}\n",
-                crate::output::render::modules_json::<()>(&[])
-            )),
-            Format::Human if !self.quiet => self.above(|| stderr(&format!("hal: {why}\n"))),
-            Format::Human => {}
+            Format::Json => stdout(&format!("{}\n", json::document(&Modules::<()>::new(&[])))),
+            Format::Human => self.note(why),
         }
     }
 
     /// A line for people on stdout (not with `--json` or `-q`).
     pub fn say(&self, text: &str) {
-        if self.format == Format::Human && !self.quiet {
+        if self.format == Format::Human && !self.style.quiet {
             self.above(|| stdout(&format!("{text}\n")));
         }
     }
 
-    /// A line for people on stderr (not with `--json` or `-q`).
+    /// A message for people on stderr, `hal: {text}` (not with `--json` or `-q`).
     pub fn note(&self, text: &str) {
-        if self.format == Format::Human && !self.quiet {
-            self.above(|| stderr(&format!("{text}\n")));
+        if self.format == Format::Human && !self.style.quiet {
+            self.above(|| stderr(&said(text)));
         }
     }
 
     /// Something that went wrong, on stderr for everyone: `hal: {text}`.
     pub fn problem(&self, text: &str) {
-        self.above(|| stderr(&format!("hal: {text}\n")));
+        self.above(|| stderr(&said(text)));
     }
 
     /// A module's error for people (`hal: what: why`); under `--json` the
@@ -164,7 +168,7 @@ impl Ui {
 
     /// Prints a warning on stderr without disturbing progress bars.
     pub fn warn(&self, text: &str) {
-        let warning = paint(self.color_err, "33", "hal: warning:");
+        let warning = paint(self.style.color_err, "33", "hal: warning:");
         self.above(|| stderr(&format!("{warning} {text}\n")));
     }
 
@@ -216,6 +220,15 @@ pub fn error_document(exit_code: u8, message: &str) {
     ));
 }
 
+/// The one rule for hal's messages on stderr: `hal: ` once, then the text
+/// (which names what and why, never the prefix again).
+fn said(text: &str) -> String {
+    format!("{PREFIX}{text}\n")
+}
+
+/// What every message of hal on stderr starts with.
+pub const PREFIX: &str = "hal: ";
+
 fn dumb_term() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
 }
@@ -241,4 +254,45 @@ pub fn stdout(text: &str) {
 pub fn stderr(text: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_says_the_prefix_once() {
+        assert_eq!(said("adopt web: refused"), "hal: adopt web: refused\n");
+    }
+
+    /// The printer adds `hal: `; a caller that writes it again prints
+    /// `hal: hal: …` (as `adopt` once did).
+    #[test]
+    fn no_caller_writes_the_prefix_again() {
+        let mut doubled = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for call in [".note(", ".problem(", ".nothing(", ".warn("] {
+                        for (at, _) in text.match_indices(call) {
+                            let arg = text[at + call.len()..].trim_start();
+                            let arg = arg.strip_prefix("&format!(").unwrap_or(arg).trim_start();
+                            if arg.starts_with(&format!("\"{PREFIX}")) {
+                                doubled.push(format!("{}: {}", path.display(), &text[at..at + 60]));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(doubled.is_empty(), "hal: written twice: {doubled:#?}");
+    }
 }

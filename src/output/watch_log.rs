@@ -81,7 +81,9 @@ impl Log {
     }
 
     pub fn emit(&self, e: Entry) {
-        let line = if self.format == Format::Json {
+        // A log reader that went away must not stop the supervisor.
+        let mut out = std::io::stdout().lock();
+        let _ = if self.format == Format::Json {
             let mut doc = Map::new();
             doc.insert("time".into(), json!(Stamp::now().rfc3339_nanos()));
             doc.insert("module".into(), json!(e.module));
@@ -91,12 +93,10 @@ impl Log {
             for (k, v) in e.extra {
                 doc.insert(k.into(), v);
             }
-            Value::Object(doc).to_string()
+            crate::output::json::write_line(&mut out, &Value::Object(doc))
         } else {
-            format!("{}: {}", e.subject, e.text)
-        };
-        // A log reader that went away must not stop the supervisor.
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            writeln!(out, "{}: {}", e.subject, e.text)
+        }
+        .and_then(|()| out.flush());
     }
 }

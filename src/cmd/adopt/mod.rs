@@ -18,12 +18,14 @@ use serde::Serialize;
 use self::plan::{Step, TEMPLATE, live};
 use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
+use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
 use crate::error::{Exit, OneLine};
 use crate::host::init::Instance;
 use crate::module::Kind;
 use crate::module::config::Scope;
 use crate::module::progress::Progress;
-use crate::output::render;
+use crate::output::tables::{self, AdoptDone, AdoptStep};
+use crate::output::view::{Rows, Style};
 use crate::stack::baseline::Baseline;
 
 /// How long systemd may take to stop a disarmed unit (it only kills `compose up`).
@@ -62,24 +64,27 @@ pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
         &status.modules,
         &node.inventory.root,
     );
-    if plan.is_empty() {
-        ctx.ui.nothing(&format!(
-            "nothing to adopt: no {TEMPLATE}@ unit is running, failed or enabled, and hal has a desired state for every running stack"
-        ));
-        return Ok(Exit::Ok);
-    }
-    if a.dry_run {
-        ctx.ui.document(&plan, || plan_table(&plan, ctx.ui.color));
-        return Ok(Exit::Ok);
-    }
-    ctx.ui
-        .note(plan_table(&plan, ctx.ui.color_err).trim_end_matches('\n'));
+    let nothing = format!(
+        "nothing to adopt: no {TEMPLATE}@ unit is running, failed or enabled, and hal has a desired state for every running stack"
+    );
     let todo = plan.iter().filter(|s| s.refused.is_none()).count();
-    if todo > 0 && !ctx.ui.confirm(&format!("adopt {todo} module(s)?"))? {
-        return Ok(Exit::Failed);
-    }
+    let ask = Ask {
+        dry_run: a.dry_run,
+        nothing: &nothing,
+        question: (todo > 0).then(|| format!("adopt {todo} module(s)?")),
+    };
+    Ok(
+        match confirm_and_apply(ctx, &plan, ask, async || adopt_all(ctx, &plan).await).await? {
+            Outcome::Stopped(exit) | Outcome::Applied { exit, .. } => exit,
+        },
+    )
+}
+
+/// Adopts each module in turn, then checks with the inits that no unit of
+/// an adopted module is still live; says each failure, and reports every module.
+async fn adopt_all<'a>(ctx: &Ctx, plan: &'a [Step]) -> (Vec<Done<'a>>, Exit) {
     let mut rows = Vec::new();
-    for step in &plan {
+    for step in plan {
         rows.push(adopt(ctx, step).await);
     }
     // What the inits say now: no unit of an adopted module may still be live.
@@ -97,21 +102,15 @@ pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     }
     for r in &rows {
         if let Some(e) = &r.error {
-            ctx.ui.problem(&format!("hal: adopt {}: {e}", r.step.name));
+            ctx.ui.problem(&format!("adopt {}: {e}", r.step.name));
         }
     }
-    ctx.ui.document(&rows, || {
-        if ctx.ui.quiet {
-            String::new()
-        } else {
-            report_table(&rows, ctx.ui.color)
-        }
-    });
-    Ok(if rows.iter().all(|r| r.ok) {
+    let exit = if rows.iter().all(|r| r.ok) {
         Exit::Ok
     } else {
         Exit::Failed
-    })
+    };
+    (rows, exit)
 }
 
 /// Every `hal-module@` instance of both scopes whose manager can be reached
@@ -122,7 +121,7 @@ async fn find_instances(ctx: &Ctx) -> anyhow::Result<Vec<(Scope, Instance)>> {
         let init = ctx.node.hosts.init(scope);
         if let Err(e) = init.reachable() {
             ctx.ui.note(&format!(
-                "hal: adopt: {} scope not looked at: {e}",
+                "adopt: {} scope not looked at: {e}",
                 scope.as_str()
             ));
             continue;
@@ -219,29 +218,32 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     Ok(baseline)
 }
 
-fn plan_table(plan: &[Step], color: bool) -> String {
-    let mut t = render::table(color);
-    t.set_header(["MODULE", "RUN BY NOW", "HAL WILL"]);
-    for s in plan {
-        let will = match &s.refused {
-            Some(why) => format!("refuse: {why}"),
-            None => s.action.clone(),
-        };
-        t.add_row([s.name.as_str(), s.was.as_str(), will.as_str()]);
+fn row(s: &Step) -> AdoptStep<'_> {
+    AdoptStep {
+        name: &s.name,
+        was: &s.was,
+        action: &s.action,
+        refused: s.refused.as_deref(),
     }
-    render::trim_lines(t.trim_fmt())
 }
 
-fn report_table(rows: &[Done], color: bool) -> String {
-    let mut t = render::table(color);
-    t.set_header(["MODULE", "WAS", "NOW", "NEXT START"]);
-    for r in rows {
-        t.add_row([
-            r.step.name.as_str(),
-            r.step.was.as_str(),
-            r.now.as_str(),
-            r.baseline.as_deref().unwrap_or(""),
-        ]);
+impl Rows for Step {
+    fn table(plan: &[Self], style: &Style) -> String {
+        tables::adopt_plan(plan.iter().map(row), style.color)
     }
-    render::trim_lines(t.trim_fmt())
+}
+
+/// The report: the table, or nothing under `-q`.
+impl Rows for Done<'_> {
+    fn table(rows: &[Self], style: &Style) -> String {
+        if style.quiet {
+            return String::new();
+        }
+        let rows = rows.iter().map(|r| AdoptDone {
+            step: row(r.step),
+            now: &r.now,
+            next_start: r.baseline.as_deref().unwrap_or(""),
+        });
+        tables::adopt_report(rows, style.color)
+    }
 }

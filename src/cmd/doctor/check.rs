@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::output::ui::paint;
+use crate::output::view::{Style, View};
 
 /// The outcome of one check. `hint` says what to do and is set when `ok` is false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -37,19 +38,27 @@ impl Check {
     }
 }
 
+/// Doctor's answer: `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`,
+/// or a line per check for people.
 #[derive(Serialize)]
-struct Doc<'a> {
+pub struct Checks<'a> {
     schema: u32,
     checks: &'a [Check],
 }
 
-/// `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`.
-pub fn json(checks: &[Check]) -> String {
-    serde_json::to_string_pretty(&Doc {
-        schema: crate::output::render::SCHEMA,
-        checks,
-    })
-    .unwrap_or_else(|e| format!("{{\"schema\":1,\"error\":{:?}}}", e.to_string()))
+impl<'a> Checks<'a> {
+    pub fn new(checks: &'a [Check]) -> Checks<'a> {
+        Checks {
+            schema: crate::output::view::SCHEMA,
+            checks,
+        }
+    }
+}
+
+impl View for Checks<'_> {
+    fn human(&self, style: &Style) -> String {
+        lines(self.checks, style.color, style.quiet)
+    }
 }
 
 /// One line per check (`✓ name  detail`), each failure followed by its hint.
@@ -101,7 +110,7 @@ mod tests {
 
     #[test]
     fn json_has_the_published_fields() {
-        let v: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
+        let v = serde_json::to_value(Checks::new(&sample())).unwrap();
         assert_eq!(v["schema"], 1);
         assert_eq!(v["checks"][0]["ok"], true);
         assert_eq!(v["checks"][0]["hint"], serde_json::Value::Null);
