@@ -41,8 +41,16 @@ impl Exit {
 /// `anyhow::Error` and exits 1.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum HalError {
-    #[error("no such module: {name} (`hal module list` shows the modules in {root})")]
-    NoSuchModule { name: String, root: String },
+    #[error(
+        "no such module: {name}{} (`hal module list` shows the modules in {root})",
+        meant(suggestion)
+    )]
+    NoSuchModule {
+        name: String,
+        root: String,
+        /// The nearest module name, when one is close to what was typed.
+        suggestion: Option<String>,
+    },
 
     #[error("no module matches {pattern} (`hal module list` shows the modules in {root})")]
     NoMatch { pattern: String, root: String },
@@ -112,6 +120,76 @@ impl HalError {
     }
 }
 
+/// `; did you mean web?`, for [`HalError::NoSuchModule`].
+fn meant(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map_or_else(String::new, |s| format!("; did you mean {s}?"))
+}
+
+impl HalError {
+    /// What a status row says when this error kept hal from reading it: the
+    /// cause alone, when the fix applies to every row and is printed once.
+    pub fn row_reason(&self) -> String {
+        match self {
+            HalError::DockerPermission { socket, .. } => format!("permission denied on {socket}"),
+            HalError::DockerUnreachable { endpoint, .. } => {
+                format!("Docker not reachable at {endpoint}")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+/// [`HalError::row_reason`] of the first `HalError` in the chain, else the
+/// whole error on one line.
+pub fn row_reason(err: &anyhow::Error) -> String {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<HalError>())
+        .map_or_else(|| OneLine(err).to_string(), HalError::row_reason)
+}
+
+/// An I/O error in words, as a person reads them (`no such file or
+/// directory`), without the `(os error 2)` the standard library adds.
+pub fn io_words(e: &std::io::Error) -> String {
+    without_os_error(&e.to_string())
+}
+
+/// `text` with every ` (os error N)` taken out, and a system message that
+/// starts it lowercased (`No such file or directory` reads as the rest of a
+/// `hal: what: why` line).
+pub fn without_os_error(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" (os error ") {
+        let tail = &rest[at + " (os error ".len()..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(')') {
+            out.push_str(&lowercase_first(&rest[..at]));
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The system's message (`No such file or directory`) at the end of `text`,
+/// after the last `: `, with a lowercase first letter, unless it reads as a name.
+fn lowercase_first(text: &str) -> String {
+    let start = text.rfind(": ").map_or(0, |i| i + 2);
+    let (head, msg) = text.split_at(start);
+    let mut chars = msg.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), Some(d)) if c.is_ascii_uppercase() && d.is_ascii_lowercase() => {
+            format!("{head}{}{}", c.to_ascii_lowercase(), &msg[1..])
+        }
+        _ => text.to_string(),
+    }
+}
+
 /// `web has services: www, worker`, for [`HalError::NoSuchService`].
 fn services_of(module: &str, known: &[String]) -> String {
     if known.is_empty() {
@@ -159,7 +237,7 @@ impl fmt::Display for OneLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         for cause in self.0.chain() {
-            let text = cause.to_string();
+            let text = without_os_error(&cause.to_string());
             let text = text.trim();
             if text.is_empty() {
                 continue;
@@ -211,6 +289,48 @@ mod tests {
             .unwrap_err();
         assert_eq!(exit_of(&e), Exit::Refused);
         assert_eq!(exit_of(&anyhow::anyhow!("plain")), Exit::Failed);
+    }
+
+    #[test]
+    fn io_errors_read_as_words() {
+        let e = std::io::Error::from_raw_os_error(2);
+        assert_eq!(io_words(&e), "no such file or directory");
+        let e = anyhow::Error::new(std::io::Error::from_raw_os_error(13))
+            .context("create state directory /x");
+        assert_eq!(
+            OneLine(&e).to_string(),
+            "create state directory /x: permission denied"
+        );
+        assert_eq!(
+            without_os_error("config /x: No such file or directory (os error 2)"),
+            "config /x: no such file or directory"
+        );
+        assert_eq!(without_os_error("a (os error x) b"), "a (os error x) b");
+    }
+
+    #[test]
+    fn a_row_gets_the_cause_and_not_the_fix() {
+        let e = HalError::DockerPermission {
+            socket: "/var/run/docker.sock".into(),
+            user: "ann".into(),
+        };
+        assert_eq!(e.row_reason(), "permission denied on /var/run/docker.sock");
+        let e = anyhow::Error::new(e).context("list containers");
+        assert_eq!(row_reason(&e), "permission denied on /var/run/docker.sock");
+        assert_eq!(row_reason(&anyhow::anyhow!("a\nb")), "a; b");
+    }
+
+    #[test]
+    fn no_such_module_names_the_nearest() {
+        let e = HalError::NoSuchModule {
+            name: "ux-wbe".into(),
+            root: "/services".into(),
+            suggestion: Some("ux-web".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "no such module: ux-wbe; did you mean ux-web? (`hal module list` shows the modules in /services)"
+        );
     }
 
     #[test]

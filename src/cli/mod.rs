@@ -69,8 +69,15 @@ pub struct Global {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// Answer yes to confirmations (needed for stop --all, restart --all and rescue without a terminal).
-    #[arg(short, long, global = true, env = "HAL_YES", hide_env_values = true)]
+    /// Answer yes to confirmations (needed for stop --all, restart --all and rescue without a terminal); HAL_YES takes 1/0, true/false, yes/no or on/off.
+    #[arg(
+        short,
+        long,
+        global = true,
+        env = "HAL_YES",
+        hide_env_values = true,
+        value_parser = yes_or_no
+    )]
     pub yes: bool,
 
     /// The config file [default: ~/.config/hal/hal.toml, or /etc/hal/hal.toml for root].
@@ -110,43 +117,14 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed.
+    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed (each is also a command of its own: `hal start` is `hal module start`).
     #[command(subcommand)]
     Module(ModuleCommand),
 
-    /// Show every module on the node (the same as `hal module status`).
-    #[command(
-        after_help = "Examples:\n  hal status\n  hal status --failed\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
-    )]
-    Status(StatusArgs),
-
-    /// Start modules and wait until they are active (the same as `hal module start`).
-    #[command(
-        after_help = "Examples:\n  hal start web\n  hal start 'mail*'\n  hal start web/worker"
-    )]
-    Start(StartArgs),
-
-    /// Stop modules (the same as `hal module stop`).
-    #[command(
-        after_help = "Examples:\n  hal stop web\n  hal stop -t 60s web\n  hal stop web/worker"
-    )]
-    Stop(StopArgs),
-
-    /// Stop, then start modules (the same as `hal module restart`).
-    #[command(after_help = "Examples:\n  hal restart web\n  hal restart web/worker")]
-    Restart(StartArgs),
-
-    /// Show the logs of modules, merged in time order (the same as `hal module logs`).
-    #[command(after_help = "Examples:\n  hal logs web\n  hal logs -f web/worker")]
-    Logs(LogsArgs),
-
-    /// List the modules of this node (the same as `hal module list`).
-    #[command(after_help = "Examples:\n  hal list\n  hal list --json")]
-    List,
-
-    /// Node rescue: recover every failed module (the same as `hal module rescue`).
-    #[command(after_help = "Examples:\n  hal rescue --dry-run\n  hal rescue --yes")]
-    Rescue(RescueArgs),
+    /// `hal start|stop|restart|status|logs|list|rescue|reset-failed`: each
+    /// `hal module` verb is a command of its own too, declared once here.
+    #[command(flatten)]
+    Verb(ModuleCommand),
 
     /// Supervise the node: repair what fails (the failed container, not its siblings), within each module's limit (run it under init).
     #[command(after_help = "Examples:\n  hal watch\n  hal watch --json --grace 30s")]
@@ -175,58 +153,62 @@ impl Command {
         matches!(
             self,
             Command::Watch(_)
-                | Command::Logs(LogsArgs { follow: true, .. })
+                | Command::Verb(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
                 | Command::Module(ModuleCommand::Logs(LogsArgs { follow: true, .. }))
         )
     }
 }
 
+/// The verbs on modules: `hal module VERB`, and `hal VERB` the same (so each
+/// is declared, documented and dispatched once).
 #[derive(Debug, Subcommand)]
 pub enum ModuleCommand {
-    /// List the modules of this node and where each is defined (no engine call).
-    #[command(after_help = "Examples:\n  hal module list\n  hal module list --json")]
-    List,
+    /// Show the state of modules (all of them when none is named).
+    #[command(
+        after_help = "Examples:\n  hal status\n  hal status --failed\n  hal module status web mailu --json\n  hal status web/worker\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
+    )]
+    Status(StatusArgs),
 
     /// Start modules and wait until they are active.
     #[command(
-        after_help = "Examples:\n  hal module start web\n  hal module start --all --pull missing\n  hal module start web --no-wait\n  hal module start 'mail*' web/worker"
+        after_help = "Examples:\n  hal start web\n  hal module start --all --pull missing\n  hal start web --no-wait\n  hal start 'mail*' web/worker"
     )]
     Start(StartArgs),
 
     /// Stop modules: their containers and network go (named volumes stay), or the unit stops.
     #[command(
-        after_help = "Examples:\n  hal module stop web\n  hal module stop --all --yes\n  hal module stop -t 60s web\n  hal module stop web/worker"
+        after_help = "Examples:\n  hal stop web\n  hal module stop --all --yes\n  hal stop -t 60s web\n  hal stop web/worker"
     )]
     Stop(StopArgs),
 
     /// Stop, then start modules.
-    #[command(after_help = "Examples:\n  hal module restart web\n  hal module restart --all --yes")]
+    #[command(
+        after_help = "Examples:\n  hal restart web\n  hal restart web/worker\n  hal module restart --all --yes"
+    )]
     Restart(StartArgs),
 
-    /// Show the state of modules (all of them when none is named).
+    /// Show the logs of modules (every module when none is named), merged in time order, or follow them.
     #[command(
-        after_help = "Examples:\n  hal module status\n  hal module status web mailu --json\n  hal module status --failed\n  hal module status web/worker"
+        after_help = "Examples:\n  hal logs web\n  hal module logs -f -n 20 web notifier\n  hal logs --since 10m --json web\n  hal logs --since '5 minutes ago' web/worker\n  hal logs --since yesterday --until '2026-01-01 12:00'\n  hal logs -f db | grep -m1 ready\n\nA timer module's logs include the journal of the job it starts."
     )]
-    Status(StatusArgs),
+    Logs(LogsArgs),
 
-    /// Recover modules: clear the start count, recreate containers or reset and restart the unit.
+    /// List the modules of this node and where each is defined (no engine call).
+    #[command(after_help = "Examples:\n  hal list\n  hal module list --json")]
+    List,
+
+    /// Recover modules: clear the start count, recreate containers or reset and restart the unit (every failed module when none is named).
     #[command(
-        after_help = "Examples:\n  hal module rescue web --dry-run\n  hal module rescue --yes"
+        after_help = "Examples:\n  hal rescue --dry-run\n  hal module rescue web --dry-run\n  hal rescue --yes"
     )]
     Rescue(RescueArgs),
 
     /// Clear modules' start counts (and a unit's failed state), so they may start again.
     #[command(
         name = "reset-failed",
-        after_help = "Examples:\n  hal module reset-failed web"
+        after_help = "Examples:\n  hal reset-failed web\n  hal module reset-failed 'mail*'"
     )]
     ResetFailed(ResetArgs),
-
-    /// Show the logs of modules (every module when none is named), merged in time order, or follow them.
-    #[command(
-        after_help = "Examples:\n  hal module logs web\n  hal module logs -f -n 20 web notifier\n  hal module logs --since 10m --json web\n  hal module logs --since yesterday --until '2026-01-01 12:00'\n  hal module logs -f db | grep -m1 ready\n\nA timer module's logs include the journal of the job it starts."
-    )]
-    Logs(LogsArgs),
 }
 
 /// Which modules a verb acts on.
@@ -318,7 +300,7 @@ pub struct LogsArgs {
     #[arg(short = 'n', long = "tail", value_name = "N|all", value_parser = parse_tail)]
     pub tail: Option<Tail>,
 
-    /// Only lines since WHEN: a duration back from now (10m, 1h30m, -1h), now, today, yesterday,
+    /// Only lines since WHEN: a duration back from now (10m, 1h30m, -1h, '5 minutes ago'), now, today, yesterday,
     /// YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time, or @UNIX; a bare number is a Unix
     /// time, as docker reads it.
     #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
@@ -364,7 +346,7 @@ pub struct RescueArgs {
     #[arg(long)]
     pub auto: bool,
 
-    /// How long to wait for each module to become active [default: 120s].
+    /// How long to wait for each module to become active [default: the module's timeout from the config, else 120s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
 }
@@ -432,6 +414,16 @@ fn pull_policy() -> impl clap::builder::TypedValueParser<Value = PullPolicy> {
     clap::builder::EnumValueParser::<Pull>::new().map(PullPolicy::from)
 }
 
+/// An environment boolean as people write it: `1/0`, `true/false`, `yes/no`,
+/// `on/off` (and `y/n`, `t/f`), in any case; empty is no.
+pub fn yes_or_no(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
+        "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),
+        _ => Err("use 1/0, true/false, yes/no or on/off".into()),
+    }
+}
+
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     crate::util::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -444,5 +436,18 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn environment_booleans_take_what_people_write() {
+        for yes in ["1", "true", "TRUE", "yes", "Yes", "on", "ON", "y", " on "] {
+            assert_eq!(yes_or_no(yes), Ok(true), "{yes}");
+        }
+        for no in ["0", "false", "False", "no", "NO", "off", "Off", "n", ""] {
+            assert_eq!(yes_or_no(no), Ok(false), "{no}");
+        }
+        for bad in ["maybe", "2", "yess"] {
+            assert!(yes_or_no(bad).is_err(), "{bad}");
+        }
     }
 }

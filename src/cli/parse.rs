@@ -2,16 +2,16 @@
 
 use std::ffi::OsString;
 
-use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
 
 /// Parses `args` (the program name first) as [`Cli::try_parse_from`] does.
 ///
 /// For a mistyped subcommand clap lists every verb similar enough, least
-/// similar first (`hal strat`: 'status', 'start'); hal names only the most
-/// similar one, so the tip points at the verb that was meant.
+/// similar first (`hal strat`: 'status', 'start'); hal names one, the likeliest
+/// (see [`tip`]), so the tip points at the verb that was meant.
 pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
@@ -20,17 +20,60 @@ where
     Cli::try_parse_from(args).map_err(best_suggestion)
 }
 
-fn best_suggestion(mut e: clap::Error) -> clap::Error {
-    if e.kind() == ErrorKind::InvalidSubcommand
-        && let Some(ContextValue::Strings(similar)) = e.get(ContextKind::SuggestedSubcommand)
-        && let Some(best) = similar.last().cloned()
-    {
-        e.insert(
+/// Verbs that stop or restart something: a tip names one only when it is the
+/// only close match (`hal reset-faild` must not send anyone to `restart`).
+const DISRUPTIVE: [&str; 4] = ["stop", "restart", "rescue", "adopt"];
+
+/// The verb to suggest for `typed`, out of clap's similar ones (least similar
+/// first): the nearest close one that stops nothing; else a disruptive verb if
+/// it is the only close match; else clap's likeliest one that stops nothing.
+pub fn tip<'a>(typed: &str, similar: &'a [String]) -> Option<&'a str> {
+    use crate::module::name::{distance, is_close};
+    let gentle = |v: &&String| !DISRUPTIVE.contains(&v.as_str());
+    let close: Vec<&String> = similar.iter().filter(|v| is_close(typed, v)).collect();
+    // The last of equals: clap puts the most similar last.
+    let nearest = |vs: Vec<&'a String>| {
+        vs.into_iter()
+            .rev()
+            .min_by_key(|v| distance(typed, v))
+            .map(String::as_str)
+    };
+    let close_gentle: Vec<&String> = close.iter().copied().filter(gentle).collect();
+    if !close_gentle.is_empty() {
+        return nearest(close_gentle);
+    }
+    if let [only] = close.as_slice() {
+        return Some(only.as_str());
+    }
+    similar.iter().rev().find(gentle).map(String::as_str)
+}
+
+fn best_suggestion(e: clap::Error) -> clap::Error {
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return e;
+    }
+    let (Some(ContextValue::String(typed)), Some(ContextValue::Strings(similar))) = (
+        e.get(ContextKind::InvalidSubcommand),
+        e.get(ContextKind::SuggestedSubcommand),
+    ) else {
+        return e;
+    };
+    let best = tip(typed, similar).map(str::to_string);
+    // clap has no way to drop a context: without a tip, the error is rebuilt
+    // from the others.
+    let mut out = clap::Error::new(ErrorKind::InvalidSubcommand).with_cmd(&Cli::command());
+    for (kind, value) in e.context() {
+        if kind != ContextKind::SuggestedSubcommand {
+            out.insert(kind, value.clone());
+        }
+    }
+    if let Some(best) = best {
+        out.insert(
             ContextKind::SuggestedSubcommand,
             ContextValue::Strings(vec![best]),
         );
     }
-    e
+    out
 }
 
 /// Whether `--json` is on the command line before any `--`: for a usage
@@ -47,18 +90,24 @@ where
         .any(|a| a == "--json")
 }
 
-/// The one line a script gets for clap's error: its first line, without `error: `.
+/// What a script gets for clap's error: the whole of it (what was missing,
+/// the tip, the usage) without `error: ` and the pointer to `--help`.
 pub fn message(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    first.trim().trim_start_matches("error: ").to_string()
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.starts_with("For more information, try "))
+        .collect();
+    let whole = lines.join("\n");
+    whole.trim().trim_start_matches("error: ").to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tip(args: &[&str]) -> String {
+    fn tip_of(args: &[&str]) -> String {
         let mut argv = vec!["hal"];
         argv.extend(args);
         match parse_from(argv) {
@@ -77,7 +126,7 @@ mod tests {
             (&["restat"][..], "restart"),
             (&["lgos"][..], "logs"),
         ] {
-            let text = tip(typed);
+            let text = tip_of(typed);
             assert!(
                 text.contains(&format!("a similar subcommand exists: '{meant}'")),
                 "{typed:?}: {text}"
@@ -94,6 +143,8 @@ mod tests {
             &["hal", "logs", "web"],
             &["hal", "list"],
             &["hal", "status", "--failed"],
+            &["hal", "reset-failed", "web"],
+            &["hal", "rescue", "--dry-run"],
         ] {
             assert!(parse_from(args).is_ok(), "{args:?}");
         }
@@ -108,10 +159,53 @@ mod tests {
     }
 
     #[test]
-    fn message_is_one_line() {
+    fn message_is_whole() {
         let e = parse_from(["hal", "strat"]).unwrap_err();
         let m = message(&e);
-        assert!(m.contains("unrecognized subcommand 'strat'"), "{m}");
-        assert!(!m.contains('\n'));
+        assert!(m.starts_with("unrecognized subcommand 'strat'"), "{m}");
+        assert!(
+            m.contains("tip: a similar subcommand exists: 'start'"),
+            "{m}"
+        );
+        let e = parse_from(["hal", "start"]).unwrap_err();
+        let m = message(&e);
+        assert!(
+            m.starts_with("the following required arguments were not provided:\n  <MODULE>..."),
+            "{m}"
+        );
+        assert!(!m.contains("For more information"), "{m}");
+    }
+
+    #[test]
+    fn a_tip_names_a_verb_that_stops_only_when_nothing_else_is_close() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            tip("reset-faild", &v(&["restart", "reset-failed"])),
+            Some("reset-failed")
+        );
+        assert_eq!(
+            tip("reset-faild", &v(&["reset-failed", "restart"])),
+            Some("reset-failed")
+        );
+        assert_eq!(tip("rstart", &v(&["restart", "start"])), Some("start"));
+        assert_eq!(tip("rstart", &v(&["start", "restart"])), Some("start"));
+        assert_eq!(tip("restat", &v(&["restart"])), Some("restart"));
+        assert_eq!(tip("stpo", &v(&["status", "stop"])), Some("stop"));
+        // Not close: never a verb that stops; something gentler, or nothing.
+        assert_eq!(tip("rexxxxrt", &v(&["status", "restart"])), Some("status"));
+        assert_eq!(tip("rexxxxrt", &v(&["restart"])), None);
+    }
+
+    #[test]
+    fn reset_failed_tips_itself_not_restart() {
+        for typed in [
+            &["reset-faild"][..],
+            &["module", "reset-faild"],
+            &["resetfailed"],
+        ] {
+            let text = tip_of(typed);
+            assert!(!text.contains("'restart'"), "{typed:?}: {text}");
+            assert!(text.contains("'reset-failed'"), "{typed:?}: {text}");
+        }
     }
 }

@@ -18,30 +18,27 @@ use crate::cli::{Command, ModuleCommand};
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 
-/// Runs the parsed command. The shortcuts (`hal start` …) run exactly what
-/// their `hal module` verb runs.
+/// Runs the parsed command. The shortcuts (`hal start` …) are the `hal
+/// module` verbs themselves, so they run exactly the same.
 pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
     match command {
-        Command::Status(a) => status::run(ctx, &a).await,
-        Command::Start(a) => change::start(ctx, a).await,
-        Command::Stop(a) => change::stop(ctx, a).await,
-        Command::Restart(a) => change::restart(ctx, a).await,
-        Command::Logs(a) => logs::run(ctx, a).await,
-        Command::List => list::run(ctx),
-        Command::Rescue(a) => rescue::run(ctx, a).await,
+        Command::Module(verb) | Command::Verb(verb) => module_verb(ctx, verb).await,
         Command::Watch(a) => watch::run(ctx, a).await,
         Command::Adopt(a) => adopt::run(ctx, a).await,
         Command::Doctor => doctor::run(ctx).await,
         Command::Completions(a) => completions::run(&a.shell),
-        Command::Module(m) => match m {
-            ModuleCommand::List => list::run(ctx),
-            ModuleCommand::Status(a) => status::run(ctx, &a).await,
-            ModuleCommand::Start(a) => change::start(ctx, a).await,
-            ModuleCommand::Stop(a) => change::stop(ctx, a).await,
-            ModuleCommand::Restart(a) => change::restart(ctx, a).await,
-            ModuleCommand::Logs(a) => logs::run(ctx, a).await,
-            ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
-            ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
-        },
+    }
+}
+
+async fn module_verb(ctx: &Ctx, verb: ModuleCommand) -> anyhow::Result<Exit> {
+    match verb {
+        ModuleCommand::List => list::run(ctx),
+        ModuleCommand::Status(a) => status::run(ctx, &a).await,
+        ModuleCommand::Start(a) => change::start(ctx, a).await,
+        ModuleCommand::Stop(a) => change::stop(ctx, a).await,
+        ModuleCommand::Restart(a) => change::restart(ctx, a).await,
+        ModuleCommand::Logs(a) => logs::run(ctx, a).await,
+        ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
+        ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
     }
 }

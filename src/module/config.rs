@@ -163,7 +163,7 @@ impl Config {
             Err(e) => {
                 return Err(HalError::Config {
                     path: path.display().to_string(),
-                    message: e.to_string(),
+                    message: crate::error::io_words(&e),
                 });
             }
         };

@@ -81,7 +81,13 @@ impl Inventory {
                     modules.push(Module { name, kind });
                 }
             }
-            Err(e) => root_problem = Some(format!("services root {}: {e}", root.display())),
+            Err(e) => {
+                root_problem = Some(format!(
+                    "services root {}: {}",
+                    root.display(),
+                    crate::error::io_words(&e)
+                ));
+            }
         }
         for (name, section) in &config.modules {
             let Some(unit) = &section.unit else { continue };
@@ -184,14 +190,17 @@ impl Inventory {
             }
             let Some(m) = self.get(name) else {
                 if let Some(reason) = crate::module::name::problem(name) {
+                    // Quoted as typed: `../x`, not the `..` it was split to.
                     return Err(HalError::InvalidName {
-                        name: name.to_string(),
+                        name: word.clone(),
                         reason,
                     });
                 }
                 return Err(HalError::NoSuchModule {
                     name: name.to_string(),
                     root: self.root.display().to_string(),
+                    suggestion: crate::module::name::nearest(name, self.names())
+                        .map(str::to_string),
                 });
             };
             let service = match service {

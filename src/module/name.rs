@@ -63,9 +63,62 @@ pub fn service_problem(service: &str) -> Option<String> {
         })
 }
 
+/// The edit distance between `a` and `b`: insertions, deletions,
+/// substitutions and swaps of two neighbours (`ux-wbe` is one from `ux-web`).
+pub fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows of the table: two back (for a swap), the last, this one.
+    let mut two_back: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(two_back[j - 2] + 1);
+            }
+        }
+        two_back = std::mem::replace(&mut last, row);
+    }
+    last[b.len()]
+}
+
+/// Whether `candidate` is close enough to `typed` to be what was meant: at
+/// most one edit for a short word, one per three characters for a longer one.
+pub fn is_close(typed: &str, candidate: &str) -> bool {
+    distance(typed, candidate) <= (typed.chars().count() / 3).max(1)
+}
+
+/// The candidate nearest to `typed`, if one is close (the first of equals).
+pub fn nearest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .filter(|c| is_close(typed, c))
+        .min_by_key(|c| distance(typed, c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distance_counts_edits_and_swaps() {
+        assert_eq!(distance("ux-wbe", "ux-web"), 1);
+        assert_eq!(distance("web", "web"), 0);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("reset-faild", "reset-failed"), 1);
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn nearest_takes_a_close_name_or_none() {
+        let names = ["ux-web", "ux-db", "mailu"];
+        assert_eq!(nearest("ux-wbe", names), Some("ux-web"));
+        assert_eq!(nearest("mail", names), Some("mailu"));
+        assert_eq!(nearest("ghost", names), None);
+        assert_eq!(nearest("x", names), None);
+    }
 
     #[test]
     fn accepts_compose_names() {

@@ -63,8 +63,14 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
             // needs what `docker ps` already says about settled containers.
             Ok(engine) => stacks_facts(&engine, node.store.dir(), &stacks, detail)
                 .await
-                .map_err(|e| crate::error::OneLine(&e).to_string()),
-            Err(e) => Err(e.to_string()),
+                .map_err(|e| Unread {
+                    row: crate::error::row_reason(&e),
+                    whole: crate::error::OneLine(&e).to_string(),
+                }),
+            Err(e) => Err(Unread {
+                row: e.row_reason(),
+                whole: e.to_string(),
+            }),
         };
         if stack_facts.is_err() {
             exit = Exit::Unreachable;
@@ -91,7 +97,7 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
                         None => stack_status(m, all),
                     }
                 }
-                Err(why) => bare(m, State::Unknown, Some(why.clone())),
+                Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
             },
             Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
                 bare(
@@ -115,9 +121,16 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
     NodeStatus {
         modules: out,
         exit,
-        errors: stack_facts.err().into_iter().collect(),
+        errors: stack_facts.err().into_iter().map(|e| e.whole).collect(),
         warnings,
     }
+}
+
+/// Why the engine could not be read: each row says the cause, and the whole
+/// error (with its fix, the same for every row) is printed once.
+struct Unread {
+    row: String,
+    whole: String,
 }
 
 /// The facts of the given projects' containers, grouped by project: one list

@@ -4,7 +4,7 @@ use crate::util::timefmt::{self, Stamp, days_from_civil};
 use crate::util::tz::Zone;
 
 /// What `--help` says a WHEN may be.
-pub const FORMS: &str = "a duration back from now (10m, 1h30m, -1h), now, today, yesterday, \
+pub const FORMS: &str = "a duration back from now (10m, 1h30m, -1h, '5 minutes ago'), now, today, yesterday, \
 YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time (2026-11-30T12:00:00Z), or @UNIX; \
 a bare number is a Unix time, as docker reads it";
 
@@ -30,7 +30,7 @@ pub fn parse(
         return unix_time(t).ok_or_else(bad);
     }
     let back = |dur: &str| -> Option<Stamp> {
-        let d = crate::util::duration::parse(dur).ok()?;
+        let d = span(dur)?;
         Some(minus(
             now,
             i64::try_from(d.as_secs()).ok()?,
@@ -41,8 +41,7 @@ pub fn parse(
         return back(d).ok_or_else(bad);
     }
     if let Some(d) = t.strip_prefix('+') {
-        let d = crate::util::duration::parse(d).map_err(|_| bad())?;
-        return Ok(now.plus(d));
+        return span(d).map(|d| now.plus(d)).ok_or_else(bad);
     }
     if let Some(d) = t.strip_suffix(" ago") {
         return back(d.trim()).ok_or_else(bad);
@@ -74,6 +73,46 @@ pub fn parse(
     Ok(Stamp {
         secs: zone.to_utc(local),
         nanos: 0,
+    })
+}
+
+/// A time span as hal's flags write it (`10m`, `1h30m`) or as systemd does
+/// (`5 minutes`, `1h 30min`, `2 days`, `-5min`'s `5min`): numbers, each
+/// followed by a unit, spaces allowed between them.
+fn span(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    if let Ok(d) = crate::util::duration::parse(text) {
+        return Some(d);
+    }
+    if text.is_empty() {
+        return None;
+    }
+    let mut total: u64 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let n: u64 = rest[..digits].parse().ok()?;
+        let tail = rest[digits..].trim_start();
+        let letters = tail.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let secs = unit_secs(&tail[..letters])?;
+        total = total.checked_add(n.checked_mul(secs)?)?;
+        rest = tail[letters..].trim_start();
+    }
+    // Ten years back is the most any log holds; beyond is a typo.
+    (total <= 10 * 366 * 86_400).then(|| std::time::Duration::from_secs(total))
+}
+
+/// Seconds in one of systemd's time-span units (`systemd.time(7)`), whole seconds and up.
+fn unit_secs(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600,
+        "d" | "day" | "days" => 86_400,
+        "w" | "week" | "weeks" => 7 * 86_400,
+        "M" | "month" | "months" => 2_629_800,
+        "y" | "year" | "years" => 31_557_600,
+        _ => return None,
     })
 }
 
@@ -173,6 +212,29 @@ mod tests {
         assert_eq!(p("+1h"), "2026-07-15T13:30:00Z");
         assert_eq!(parse("10m", now(), utc).unwrap().nanos, 500_000_000);
         assert_eq!(p("now"), "2026-07-15T12:30:00Z");
+    }
+
+    #[test]
+    fn journalctl_spans_are_taken() {
+        assert_eq!(p("5 minutes ago"), "2026-07-15T12:25:00Z");
+        assert_eq!(p("5 min ago"), "2026-07-15T12:25:00Z");
+        assert_eq!(p("5min ago"), "2026-07-15T12:25:00Z");
+        assert_eq!(p("-5min"), "2026-07-15T12:25:00Z");
+        assert_eq!(p("-5 minutes"), "2026-07-15T12:25:00Z");
+        assert_eq!(p("1 hour 30 minutes ago"), "2026-07-15T11:00:00Z");
+        assert_eq!(p("1h 30min ago"), "2026-07-15T11:00:00Z");
+        assert_eq!(p("2 days ago"), "2026-07-13T12:30:00Z");
+        assert_eq!(p("1 week ago"), "2026-07-08T12:30:00Z");
+        assert_eq!(p("+1 hour"), "2026-07-15T13:30:00Z");
+        assert_eq!(p("30 seconds ago"), "2026-07-15T12:29:30Z");
+        for bad in [
+            "5 minutes ago ago",
+            "minutes ago",
+            "5 parsecs ago",
+            "5 5 ago",
+        ] {
+            assert!(parse(bad, now(), utc).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod addressing;
 mod adopt;
 mod architecture;
 mod argv;
+mod cli_words;
 mod completion;
 mod compose_rules;
 mod config_manual;
