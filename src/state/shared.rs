@@ -24,14 +24,15 @@ pub enum Place {
     Given,
 }
 
-/// `HAL_STATE_DIR`; else the user's own state for an engine that belongs to
-/// this user (not root); else the node's.
+/// `HAL_STATE_DIR`; else, for a user other than root, the user's own state
+/// when the engine belongs to this user or the user may not drive the
+/// system engine at all (their hal drives only their own user units); else the node's.
 pub fn locate(endpoint_flag: Option<&str>) -> (PathBuf, Place) {
     if let Some(d) = std::env::var_os("HAL_STATE_DIR").filter(|v| !v.is_empty()) {
         return (PathBuf::from(d), Place::Given);
     }
     if !crate::util::sys::is_root()
-        && users_own_engine(endpoint_flag)
+        && (users_own_engine(endpoint_flag) || !may_drive_system_engine(endpoint_flag))
         && let Some(d) = user_state_dir()
     {
         return (d, Place::User);
@@ -61,6 +62,16 @@ pub fn users_own_engine(endpoint_flag: Option<&str>) -> bool {
     Path::new(path).starts_with(&runtime)
         || Path::new(path).starts_with(format!("/run/user/{euid}"))
         || std::fs::metadata(path).is_ok_and(|m| m.uid() == euid)
+}
+
+/// Whether this user may use the engine's socket (a TCP engine: yes).
+fn may_drive_system_engine(endpoint_flag: Option<&str>) -> bool {
+    let Ok(ep) = crate::stack::endpoint::Endpoint::resolve(endpoint_flag) else {
+        return true;
+    };
+    ep.host
+        .strip_prefix("unix://")
+        .is_none_or(|path| nix_access(Path::new(path), libc::R_OK | libc::W_OK))
 }
 
 /// The group that may drive the system engine: its socket's group (`docker`).
@@ -166,6 +177,17 @@ impl Store {
                 .all(|f| !dir.join(f).exists() || writable(&dir.join(f)));
         if ok {
             return Ok(());
+        }
+        let dir_gid = std::fs::metadata(dir).map(|m| m.gid()).ok();
+        if let (Some(d), Some(e)) = (dir_gid, engine_gid())
+            && d != e
+        {
+            let g = group_name(e);
+            return Err(HalError::StateNotWritable(format!(
+                "the node's state {} is not writable by {user}: it is not shared with the engine's group {g} yet; share it (sudo chgrp -R {g} {d} && sudo chmod -R g+rw {d} && sudo chmod 2775 {d}, as hal's package does), or run any hal verb once as root",
+                dir.display(),
+                d = dir.display()
+            )));
         }
         let why = if missing {
             format!(

@@ -68,22 +68,35 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
     let st = hal_as(&s, "root", &["--json", "status", &x]).json();
     assert_eq!(st["modules"][0]["limit"]["used"], 2, "{st}");
 
-    // eve may not write the node's state: refused with the fix, before anything changes.
-    let refused = hal_as(&s, "eve", &["stop", &x]);
+    // A node's state not (yet) shared with the engine's group: bob is refused
+    // with the fix, before anything changes; root's next write shares it again.
+    s.m.sh_ok("chgrp root /var/lib/hal && chmod 0755 /var/lib/hal");
+    let refused = hal_as(&s, "bob", &["stop", &x]);
     assert_eq!(refused.code, Some(1), "{refused}");
     assert!(
         refused
             .stderr
-            .contains("/var/lib/hal is not writable by eve")
-            && refused.stderr.contains("usermod -aG"),
+            .contains("/var/lib/hal is not writable by bob")
+            && refused.stderr.contains("chgrp -R"),
         "{refused}"
     );
     assert_eq!(
         hal_as(&s, "root", &["--json", "status", &x]).state_of(&x),
         "active"
     );
-    let status = hal_as(&s, "eve", &["status", &x]);
-    assert!(!status.stderr.contains("not writable"), "{status}");
+    let status = hal_as(&s, "bob", &["status", &x]);
+    assert_eq!(status.code, Some(0), "bob still reads status: {status}");
+    hal_as(&s, "root", &["start", &x]).expect(0);
+    let mode = s.m.sh_ok("stat -c '%a %G' /var/lib/hal");
+    assert!(
+        !mode.contains("root"),
+        "root's write shared it again: {mode}"
+    );
+    assert!(mode.starts_with("2775 "), "{mode}");
+    // eve, who may not drive the system engine, keeps her own state (her
+    // user units) and is told to join the engine's group for stacks.
+    let eve = hal_as(&s, "eve", &["stop", &x]);
+    assert!(eve.stderr.contains("usermod -aG"), "{eve}");
 
     // A private state from an older hal for the same engine: doctor fails.
     s.m.sh_ok(&format!(
