@@ -13,12 +13,23 @@ use crate::module::config::RestartLimit;
 use crate::state::records::{
     Desired, HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal,
 };
-use crate::state::shared::Place;
 use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
 const STATE_FILE: &str = "state.json";
 const LOCK_FILE: &str = "state.lock";
+
+/// Where a state lives, and so who shares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The node's: every hal that drives the system engine. Group-shared:
+    /// a setgid directory, group-writable files.
+    Node,
+    /// One user's own (a rootless engine on that user's socket).
+    User,
+    /// `HAL_STATE_DIR`: whoever set it says who shares it; kept private.
+    Given,
+}
 
 /// The state directory and its files.
 #[derive(Clone, Debug)]

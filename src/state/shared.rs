@@ -5,24 +5,12 @@ use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
 use crate::module::config::RestartLimit;
-use crate::state::Store;
 use crate::state::records::refusal;
+use crate::state::{Place, Store};
 use crate::util::timefmt::Stamp;
 
 /// The node's state directory, for the system engine and host units.
 pub const NODE_DIR: &str = "/var/lib/hal";
-
-/// Where a state lives, and so who shares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    /// The node's: every hal that drives the system engine. Group-shared:
-    /// a setgid directory, group-writable files.
-    Node,
-    /// One user's own (a rootless engine on that user's socket).
-    User,
-    /// `HAL_STATE_DIR`: whoever set it says who shares it; kept private.
-    Given,
-}
 
 /// `HAL_STATE_DIR`; else, for a user other than root, the user's own state
 /// when the engine belongs to this user or the user may not drive the

@@ -2,8 +2,9 @@
 
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
+use crate::state::Place;
 use crate::state::Store;
-use crate::state::shared::{Place, user_state_dir};
+use crate::state::shared::user_state_dir;
 
 /// Fails when hal uses the node's state for the system engine and this
 /// user's own state directory also holds module records (what an older hal
