@@ -8,7 +8,8 @@
 #   sudo make uninstall                       # same PREFIX as the install
 #   make deb                                  # cargo deb -> target/debian/hal_*.deb
 #
-# The units' ExecStart is rewritten to $(BINDIR)/hal. Installing enables and
+# On the live system, install also makes /var/lib/hal the node's shared state
+# (see SHARE_STATE); uninstall leaves it. The units' ExecStart is rewritten to $(BINDIR)/hal. Installing enables and
 # starts nothing; on the live system (no DESTDIR) systemd is told to reload, and
 # uninstall first stops and disables the system units, as the package does.
 
@@ -37,6 +38,17 @@ UNITS := hal-watch.service hal-rescue.service hal-rescue.timer
 MAN1 := $(notdir $(wildcard man/*.1))
 MAN5 := $(notdir $(wildcard man/*.5))
 DOCS := README.md CHANGELOG.md
+
+# The node's state (start counts, desired states), shared by root, its units and
+# whoever may drive the system engine: setgid, owned by the engine socket's group
+# (docker), group-writable; hal keeps it so on every write. dist/debian/postinst does the same.
+STATEDIR := /var/lib/hal
+SHARE_STATE = install -d -m 2775 $(STATEDIR) && \
+	gid=$$(stat -c %g /var/run/docker.sock 2>/dev/null || true); \
+	if [ -z "$$gid" ] || [ "$$gid" = 0 ]; then gid=$$(getent group docker | cut -d: -f3); fi; \
+	if [ -n "$$gid" ]; then chgrp -R "$$gid" $(STATEDIR); fi; \
+	find $(STATEDIR) -type d -exec chmod 2775 {} + && \
+	find $(STATEDIR) -type f -exec chmod ug+rw,o+r {} +
 
 # Whether this is the live system with systemd running (not a staged DESTDIR).
 LIVE_SYSTEMD = [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]
@@ -77,6 +89,7 @@ install: $(BIN)
 	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
 	install -m 0644 dist/debian/copyright "$(DESTDIR)$(DOCDIR)/copyright"
 	install -m 0644 dist/hal.toml "$(DESTDIR)$(DOCDIR)/examples/hal.toml"
+	if [ -z "$(DESTDIR)" ]; then $(SHARE_STATE); fi
 	if $(LIVE_SYSTEMD); then systemctl daemon-reload || true; fi
 
 uninstall:

@@ -92,6 +92,10 @@ pub enum HalError {
     #[error("{0}")]
     Refused(String),
 
+    /// The node's state cannot be written by this user (exit 1, with the group to join).
+    #[error("{0}")]
+    StateNotWritable(String),
+
     #[error("interrupted")]
     Interrupted,
 
@@ -109,7 +113,7 @@ impl HalError {
             HalError::InvalidName { .. } | HalError::Config { .. } | HalError::Usage(_) => {
                 Exit::Usage
             }
-            HalError::InvalidModule { .. } => Exit::Failed,
+            HalError::InvalidModule { .. } | HalError::StateNotWritable(_) => Exit::Failed,
             HalError::DockerUnreachable { .. }
             | HalError::DockerPermission { .. }
             | HalError::InitUnreachable(_) => Exit::Unreachable,

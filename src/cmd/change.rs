@@ -37,6 +37,8 @@ fn start_opts(a: &StartArgs) -> StartOpts {
 
 async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&t.modules, t.all)?;
+    // A hal that cannot write the engine's state is refused, never given its own.
+    ctx.node.store.check_writable()?;
     // An engine nobody can reach, or a service the stack does not have, is
     // refused before anything is touched.
     run::check_reachable(&ctx.node, &targets, &verb).await?;

@@ -5,6 +5,7 @@ mod check;
 mod local;
 mod modules;
 mod pools;
+mod states;
 mod systemd;
 mod units;
 
@@ -41,6 +42,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.extend(rescue_line);
     checks.push(adoption);
     checks.push(local::state_dir(ctx));
+    checks.extend(states::one_state(ctx));
     checks.push(local::permissions(ctx));
 
     ctx.ui.show(&check::Checks::new(&checks));

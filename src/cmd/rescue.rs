@@ -47,6 +47,7 @@ pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     } else {
         ctx.node.inventory.resolve(&a.modules)?
     };
+    ctx.node.store.check_writable()?;
     let engine_wait = a.timeout.unwrap_or(ENGINE_WAIT);
     if modules.iter().any(|m| matches!(m.kind, Kind::Stack { .. })) {
         wait_for_docker(ctx, engine_wait).await?;

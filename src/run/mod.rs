@@ -2,6 +2,7 @@
 
 pub mod adopt;
 pub mod node;
+mod settle;
 pub mod status;
 
 use std::time::{Duration, Instant};
@@ -254,6 +255,10 @@ pub async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<(
 /// A start under way: finished, or started and waiting for `active`.
 enum Launched {
     Done(Outcome),
+    /// Active and unchanged: nothing was started.
+    Unchanged(Outcome),
+    /// Stopped; what could bring it back was looked at before.
+    Stopped(settle::Watchers, Outcome),
     Stack(stack::Pending),
     Host(host::Pending),
 }
@@ -271,20 +276,26 @@ async fn one(
     let slot = slots.acquire().await.context("the --jobs slots closed")?;
     // Reach the engine first: a start that cannot happen must not count.
     reachable(node, m).await?;
-    let _lock = node.store.lock_module(&m.name).await?;
+    let lock = node.store.lock_module(&m.name).await?;
     let mut warnings = Vec::new();
     let launched = match verb {
         Verb::Start { opts, force } => {
-            count(node, m, *force, &mut warnings).await?;
+            // Refused before anything starts; counted only when something did.
+            node.store.check_limit(&m.name, limit_of(node, m), *force)?;
             desire(node, m, Desired::Up, &mut warnings).await?;
-            launch(node, progress, m, service, opts).await?
+            let launched = launch(node, progress, m, service, opts).await;
+            if !matches!(launched, Ok(Launched::Unchanged(_))) {
+                count(node, m, true, &mut warnings).await?;
+            }
+            launched?
         }
         Verb::Stop { grace } => {
             // One service stopped leaves its module wanted up: the rest of it runs.
             if service.is_none() {
                 desire(node, m, Desired::Down, &mut warnings).await?;
             }
-            Launched::Done(stop(node, progress, m, service, *grace).await?)
+            let before = settle::Watchers::look(node, m).await;
+            Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
@@ -331,7 +342,13 @@ async fn one(
     // What is left is waiting: another module may have the slot.
     drop(slot);
     let outcome = match launched {
-        Launched::Done(o) => o,
+        Launched::Done(o) | Launched::Unchanged(o) => o,
+        // A stop that something undoes is not a success: say who did.
+        // The lock goes first: whatever brings the module back needs it.
+        Launched::Stopped(before, o) => {
+            drop(lock);
+            settle::held(node, m, service, before, o).await?
+        }
         Launched::Stack(p) => stack::wait(progress, p).await?,
         Launched::Host(p) => host::wait(progress, p).await?,
     };
@@ -366,13 +383,17 @@ async fn count(
     force: bool,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    let limit = node.config.settings(&m.name).limit;
+    let limit = limit_of(node, m);
     let (_, w) = node
         .store
         .count_start(&m.name, limit, force, Stamp::now())
         .await?;
     warnings.extend(w);
     Ok(())
+}
+
+fn limit_of(node: &Node, m: &Module) -> crate::module::config::RestartLimit {
+    node.config.settings(&m.name).limit
 }
 
 async fn desire(
@@ -404,6 +425,7 @@ async fn launch(
             };
             match stack::launch(env, &stack, &settings, opts).await? {
                 stack::Launch::Done(o) => Launched::Done(o),
+                stack::Launch::Unchanged(o) => Launched::Unchanged(o),
                 stack::Launch::Wait(p) => Launched::Stack(p),
             }
         }

@@ -10,7 +10,8 @@ use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::stack::env::{Env, Stacks};
-use crate::state::{Store, state_dir};
+use crate::state::Store;
+use crate::state::shared::locate;
 
 /// The node as hal sees it. Holds no output: whoever drives it says where progress goes.
 pub struct Node {
@@ -33,10 +34,11 @@ impl Node {
         hosts.check_units(&config)?;
         let root: PathBuf = services_root(services_dir, &config);
         let inventory = Inventory::discover(&root, &config);
+        let (dir, place) = locate(endpoint.as_deref());
         Ok(Node {
             config,
             inventory,
-            store: Store::new(state_dir()),
+            store: Store::at(dir, place),
             stacks: Stacks::new(endpoint),
             hosts,
         })

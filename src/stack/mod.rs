@@ -78,6 +78,8 @@ pub struct Pending {
 /// What a launch left: done, or started and waiting for `active`.
 pub enum Launch {
     Done(Outcome),
+    /// Already active and unchanged: nothing was started (it counts nothing).
+    Unchanged(Outcome),
     Wait(Pending),
 }
 
@@ -124,7 +126,11 @@ pub async fn launch(
         if let Some((outcome, containers)) =
             crate::stack::fastpath::try_start(env, &engine, name, &known).await?
         {
-            if outcome.state == State::Active || !opts.wait {
+            if outcome.state == State::Active {
+                // The fast path starts nothing when every container is up.
+                return Ok(Launch::Unchanged(outcome));
+            }
+            if !opts.wait {
                 return Ok(Launch::Done(outcome));
             }
             return Ok(Launch::Wait(pending(containers, outcome.warnings)));

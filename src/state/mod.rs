@@ -1,10 +1,11 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
 pub mod records;
+pub mod shared;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::module::ServiceImage;
@@ -18,10 +19,23 @@ use anyhow::Context;
 const STATE_FILE: &str = "state.json";
 const LOCK_FILE: &str = "state.lock";
 
+/// Where a state lives, and so who shares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The node's: every hal that drives the system engine. Group-shared:
+    /// a setgid directory, group-writable files.
+    Node,
+    /// One user's own (a rootless engine on that user's socket).
+    User,
+    /// `HAL_STATE_DIR`: whoever set it says who shares it; kept private.
+    Given,
+}
+
 /// The state directory and its files.
 #[derive(Clone, Debug)]
 pub struct Store {
     dir: PathBuf,
+    place: Place,
 }
 
 /// An exclusive hold on one module: operations on it never interleave. The
@@ -30,21 +44,15 @@ pub struct ModuleLock {
     _file: File,
 }
 
-/// `HAL_STATE_DIR`, else `/var/lib/hal` for root, else `$XDG_STATE_HOME/hal`.
-pub fn state_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("HAL_STATE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(d);
-    }
-    if crate::util::sys::is_root() {
-        return PathBuf::from("/var/lib/hal");
-    }
-    crate::util::sys::user_dir("XDG_STATE_HOME", ".local/state", "hal")
-        .unwrap_or_else(|| PathBuf::from("/var/lib/hal"))
-}
-
 impl Store {
+    /// A private state in `dir` (`HAL_STATE_DIR`, tests).
     pub fn new(dir: PathBuf) -> Store {
-        Store { dir }
+        Store::at(dir, Place::Given)
+    }
+
+    /// The state in `dir`, shared as `place` says ([`shared::locate`]).
+    pub fn at(dir: PathBuf, place: Place) -> Store {
+        Store { dir, place }
     }
 
     pub fn dir(&self) -> &Path {
@@ -54,7 +62,7 @@ impl Store {
     fn ensure_dir(&self) -> anyhow::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
-            .mode(0o700)
+            .mode(self.dir_mode())
             .create(&self.dir)
             .with_context(|| format!("create state directory {}", self.dir.display()))?;
         let meta = std::fs::symlink_metadata(&self.dir)
@@ -66,28 +74,25 @@ impl Store {
             );
         }
         // A directory others can write to would let them plant files where
-        // hal's state and locks live; hal never chmods a directory it did not make.
-        if meta.permissions().mode() & 0o022 != 0 {
-            anyhow::bail!(
-                "state directory {} is writable by others; use a private one (chmod 700 {}, or set HAL_STATE_DIR)",
-                self.dir.display(),
-                self.dir.display()
-            );
-        }
-        Ok(())
+        // hal's state and locks live; the node's is shared with the engine's group alone.
+        self.share_dir(&self.dir)
+            .with_context(|| format!("state directory {}", self.dir.display()))
     }
 
-    /// Opens (creating 0600) a file in the state directory, never through a symlink.
+    /// Opens (creating 0600, or 0664 in the node's) a file in the state
+    /// directory, never through a symlink.
     fn open_private(&self, name: &str, write: bool) -> anyhow::Result<File> {
         let path = self.dir.join(name);
-        OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(write)
             .create(write)
-            .mode(0o600)
+            .mode(self.file_mode())
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .with_context(|| format!("open {} (a symlink there is refused)", path.display()))
+            .with_context(|| format!("open {} (a symlink there is refused)", path.display()))?;
+        self.fix_mode(&file);
+        Ok(file)
     }
 
     /// Takes the per-module operation lock, waiting for another hal that holds it.
@@ -95,9 +100,11 @@ impl Store {
         self.ensure_dir()?;
         std::fs::DirBuilder::new()
             .recursive(true)
-            .mode(0o700)
+            .mode(self.dir_mode())
             .create(self.dir.join("locks"))
             .context("create lock directory")?;
+        self.share_dir(&self.dir.join("locks"))
+            .context("lock directory")?;
         let file = self.open_private(&format!("locks/{name}.lock"), true)?;
         let file = tokio::task::spawn_blocking(move || file.lock().map(|()| file))
             .await
@@ -214,10 +221,11 @@ impl Store {
         let mut f = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o600)
+            .mode(self.file_mode())
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)
             .with_context(|| format!("create {}", tmp.display()))?;
+        self.fix_mode(&f);
         let text = serde_json::to_vec_pretty(state).context("encode state")?;
         f.write_all(&text)
             .and_then(|()| f.sync_all())
@@ -340,6 +348,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
 
     use super::*;

@@ -1,5 +1,5 @@
 //! Small facts about the running process that std does not offer.
-#![allow(unsafe_code)] // geteuid(2), malloc_trim(3): no preconditions, cannot fail.
+#![allow(unsafe_code)] // geteuid(2), malloc_trim(3), access(2): no preconditions, cannot fail.
 
 /// Whether hal runs as root (effective uid 0).
 pub fn is_root() -> bool {
@@ -43,4 +43,23 @@ pub fn user_dir(xdg_var: &str, home_rel: &str, rel: &str) -> Option<std::path::P
         Some(x) => Some(std::path::PathBuf::from(x).join(rel)),
         None => nonempty("HOME").map(|h| std::path::PathBuf::from(h).join(home_rel).join(rel)),
     }
+}
+
+/// The login name of `uid` from `/etc/passwd`, else `uid N`.
+pub fn name_of_uid(uid: u32) -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+        })
+        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// `access(2)`: whether this process's user may use `path` for `mode`.
+pub fn access(path: &std::ffi::CStr, mode: libc::c_int) -> bool {
+    // SAFETY: `path` is a valid NUL-terminated string for the call's duration.
+    unsafe { libc::access(path.as_ptr(), mode) == 0 }
 }

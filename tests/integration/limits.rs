@@ -14,8 +14,9 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
     let Some(rig) = rig::engine() else { return };
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 2, interval = \"6s\" }\n");
     let m = quick(&rig, "held");
+    // Two real starts (a start of an active, unchanged module counts nothing).
     hal(&rig).args(["module", "start", &m]).code(0);
-    hal(&rig).args(["module", "start", &m]).code(0);
+    hal(&rig).args(["module", "restart", &m]).code(0);
     let run = hal(&rig).args(["module", "start", &m]).code(5);
     assert!(
         run.stderr.contains(&format!(
@@ -39,7 +40,7 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
     assert!(table.stdout.contains("2/2"), "{table}");
 
     // --force starts once anyway, and counts.
-    hal(&rig).args(["module", "start", "--force", &m]).code(0);
+    hal(&rig).args(["module", "restart", "--force", &m]).code(0);
     assert_eq!(
         hal(&rig).args(["--json", "status", &m]).run().json()["modules"][0]["limit"]["used"],
         3
@@ -54,8 +55,8 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
         hal(&rig).args(["--json", "status", &m]).run().json()["modules"][0]["limit"]["used"],
         0
     );
-    hal(&rig).args(["module", "start", &m]).code(0);
-    hal(&rig).args(["module", "start", &m]).code(0);
+    hal(&rig).args(["module", "restart", &m]).code(0);
+    hal(&rig).args(["module", "restart", &m]).code(0);
     hal(&rig).args(["module", "start", &m]).code(5);
 
     // Free again once the window has passed.

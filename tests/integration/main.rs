@@ -41,6 +41,7 @@ mod props;
 mod pulls;
 mod repair;
 mod rescue;
+mod shared_state;
 mod stacks;
 mod status_facts;
 mod units_in_systemd;

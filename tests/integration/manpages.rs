@@ -109,11 +109,11 @@ const FILES: [(&str, &str); 5] = [
     ),
     (
         "/var/lib/hal/",
-        "The state directory when hal runs as root: start counts and desired states, shared by every hal process through a lock. HAL_STATE_DIR overrides it.",
+        "The node's state: start counts and desired states of the system engine and system units, one for every hal that drives them (root, hal-watch.service, the docker group), through a lock. Setgid and owned by the engine socket's group (docker), files group-writable; the package and make install set it up and hal keeps it so. A user who cannot write it is refused with the group to join; status still reads it. HAL_STATE_DIR overrides it.",
     ),
     (
         "$XDG_STATE_HOME/hal/",
-        "The state directory of a non-root user (~/.local/state/hal/ when XDG_STATE_HOME is not set).",
+        "The state of an engine that belongs to one user (rootless Docker or Podman: a socket under the user's runtime directory, or owned by the user), ~/.local/state/hal/ when XDG_STATE_HOME is not set. hal doctor fails when this holds records while the node's state drives the same engine.",
     ),
 ];
 

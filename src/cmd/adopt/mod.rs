@@ -46,6 +46,7 @@ struct Done<'a> {
 
 pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     let node = &ctx.node;
+    node.store.check_writable()?;
     let instances = find_instances(ctx).await?;
     let stacks: Vec<_> = node
         .inventory
