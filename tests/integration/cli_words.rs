@@ -6,13 +6,13 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::rig::{Rig, compose, engine, eventually, hal, run, run_with_timeout, skip, svc};
+use crate::rig::{Rig, engine, eventually, hal, need_that, run, run_with_timeout, stack};
 
 /// `HAL_YES` as people write it. The rig removes it from every run; each run here sets it.
 #[test]
 fn hal_yes_takes_what_people_write() {
     let Some(rig) = engine() else { return };
-    let web = rig.stack("web", compose(&[svc("www", "sleep 100000", "")]));
+    let web = rig.stack("web", stack().service("www").runs("sleep 100000"));
     // Any command: the value is read before the command runs.
     for yes in ["1", "0", "true", "FALSE", "yes", "no", "On", "off", ""] {
         let st = hal(&rig).env("HAL_YES", yes).args(["status", &web]).run();
@@ -50,7 +50,7 @@ fn hal_yes_takes_what_people_write() {
 #[test]
 fn reset_failed_is_a_shortcut_like_start() {
     let Some(rig) = engine() else { return };
-    let web = rig.stack("web", compose(&[svc("www", "sleep 100000", "")]));
+    let web = rig.stack("web", stack().service("www").runs("sleep 100000"));
     hal(&rig).args(["start", &web]).code(0);
     hal(&rig).args(["start", &web]).code(0);
     let starts = |rig: &Rig| {
@@ -115,8 +115,8 @@ fn names_are_quoted_as_typed_and_a_miss_gets_the_nearest_name() {
     r.expect(2);
     assert!(r.stderr.contains("invalid module name \"../x\""), "{r}");
 
-    let web = rig.stack("ux-web", compose(&[svc("www", "sleep 100000", "")]));
-    rig.stack("ux-db", compose(&[svc("db", "sleep 100000", "")]));
+    let web = rig.stack("ux-web", stack().service("www").runs("sleep 100000"));
+    rig.stack("ux-db", stack().service("db").runs("sleep 100000"));
     let typo = web.replace("ux-web", "ux-wbe");
     let r = run(&rig, &["start", &typo]);
     r.expect(4);
@@ -139,7 +139,7 @@ fn logs_since_takes_journalctl_forms() {
     let Some(rig) = engine() else { return };
     let web = rig.stack(
         "web",
-        compose(&[svc("www", "echo hello-now; sleep 100000", "")]),
+        stack().service("www").runs("echo hello-now; sleep 100000"),
     );
     hal(&rig).args(["start", &web]).code(0);
     let said = || run(&rig, &["logs", &web]).stdout.contains("hello-now");
@@ -168,11 +168,15 @@ fn logs_since_takes_journalctl_forms() {
 #[test]
 fn a_fix_for_every_row_is_printed_once() {
     let Some(rig) = engine() else { return };
-    if uid() != 0 {
-        return skip("needs root, to run hal as nobody");
-    }
+    let Some(()) = need_that(
+        uid() == 0,
+        "needs root, to run hal as nobody",
+        "run the tests as root",
+    ) else {
+        return;
+    };
     for short in ["a", "b", "c"] {
-        rig.stack(short, compose(&[svc("x", "sleep 100000", "")]));
+        rig.stack(short, stack().service("x").runs("sleep 100000"));
     }
     let readable = Command::new("chmod")
         .args(["-R", "a+rX"])
@@ -201,9 +205,13 @@ fn a_fix_for_every_row_is_printed_once() {
         run_with_timeout(c, Duration::from_secs(60))
     };
     let r = as_nobody(&["status"]);
-    if !r.stderr.contains("permission denied") {
-        return skip(&format!("the engine does not refuse nobody: {r}"));
-    }
+    let Some(()) = need_that(
+        r.stderr.contains("permission denied"),
+        &format!("the engine does not refuse nobody: {r}"),
+        "run the tests against the system engine's socket",
+    ) else {
+        return;
+    };
     r.expect(6);
     assert_eq!(r.stderr.matches("docker group").count(), 1, "{r}");
     assert!(!r.stdout.contains("docker group"), "{r}");

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::rig::systemd::{self, Scene, Scope};
+use crate::rig::watch::Watch;
 use crate::rig::{self, Run, eventually, hal, stack};
-use crate::watch::Watch;
 
 /// `hal ARGS` in the machine as `user` (root: no `runuser`), with the
 /// scene's config and services root and no `HAL_STATE_DIR`: the state is
