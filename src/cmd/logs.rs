@@ -25,6 +25,27 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     // No module named: every module, as `docker compose logs` does for services.
     let targets = ctx.node.targets(&a.modules, a.modules.is_empty())?;
     crate::run::check_services(&ctx.node, &targets).await?;
+    let window = window(&a)?;
+    let sources = sources(ctx, &targets).await?;
+    let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
+    let result = if a.follow {
+        follow(ctx, sources, window, &mut printer).await
+    } else {
+        one_shot(sources, window, &mut printer).await
+    };
+    match result {
+        Ok(()) => Ok(Exit::Ok),
+        Err(e) => match e.downcast_ref::<io::Error>().map(io::Error::kind) {
+            // The reader went away (`hal module logs x | head`): that is a clean end.
+            Some(io::ErrorKind::BrokenPipe) => Ok(Exit::Ok),
+            Some(_) => Err(e.context("write logs")),
+            None => Err(e),
+        },
+    }
+}
+
+/// `--tail`, `--since` and `--until`, the times read in the local zone.
+fn window(a: &LogsArgs) -> anyhow::Result<Window> {
     let now = Stamp::now();
     let when = |text: &Option<String>| {
         text.as_deref()
@@ -32,14 +53,43 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             .transpose()
             .map_err(HalError::Usage)
     };
-    let window = Window {
+    Ok(Window {
         tail: a.tail.and_then(|t| t.0),
         since: when(&a.since)?,
         until: when(&a.until)?,
-    };
+    })
+}
+
+/// What a logs command reads: the stacks' containers (with the engine they
+/// are on) and the host modules' units.
+struct Sources {
+    /// Asked only when a stack is involved: unit logs need no engine.
+    engine: Option<Engine>,
+    /// Container id and log source, ordered by label.
+    containers: Vec<(String, Source)>,
+    units: Vec<UnitSource>,
+    /// The stack targets, whose new containers a follow picks up.
+    stacks: Vec<Target>,
+}
+
+impl Sources {
+    /// The widest label (the prefix column).
+    fn width(&self) -> usize {
+        self.containers
+            .iter()
+            .map(|(_, s)| &s.label)
+            .chain(self.units.iter().map(|u| &u.source.label))
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The containers and units of the targets; an invalid module is an error.
+async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
     let mut stacks = Vec::new();
     let mut hosts = Vec::new();
-    for t in &targets {
+    for t in targets {
         let m = &t.module;
         match &m.kind {
             Kind::Stack { .. } => stacks.push(t.clone()),
@@ -62,71 +112,50 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
             unit: u.unit,
         })
         .collect();
-    // Docker is asked only when a stack is involved: unit logs need no engine.
     let engine = if stacks.is_empty() {
         None
     } else {
         Some(ctx.node.stacks.engine().await?)
     };
     let containers = match &engine {
-        Some(e) => containers_of(e, &stacks).await?,
+        Some(e) => stack_logs::log_sources(e, &stacks).await?,
         None => Vec::new(),
     };
-    let width = containers
-        .iter()
-        .map(|(_, s)| &s.label)
-        .chain(units.iter().map(|u| &u.source.label))
-        .map(String::len)
-        .max()
-        .unwrap_or(0);
-    let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, width);
-    let result = if a.follow {
-        follow(
-            ctx,
-            engine.as_ref(),
-            containers,
-            units,
-            stacks,
-            window,
-            &mut printer,
-        )
-        .await
-    } else {
-        let mut sources = Vec::new();
-        let mut streams = Vec::new();
-        if let Some(engine) = &engine {
-            for (id, source) in containers {
-                streams.push((
-                    sources.len(),
-                    stack_logs::container_lines(engine, &id, false, window),
-                ));
-                sources.push(source);
-            }
+    Ok(Sources {
+        engine,
+        containers,
+        units,
+        stacks,
+    })
+}
+
+/// Every source's lines in the window, merged in time order.
+async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> anyhow::Result<()> {
+    let mut labels = Vec::new();
+    let mut streams = Vec::new();
+    if let Some(engine) = &sources.engine {
+        for (id, source) in sources.containers {
+            streams.push((
+                labels.len(),
+                stack_logs::container_lines(engine, &id, false, window),
+            ));
+            labels.push(source);
         }
-        for u in units {
-            streams.push((sources.len(), u.lines(false, window)));
-            sources.push(u.source);
-        }
-        let mut merge = Merge::new(streams);
-        let mut r = Ok(());
-        while let Some(item) = merge.next().await {
-            let (i, line) = item?;
-            r = printer.line(&sources[i], &line);
-            if r.is_err() {
-                break;
-            }
-        }
-        r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
-    };
-    match result {
-        Ok(()) => Ok(Exit::Ok),
-        Err(e) => match e.downcast_ref::<io::Error>().map(io::Error::kind) {
-            // The reader went away (`hal module logs x | head`): that is a clean end.
-            Some(io::ErrorKind::BrokenPipe) => Ok(Exit::Ok),
-            Some(_) => Err(e.context("write logs")),
-            None => Err(e),
-        },
     }
+    for u in sources.units {
+        streams.push((labels.len(), u.lines(false, window)));
+        labels.push(u.source);
+    }
+    let mut merge = Merge::new(streams);
+    let mut r = Ok(());
+    while let Some(item) = merge.next().await {
+        let (i, line) = item?;
+        r = printer.line(&labels[i], &line);
+        if r.is_err() {
+            break;
+        }
+    }
+    r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
 }
 
 /// A host module's unit as a log source (its journal).
@@ -151,54 +180,53 @@ impl UnitSource {
     }
 }
 
-/// The non-one-off containers of the given projects or services (one list
-/// call), ordered by module and service.
-async fn containers_of(
-    engine: &Engine,
-    projects: &[Target],
-) -> anyhow::Result<Vec<(String, Source)>> {
-    let first = projects.first().map(|t| t.module.name.as_str());
-    let single = first.filter(|f| projects.iter().all(|t| t.module.name == *f));
-    let list = engine.compose_containers(single).await?;
-    let mut out = Vec::new();
-    for c in list {
-        let labels = c.labels.unwrap_or_default();
-        if let Some(source) = stack_logs::source_of(&labels, projects) {
-            out.push((c.id.unwrap_or_default(), source));
-        }
-    }
-    out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
-    Ok(out)
+/// The sources being followed, by index, and which container feeds which.
+struct Followed {
+    sources: Vec<Source>,
+    /// Container id → index of its live source.
+    live: HashMap<String, usize>,
+    tx: mpsc::Sender<Event>,
 }
 
-#[allow(clippy::too_many_arguments)]
+impl Followed {
+    fn container(&mut self, engine: &Engine, id: String, source: Source, from: Window) {
+        let idx = self.sources.len();
+        let lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        stream::forward(idx, lines, self.tx.clone());
+        self.live.insert(id, idx);
+        self.sources.push(source);
+    }
+
+    /// The journal keeps following a unit across its restarts by itself.
+    fn unit(&mut self, u: UnitSource, from: Window) {
+        stream::forward(self.sources.len(), u.lines(true, from), self.tx.clone());
+        self.sources.push(u.source);
+    }
+}
+
+/// Every source's lines from the window on, as they come, and the lines of
+/// containers that start meanwhile; until a signal, the reader leaves, or the engine is lost.
 async fn follow(
     ctx: &Ctx,
-    engine: Option<&Engine>,
-    containers: Vec<(String, Source)>,
-    units: Vec<UnitSource>,
-    projects: Vec<Target>,
+    from: Sources,
     window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {
+    let engine = from.engine.as_ref();
     let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
-    let mut sources: Vec<Source> = Vec::new();
-    // Container id → index of its live source.
-    let mut live: HashMap<String, usize> = HashMap::new();
+    let mut on = Followed {
+        sources: Vec::new(),
+        live: HashMap::new(),
+        tx,
+    };
     if let Some(engine) = engine {
-        stack_logs::watch_starts(engine.clone(), projects, tx.clone());
-        for (id, source) in containers {
-            let idx = sources.len();
-            let lines: Lines = stack_logs::container_lines(engine, &id, true, window);
-            stream::forward(idx, lines, tx.clone());
-            live.insert(id.clone(), idx);
-            sources.push(source);
+        stack_logs::watch_starts(engine.clone(), from.stacks, on.tx.clone());
+        for (id, source) in from.containers {
+            on.container(engine, id, source, window);
         }
     }
-    // The journal keeps following a unit across its restarts by itself.
-    for u in units {
-        stream::forward(sources.len(), u.lines(true, window), tx.clone());
-        sources.push(u.source);
+    for u in from.units {
+        on.unit(u, window);
     }
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);
@@ -216,13 +244,13 @@ async fn follow(
         };
         match ev {
             Event::Line(i, line) => {
-                printer.line(&sources[i], &line)?;
+                printer.line(&on.sources[i], &line)?;
                 if rx.is_empty() {
                     printer.flush()?;
                 }
             }
             Event::Ended(i) => {
-                live.retain(|_, v| *v != i);
+                on.live.retain(|_, v| *v != i);
             }
             Event::Problem(why) => ctx.ui.warn(&why),
             Event::Lost(why) => {
@@ -232,20 +260,16 @@ async fn follow(
             }
             Event::Started { id, source, at } => {
                 let Some(engine) = engine else { continue };
-                if live.contains_key(&id) {
+                if on.live.contains_key(&id) {
                     continue;
                 }
                 // A recreated or restarted container: follow it from its start.
-                let idx = sources.len();
                 printer.widen(source.label.len());
                 let from = Window {
                     since: Some(at),
                     ..Window::default()
                 };
-                let lines = stack_logs::container_lines(engine, &id, true, from);
-                stream::forward(idx, lines, tx.clone());
-                live.insert(id.clone(), idx);
-                sources.push(source);
+                on.container(engine, id, source, from);
             }
         }
     }

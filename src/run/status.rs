@@ -1,10 +1,5 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-
-use anyhow::Context;
-
 use crate::error::Exit;
 use crate::module::status::Detail;
 use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
@@ -12,9 +7,6 @@ use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::stack::assess::{ContainerFacts, assess};
-use crate::stack::engine::Engine;
-use crate::stack::facts::{self, Known};
-use crate::stack::labels::Identity;
 use crate::state::records::StateFile;
 use crate::util::timefmt::{self, Stamp};
 
@@ -61,7 +53,7 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
         stack_facts = match node.stacks.engine().await {
             // Scripts get exact start times and restart counts; the table only
             // needs what `docker ps` already says about settled containers.
-            Ok(engine) => stacks_facts(&engine, node.store.dir(), &stacks, detail)
+            Ok(engine) => crate::stack::node_facts(&engine, node.store.dir(), &stacks, detail)
                 .await
                 .map_err(|e| Unread {
                     row: crate::error::row_reason(&e),
@@ -131,68 +123,6 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
 struct Unread {
     row: String,
     whole: String,
-}
-
-/// The facts of the given projects' containers, grouped by project: one list
-/// call, then, for each container, what hal remembers of its current run
-/// ([`Known`], in the state directory) or else an inspect. With
-/// [`Detail::Settled`] a settled running container that hal has no memory of
-/// is described from the list alone. What the inspects teach is remembered.
-async fn stacks_facts(
-    engine: &Engine,
-    state_dir: &Path,
-    projects: &[&str],
-    detail: Detail,
-) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
-    let node_wide = projects.len() != 1;
-    let list = engine
-        .compose_containers((!node_wide).then(|| projects[0]))
-        .await?;
-    let now = Stamp::now();
-    let mut known = Known::load(state_dir, &engine.endpoint);
-    if node_wide {
-        known.keep_only(&list.iter().filter_map(|s| s.id.as_deref()).collect());
-    }
-    let mut facts = Vec::with_capacity(list.len());
-    let mut ask = Vec::new();
-    let mut runs: HashMap<String, String> = HashMap::new();
-    for s in list {
-        if !Identity::of_summary(&s).is_some_and(|who| projects.contains(&who.project.as_str())) {
-            continue;
-        }
-        if let Some(f) = known
-            .facts(&s, now)
-            .or_else(|| (detail == Detail::Settled).then(|| facts::settled(&s, now))?)
-        {
-            facts.push(f);
-            continue;
-        }
-        if let (Some(id), Some(run)) = (s.id.clone(), facts::run_of(&s)) {
-            runs.insert(id, run);
-        }
-        ask.push(s);
-    }
-    if !ask.is_empty() {
-        let inspected = engine
-            .facts_with(ask, Detail::Full)
-            .await
-            .context("read container state")?;
-        for f in inspected {
-            if let Some(run) = runs.remove(&f.id) {
-                known.learn(&f, run);
-            }
-            facts.push(f);
-        }
-    }
-    known.save(state_dir);
-    let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
-    for f in facts {
-        by_project.entry(f.project.clone()).or_default().push(f);
-    }
-    for list in by_project.values_mut() {
-        list.sort_by(|a, b| (&a.service, a.number).cmp(&(&b.service, b.number)));
-    }
-    Ok(by_project)
 }
 
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {

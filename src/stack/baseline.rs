@@ -12,12 +12,11 @@
 
 use std::collections::BTreeMap;
 
-use bollard::models::ContainerSummary;
-
 use crate::stack::Stack;
 use crate::stack::compose::Flavor;
+use crate::stack::engine::Listed;
 use crate::stack::env::Env;
-use crate::stack::labels::{CONFIG_HASH, Identity};
+use crate::stack::labels::CONFIG_HASH;
 
 /// What adopting a stack left for its next start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,21 +78,21 @@ fn parse_hashes(text: &str) -> BTreeMap<String, String> {
 
 /// Services whose containers are missing or carry another hash, and
 /// containers of services the files no longer have.
-fn differing(hashes: &BTreeMap<String, String>, containers: &[ContainerSummary]) -> Vec<String> {
+fn differing(hashes: &BTreeMap<String, String>, containers: &[Listed]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for c in containers {
-        let Some(who) = Identity::of_summary(c) else {
+        let Some(who) = &c.identity else {
             continue;
         };
         if who.oneoff {
             continue;
         }
-        let label = c.labels.as_ref().and_then(|l| l.get(CONFIG_HASH));
+        let label = c.labels.get(CONFIG_HASH);
         if hashes.get(&who.service) != label && !out.contains(&who.service) {
             out.push(who.service.clone());
         }
-        seen.push(who.service);
+        seen.push(who.service.clone());
     }
     for s in hashes.keys() {
         if !seen.contains(s) && !out.contains(s) {
@@ -110,7 +109,7 @@ mod tests {
 
     use super::*;
 
-    fn container(service: &str, hash: &str) -> ContainerSummary {
+    fn container(service: &str, hash: &str) -> Listed {
         let labels: HashMap<String, String> = [
             ("com.docker.compose.project", "p"),
             ("com.docker.compose.service", service),
@@ -119,8 +118,9 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        ContainerSummary {
-            labels: Some(labels),
+        Listed {
+            identity: crate::stack::labels::Identity::of(&labels),
+            labels,
             ..Default::default()
         }
     }

@@ -1,4 +1,4 @@
-//! Registry credentials from the Docker CLI's config (what `docker login` wrote), which bollard does not read.
+//! Registry credentials from the Docker CLI's config (what `docker login` wrote), which the engine client does not read.
 //!
 //! hal pulls through the Engine API, so it must send what `docker pull` would:
 //! the CLI's `credHelpers` entry for the registry, else its `credsStore`, else
@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use base64::Engine as _;
-use bollard::auth::DockerCredentials;
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt;
 
@@ -19,6 +18,15 @@ use tokio::io::AsyncWriteExt;
 const HUB: &str = "https://index.docker.io/v1/";
 /// A credential helper answers at once unless it waits for a keyring prompt.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a pull sends to the registry: a user and password, or an identity token.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegistryAuth {
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub identitytoken: Option<String>,
+    pub serveraddress: Option<String>,
+}
 
 /// The parts of the CLI's config.json that hold credentials (the rest is ignored).
 #[derive(Debug, Default, Deserialize)]
@@ -84,7 +92,7 @@ pub fn config_path() -> Option<PathBuf> {
 }
 
 /// The credentials `docker pull IMAGE` would use; `None` for an anonymous pull.
-pub async fn for_image(image: &str) -> anyhow::Result<Option<DockerCredentials>> {
+pub async fn for_image(image: &str) -> anyhow::Result<Option<RegistryAuth>> {
     let Some(path) = config_path() else {
         return Ok(None);
     };
@@ -113,7 +121,7 @@ fn from_auths(
     auths: &BTreeMap<String, AuthEntry>,
     registry: &str,
     server: &str,
-) -> anyhow::Result<Option<DockerCredentials>> {
+) -> anyhow::Result<Option<RegistryAuth>> {
     let same = |key: &str| {
         let host = host_of(key);
         host == registry || (is_hub(registry) && is_hub(host))
@@ -135,12 +143,11 @@ fn from_auths(
         // `{}`: the CLI's marker that a credsStore holds it, or a logout.
         return Ok(None);
     }
-    Ok(Some(DockerCredentials {
+    Ok(Some(RegistryAuth {
         username,
         password,
         identitytoken: entry.identitytoken.clone(),
         serveraddress: Some(server.to_string()),
-        ..Default::default()
     }))
 }
 
@@ -158,7 +165,7 @@ fn decode_auth(auth: &str) -> anyhow::Result<(String, String)> {
 
 /// `docker-credential-HELPER get` with the server on stdin. "Not found" is an
 /// anonymous pull, as for the Docker CLI.
-async fn from_helper(helper: &str, server: &str) -> anyhow::Result<Option<DockerCredentials>> {
+async fn from_helper(helper: &str, server: &str) -> anyhow::Result<Option<RegistryAuth>> {
     // A name, found on PATH: never a path of its own.
     if helper.is_empty() || helper.contains('/') {
         anyhow::bail!("credential helper {helper:?} is not a helper name");
@@ -202,14 +209,13 @@ async fn from_helper(helper: &str, server: &str) -> anyhow::Result<Option<Docker
     Ok(Some(from_helper_answer(answer, server)))
 }
 
-fn from_helper_answer(a: HelperAnswer, server: &str) -> DockerCredentials {
+fn from_helper_answer(a: HelperAnswer, server: &str) -> RegistryAuth {
     let token = a.username == "<token>";
-    DockerCredentials {
+    RegistryAuth {
         username: (!token).then(|| a.username.clone()),
         password: (!token).then(|| a.secret.clone()),
         identitytoken: token.then_some(a.secret),
         serveraddress: Some(server.to_string()),
-        ..Default::default()
     }
 }
 

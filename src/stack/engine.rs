@@ -1,4 +1,6 @@
-//! The one place that talks to the Docker Engine API (bollard): typed results, no printing.
+//! The one place that talks to the Docker Engine API (bollard): hal's own types in and out (`model.rs` maps bollard's), no printing.
+
+mod model;
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
@@ -7,24 +9,25 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bollard::Docker;
-use bollard::container::LogOutput;
-use bollard::models::{ContainerSummary, CreateImageInfo, EventMessage};
 use bollard::query_parameters::{
     CreateImageOptions, EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
 };
 use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
-use crate::module::status::Detail;
-use crate::stack::assess::ContainerFacts;
+use crate::stack::credentials::RegistryAuth;
 use crate::stack::endpoint::Endpoint;
-use crate::stack::facts;
 use crate::stack::labels;
+
+pub use model::{
+    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress, RunState,
+};
+
+/// A stream of engine answers, each read into hal's type.
+pub type EngineStream<T> = BoxStream<'static, Result<T, EngineError>>;
 
 /// How long hal waits for the engine to answer the first call.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How many inspects run at once when a status needs them.
-const INSPECT_CONCURRENCY: usize = 16;
 
 /// A connection to one Docker engine.
 #[derive(Clone)]
@@ -78,97 +81,51 @@ impl Engine {
     }
 
     /// Turns an engine error met mid-operation into an error the user can act on.
-    pub fn fail(&self, err: bollard::errors::Error) -> anyhow::Error {
+    fn fail(&self, err: bollard::errors::Error) -> EngineError {
         match err {
-            e if is_connection_error(&e) => unreachable(&self.endpoint, &e).into(),
+            e if is_connection_error(&e) => {
+                EngineError::Unreachable(unreachable(&self.endpoint, &e))
+            }
             // The engine's own words; the HTTP status adds nothing for a person.
             bollard::errors::Error::DockerResponseServerError { message, .. } => {
-                anyhow::anyhow!(message)
+                EngineError::Refused(message)
             }
-            bollard::errors::Error::DockerStreamError { error } => anyhow::anyhow!(error),
-            other => anyhow::Error::new(other),
+            bollard::errors::Error::DockerStreamError { error } => EngineError::Refused(error),
+            other => raw(other),
         }
     }
 
     /// Every compose container on the node (one list call), or those of one project.
-    pub async fn compose_containers(
-        &self,
-        project: Option<&str>,
-    ) -> anyhow::Result<Vec<ContainerSummary>> {
+    pub async fn compose_containers(&self, project: Option<&str>) -> anyhow::Result<Vec<Listed>> {
         let label = labels::project_filter(project);
         let options = ListContainersOptions {
             all: true,
             filters: Some(HashMap::from([("label".to_string(), vec![label])])),
             ..Default::default()
         };
-        self.api
+        let list = self
+            .api
             .list_containers(Some(options))
             .await
-            .map_err(|e| self.fail(e))
-            .context("list containers")
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
+            .context("list containers")?;
+        Ok(list.into_iter().map(model::listed).collect())
     }
 
-    /// The facts of the given containers: the summary plus one inspect each (for
-    /// restart policy, restart count, exit code, health and start time).
-    pub async fn facts(
-        &self,
-        summaries: Vec<ContainerSummary>,
-    ) -> anyhow::Result<Vec<ContainerFacts>> {
-        self.facts_with(summaries, Detail::Full).await
-    }
-
-    /// The facts of the given containers. With [`Detail::Settled`], a container
-    /// that has been running for a while is described from its summary alone
-    /// (health from the status text, start time from "Up …"); only the others
-    /// are inspected. That keeps a whole-node status near one engine call.
-    pub async fn facts_with(
-        &self,
-        summaries: Vec<ContainerSummary>,
-        detail: Detail,
-    ) -> anyhow::Result<Vec<ContainerFacts>> {
-        let now = crate::util::timefmt::Stamp::now();
-        let results: Vec<anyhow::Result<Option<ContainerFacts>>> =
-            futures_util::stream::iter(summaries)
-                .map(|s| async move {
-                    if detail == Detail::Settled
-                        && let Some(f) = facts::settled(&s, now)
-                    {
-                        return Ok(Some(f));
-                    }
-                    let id = s.id.clone().unwrap_or_default();
-                    match self
-                        .api
-                        .inspect_container(&id, None::<InspectContainerOptions>)
-                        .await
-                    {
-                        Ok(inspect) => Ok(Some(facts::of(&s, &inspect))),
-                        // Removed between list and inspect: it no longer exists.
-                        Err(bollard::errors::Error::DockerResponseServerError {
-                            status_code: 404,
-                            ..
-                        }) => Ok(None),
-                        Err(e) => Err(self.fail(e)),
-                    }
-                })
-                .buffered(INSPECT_CONCURRENCY)
-                .collect()
-                .await;
-        let mut out = Vec::with_capacity(results.len());
-        for r in results {
-            if let Some(f) = r.context("inspect container")? {
-                out.push(f);
-            }
+    /// What an inspect says of a container; `None` when it is gone (removed
+    /// between list and inspect).
+    pub async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
+        match self
+            .api
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+        {
+            Ok(inspect) => Ok(Some(model::inspected(inspect))),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(e) => Err(anyhow::Error::from(self.fail(e))),
         }
-        out.sort_by(|a, b| {
-            (&a.project, &a.service, a.number).cmp(&(&b.project, &b.service, b.number))
-        });
-        Ok(out)
-    }
-
-    /// Facts of every container of `project`.
-    pub async fn project_facts(&self, project: &str) -> anyhow::Result<Vec<ContainerFacts>> {
-        let list = self.compose_containers(Some(project)).await?;
-        self.facts(list).await
     }
 
     /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
@@ -179,7 +136,7 @@ impl Engine {
         tail: Option<u64>,
         since: Option<i64>,
         until: Option<i64>,
-    ) -> BoxStream<'static, Result<LogOutput, bollard::errors::Error>> {
+    ) -> EngineStream<LogChunk> {
         let secs = |s: i64| i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX);
         let options = LogsOptions {
             follow,
@@ -193,12 +150,16 @@ impl Engine {
             timestamps: true,
             tail: tail.map_or_else(|| "all".to_string(), |n| n.to_string()),
         };
-        self.api.logs(id, Some(options)).boxed()
+        let engine = self.clone();
+        self.api
+            .logs(id, Some(options))
+            .map(move |r| r.map(model::log_chunk).map_err(|e| engine.fail(e)))
+            .boxed()
     }
 
     /// The last `n` log lines of a container, without timestamps.
     pub async fn last_lines(&self, id: &str, n: u64) -> Vec<String> {
-        let chunks: Vec<LogOutput> = self
+        let chunks: Vec<LogChunk> = self
             .logs(id, false, Some(n), None, None)
             .take(n as usize * 4)
             .filter_map(|r| async move { r.ok() })
@@ -206,7 +167,7 @@ impl Engine {
             .await;
         let mut lines = Vec::new();
         for chunk in chunks {
-            let text = String::from_utf8_lossy(chunk.as_ref()).into_owned();
+            let text = String::from_utf8_lossy(&chunk.bytes).into_owned();
             for line in text.lines() {
                 let (_, message) = crate::logs::line::split_timestamp(line);
                 lines.push(message.to_string());
@@ -217,10 +178,9 @@ impl Engine {
     }
 
     /// Container events (start, die, health_status, oom…) of compose projects.
-    pub fn container_events(
-        &self,
-        since: Option<i64>,
-    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+    /// An error is the client's own (the follower that reads these says itself
+    /// that the engine was lost).
+    pub fn container_events(&self, since: Option<i64>) -> EngineStream<EngineEvent> {
         let filters = HashMap::from([
             ("type".to_string(), vec!["container".to_string()]),
             ("label".to_string(), vec![labels::PROJECT.to_string()]),
@@ -230,7 +190,10 @@ impl Engine {
             until: None,
             filters: Some(filters),
         };
-        self.api.events(Some(options)).boxed()
+        self.api
+            .events(Some(options))
+            .map(|r| r.map(model::event).map_err(raw))
+            .boxed()
     }
 
     /// Container events of compose projects since a unix time, only the given actions
@@ -238,14 +201,17 @@ impl Engine {
     pub fn container_events_of(
         &self,
         since: Option<i64>,
-        actions: &[&str],
-    ) -> BoxStream<'static, Result<EventMessage, bollard::errors::Error>> {
+        actions: &[EventAction],
+    ) -> EngineStream<EngineEvent> {
         let filters = HashMap::from([
             ("type".to_string(), vec!["container".to_string()]),
             ("label".to_string(), vec![labels::PROJECT.to_string()]),
             (
                 "event".to_string(),
-                actions.iter().map(|a| (*a).to_string()).collect(),
+                actions
+                    .iter()
+                    .map(|a| a.filter_word().to_string())
+                    .collect(),
             ),
         ]);
         let options = EventsOptions {
@@ -253,12 +219,20 @@ impl Engine {
             until: None,
             filters: Some(filters),
         };
-        self.api.events(Some(options)).boxed()
+        let engine = self.clone();
+        self.api
+            .events(Some(options))
+            .map(move |r| r.map(model::event).map_err(|e| engine.fail(e)))
+            .boxed()
     }
 
     /// Answers whether the engine is there right now.
     pub async fn ping(&self) -> anyhow::Result<()> {
-        self.api.ping().await.map(|_| ()).map_err(|e| self.fail(e))
+        self.api
+            .ping()
+            .await
+            .map(|_| ())
+            .map_err(|e| self.fail(e).into())
     }
 
     /// Starts an existing container (used by the fast path).
@@ -266,7 +240,7 @@ impl Engine {
         self.api
             .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
             .await
-            .map_err(|e| self.fail(e))
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
             .with_context(|| format!("start container {id}"))
     }
 
@@ -281,7 +255,7 @@ impl Engine {
         self.api
             .restart_container(id, Some(options))
             .await
-            .map_err(|e| self.fail(e))
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
             .with_context(|| format!("restart container {id}"))
     }
 
@@ -292,7 +266,8 @@ impl Engine {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => Ok(false),
-            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+            Err(e) => Err(anyhow::Error::from(self.fail(e)))
+                .with_context(|| format!("inspect image {image}")),
         }
     }
 
@@ -303,7 +278,8 @@ impl Engine {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => Ok(None),
-            Err(e) => Err(self.fail(e)).with_context(|| format!("inspect image {image}")),
+            Err(e) => Err(anyhow::Error::from(self.fail(e)))
+                .with_context(|| format!("inspect image {image}")),
         }
     }
 
@@ -313,15 +289,17 @@ impl Engine {
         &self,
         repo: &str,
         tag: Option<&str>,
-        credentials: Option<bollard::auth::DockerCredentials>,
-    ) -> BoxStream<'static, Result<CreateImageInfo, bollard::errors::Error>> {
+        credentials: Option<RegistryAuth>,
+    ) -> EngineStream<PullProgress> {
         let options = CreateImageOptions {
             from_image: Some(repo.to_string()),
             tag: tag.map(str::to_string),
             ..Default::default()
         };
+        let engine = self.clone();
         self.api
-            .create_image(Some(options), None, credentials)
+            .create_image(Some(options), None, credentials.map(model::credentials))
+            .map(move |r| r.map(model::pull_progress).map_err(|e| engine.fail(e)))
             .boxed()
     }
 }
@@ -348,7 +326,7 @@ impl Engine {
             .api
             .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
             .await
-            .map_err(|e| self.fail(e))
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
             .context("list networks")?;
         Ok(list
             .into_iter()
@@ -373,7 +351,7 @@ impl Engine {
             .api
             .info()
             .await
-            .map_err(|e| self.fail(e))
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
             .context("engine info")?;
         let pools: Vec<AddressPool> = info
             .default_address_pools
@@ -399,6 +377,18 @@ fn io_kind(err: &(dyn StdError + 'static)) -> Option<io::ErrorKind> {
         cur = e.source();
     }
     None
+}
+
+/// A client error that is not the engine being away: an answer hal's client
+/// could not read, or anything else, in the client's own words.
+fn raw(err: bollard::errors::Error) -> EngineError {
+    use bollard::errors::Error as E;
+    match err {
+        e @ (E::JsonDataError { .. } | E::JsonSerdeError { .. }) => {
+            EngineError::Decode(anyhow::Error::new(e))
+        }
+        other => EngineError::Other(anyhow::Error::new(other)),
+    }
 }
 
 fn is_connection_error(err: &bollard::errors::Error) -> bool {

@@ -15,8 +15,13 @@ pub struct Stacks {
     /// The one endpoint hal and every compose child use (or why there is none).
     endpoint: Result<Endpoint, HalError>,
     engine: Mutex<Option<Engine>>,
-    compose: OnceCell<Result<Compose, String>>,
+    compose: OnceCell<Result<Compose, NoCompose>>,
 }
+
+/// Why no compose CLI could be used, found once per run and said at every use.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoCompose(String);
 
 impl Stacks {
     /// `flag` is `-H`; the rest of the resolution is the docker CLI's (`endpoint.rs`).
@@ -52,10 +57,10 @@ impl Stacks {
             .get_or_init(|| async {
                 Compose::detect()
                     .await
-                    .map_err(|e| crate::error::OneLine(&e).to_string())
+                    .map_err(|e| NoCompose(crate::error::OneLine(&e).to_string()))
             })
             .await;
-        r.clone().map_err(|e| anyhow::anyhow!(e))
+        r.clone().map_err(anyhow::Error::new)
     }
 }
 

@@ -1,20 +1,69 @@
 //! A container's facts from what the engine said of it: the list call alone when that is enough, else list and inspect.
 
-use bollard::models::{ContainerInspectResponse, ContainerSummary};
-
 use crate::stack::assess::{ContainerFacts, health_from_status_text};
+use anyhow::Context;
+use futures_util::stream::StreamExt;
+
+use crate::module::status::Detail;
+use crate::stack::engine::{Engine, Inspected, Listed};
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
+
+/// How many inspects run at once when a status needs them.
+const INSPECT_CONCURRENCY: usize = 16;
+
+/// The facts of the given containers: the summary plus one inspect each (for
+/// restart policy, restart count, exit code, health and start time).
+pub async fn read(engine: &Engine, listed: Vec<Listed>) -> anyhow::Result<Vec<ContainerFacts>> {
+    read_with(engine, listed, Detail::Full).await
+}
+
+/// The facts of the given containers. With [`Detail::Settled`], a container
+/// that has been running for a while is described from its summary alone
+/// (health from the status text, start time from "Up …"); only the others
+/// are inspected. That keeps a whole-node status near one engine call.
+pub async fn read_with(
+    engine: &Engine,
+    listed: Vec<Listed>,
+    detail: Detail,
+) -> anyhow::Result<Vec<ContainerFacts>> {
+    let now = Stamp::now();
+    let results: Vec<anyhow::Result<Option<ContainerFacts>>> = futures_util::stream::iter(listed)
+        .map(|s| async move {
+            if detail == Detail::Settled
+                && let Some(f) = settled(&s, now)
+            {
+                return Ok(Some(f));
+            }
+            Ok(engine.inspect(&s.id).await?.map(|i| of(&s, i)))
+        })
+        .buffered(INSPECT_CONCURRENCY)
+        .collect()
+        .await;
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        if let Some(f) = r.context("inspect container")? {
+            out.push(f);
+        }
+    }
+    out.sort_by(|a, b| (&a.project, &a.service, a.number).cmp(&(&b.project, &b.service, b.number)));
+    Ok(out)
+}
+
+/// Facts of every container of `project`.
+pub async fn of_project(engine: &Engine, project: &str) -> anyhow::Result<Vec<ContainerFacts>> {
+    let list = engine.compose_containers(Some(project)).await?;
+    read(engine, list).await
+}
 
 /// A running container's facts from its summary alone, when it has been up
 /// long enough that restart count and exact start time cannot change its
 /// verdict; `None` when it must be inspected.
-pub fn settled(s: &ContainerSummary, now: Stamp) -> Option<ContainerFacts> {
-    use bollard::models::ContainerSummaryStateEnum as S;
-    if s.state != Some(S::RUNNING) {
+pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+    if !s.is_running() {
         return None;
     }
-    let text = s.status.as_deref()?;
+    let text = s.status_text.as_deref()?;
     let up = crate::stack::assess::uptime_from_status(text)?;
     if up < crate::stack::assess::RESETTLE * 2 {
         return None;
@@ -33,72 +82,54 @@ pub fn settled(s: &ContainerSummary, now: Stamp) -> Option<ContainerFacts> {
 }
 
 /// Builds the facts of one container from its summary and its inspect.
-pub fn of(s: &ContainerSummary, i: &ContainerInspectResponse) -> ContainerFacts {
-    let state = i.state.clone().unwrap_or_default();
-    let status = state
-        .status
-        .map(|st| st.to_string())
-        .or_else(|| s.state.map(|st| st.to_string()))
+pub fn of(s: &Listed, i: Inspected) -> ContainerFacts {
+    let status = i
+        .state
+        .or(s.state)
+        .map(|st| st.as_str().to_string())
         .unwrap_or_default();
-    let health = state
+    let health = i
         .health
-        .as_ref()
-        .and_then(|h| h.status)
-        .map(|h| h.to_string())
         .filter(|h| !h.is_empty() && h != "none")
         .or_else(|| {
-            s.status
+            s.status_text
                 .as_deref()
                 .and_then(health_from_status_text)
                 .map(str::to_string)
         });
-    let policy = i
-        .host_config
-        .as_ref()
-        .and_then(|h| h.restart_policy.as_ref());
-    let restart_policy = policy
-        .and_then(|p| p.name)
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    let max_retries = policy.and_then(|p| p.maximum_retry_count).unwrap_or(0);
     let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
     ContainerFacts {
         status,
         health,
-        exit_code: state.exit_code,
-        restart_policy,
-        max_retries,
+        exit_code: i.exit_code,
+        restart_policy: i.restart_policy.unwrap_or_default(),
+        max_retries: i.max_retries.unwrap_or(0),
         restart_count: i.restart_count.unwrap_or(0),
-        started_at: time(state.started_at),
-        finished_at: time(state.finished_at),
-        oom_killed: state.oom_killed.unwrap_or(false),
-        error: state.error.filter(|e| !e.is_empty()),
+        started_at: time(i.started_at),
+        finished_at: time(i.finished_at),
+        oom_killed: i.oom_killed.unwrap_or(false),
+        error: i.error.filter(|e| !e.is_empty()),
         observed_at: Some(Stamp::now()),
         ..identity(s)
     }
 }
 
 /// What the list call alone says of a container: who it is, never how it is.
-fn identity(s: &ContainerSummary) -> ContainerFacts {
-    let who = Identity::of_summary(s).unwrap_or(Identity {
+fn identity(s: &Listed) -> ContainerFacts {
+    let who = s.identity.clone().unwrap_or(Identity {
         project: String::new(),
         service: String::new(),
         number: 1,
         oneoff: false,
     });
     ContainerFacts {
-        id: s.id.clone().unwrap_or_default(),
-        name: s
-            .names
-            .as_ref()
-            .and_then(|n| n.first())
-            .map(|n| n.trim_start_matches('/').to_string())
-            .unwrap_or_default(),
+        id: s.id.clone(),
+        name: s.name.clone(),
         project: who.project,
         service: who.service,
         number: who.number,
         oneoff: who.oneoff,
-        image: s.image.clone().unwrap_or_default(),
+        image: s.image.clone(),
         ..Default::default()
     }
 }
@@ -113,7 +144,7 @@ fn identity(s: &ContainerSummary) -> ContainerFacts {
 /// container without an endpoint (`network_mode: container:…`) is always
 /// inspected. Health is never remembered: the list's status text says it.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Known {
+pub struct InspectCache {
     /// The engine these containers are on (`-H`, `DOCKER_HOST` or the socket).
     endpoint: String,
     containers: std::collections::BTreeMap<String, KnownRun>,
@@ -134,43 +165,21 @@ struct KnownRun {
     oom_killed: bool,
 }
 
-/// The file in the state directory that holds [`Known`].
-pub const KNOWN_FILE: &str = "containers.json";
+/// The file in the state directory that holds [`InspectCache`].
+pub const CACHE_FILE: &str = "containers.json";
 
-/// The run of a listed running container: its endpoint ids, or `None` when it
-/// has none to tell one run from the next.
-pub fn run_of(s: &ContainerSummary) -> Option<String> {
-    use bollard::models::ContainerSummaryStateEnum as S;
-    if s.state != Some(S::RUNNING) {
-        return None;
-    }
-    let nets = s.network_settings.as_ref()?.networks.as_ref()?;
-    let mut ids: Vec<&str> = Vec::with_capacity(nets.len());
-    for n in nets.values() {
-        match n.endpoint_id.as_deref() {
-            Some(id) if !id.is_empty() => ids.push(id),
-            _ => return None,
-        }
-    }
-    if ids.is_empty() {
-        return None;
-    }
-    ids.sort_unstable();
-    Some(ids.join(","))
-}
-
-impl Known {
+impl InspectCache {
     /// What the file in `dir` remembers of `endpoint`'s containers (nothing
     /// when it is missing, unreadable, of another engine or not hal's).
-    pub fn load(dir: &std::path::Path, endpoint: &str) -> Known {
-        let empty = || Known {
+    pub fn load(dir: &std::path::Path, endpoint: &str) -> InspectCache {
+        let empty = || InspectCache {
             endpoint: endpoint.to_string(),
-            ..Known::default()
+            ..InspectCache::default()
         };
-        let Ok(text) = std::fs::read(dir.join(KNOWN_FILE)) else {
+        let Ok(text) = std::fs::read(dir.join(CACHE_FILE)) else {
             return empty();
         };
-        match serde_json::from_slice::<Known>(&text) {
+        match serde_json::from_slice::<InspectCache>(&text) {
             Ok(k) if k.endpoint == endpoint => k,
             _ => empty(),
         }
@@ -180,15 +189,14 @@ impl Known {
     /// said, when one did; `None` when it must be inspected. Only for a
     /// container up long enough that its status text shows it settled (the
     /// engine's word, not the cache's, says it is still in that run).
-    pub fn facts(&self, s: &ContainerSummary, now: Stamp) -> Option<ContainerFacts> {
-        let text = s.status.as_deref()?;
+    pub fn facts(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+        let text = s.status_text.as_deref()?;
         let up = crate::stack::assess::uptime_from_status(text)?;
         if up < crate::stack::assess::RESETTLE * 2 {
             return None;
         }
-        let id = s.id.as_deref()?;
-        let k = self.containers.get(id)?;
-        if Some(&k.run) != run_of(s).as_ref() {
+        let k = self.containers.get(&s.id)?;
+        if Some(&k.run) != s.run.as_ref() {
             return None;
         }
         Some(ContainerFacts {
@@ -252,7 +260,7 @@ impl Known {
         let Ok(text) = serde_json::to_vec(self) else {
             return;
         };
-        let tmp = dir.join(format!("{KNOWN_FILE}.tmp.{}", std::process::id()));
+        let tmp = dir.join(format!("{CACHE_FILE}.tmp.{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let written = std::fs::OpenOptions::new()
             .write(true)
@@ -261,7 +269,7 @@ impl Known {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)
             .and_then(|mut f| f.write_all(&text));
-        if written.is_err() || std::fs::rename(&tmp, dir.join(KNOWN_FILE)).is_err() {
+        if written.is_err() || std::fs::rename(&tmp, dir.join(CACHE_FILE)).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
@@ -270,48 +278,21 @@ impl Known {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bollard::models::{
-        ContainerSummaryNetworkSettings, ContainerSummaryStateEnum, EndpointSettings,
-    };
-    use std::collections::HashMap;
+    use crate::stack::engine::RunState;
 
-    fn summary(state: ContainerSummaryStateEnum, endpoints: &[(&str, &str)]) -> ContainerSummary {
-        let networks: HashMap<String, EndpointSettings> = endpoints
-            .iter()
-            .map(|(net, id)| {
-                (
-                    net.to_string(),
-                    EndpointSettings {
-                        endpoint_id: Some(id.to_string()),
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect();
-        ContainerSummary {
-            id: Some("c1".into()),
+    fn listed(state: RunState, run: Option<&str>) -> Listed {
+        Listed {
+            id: "c1".into(),
             state: Some(state),
-            status: Some("Up 5 minutes".into()),
-            network_settings: Some(ContainerSummaryNetworkSettings {
-                networks: Some(networks),
-            }),
+            status_text: Some("Up 5 minutes".into()),
+            run: run.map(str::to_string),
             ..Default::default()
         }
     }
 
     #[test]
-    fn a_run_is_the_endpoint_ids_of_a_running_container() {
-        use ContainerSummaryStateEnum as S;
-        let s = summary(S::RUNNING, &[("b_net", "e2"), ("a_net", "e1")]);
-        assert_eq!(run_of(&s).as_deref(), Some("e1,e2"));
-        assert_eq!(run_of(&summary(S::EXITED, &[("n", "e1")])), None);
-        assert_eq!(run_of(&summary(S::RUNNING, &[])), None, "no endpoint");
-        assert_eq!(run_of(&summary(S::RUNNING, &[("n", "")])), None);
-    }
-
-    #[test]
     fn known_facts_hold_for_the_same_run_only() {
-        use ContainerSummaryStateEnum as S;
+        use RunState as S;
         let now = Stamp::now();
         let learnt = ContainerFacts {
             id: "c1".into(),
@@ -321,26 +302,17 @@ mod tests {
             started_at: Some("2026-01-01T00:00:00.5Z".into()),
             ..Default::default()
         };
-        let mut known = Known::default();
+        let mut known = InspectCache::default();
         known.learn(&learnt, "e1".into());
-        let same = known
-            .facts(&summary(S::RUNNING, &[("n", "e1")]), now)
-            .unwrap();
+        let same = known.facts(&listed(S::Running, Some("e1")), now).unwrap();
         assert_eq!(same.restart_count, 2);
         assert_eq!(same.started_at, learnt.started_at);
-        assert!(
-            known
-                .facts(&summary(S::RUNNING, &[("n", "e9")]), now)
-                .is_none()
-        );
-        let mut young = summary(S::RUNNING, &[("n", "e1")]);
-        young.status = Some("Up 3 seconds".into());
+        assert!(known.facts(&listed(S::Running, Some("e9")), now).is_none());
+        assert!(known.facts(&listed(S::Running, None), now).is_none());
+        let mut young = listed(S::Running, Some("e1"));
+        young.status_text = Some("Up 3 seconds".into());
         assert!(known.facts(&young, now).is_none(), "young: inspect");
         known.keep_only(&std::collections::HashSet::new());
-        assert!(
-            known
-                .facts(&summary(S::RUNNING, &[("n", "e1")]), now)
-                .is_none()
-        );
+        assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
     }
 }

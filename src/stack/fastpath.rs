@@ -2,20 +2,17 @@
 
 use std::time::Duration;
 
-use bollard::models::{ContainerSummary, ContainerSummaryStateEnum as S};
-
 use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
 use crate::module::status::State;
 use crate::stack::assess::health_from_status_text;
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, Listed, RunState as S};
 use crate::stack::env::Env;
-use crate::stack::labels::Identity;
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
-pub struct Known<'a> {
+pub struct FastInputs<'a> {
     pub services: &'a [ServiceImage],
     pub policy: PullPolicy,
     pub pull_timeout: Duration,
@@ -31,13 +28,13 @@ pub async fn try_start(
     env: Env<'_>,
     engine: &Engine,
     name: &str,
-    known: &Known<'_>,
-) -> anyhow::Result<Option<(Outcome, Vec<ContainerSummary>)>> {
+    known: &FastInputs<'_>,
+) -> anyhow::Result<Option<(Outcome, Vec<Listed>)>> {
     let list = engine.compose_containers(Some(name)).await?;
-    let main: Vec<&ContainerSummary> = list
+    let main: Vec<&Listed> = list
         .iter()
-        .filter(|c| !is_oneoff(c))
-        .filter(|c| known.only.is_none() || service_of(c).as_deref() == known.only)
+        .filter(|c| !c.is_oneoff())
+        .filter(|c| known.only.is_none() || c.service() == known.only)
         .collect();
     if main.is_empty() || !same_services(&main, known.services) {
         return Ok(None);
@@ -45,7 +42,7 @@ pub async fn try_start(
     let all_up = main.iter().all(|c| settled_running(c));
     let all_stopped = main
         .iter()
-        .all(|c| matches!(c.state, Some(S::EXITED | S::CREATED)));
+        .all(|c| matches!(c.state, Some(S::Exited | S::Created)));
     if !all_up && !all_stopped {
         return Ok(None);
     }
@@ -64,19 +61,8 @@ pub async fn try_start(
         env.store
             .set_pull_warning(name, warnings.first().cloned())
             .await?;
-        for c in &main {
-            let Some(s) = known
-                .services
-                .iter()
-                .find(|s| service_of(c).as_deref() == Some(s.service.as_str()))
-            else {
-                return Ok(None);
-            };
-            if let (Some(image), false) = (&s.image, s.build)
-                && engine.image_id(image).await? != c.image_id
-            {
-                return Ok(None);
-            }
+        if !same_images(engine, &main, known.services).await? {
+            return Ok(None);
         }
     }
     if all_up {
@@ -93,11 +79,9 @@ pub async fn try_start(
         return Ok(None);
     }
     let mut order = main.clone();
-    order.sort_by_key(|c| c.created.unwrap_or_default());
+    order.sort_by_key(|c| c.created);
     for c in order {
-        engine
-            .start_container(c.id.as_deref().unwrap_or_default())
-            .await?;
+        engine.start_container(&c.id).await?;
     }
     // The caller waits for active, with its `--jobs` slot given back.
     let outcome = Outcome {
@@ -109,30 +93,45 @@ pub async fn try_start(
     Ok(Some((outcome, containers)))
 }
 
-fn is_oneoff(c: &ContainerSummary) -> bool {
-    Identity::of_summary(c).is_some_and(|who| who.oneoff)
-}
-
-fn service_of(c: &ContainerSummary) -> Option<String> {
-    Identity::of_summary(c).map(|who| who.service)
+/// Whether every container runs the image its service's reference names now
+/// (after a pull); a service built from source is never compared.
+async fn same_images(
+    engine: &Engine,
+    main: &[&Listed],
+    services: &[ServiceImage],
+) -> anyhow::Result<bool> {
+    for c in main {
+        let Some(s) = services
+            .iter()
+            .find(|s| c.service() == Some(s.service.as_str()))
+        else {
+            return Ok(false);
+        };
+        if let (Some(image), false) = (&s.image, s.build)
+            && engine.image_id(image).await? != c.image_id
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Every service has a container and no container belongs to an unknown service.
-fn same_services(main: &[&ContainerSummary], services: &[ServiceImage]) -> bool {
-    services.iter().all(|s| {
-        main.iter()
-            .any(|c| service_of(c).as_deref() == Some(s.service.as_str()))
-    }) && main.iter().all(|c| {
-        services
-            .iter()
-            .any(|s| service_of(c).as_deref() == Some(s.service.as_str()))
-    })
+fn same_services(main: &[&Listed], services: &[ServiceImage]) -> bool {
+    services
+        .iter()
+        .all(|s| main.iter().any(|c| c.service() == Some(s.service.as_str())))
+        && main.iter().all(|c| {
+            services
+                .iter()
+                .any(|s| c.service() == Some(s.service.as_str()))
+        })
 }
 
 /// Running, not unhealthy or still starting, and up for more than a moment.
-fn settled_running(c: &ContainerSummary) -> bool {
-    let text = c.status.as_deref().unwrap_or_default();
-    c.state == Some(S::RUNNING)
+fn settled_running(c: &Listed) -> bool {
+    let text = c.status_text.as_deref().unwrap_or_default();
+    c.state == Some(S::Running)
         && !matches!(
             health_from_status_text(text),
             Some("starting" | "unhealthy")

@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 
-use bollard::models::ContainerSummary;
-
 /// The compose project (hal's module name).
 pub const PROJECT: &str = "com.docker.compose.project";
 /// The compose service.
@@ -40,11 +38,6 @@ impl Identity {
                 .get(ONEOFF)
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         })
-    }
-
-    /// The identity of a listed container.
-    pub fn of_summary(s: &ContainerSummary) -> Option<Identity> {
-        s.labels.as_ref().and_then(Identity::of)
     }
 
     /// `service`, or `service-N` for the second replica on: the name a log

@@ -3,10 +3,10 @@
 use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
-use crate::logs::line::{Assembler, Stream};
+use crate::logs::line::Assembler;
 use crate::logs::stream::{Event, Lines, Source, Window};
 use crate::module::target::Target;
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, EventAction};
 use crate::stack::labels::Identity;
 
 /// Turns a container's raw frames into whole lines.
@@ -17,30 +17,25 @@ pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Li
         Assembler::default(),
         std::collections::VecDeque::new(),
         false,
-        engine.clone(),
     );
     futures_util::stream::unfold(
         state,
-        |(mut frames, mut asm, mut queue, mut done, engine)| async move {
+        |(mut frames, mut asm, mut queue, mut done)| async move {
             loop {
                 if let Some(line) = queue.pop_front() {
-                    return Some((Ok(line), (frames, asm, queue, done, engine)));
+                    return Some((Ok(line), (frames, asm, queue, done)));
                 }
                 if done {
                     return None;
                 }
                 match frames.next().await {
-                    Some(Ok(frame)) => {
-                        let stream = match frame {
-                            bollard::container::LogOutput::StdErr { .. } => Stream::Stderr,
-                            _ => Stream::Stdout,
-                        };
-                        asm.push_into(stream, frame.as_ref(), &mut queue);
+                    Some(Ok(chunk)) => {
+                        asm.push_into(chunk.stream, &chunk.bytes, &mut queue);
                     }
                     Some(Err(e)) => {
                         done = true;
-                        let err = engine.fail(e);
-                        return Some((Err(err), (frames, asm, queue, done, engine)));
+                        let err = anyhow::Error::from(e);
+                        return Some((Err(err), (frames, asm, queue, done)));
                     }
                     None => {
                         done = true;
@@ -51,6 +46,25 @@ pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Li
         },
     )
     .boxed()
+}
+
+/// The long-running containers of the given projects or services (one list
+/// call), each with its log source, ordered by module and service.
+pub async fn log_sources(
+    engine: &Engine,
+    projects: &[Target],
+) -> anyhow::Result<Vec<(String, Source)>> {
+    let first = projects.first().map(|t| t.module.name.as_str());
+    let single = first.filter(|f| projects.iter().all(|t| t.module.name == *f));
+    let list = engine.compose_containers(single).await?;
+    let mut out = Vec::new();
+    for c in list {
+        if let Some(source) = source_of(&c.labels, projects) {
+            out.push((c.id, source));
+        }
+    }
+    out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
+    Ok(out)
 }
 
 /// The log source a compose container's labels describe, if it is a
@@ -83,22 +97,17 @@ pub fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Even
         let why = loop {
             let ev = match events.next().await {
                 Some(Ok(ev)) => ev,
-                Some(Err(e)) => break crate::error::OneLine(&anyhow::Error::new(e)).to_string(),
+                Some(Err(e)) => break crate::error::OneLine(&anyhow::Error::from(e)).to_string(),
                 None => break "the event stream ended".to_string(),
             };
-            if ev.action.as_deref() != Some("start") {
+            if ev.action != EventAction::Start {
                 continue;
             }
-            let Some(actor) = ev.actor else { continue };
-            let (Some(id), Some(attrs)) = (actor.id, actor.attributes) else {
+            let Some(id) = ev.id else { continue };
+            let Some(source) = source_of(&ev.attributes, &projects) else {
                 continue;
             };
-            let Some(source) = source_of(&attrs, &projects) else {
-                continue;
-            };
-            let at = ev
-                .time
-                .unwrap_or_else(|| crate::util::timefmt::Stamp::now().secs);
+            let at = ev.at.secs;
             if tx.send(Event::Started { id, source, at }).await.is_err() {
                 return;
             }

@@ -13,16 +13,13 @@ pub mod fastpath;
 pub mod inputs;
 pub mod labels;
 pub mod logs;
+mod node;
 pub mod project_name;
 pub mod pull;
 pub mod repair;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-use anyhow::Context;
-use bollard::models::ContainerSummary;
 
 use crate::error::Detailed;
 use crate::module::ServiceImage;
@@ -32,10 +29,11 @@ use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::compose::{Fresh, Project};
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
-use crate::stack::labels::Identity;
+
+pub use node::{node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -71,7 +69,7 @@ pub struct Pending {
     service: Option<String>,
     timeout: Duration,
     /// The module's containers as just listed (empty: list them first).
-    containers: Vec<ContainerSummary>,
+    containers: Vec<Listed>,
     warnings: Vec<String>,
 }
 
@@ -93,9 +91,7 @@ pub async fn launch(
     settings: &Settings,
     opts: &StartOpts,
 ) -> anyhow::Result<Launch> {
-    let name = stack.name;
     let engine = env.stacks.engine().await?;
-    let policy = opts.pull.unwrap_or(settings.pull);
     let timeout = opts.timeout.unwrap_or(settings.timeout);
     let digest = match crate::stack::digest::of_module(stack.dir) {
         Ok(d) => d.key,
@@ -106,36 +102,95 @@ pub async fn launch(
         // hal cannot read it: compose says what is wrong, in its own words.
         Err(InputError::Unreadable { .. }) => None,
     };
-    let pending = |containers, warnings| Pending {
-        engine: engine.clone(),
-        name: name.to_string(),
-        service: stack.service.map(str::to_string),
+    let known = remembered(env, stack.name, digest.as_deref());
+    if let Some((services, _)) = &known
+        && let Some(launch) = fast(env, &engine, stack, settings, opts, services).await?
+    {
+        return Ok(launch);
+    }
+    let warnings = through_compose(env, &engine, stack, settings, opts, digest, known).await?;
+    if !opts.wait {
+        return no_wait(&engine, stack, warnings).await;
+    }
+    Ok(Launch::Wait(Pending::new(
+        &engine,
+        stack,
         timeout,
-        containers,
+        Vec::new(),
         warnings,
-    };
-    let known = remembered(env, name, digest.as_deref());
-    if let Some((services, _)) = &known {
-        let services = only(services.clone(), stack.service);
-        let known = crate::stack::fastpath::Known {
-            services: &services,
-            policy,
-            pull_timeout: settings.pull_timeout,
-            only: stack.service,
-        };
-        if let Some((outcome, containers)) =
-            crate::stack::fastpath::try_start(env, &engine, name, &known).await?
-        {
-            if outcome.state == State::Active {
-                // The fast path starts nothing when every container is up.
-                return Ok(Launch::Unchanged(outcome));
-            }
-            if !opts.wait {
-                return Ok(Launch::Done(outcome));
-            }
-            return Ok(Launch::Wait(pending(containers, outcome.warnings)));
+    )))
+}
+
+impl Pending {
+    fn new(
+        engine: &Engine,
+        stack: &Stack<'_>,
+        timeout: Duration,
+        containers: Vec<Listed>,
+        warnings: Vec<String>,
+    ) -> Pending {
+        Pending {
+            engine: engine.clone(),
+            name: stack.name.to_string(),
+            service: stack.service.map(str::to_string),
+            timeout,
+            containers,
+            warnings,
         }
     }
+}
+
+/// The fast path on the services compose resolved for these same files:
+/// `None` when the start must go through compose.
+async fn fast(
+    env: Env<'_>,
+    engine: &Engine,
+    stack: &Stack<'_>,
+    settings: &Settings,
+    opts: &StartOpts,
+    services: &[ServiceImage],
+) -> anyhow::Result<Option<Launch>> {
+    let services = only(services.to_vec(), stack.service);
+    let inputs = crate::stack::fastpath::FastInputs {
+        services: &services,
+        policy: opts.pull.unwrap_or(settings.pull),
+        pull_timeout: settings.pull_timeout,
+        only: stack.service,
+    };
+    let Some((outcome, containers)) =
+        crate::stack::fastpath::try_start(env, engine, stack.name, &inputs).await?
+    else {
+        return Ok(None);
+    };
+    if outcome.state == State::Active {
+        // The fast path starts nothing when every container is up.
+        return Ok(Some(Launch::Unchanged(outcome)));
+    }
+    if !opts.wait {
+        return Ok(Some(Launch::Done(outcome)));
+    }
+    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    Ok(Some(Launch::Wait(Pending::new(
+        engine,
+        stack,
+        timeout,
+        containers,
+        outcome.warnings,
+    ))))
+}
+
+/// Pulls through the Engine API, then `compose up`; returns the pull's warnings.
+async fn through_compose(
+    env: Env<'_>,
+    engine: &Engine,
+    stack: &Stack<'_>,
+    settings: &Settings,
+    opts: &StartOpts,
+    digest: Option<String>,
+    known: Option<(Vec<ServiceImage>, Option<String>)>,
+) -> anyhow::Result<Vec<String>> {
+    let name = stack.name;
+    let policy = opts.pull.unwrap_or(settings.pull);
     let compose = env.stacks.compose().await?;
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
@@ -150,7 +205,7 @@ pub async fn launch(
     };
     let wanted = only(images.clone(), stack.service);
     let warnings = crate::stack::pull::pull(
-        &engine,
+        engine,
         env.progress,
         name,
         &wanted,
@@ -181,16 +236,22 @@ pub async fn launch(
                 .await?;
         }
     }
-    if !opts.wait {
-        let facts = of_service(engine.project_facts(name).await?, stack.service);
-        let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
-        return Ok(Launch::Done(Outcome {
-            state,
-            reason,
-            warnings,
-        }));
-    }
-    Ok(Launch::Wait(pending(Vec::new(), warnings)))
+    Ok(warnings)
+}
+
+/// `--no-wait`: the state the containers are in right after compose.
+async fn no_wait(
+    engine: &Engine,
+    stack: &Stack<'_>,
+    warnings: Vec<String>,
+) -> anyhow::Result<Launch> {
+    let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
+    let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
+    Ok(Launch::Done(Outcome {
+        state,
+        reason,
+        warnings,
+    }))
 }
 
 /// The services a verb on `service` touches: that one, or all of them.
@@ -210,11 +271,11 @@ fn of_service(mut facts: Vec<ContainerFacts>, service: Option<&str>) -> Vec<Cont
 }
 
 /// The listed containers of one service, or all of them.
-fn listed_of(list: Vec<ContainerSummary>, service: Option<&str>) -> Vec<ContainerSummary> {
+fn listed_of(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
     match service {
         Some(s) => list
             .into_iter()
-            .filter(|c| Identity::of_summary(c).is_some_and(|who| who.service == s))
+            .filter(|c| c.identity.as_ref().is_some_and(|who| who.service == s))
             .collect(),
         None => list,
     }
@@ -237,9 +298,9 @@ pub async fn check_service(
     if let Ok(engine) = stacks.engine().await
         && let Ok(list) = engine.compose_containers(Some(name)).await
     {
-        for who in list.iter().filter_map(Identity::of_summary) {
+        for who in list.iter().filter_map(|c| c.identity.as_ref()) {
             if !who.oneoff && !known.contains(&who.service) {
-                known.push(who.service);
+                known.push(who.service.clone());
             }
         }
     }
@@ -325,11 +386,11 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
         if containers.is_empty() {
             containers = list().await?;
         }
-        let mut facts = engine.facts(containers.clone()).await?;
+        let mut facts = facts::read(&engine, containers.clone()).await?;
         if facts.len() != containers.len() {
             // Removed under us: see the project as it is now.
             containers = list().await?;
-            facts = engine.facts(containers.clone()).await?;
+            facts = facts::read(&engine, containers.clone()).await?;
         }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
@@ -414,39 +475,11 @@ pub async fn stop(
                 .await?;
         }
     }
-    let facts = of_service(engine.project_facts(name).await?, stack.service);
+    let facts = of_service(facts::of_project(&engine, name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
         state,
         reason,
         warnings: Vec::new(),
     })
-}
-
-/// The containers of every named project, from one list call.
-pub async fn node_facts(
-    engine: &Engine,
-    projects: &[&str],
-    detail: crate::module::status::Detail,
-) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
-    let list = if projects.len() == 1 {
-        engine.compose_containers(Some(projects[0])).await?
-    } else {
-        engine.compose_containers(None).await?
-    };
-    let wanted: Vec<_> = list
-        .into_iter()
-        .filter(|s| {
-            Identity::of_summary(s).is_some_and(|who| projects.contains(&who.project.as_str()))
-        })
-        .collect();
-    let facts = engine
-        .facts_with(wanted, detail)
-        .await
-        .context("read container state")?;
-    let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
-    for f in facts {
-        by_project.entry(f.project.clone()).or_default().push(f);
-    }
-    Ok(by_project)
 }

@@ -81,12 +81,11 @@ async fn pull_one(
     let mut stream = engine.pull(&repo, tag.as_deref(), credentials);
     let work = async {
         while let Some(item) = stream.next().await {
-            let info = item.map_err(|e| engine.fail(e))?;
+            let info = item.map_err(anyhow::Error::from)?;
             let (Some(id), Some(status)) = (info.id, info.status) else {
                 continue;
             };
-            let detail = info.progress_detail.unwrap_or_default();
-            let bytes = match (detail.current, detail.total) {
+            let bytes = match (info.current, info.total) {
                 (Some(cur), Some(total)) => Some((
                     u64::try_from(cur).unwrap_or(0),
                     u64::try_from(total).unwrap_or(0),

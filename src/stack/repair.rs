@@ -3,12 +3,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use bollard::models::ContainerSummary;
-
 use crate::stack::compose::Fresh;
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
-use crate::stack::labels::{Identity, restarts_with};
+use crate::stack::labels::restarts_with;
 use crate::stack::{Pending, Stack};
 
 /// How one container is repaired.
@@ -72,28 +70,24 @@ pub async fn plan(engine: &Engine, module: &str, fixes: Vec<Fix>) -> anyhow::Res
 }
 
 /// [`plan`] on a container list (pure).
-pub fn with_dependents(mut fixes: Vec<Fix>, list: &[ContainerSummary]) -> Vec<Fix> {
+pub fn with_dependents(mut fixes: Vec<Fix>, list: &[Listed]) -> Vec<Fix> {
     let mut seen: BTreeSet<String> = fixes.iter().map(|f| f.container.clone()).collect();
     // Dependents of dependents too, as compose's restart walks the graph.
     let mut i = 0;
     while i < fixes.len() {
         let dependency = fixes[i].service.clone();
         for c in list {
-            let Some(labels) = c.labels.as_ref() else {
+            let Some(who) = &c.identity else {
                 continue;
             };
-            let Some(who) = Identity::of(labels) else {
-                continue;
-            };
-            let name = container_name(c);
-            if who.oneoff || name.is_empty() || seen.contains(&name) {
+            if who.oneoff || c.name.is_empty() || seen.contains(&c.name) {
                 continue;
             }
-            if restarts_with(labels).iter().any(|s| s == &dependency) {
-                seen.insert(name.clone());
+            if restarts_with(&c.labels).iter().any(|s| s == &dependency) {
+                seen.insert(c.name.clone());
                 fixes.push(Fix {
-                    service: who.service,
-                    container: name,
+                    service: who.service.clone(),
+                    container: c.name.clone(),
                     how: How::Restart,
                     because: Some(format!("depends on {dependency} with restart: true")),
                 });
@@ -102,14 +96,6 @@ pub fn with_dependents(mut fixes: Vec<Fix>, list: &[ContainerSummary]) -> Vec<Fi
         i += 1;
     }
     fixes
-}
-
-fn container_name(c: &ContainerSummary) -> String {
-    c.names
-        .as_ref()
-        .and_then(|n| n.first())
-        .map(|n| n.trim_start_matches('/').to_string())
-        .unwrap_or_default()
 }
 
 /// Applies the fixes in order (dependencies before their dependents) and
@@ -165,11 +151,12 @@ pub async fn apply(
     }
     let names: BTreeSet<&str> = fixes.iter().map(|f| f.container.as_str()).collect();
     let list = engine.compose_containers(Some(name)).await?;
-    let containers: Vec<ContainerSummary> = list
+    let containers: Vec<Listed> = list
         .into_iter()
         .filter(|c| {
-            names.contains(container_name(c).as_str())
-                || Identity::of_summary(c)
+            names.contains(c.name.as_str())
+                || c.identity
+                    .as_ref()
                     .is_some_and(|who| !who.oneoff && recreate.contains(&who.service.as_str()))
         })
         .collect();
@@ -188,7 +175,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn container(service: &str, depends: &str) -> ContainerSummary {
+    fn container(service: &str, depends: &str) -> Listed {
         let mut labels = HashMap::from([
             (crate::stack::labels::PROJECT.to_string(), "m".to_string()),
             (
@@ -199,9 +186,10 @@ mod tests {
         if !depends.is_empty() {
             labels.insert("com.docker.compose.depends_on".into(), depends.into());
         }
-        ContainerSummary {
-            names: Some(vec![format!("/m-{service}-1")]),
-            labels: Some(labels),
+        Listed {
+            name: format!("m-{service}-1"),
+            identity: crate::stack::labels::Identity::of(&labels),
+            labels,
             ..Default::default()
         }
     }

@@ -3,9 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bollard::models::EventMessage;
-
 use crate::module::status::{Detail, ModuleStatus};
+use crate::stack::engine::EngineEvent;
 use crate::util::timefmt::{self, Stamp};
 
 /// How soon to read a module again whose death its status does not show yet.
@@ -19,24 +18,14 @@ pub struct Deaths(BTreeMap<String, Vec<(String, Stamp)>>);
 
 impl Deaths {
     /// Remembers a `die` (or `oom`) event of `module`'s.
-    pub fn saw(&mut self, module: &str, ev: &EventMessage) {
-        let Some(name) = ev
-            .actor
-            .as_ref()
-            .and_then(|a| a.attributes.as_ref())
-            .and_then(|a| a.get("name"))
-        else {
+    pub fn saw(&mut self, module: &str, ev: &EngineEvent) {
+        let Some(name) = ev.container() else {
             return;
-        };
-        let at = match (ev.time_nano, ev.time) {
-            (Some(n), _) => Stamp::from_micros(n / 1000),
-            (None, Some(s)) => Stamp { secs: s, nanos: 0 },
-            (None, None) => Stamp::now(),
         };
         self.0
             .entry(module.to_string())
             .or_default()
-            .push((name.clone(), at));
+            .push((name.to_string(), ev.at));
     }
 
     /// How much to read of these modules: every container exactly when one just died.
@@ -81,7 +70,7 @@ impl Deaths {
 mod tests {
     use super::*;
     use crate::module::status::ServiceStatus;
-    use bollard::models::EventActor;
+    use crate::stack::engine::EventAction;
     use std::collections::HashMap;
 
     fn status(state: &str, started: &str) -> ModuleStatus {
@@ -109,14 +98,11 @@ mod tests {
     #[test]
     fn a_death_is_read_again_until_the_status_shows_it() {
         let mut d = Deaths::default();
-        let ev = EventMessage {
-            action: Some("die".into()),
-            actor: Some(EventActor {
-                id: None,
-                attributes: Some(HashMap::from([("name".into(), "m-web-1".into())])),
-            }),
-            time_nano: Some(1_700_000_010_000_000_000),
-            ..Default::default()
+        let ev = EngineEvent {
+            action: EventAction::Die,
+            id: None,
+            attributes: HashMap::from([("name".into(), "m-web-1".into())]),
+            at: Stamp::from_micros(1_700_000_010_000_000),
         };
         d.saw("m", &ev);
         assert_eq!(d.detail(&["m".into()], Detail::Settled), Detail::Full);

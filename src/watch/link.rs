@@ -3,22 +3,27 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use bollard::models::EventMessage;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::StreamExt;
 
 use crate::error::OneLine;
 use crate::run::node::Node;
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, EngineEvent, EngineStream, EventAction};
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
 
 /// The container events that can change what the supervisor should do.
-pub const ACTIONS: [&str; 5] = ["die", "health_status", "oom", "start", "destroy"];
+pub const ACTIONS: [EventAction; 5] = [
+    EventAction::Die,
+    EventAction::Health { unhealthy: false },
+    EventAction::Oom,
+    EventAction::Start,
+    EventAction::Destroy,
+];
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-pub type Events = BoxStream<'static, Result<EventMessage, bollard::errors::Error>>;
+pub type Events = EngineStream<EngineEvent>;
 
 /// Connected (with an event stream) or waiting to try again.
 pub struct Link {
@@ -71,15 +76,12 @@ impl Link {
     }
 
     /// The next event; never ready while not connected.
-    pub async fn next(&mut self) -> Option<Result<EventMessage, String>> {
+    pub async fn next(&mut self) -> Option<Result<EngineEvent, String>> {
         let Some(events) = self.events.as_mut() else {
             return std::future::pending().await;
         };
         let item = events.next().await?;
-        Some(item.map_err(|e| match &self.engine {
-            Some(engine) => OneLine(&engine.fail(e)).to_string(),
-            None => e.to_string(),
-        }))
+        Some(item.map_err(|e| OneLine(&e.into()).to_string()))
     }
 }
 
@@ -94,32 +96,23 @@ pub async fn connect(node: &Node) -> Result<(Engine, Events), String> {
 }
 
 /// The module an event is about (a stack this node has), and what it says about health.
-pub fn meaning(ev: &EventMessage, stacks: &BTreeSet<String>) -> Option<(String, Option<Seen>)> {
-    let attrs = ev.actor.as_ref()?.attributes.as_ref()?;
-    let who = Identity::of(attrs)?;
+pub fn meaning(ev: &EngineEvent, stacks: &BTreeSet<String>) -> Option<(String, Option<Seen>)> {
+    let who = Identity::of(&ev.attributes)?;
     if !stacks.contains(&who.project) || who.oneoff {
         return None;
     }
     let module = &who.project;
-    let action = ev.action.as_deref().unwrap_or("");
-    let at = match (ev.time_nano, ev.time) {
-        (Some(n), _) => Stamp::from_micros(n / 1000),
-        (None, Some(s)) => Stamp { secs: s, nanos: 0 },
-        (None, None) => Stamp::now(),
-    };
-    let seen = attrs.get("name").and_then(|container| {
-        let unhealthy = if action.starts_with("health_status") {
-            action.ends_with("unhealthy")
-        } else if matches!(action, "die" | "destroy" | "start") {
-            false
-        } else {
-            return None;
+    let seen = ev.container().and_then(|container| {
+        let unhealthy = match ev.action {
+            EventAction::Health { unhealthy } => unhealthy,
+            EventAction::Die | EventAction::Destroy | EventAction::Start => false,
+            EventAction::Oom | EventAction::Other(_) => return None,
         };
         Some(Seen {
             module: module.clone(),
-            container: container.clone(),
+            container: container.to_string(),
             unhealthy,
-            at,
+            at: ev.at,
         })
     });
     Some((module.clone(), seen))
@@ -128,24 +121,20 @@ pub fn meaning(ev: &EventMessage, stacks: &BTreeSet<String>) -> Option<(String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bollard::models::EventActor;
     use std::collections::HashMap;
 
-    fn ev(action: &str, project: &str) -> EventMessage {
-        EventMessage {
-            action: Some(action.into()),
-            actor: Some(EventActor {
-                id: Some("abc".into()),
-                attributes: Some(HashMap::from([
-                    (
-                        crate::stack::labels::PROJECT.to_string(),
-                        project.to_string(),
-                    ),
-                    ("name".to_string(), format!("{project}-web-1")),
-                ])),
-            }),
-            time_nano: Some(1_700_000_000_500_000_000),
-            ..Default::default()
+    fn ev(action: &str, project: &str) -> EngineEvent {
+        EngineEvent {
+            action: EventAction::from_word(action),
+            id: Some("abc".into()),
+            attributes: HashMap::from([
+                (
+                    crate::stack::labels::PROJECT.to_string(),
+                    project.to_string(),
+                ),
+                ("name".to_string(), format!("{project}-web-1")),
+            ]),
+            at: Stamp::from_micros(1_700_000_000_500_000),
         }
     }
 

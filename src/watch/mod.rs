@@ -35,6 +35,7 @@ use crate::module::{Kind, Module};
 use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
 use crate::run::node::Node;
+use crate::stack::engine::{EngineEvent, EventAction};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Scope, Supervisor};
 
@@ -353,7 +354,7 @@ impl<'a> Watcher<'a> {
         );
     }
 
-    fn on_event(&mut self, ev: Option<Result<bollard::models::EventMessage, String>>) {
+    fn on_event(&mut self, ev: Option<Result<EngineEvent, String>>) {
         match ev {
             Some(Ok(ev)) => {
                 if let Some((module, seen)) = link::meaning(&ev, &self.stack_names) {
@@ -362,7 +363,7 @@ impl<'a> Watcher<'a> {
                     }
                     // A death is acted on at once (no settle in the path of a repair);
                     // other events come in bursts, looked at once they settle.
-                    let died = matches!(ev.action.as_deref(), Some("die" | "oom"));
+                    let died = matches!(ev.action, EventAction::Die | EventAction::Oom);
                     if died {
                         self.deaths.saw(&module, &ev);
                     }

@@ -6,7 +6,6 @@ use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
 use crate::module::config::Scope;
-use crate::stack::labels::Identity;
 
 const NAME: &str = "adoption";
 const FIX: &str =
@@ -39,7 +38,7 @@ pub async fn check(ctx: &Ctx) -> Check {
     }
     let mut unowned = Vec::new();
     if let Ok(engine) = ctx.node.stacks.engine().await
-        && let Ok(list) = engine.compose_containers(None).await
+        && let Ok(running) = crate::stack::running_projects(&engine).await
     {
         let (state, _) = ctx.node.store.read();
         for m in &ctx.node.inventory.modules {
@@ -51,11 +50,7 @@ pub async fn check(ctx: &Ctx) -> Check {
             {
                 continue;
             }
-            let runs = list.iter().any(|c| {
-                c.state == Some(bollard::models::ContainerSummaryStateEnum::RUNNING)
-                    && Identity::of_summary(c).is_some_and(|who| who.project == m.name)
-            });
-            if runs {
+            if running.contains(&m.name) {
                 unowned.push(m.name.clone());
             }
         }

@@ -1,0 +1,423 @@
+//! The engine's answers in hal's own types: bollard's models are read here and nowhere else, so a second engine's words and states are this file's business.
+
+use std::collections::HashMap;
+
+use bollard::auth::DockerCredentials;
+use bollard::container::LogOutput;
+use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInfo, EventMessage};
+
+use crate::error::HalError;
+use crate::logs::line::Stream;
+use crate::stack::credentials::RegistryAuth;
+use crate::stack::labels::Identity;
+use crate::util::timefmt::Stamp;
+
+/// A container's run state, as the engine words it. Reading is tolerant: a
+/// word hal does not know is read as the nearest one it does (Podman's
+/// transient `stopped` is `exited`), never a failed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    Created,
+    Running,
+    Paused,
+    Restarting,
+    Removing,
+    Stopping,
+    Exited,
+    Dead,
+}
+
+impl RunState {
+    /// The state an engine's word names; `None` for an empty word (the engine said nothing).
+    pub fn from_word(word: &str) -> Option<RunState> {
+        Some(match word {
+            "" => return None,
+            "running" => RunState::Running,
+            // Podman's states before a first start.
+            "created" | "configured" | "initialized" => RunState::Created,
+            "paused" => RunState::Paused,
+            "restarting" => RunState::Restarting,
+            "removing" => RunState::Removing,
+            "stopping" => RunState::Stopping,
+            // Podman reports `stopped` for a moment after a container exits.
+            "exited" | "stopped" => RunState::Exited,
+            // Anything else cannot be started as it is.
+            _ => RunState::Dead,
+        })
+    }
+
+    /// Docker's word for the state (what `status --json` and the logs print).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Created => "created",
+            RunState::Running => "running",
+            RunState::Paused => "paused",
+            RunState::Restarting => "restarting",
+            RunState::Removing => "removing",
+            RunState::Stopping => "stopping",
+            RunState::Exited => "exited",
+            RunState::Dead => "dead",
+        }
+    }
+}
+
+/// An engine call that failed, told in hal's terms with the engine's own message.
+#[derive(Debug)]
+pub enum EngineError {
+    /// The engine cannot be reached, or not by this user (exit 6, with the likely fix).
+    Unreachable(HalError),
+    /// The engine answered with an error: its own words.
+    Refused(String),
+    /// The engine answered, but hal's client could not read the answer (a word
+    /// or shape it does not know): the engine is there.
+    Decode(anyhow::Error),
+    /// Anything else the client met, as it tells it.
+    Other(anyhow::Error),
+}
+
+impl From<EngineError> for anyhow::Error {
+    fn from(e: EngineError) -> anyhow::Error {
+        match e {
+            EngineError::Unreachable(h) => anyhow::Error::new(h),
+            EngineError::Refused(message) => anyhow::anyhow!(message),
+            EngineError::Decode(e) | EngineError::Other(e) => e,
+        }
+    }
+}
+
+/// One container as the list call describes it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Listed {
+    pub id: String,
+    /// Its name, without the leading `/`.
+    pub name: String,
+    pub image: String,
+    pub image_id: Option<String>,
+    /// Its labels: compose's identity, config hash and `depends_on` live here.
+    pub labels: HashMap<String, String>,
+    /// Who it is in compose's terms; `None` outside any compose project.
+    pub identity: Option<Identity>,
+    pub state: Option<RunState>,
+    /// The engine's display text (`Up 5 minutes (healthy)`).
+    pub status_text: Option<String>,
+    /// Health where the list states it in a field of its own (newer APIs).
+    pub health: Option<String>,
+    /// Creation time, unix seconds.
+    pub created: i64,
+    /// The run of a running container: its network endpoint ids, sorted and
+    /// joined, new at every start; `None` when it has none to tell one run from the next.
+    pub run: Option<String>,
+}
+
+impl Listed {
+    pub fn is_running(&self) -> bool {
+        self.state == Some(RunState::Running)
+    }
+
+    /// Its compose service, when it has one.
+    pub fn service(&self) -> Option<&str> {
+        self.identity.as_ref().map(|who| who.service.as_str())
+    }
+
+    /// Whether compose made it for `compose run`.
+    pub fn is_oneoff(&self) -> bool {
+        self.identity.as_ref().is_some_and(|who| who.oneoff)
+    }
+}
+
+/// What an inspect adds to the list: how the container runs and ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inspected {
+    pub state: Option<RunState>,
+    /// The health word of the engine's own field (`none` when no healthcheck).
+    pub health: Option<String>,
+    pub exit_code: Option<i64>,
+    pub restart_policy: Option<String>,
+    pub max_retries: Option<i64>,
+    pub restart_count: Option<i64>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub oom_killed: Option<bool>,
+    pub error: Option<String>,
+}
+
+/// What a container event says happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventAction {
+    Start,
+    Die,
+    Oom,
+    Destroy,
+    /// A health check's result changed (or, on some engines, was made).
+    Health {
+        unhealthy: bool,
+    },
+    Other(String),
+}
+
+impl EventAction {
+    /// The action an engine's word names (`health_status: unhealthy` carries its result).
+    pub fn from_word(word: &str) -> EventAction {
+        match word {
+            "start" => EventAction::Start,
+            // Podman 4 says `died`, and `remove` for `destroy`.
+            "die" | "died" => EventAction::Die,
+            "oom" => EventAction::Oom,
+            "destroy" | "remove" => EventAction::Destroy,
+            w if w.starts_with("health_status") => EventAction::Health {
+                unhealthy: w.ends_with("unhealthy"),
+            },
+            other => EventAction::Other(other.to_string()),
+        }
+    }
+
+    /// The word the engine's `event` filter takes for this action.
+    pub fn filter_word(&self) -> &str {
+        match self {
+            EventAction::Start => "start",
+            EventAction::Die => "die",
+            EventAction::Oom => "oom",
+            EventAction::Destroy => "destroy",
+            EventAction::Health { .. } => "health_status",
+            EventAction::Other(w) => w,
+        }
+    }
+}
+
+/// One container event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineEvent {
+    pub action: EventAction,
+    /// The container's id.
+    pub id: Option<String>,
+    /// The container's labels, and `name` (its name).
+    pub attributes: HashMap<String, String>,
+    /// When it happened (to the nanosecond where the engine says so).
+    pub at: Stamp,
+}
+
+impl EngineEvent {
+    /// The container's name.
+    pub fn container(&self) -> Option<&str> {
+        self.attributes.get("name").map(String::as_str)
+    }
+}
+
+/// One chunk of a container's log, from one of its streams.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogChunk {
+    pub stream: Stream,
+    pub bytes: bytes::Bytes,
+}
+
+/// One progress message of a pull.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PullProgress {
+    /// The layer it is about.
+    pub id: Option<String>,
+    pub status: Option<String>,
+    pub current: Option<i64>,
+    pub total: Option<i64>,
+}
+
+pub(super) fn listed(s: ContainerSummary) -> Listed {
+    let labels = s.labels.unwrap_or_default();
+    let state = s.state.and_then(|st| RunState::from_word(st.as_ref()));
+    let run = if state == Some(RunState::Running) {
+        s.network_settings
+            .as_ref()
+            .and_then(|n| n.networks.as_ref())
+            .and_then(|nets| run_of(nets.values().map(|n| n.endpoint_id.as_deref())))
+    } else {
+        None
+    };
+    Listed {
+        id: s.id.unwrap_or_default(),
+        name: s
+            .names
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| n.trim_start_matches('/').to_string())
+            .unwrap_or_default(),
+        image: s.image.unwrap_or_default(),
+        image_id: s.image_id,
+        identity: Identity::of(&labels),
+        labels,
+        state,
+        status_text: s.status,
+        health: s
+            .health
+            .and_then(|h| h.status)
+            .map(|h| h.to_string())
+            .filter(|h| !h.is_empty()),
+        created: s.created.unwrap_or_default(),
+        run,
+    }
+}
+
+/// The endpoint ids joined, sorted; `None` when there is none or one is empty.
+fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    for id in endpoints {
+        match id {
+            Some(id) if !id.is_empty() => ids.push(id),
+            _ => return None,
+        }
+    }
+    if ids.is_empty() {
+        return None;
+    }
+    ids.sort_unstable();
+    Some(ids.join(","))
+}
+
+pub(super) fn inspected(i: ContainerInspectResponse) -> Inspected {
+    let state = i.state.unwrap_or_default();
+    let policy = i.host_config.and_then(|h| h.restart_policy);
+    Inspected {
+        state: state.status.and_then(|st| RunState::from_word(st.as_ref())),
+        health: state.health.and_then(|h| h.status).map(|h| h.to_string()),
+        exit_code: state.exit_code,
+        restart_policy: policy.as_ref().and_then(|p| p.name).map(|n| n.to_string()),
+        max_retries: policy.and_then(|p| p.maximum_retry_count),
+        restart_count: i.restart_count,
+        started_at: state.started_at,
+        finished_at: state.finished_at,
+        oom_killed: state.oom_killed,
+        error: state.error,
+    }
+}
+
+pub(super) fn event(ev: EventMessage) -> EngineEvent {
+    let at = match (ev.time_nano, ev.time) {
+        (Some(n), _) => Stamp::from_micros(n / 1000),
+        (None, Some(s)) => Stamp { secs: s, nanos: 0 },
+        (None, None) => Stamp::now(),
+    };
+    let (id, attributes) = match ev.actor {
+        Some(a) => (a.id, a.attributes.unwrap_or_default()),
+        None => (None, HashMap::new()),
+    };
+    EngineEvent {
+        action: EventAction::from_word(ev.action.as_deref().unwrap_or("")),
+        id,
+        attributes,
+        at,
+    }
+}
+
+pub(super) fn log_chunk(frame: LogOutput) -> LogChunk {
+    let stream = match frame {
+        LogOutput::StdErr { .. } => Stream::Stderr,
+        _ => Stream::Stdout,
+    };
+    LogChunk {
+        stream,
+        bytes: frame.into_bytes(),
+    }
+}
+
+pub(super) fn pull_progress(info: CreateImageInfo) -> PullProgress {
+    let detail = info.progress_detail.unwrap_or_default();
+    PullProgress {
+        id: info.id,
+        status: info.status,
+        current: detail.current,
+        total: detail.total,
+    }
+}
+
+pub(super) fn credentials(a: RegistryAuth) -> DockerCredentials {
+    DockerCredentials {
+        username: a.username,
+        password: a.password,
+        identitytoken: a.identitytoken,
+        serveraddress: a.serveraddress,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bollard::models::{
+        ContainerSummaryNetworkSettings, ContainerSummaryStateEnum as S, EndpointSettings,
+        EventActor,
+    };
+
+    fn summary(state: S, endpoints: &[(&str, &str)]) -> ContainerSummary {
+        let networks: HashMap<String, EndpointSettings> = endpoints
+            .iter()
+            .map(|(net, id)| {
+                (
+                    net.to_string(),
+                    EndpointSettings {
+                        endpoint_id: Some(id.to_string()),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        ContainerSummary {
+            id: Some("c1".into()),
+            names: Some(vec!["/m-web-1".into()]),
+            state: Some(state),
+            network_settings: Some(ContainerSummaryNetworkSettings {
+                networks: Some(networks),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_is_the_endpoint_ids_of_a_running_container() {
+        let l = listed(summary(S::RUNNING, &[("b_net", "e2"), ("a_net", "e1")]));
+        assert_eq!(l.run.as_deref(), Some("e1,e2"));
+        assert_eq!(l.name, "m-web-1");
+        assert_eq!(listed(summary(S::EXITED, &[("n", "e1")])).run, None);
+        assert_eq!(listed(summary(S::RUNNING, &[])).run, None, "no endpoint");
+        assert_eq!(listed(summary(S::RUNNING, &[("n", "")])).run, None);
+    }
+
+    #[test]
+    fn states_are_read_tolerantly() {
+        assert_eq!(RunState::from_word("stopped"), Some(RunState::Exited));
+        assert_eq!(RunState::from_word("configured"), Some(RunState::Created));
+        assert_eq!(RunState::from_word("running"), Some(RunState::Running));
+        assert_eq!(RunState::from_word("what"), Some(RunState::Dead));
+        assert_eq!(RunState::from_word(""), None);
+        for w in [
+            "created",
+            "running",
+            "paused",
+            "restarting",
+            "removing",
+            "exited",
+            "dead",
+        ] {
+            assert_eq!(RunState::from_word(w).map(RunState::as_str), Some(w));
+        }
+    }
+
+    #[test]
+    fn events_carry_their_action_labels_and_time() {
+        let ev = event(EventMessage {
+            action: Some("health_status: unhealthy".into()),
+            actor: Some(EventActor {
+                id: Some("abc".into()),
+                attributes: Some(HashMap::from([("name".into(), "m-web-1".into())])),
+            }),
+            time: Some(1_700_000_000),
+            time_nano: Some(1_700_000_000_500_000_000),
+            ..Default::default()
+        });
+        assert_eq!(ev.action, EventAction::Health { unhealthy: true });
+        assert_eq!(ev.container(), Some("m-web-1"));
+        assert_eq!(ev.at.secs, 1_700_000_000);
+        assert_eq!(EventAction::from_word("died"), EventAction::Die);
+        assert_eq!(
+            EventAction::from_word("health_status: healthy"),
+            EventAction::Health { unhealthy: false }
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! The stacks of a whole node read at once: one container-list call for every project, inspects only where the list and the cache cannot say.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::module::status::Detail;
+use crate::stack::assess::ContainerFacts;
+use crate::stack::engine::{Engine, Listed};
+use crate::stack::facts::{self, InspectCache};
+use crate::util::timefmt::Stamp;
+
+/// The facts of the given projects' containers, grouped by project: one list
+/// call, then, for each container, what hal remembers of its current run
+/// ([`InspectCache`], in the state directory) or else an inspect. With
+/// [`Detail::Settled`] a settled running container that hal has no memory of
+/// is described from the list alone. What the inspects teach is remembered.
+pub async fn node_facts(
+    engine: &Engine,
+    state_dir: &Path,
+    projects: &[&str],
+    detail: Detail,
+) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
+    let node_wide = projects.len() != 1;
+    let list = engine
+        .compose_containers((!node_wide).then(|| projects[0]))
+        .await?;
+    let now = Stamp::now();
+    let mut cache = InspectCache::load(state_dir, &engine.endpoint);
+    if node_wide {
+        cache.keep_only(&list.iter().map(|s| s.id.as_str()).collect());
+    }
+    let mut facts = Vec::with_capacity(list.len());
+    let mut ask = Vec::new();
+    let mut runs: HashMap<String, String> = HashMap::new();
+    for s in list {
+        if !s
+            .identity
+            .as_ref()
+            .is_some_and(|who| projects.contains(&who.project.as_str()))
+        {
+            continue;
+        }
+        if let Some(f) = cache
+            .facts(&s, now)
+            .or_else(|| (detail == Detail::Settled).then(|| facts::settled(&s, now))?)
+        {
+            facts.push(f);
+            continue;
+        }
+        if let Some(run) = s.run.clone() {
+            runs.insert(s.id.clone(), run);
+        }
+        ask.push(s);
+    }
+    if !ask.is_empty() {
+        let inspected = facts::read_with(engine, ask, Detail::Full)
+            .await
+            .context("read container state")?;
+        for f in inspected {
+            if let Some(run) = runs.remove(&f.id) {
+                cache.learn(&f, run);
+            }
+            facts.push(f);
+        }
+    }
+    cache.save(state_dir);
+    let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
+    for f in facts {
+        by_project.entry(f.project.clone()).or_default().push(f);
+    }
+    for list in by_project.values_mut() {
+        list.sort_by(|a, b| (&a.service, a.number).cmp(&(&b.service, b.number)));
+    }
+    Ok(by_project)
+}
+
+/// The compose projects with a running container (one list call).
+pub async fn running_projects(engine: &Engine) -> anyhow::Result<BTreeSet<String>> {
+    let list = engine.compose_containers(None).await?;
+    Ok(list
+        .into_iter()
+        .filter(Listed::is_running)
+        .filter_map(|c| c.identity.map(|who| who.project))
+        .collect())
+}
