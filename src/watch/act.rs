@@ -8,12 +8,12 @@ use crate::module::Module;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
+use crate::module::status::Desired;
 use crate::module::status::State;
 use crate::output::watch_log::Entry;
 use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
 use crate::stack::repair::Fix;
-use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Action, Attempt, Scope};
 

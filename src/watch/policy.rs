@@ -32,9 +32,9 @@ use std::time::Duration;
 use crate::module::KindTag;
 #[cfg(doc)]
 use crate::module::status::Verdict;
-use crate::module::status::{ModuleStatus, State};
+use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::repair::Fix;
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
 
 /// The first pause between tries of a held module; it doubles after each failed try.
@@ -188,14 +188,14 @@ impl Supervisor {
                 reason,
                 scope: Scope::Module,
             };
-            if s.desired.as_deref() != Some("up") {
+            if !s.wanted_up() {
                 self.forget_unhealthy(&s.name);
                 self.paused.remove(&s.name);
                 self.fixed.remove(&s.name);
                 self.escalate.remove(&s.name);
                 if self.holds.remove(&s.name).is_some() {
-                    let why = match s.desired.as_deref() {
-                        Some("down") => "stopped by request",
+                    let why = match s.desired {
+                        Some(Desired::Down) => "stopped by request",
                         _ => "no longer wanted up",
                     };
                     out.push(action(Act::Release, why.to_string()));
@@ -211,7 +211,7 @@ impl Supervisor {
             }
             let trouble = self.trouble(s, now);
             if let Some(hold) = self.holds.get_mut(&s.name) {
-                hold.free_at = s.limit.free_at.as_deref().and_then(timefmt::parse);
+                hold.free_at = s.limit.free_at;
                 if s.state == State::Active {
                     self.holds.remove(&s.name);
                     out.push(action(Act::Release, "active again".into()));
@@ -229,12 +229,7 @@ impl Supervisor {
             let Some(Trouble { why, fixes }) = trouble else {
                 continue;
             };
-            let limited = s
-                .limit
-                .free_at
-                .as_deref()
-                .and_then(timefmt::parse)
-                .filter(|free| *free > now);
+            let limited = s.limit.free_at.filter(|free| *free > now);
             match limited {
                 // A restart would only be refused: hold now, and try when the window has passed.
                 Some(free) => {

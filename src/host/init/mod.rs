@@ -23,18 +23,7 @@ use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::util::timefmt::Stamp;
 
-/// Where a unit is in its life, in the words systemd made common.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Activity {
-    Active,
-    Activating,
-    Reloading,
-    Deactivating,
-    Inactive,
-    Failed,
-    /// A word this hal does not know yet.
-    Other(String),
-}
+pub use crate::module::run_state::Activity;
 
 /// Whether the init could load the unit's definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
