@@ -365,16 +365,16 @@ fn held_modules_do_not_wake_the_loop_for_their_grace() {
 }
 
 /// The scope of the one restart decided now.
-fn scope_of(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Scope {
+fn scope_of(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> RepairScope {
     let a = sup.decide(std::slice::from_ref(s), t(now));
     assert_eq!(a.len(), 1, "{a:?}");
     sup.began(&a[0], t(now));
     a[0].scope.clone()
 }
 
-fn containers(scope: &Scope) -> Vec<(String, How)> {
+fn containers(scope: &RepairScope) -> Vec<(String, How)> {
     match scope {
-        Scope::Containers(f) => f.iter().map(|f| (f.container.clone(), f.how)).collect(),
+        RepairScope::Containers(f) => f.iter().map(|f| (f.container.clone(), f.how)).collect(),
         other => panic!("not a container repair: {other:?}"),
     }
 }
@@ -433,11 +433,11 @@ fn the_smallest_repair_is_the_failed_container_alone() {
             &stack(State::Inactive, Some(Desired::Up), vec![]),
             0
         ),
-        Scope::Module
+        RepairScope::Module
     );
     assert_eq!(
         scope_of(&mut sup, &unit(State::Failed, "failed/failed"), 0),
-        Scope::Module
+        RepairScope::Module
     );
 }
 
@@ -445,16 +445,22 @@ fn the_smallest_repair_is_the_failed_container_alone() {
 fn a_small_repair_that_fails_escalates_to_the_module() {
     let mut sup = Supervisor::new(GRACE);
     let s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
-    assert!(matches!(scope_of(&mut sup, &s, 0), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 0),
+        RepairScope::Containers(_)
+    ));
     assert!(!sup.record("m", Attempt::Failed, t(1)));
     // After the pause: the module, and the log says why.
-    let Scope::Escalated(why) = scope_of(&mut sup, &s, 10) else {
+    let RepairScope::Escalated(why) = scope_of(&mut sup, &s, 10) else {
         panic!("not escalated")
     };
     assert_eq!(why, "the repair of its containers did not bring it back");
     // The module's recreate worked: the next failure, much later, is small again.
     assert!(!sup.record("m", Attempt::Recovered, t(12)));
-    assert!(matches!(scope_of(&mut sup, &s, 1000), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 1000),
+        RepairScope::Containers(_)
+    ));
 }
 
 #[test]
@@ -466,11 +472,14 @@ fn the_same_container_failing_again_within_the_window_escalates() {
         vec![exited("web", 137), svc("db", "running")],
     );
     s.limit.interval = "2m".into();
-    assert!(matches!(scope_of(&mut sup, &s, 0), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 0),
+        RepairScope::Containers(_)
+    ));
     assert!(!sup.record("m", Attempt::Recovered, t(2)));
     assert_eq!(
         scope_of(&mut sup, &s, 30),
-        Scope::Escalated("service web failed again 30s after its repair".into())
+        RepairScope::Escalated("service web failed again 30s after its repair".into())
     );
     assert!(!sup.record("m", Attempt::Recovered, t(32)));
     // Another container failing is its own small repair.
@@ -482,10 +491,13 @@ fn the_same_container_failing_again_within_the_window_escalates() {
     let mut sup2 = sup.clone();
     assert!(matches!(
         scope_of(&mut sup2, &other, 200),
-        Scope::Containers(_)
+        RepairScope::Containers(_)
     ));
     // Past the window: small again.
-    assert!(matches!(scope_of(&mut sup, &s, 200), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 200),
+        RepairScope::Containers(_)
+    ));
 }
 
 #[test]
