@@ -7,7 +7,7 @@
 //! a container) and `Restart=no`; then `daemon-reload`, `disable`, `stop`;
 //! then the drop-in goes, `daemon-reload`, `reset-failed`. Every step can be
 //! repeated. The drop-in lives under `/run`, so one left by a hal killed
-//! half-way is gone at the next boot too, and [`Systemd::instances`] finds it
+//! half-way is gone at the next boot too, and `instances` ([`super::Adopt`]) finds it
 //! before that, so that the next `hal adopt` finishes the job.
 //!
 //! `systemctl kill` alone would not do: once the main process dies, systemd
