@@ -2,11 +2,11 @@
 
 mod adopt;
 mod check;
+mod init;
 mod local;
 mod modules;
 mod pools;
 mod states;
-mod systemd;
 mod units;
 
 use self::check::Check;
@@ -19,10 +19,10 @@ use crate::stack::engine::Engine;
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
-    let (docker, (compose_line, compose), (systemd_lines, unit_problems), rescue_line, adoption) = tokio::join!(
+    let (docker, (compose_line, compose), (init_lines, unit_problems), rescue_line, adoption) = tokio::join!(
         docker_checks(ctx),
         compose_checks(ctx),
-        systemd::checks(ctx),
+        init::checks(ctx),
         units::check(&ctx.node.hosts),
         adopt::check(ctx)
     );
@@ -38,7 +38,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(modules::summary(ctx, &problems, compose.is_some()));
     checks.extend(problems);
     checks.push(pools_line);
-    checks.extend(systemd_lines);
+    checks.extend(init_lines);
     checks.extend(rescue_line);
     checks.push(adoption);
     checks.push(local::state_dir(ctx));

@@ -157,7 +157,7 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<St
         .filter(|s| s.kind != KindTag::Invalid)
         .filter(|s| {
             if auto {
-                s.desired.as_deref() == Some("up")
+                s.wanted_up()
                     && (named
                         || matches!(s.state, State::Failed | State::Degraded | State::Inactive))
             } else {

@@ -1,6 +1,7 @@
 //! A unit's state in the spec's words: `active`, `failed` and the rest, with the one-line reason, and the unit as a row of the status document.
 
 use crate::host::init::{Activity, Load, MainExit, UnitStatus};
+use crate::module::run_state::ServiceState;
 use crate::module::status::{ServiceStatus, State};
 use crate::util::timefmt::Stamp;
 
@@ -10,7 +11,10 @@ pub fn service_status(s: &UnitStatus) -> ServiceStatus {
         name: s.unit.clone(),
         container: None,
         unit: Some(s.unit.clone()),
-        state: s.words.clone(),
+        state: ServiceState::Unit {
+            activity: s.activity.clone(),
+            words: s.words.clone(),
+        },
         health: None,
         exit_code: s.main_exit.map(|e| match e {
             MainExit::Exited(n) => n,
@@ -18,7 +22,7 @@ pub fn service_status(s: &UnitStatus) -> ServiceStatus {
             MainExit::Signal(n) => 128 + n,
         }),
         restart_count: s.restarts,
-        started_at: s.active_since.map(Stamp::rfc3339),
+        started_at: s.active_since.map(Stamp::whole_second),
         verdict: None,
     }
 }

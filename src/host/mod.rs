@@ -22,7 +22,7 @@ use crate::logs::stream::Lines;
 use crate::module::config::Scope;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
-use crate::module::status::{LimitStatus, ModuleStatus, State};
+use crate::module::status::{ModuleStatus, State};
 use crate::module::{Kind, Module};
 use crate::util::timefmt::Stamp;
 
@@ -238,17 +238,8 @@ async fn scope_status(
                 out.insert(
                     m.name.clone(),
                     ModuleStatus {
-                        name: m.name.clone(),
-                        service: None,
-                        kind: m.kind_tag(),
-                        state: State::Unknown,
                         reason: Some(why.clone()),
-                        since: None,
-                        desired: None,
-                        limit: LimitStatus::default(),
-                        services: Vec::new(),
-                        timer: None,
-                        held: None,
+                        ..ModuleStatus::of(m, State::Unknown)
                     },
                 );
             }
@@ -266,17 +257,11 @@ fn module_status(m: &Module, s: &UnitStatus, job: Option<&UnitStatus>) -> Module
     };
     services.extend(job.map(service_status));
     ModuleStatus {
-        name: m.name.clone(),
-        service: None,
-        kind: m.kind_tag(),
-        state,
         reason,
-        since: s.changed.map(Stamp::rfc3339),
-        desired: None,
-        limit: LimitStatus::default(),
+        since: s.changed.map(Stamp::whole_second),
         services,
         timer: job.map(|j| timer::runs(s, j)),
-        held: None,
+        ..ModuleStatus::of(m, state)
     }
 }
 

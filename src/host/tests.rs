@@ -111,10 +111,14 @@ fn unit_becomes_a_service_row() {
     assert_eq!(row.name, "n.service");
     assert_eq!(row.unit.as_deref(), Some("n.service"));
     assert_eq!(row.container, None);
-    assert_eq!(row.state, "inactive/dead");
+    assert_eq!(row.state.as_str(), "inactive/dead");
+    assert_eq!(row.state.unit(), Some(&Activity::Inactive));
     assert_eq!(row.exit_code, Some(143));
     assert_eq!(row.restart_count, Some(2));
-    assert_eq!(row.started_at.as_deref(), Some("2023-11-14T22:13:20Z"));
+    assert_eq!(
+        row.started_at.map(Stamp::rfc3339).as_deref(),
+        Some("2023-11-14T22:13:20Z")
+    );
 }
 
 mod scripted {

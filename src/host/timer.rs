@@ -93,14 +93,14 @@ pub fn runs(timer: &UnitStatus, job: &UnitStatus) -> TimerStatus {
     let ran = timer.last_trigger.is_some() || job.exited_at.is_some() || job.main_exit.is_some();
     TimerStatus {
         job: job.unit.clone(),
-        last_run: timer.last_trigger.map(Stamp::rfc3339),
-        last_exit: job.exited_at.map(Stamp::rfc3339),
+        last_run: timer.last_trigger.map(Stamp::whole_second),
+        last_exit: job.exited_at.map(Stamp::whole_second),
         last_result: ran.then(|| job.result.clone().unwrap_or_else(|| "success".into())),
         last_exit_code: job.main_exit.map(|e| match e {
             MainExit::Exited(n) => n,
             MainExit::Signal(n) => 128 + n,
         }),
-        next_run: timer.next_run.map(Stamp::rfc3339),
+        next_run: timer.next_run.map(Stamp::whole_second),
     }
 }
 
@@ -263,8 +263,14 @@ mod tests {
         assert_eq!(t.job, "health.service");
         assert_eq!(t.last_result.as_deref(), Some("exit-code"));
         assert_eq!(t.last_exit_code, Some(3));
-        assert_eq!(t.last_exit.as_deref(), Some("2026-11-30T12:00:00Z"));
-        assert_eq!(t.next_run.as_deref(), Some("2026-12-01T00:00:00Z"));
+        assert_eq!(
+            t.last_exit.map(Stamp::rfc3339).as_deref(),
+            Some("2026-11-30T12:00:00Z")
+        );
+        assert_eq!(
+            t.next_run.map(Stamp::rfc3339).as_deref(),
+            Some("2026-12-01T00:00:00Z")
+        );
         let names: Vec<&str> = s.services.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["health.timer", "health.service"]);
         assert_eq!(s.services[1].exit_code, Some(3));

@@ -10,6 +10,7 @@ pub mod order;
 pub mod outcome;
 pub mod pattern;
 pub mod progress;
+pub mod run_state;
 pub mod status;
 pub mod target;
 

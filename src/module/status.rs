@@ -1,8 +1,27 @@
 //! What hal reports about a module: its state, the reason, its services or unit, its start limit.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize, Serializer};
 
-use crate::module::KindTag;
+use crate::module::run_state::ServiceState;
+use crate::module::{KindTag, Module};
+use crate::util::timefmt::Stamp;
+
+/// Whether a person last asked for the module to run or to be stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Desired {
+    Up,
+    Down,
+}
+
+impl Desired {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Desired::Up => "up",
+            Desired::Down => "down",
+        }
+    }
+}
 
 /// The spec's module states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -41,13 +60,15 @@ pub struct ServiceStatus {
     /// The unit name (host modules).
     pub unit: Option<String>,
     /// The engine's own word: `running`, `exited`, `restarting`…, or a unit's `ActiveState/SubState`.
-    pub state: String,
+    pub state: ServiceState,
     /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
     pub health: Option<String>,
     pub exit_code: Option<i64>,
     pub restart_count: Option<i64>,
-    /// RFC 3339, when it last started.
-    pub started_at: Option<String>,
+    /// When it last started: RFC 3339 as the engine prints it (the fraction
+    /// without trailing zeros; a unit's to the second).
+    #[serde(serialize_with = "rfc3339_trimmed")]
+    pub started_at: Option<Stamp>,
     /// How a container counts toward its module's state (stacks only): the
     /// one rule that status and the supervisor both read. Not published.
     #[serde(skip)]
@@ -62,8 +83,9 @@ pub struct LimitStatus {
     pub burst: u32,
     /// The window, e.g. `120s`.
     pub interval: String,
-    /// When a held module may start again (RFC 3339), or null when it may start now.
-    pub free_at: Option<String>,
+    /// When a held module may start again (RFC 3339, to the second), or null when it may start now.
+    #[serde(serialize_with = "rfc3339")]
+    pub free_at: Option<Stamp>,
 }
 
 /// A module's status, as `status --json` publishes it.
@@ -78,10 +100,11 @@ pub struct ModuleStatus {
     pub state: State,
     /// One line saying why the module is not `active`.
     pub reason: Option<String>,
-    /// When the module's current state began, where known (RFC 3339).
-    pub since: Option<String>,
+    /// When the module's current state began, where known (RFC 3339, to the second).
+    #[serde(serialize_with = "rfc3339")]
+    pub since: Option<Stamp>,
     /// `up` (started by request), `down` (stopped by request), or null when hal never touched it.
-    pub desired: Option<String>,
+    pub desired: Option<Desired>,
     pub limit: LimitStatus,
     pub services: Vec<ServiceStatus>,
     /// A timer module's runs (absent for other modules).
@@ -95,9 +118,11 @@ pub struct ModuleStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct HeldStatus {
     /// When the hold began (RFC 3339).
-    pub since: String,
+    #[serde(serialize_with = "rfc3339_one")]
+    pub since: Stamp,
     /// When hal watch tries the module again (RFC 3339).
-    pub until: String,
+    #[serde(serialize_with = "rfc3339_one")]
+    pub until: Stamp,
     /// Why it is held, in the watch log's words.
     pub reason: String,
 }
@@ -108,18 +133,69 @@ pub struct TimerStatus {
     /// The unit the timer starts (`Triggers=`).
     pub job: String,
     /// When the timer last started the job (RFC 3339), or null if it never did.
-    pub last_run: Option<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub last_run: Option<Stamp>,
     /// When the job last ended (RFC 3339), or null.
-    pub last_exit: Option<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub last_exit: Option<Stamp>,
     /// `success`, or the init's word for how the last run failed (`exit-code`, `signal`, `timeout`…); null if it never ran.
     pub last_result: Option<String>,
     /// The last run's exit status (128+N for signal N), or null.
     pub last_exit_code: Option<i64>,
     /// When the timer next elapses (RFC 3339), or null when it does not know yet.
-    pub next_run: Option<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub next_run: Option<Stamp>,
+}
+
+/// A time as the status document prints it: RFC 3339, to the second.
+fn rfc3339<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&t.rfc3339()),
+        None => s.serialize_none(),
+    }
+}
+
+fn rfc3339_one<S: Serializer>(t: &Stamp, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.rfc3339())
+}
+
+/// A start time as the engine prints it (see [`Stamp::rfc3339_trimmed`]).
+fn rfc3339_trimmed<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&t.rfc3339_trimmed()),
+        None => s.serialize_none(),
+    }
 }
 
 impl ModuleStatus {
+    /// A module's status with nothing known but its state: no reason, time,
+    /// desired state, services or limit figures yet.
+    pub fn of(m: &Module, state: State) -> ModuleStatus {
+        ModuleStatus::named(&m.name, m.kind_tag(), state)
+    }
+
+    /// [`ModuleStatus::of`] by name and kind.
+    pub fn named(name: &str, kind: KindTag, state: State) -> ModuleStatus {
+        ModuleStatus {
+            name: name.to_string(),
+            service: None,
+            kind,
+            state,
+            reason: None,
+            since: None,
+            desired: None,
+            limit: LimitStatus::default(),
+            services: Vec::new(),
+            timer: None,
+            held: None,
+        }
+    }
+
+    /// Whether a person asked for it to run (hal started it and nobody stopped it since).
+    pub fn wanted_up(&self) -> bool {
+        self.desired == Some(Desired::Up)
+    }
+
     /// `web`, or `web/worker` for one service's status.
     pub fn label(&self) -> String {
         match &self.service {
@@ -134,7 +210,7 @@ impl ModuleStatus {
     /// invalid, is not listed.
     pub fn needs_person(&self) -> bool {
         matches!(self.state, State::Failed | State::Degraded | State::Unknown)
-            || (self.desired.as_deref() == Some("up") && self.state != State::Active)
+            || (self.wanted_up() && self.state != State::Active)
     }
 }
 
@@ -169,36 +245,27 @@ pub enum Verdict {
 mod tests {
     use super::*;
 
-    fn status(state: State, desired: Option<&str>) -> ModuleStatus {
+    fn status(state: State, desired: Option<Desired>) -> ModuleStatus {
         ModuleStatus {
-            name: "web".into(),
-            service: None,
-            kind: KindTag::Stack,
-            state,
-            reason: None,
-            since: None,
-            desired: desired.map(str::to_string),
-            limit: LimitStatus::default(),
-            services: Vec::new(),
-            timer: None,
-            held: None,
+            desired,
+            ..ModuleStatus::named("web", KindTag::Stack, state)
         }
     }
 
     #[test]
     fn what_needs_a_person() {
         for s in [State::Failed, State::Degraded, State::Unknown] {
-            for d in [None, Some("up"), Some("down")] {
+            for d in [None, Some(Desired::Up), Some(Desired::Down)] {
                 assert!(status(s, d).needs_person(), "{s:?} {d:?}");
             }
         }
         // Wanted up and not active.
         for s in [State::Inactive, State::Starting, State::Invalid] {
-            assert!(status(s, Some("up")).needs_person(), "{s:?}");
-            assert!(!status(s, Some("down")).needs_person(), "{s:?}");
+            assert!(status(s, Some(Desired::Up)).needs_person(), "{s:?}");
+            assert!(!status(s, Some(Desired::Down)).needs_person(), "{s:?}");
             assert!(!status(s, None).needs_person(), "{s:?}");
         }
-        for d in [None, Some("up"), Some("down")] {
+        for d in [None, Some(Desired::Up), Some(Desired::Down)] {
             assert!(!status(State::Active, d).needs_person());
         }
     }

@@ -3,11 +3,11 @@
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
-use crate::module::status::{ModuleStatus, State};
+use crate::module::status::{Desired, ModuleStatus, State};
 use crate::module::{Kind, Module};
 use crate::output::json;
 use crate::output::view::{Rows, Style};
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 
 use crate::output::view::SCHEMA;
 
@@ -76,17 +76,12 @@ pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String
     ]);
     for m in modules {
         let starts = format!("{}/{}", m.limit.used, m.limit.burst);
-        let since = m
-            .since
-            .as_deref()
-            .and_then(timefmt::parse)
-            .map(|t| ago(now, t))
-            .unwrap_or_default();
+        let since = m.since.map(|t| ago(now, t)).unwrap_or_default();
         t.add_row(vec![
             Cell::new(m.label()),
             Cell::new(m.kind.as_str()),
             state_cell(m.state, color),
-            Cell::new(m.desired.as_deref().unwrap_or("-")),
+            Cell::new(m.desired.map_or("-", Desired::as_str)),
             Cell::new(detail(m, now)),
             Cell::new(starts),
             Cell::new(since),
@@ -110,14 +105,13 @@ impl Rows for ModuleStatus {
 fn detail(m: &ModuleStatus, now: Stamp) -> String {
     let reason = m.reason.clone().unwrap_or_default();
     let Some(t) = &m.timer else { return reason };
-    let stamp = |s: &Option<String>| s.as_deref().and_then(timefmt::parse);
     let mut runs = Vec::new();
-    match (stamp(&t.last_run).or(stamp(&t.last_exit)), &t.last_result) {
+    match (t.last_run.or(t.last_exit), &t.last_result) {
         (Some(at), Some(r)) => runs.push(format!("last run {} ago: {r}", ago(now, at))),
         (Some(at), None) => runs.push(format!("last run {} ago", ago(now, at))),
         (None, _) => runs.push("never ran".to_string()),
     }
-    if let Some(next) = stamp(&t.next_run) {
+    if let Some(next) = t.next_run {
         let when = if next > now {
             format!("in {}", ago(next, now))
         } else {

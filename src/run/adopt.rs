@@ -1,10 +1,10 @@
 //! Adopting one stack (`hal adopt`): the fast path's baseline and the desired state, recorded under the module's lock as a start records them.
 
 use crate::module::progress::Progress;
+use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::stack::baseline::Baseline;
-use crate::state::records::Desired;
 
 /// Records `m`'s baseline (when `runs`) and then its desired state (unless
 /// hal already holds one, which is kept). Returns the baseline, if one was

@@ -14,11 +14,11 @@ use serde::Serialize;
 use crate::error::{Exit, OneLine, exit_of};
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
+use crate::module::status::Desired;
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
 use crate::{host, stack};
 

@@ -127,17 +127,8 @@ struct Unread {
 
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     ModuleStatus {
-        name: m.name.clone(),
-        service: None,
-        kind: m.kind_tag(),
-        state,
         reason,
-        since: None,
-        desired: None,
-        limit: LimitStatus::default(),
-        services: Vec::new(),
-        timer: None,
-        held: None,
+        ..ModuleStatus::of(m, state)
     }
 }
 
@@ -153,7 +144,7 @@ fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
             .max()
     };
     ModuleStatus {
-        since: since.map(Stamp::rfc3339),
+        since: since.map(Stamp::whole_second),
         services: facts
             .iter()
             .filter(|c| !c.oneoff)
@@ -172,9 +163,10 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
         used: used.used,
         burst: used.burst,
         interval: crate::util::duration::format(used.interval),
-        free_at: used.free_at.map(Stamp::rfc3339),
+        // To the second, as published (and as the supervisor has always read it).
+        free_at: used.free_at.map(Stamp::whole_second),
     };
-    s.desired = rec.desired.map(|d| d.as_str().to_string());
+    s.desired = rec.desired;
     if let Some(free) = used.free_at
         && s.state != State::Active
     {
@@ -198,8 +190,8 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     {
         let until = h.until();
         s.held = Some(HeldStatus {
-            since: crate::state::records::stamp_of_ms(h.since).rfc3339(),
-            until: until.rfc3339(),
+            since: crate::state::records::stamp_of_ms(h.since),
+            until,
             reason: h.reason.clone(),
         });
         let held = format!("held by hal watch until {} UTC", until.clock());

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::module::run_state::{ContainerRun, ServiceState};
 use crate::module::status::{ServiceStatus, State, Verdict};
 use crate::util::timefmt::{self, Stamp};
 
@@ -180,11 +181,11 @@ impl ContainerFacts {
             name: self.service.clone(),
             container: Some(self.name.clone()),
             unit: None,
-            state: self.status.clone(),
+            state: ServiceState::Container(ContainerRun::from_word(&self.status)),
             health: self.health.clone(),
             exit_code: self.exit_code,
             restart_count: Some(self.restart_count),
-            started_at: self.started_at.clone(),
+            started_at: self.started_at.as_deref().and_then(timefmt::parse),
             verdict: Some(self.verdict()),
         }
     }

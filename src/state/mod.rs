@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
-use crate::state::records::{
-    Desired, HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal,
-};
+use crate::module::status::Desired;
+use crate::state::records::{HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal};
 use crate::util::timefmt::Stamp;
 use anyhow::Context;
 

@@ -8,27 +8,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::HalError;
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
+use crate::module::status::Desired;
 use crate::util::timefmt::Stamp;
 
 /// The version of the state file this hal writes.
 pub const SCHEMA: u32 = 1;
-
-/// Whether a person last asked for the module to run or to be stopped.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Desired {
-    Up,
-    Down,
-}
-
-impl Desired {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Desired::Up => "up",
-            Desired::Down => "down",
-        }
-    }
-}
 
 /// What hal remembers about one module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -69,6 +69,26 @@ impl Stamp {
         format!("{}.{:09}Z", &base[..base.len() - 1], self.nanos)
     }
 
+    /// `2026-11-30T12:03:11.1234Z`, as Go (and so Docker) prints a time: the
+    /// fraction without its trailing zeros, none when the second is whole.
+    pub fn rfc3339_trimmed(self) -> String {
+        let base = self.rfc3339();
+        if self.nanos == 0 {
+            return base;
+        }
+        let frac = format!("{:09}", self.nanos);
+        format!(
+            "{}.{}Z",
+            &base[..base.len() - 1],
+            frac.trim_end_matches('0')
+        )
+    }
+
+    /// The same time without its fraction of a second.
+    pub fn whole_second(self) -> Stamp {
+        Stamp { nanos: 0, ..self }
+    }
+
     /// `12:03:11` in UTC, for short human messages.
     pub fn clock(self) -> String {
         let rem = self.secs.rem_euclid(86_400);
@@ -185,6 +205,20 @@ mod tests {
             parse("2000-02-29T00:00:00Z").unwrap().rfc3339(),
             "2000-02-29T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn trimmed_as_docker_prints() {
+        for text in [
+            "2024-01-01T00:00:00.12345Z",
+            "2024-01-01T00:00:00.123456789Z",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00.1Z",
+        ] {
+            assert_eq!(parse(text).unwrap().rfc3339_trimmed(), text);
+        }
+        let t = parse("2024-01-01T00:00:00.5Z").unwrap();
+        assert_eq!(t.whole_second().rfc3339_trimmed(), "2024-01-01T00:00:00Z");
     }
 
     #[test]

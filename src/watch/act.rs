@@ -8,14 +8,14 @@ use crate::module::Module;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
+use crate::module::status::Desired;
 use crate::module::status::State;
 use crate::output::watch_log::Entry;
 use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
 use crate::stack::repair::Fix;
-use crate::state::records::Desired;
 use crate::util::timefmt::Stamp;
-use crate::watch::policy::{Act, Action, Attempt, Scope};
+use crate::watch::policy::{Act, Action, Attempt, RepairScope};
 
 impl Watcher<'_> {
     pub(super) async fn act(&mut self, m: Module, mut a: Action) -> Result<(), Stopped> {
@@ -46,7 +46,7 @@ impl Watcher<'_> {
             return Ok(());
         }
         // Compose restarts the dependents that ask for it (`depends_on: {restart: true}`): so does hal.
-        if let Scope::Containers(fixes) = &a.scope {
+        if let RepairScope::Containers(fixes) = &a.scope {
             let stacks = &self.node.stacks;
             let planned = self
                 .drive(async {
@@ -55,7 +55,7 @@ impl Watcher<'_> {
                 })
                 .await?;
             if let Ok(all) = planned {
-                a.scope = Scope::Containers(all);
+                a.scope = RepairScope::Containers(all);
             }
         }
         let (verb, action, repair) = match (&a.act, &a.scope) {
@@ -64,18 +64,20 @@ impl Watcher<'_> {
                 "retry",
                 scope_word(&a.scope),
             ),
-            (_, Scope::Containers(fixes)) => (
+            (_, RepairScope::Containers(fixes)) => (
                 "repairing".to_string(),
                 fixes.first().map_or("restart", |f| f.how.word()),
                 "containers",
             ),
-            (_, Scope::Escalated(_)) => ("recreating the module".to_string(), "recreate", "module"),
+            (_, RepairScope::Escalated(_)) => {
+                ("recreating the module".to_string(), "recreate", "module")
+            }
             _ => ("restarting".to_string(), "restart", "module"),
         };
         let plan = match &a.scope {
-            Scope::Containers(fixes) => format!("; {}", describe(fixes, false)),
-            Scope::Escalated(why) => format!("; {why}"),
-            Scope::Module => String::new(),
+            RepairScope::Containers(fixes) => format!("; {}", describe(fixes, false)),
+            RepairScope::Escalated(why) => format!("; {why}"),
+            RepairScope::Module => String::new(),
         };
         let mut entry = Entry::module(
             &name,
@@ -85,7 +87,7 @@ impl Watcher<'_> {
         )
         .reason(a.reason.clone())
         .with("repair", repair);
-        if let Scope::Containers(fixes) = &a.scope {
+        if let RepairScope::Containers(fixes) = &a.scope {
             let names: Vec<String> = fixes.iter().map(|f| f.container.clone()).collect();
             entry = entry.with("containers", names);
         }
@@ -109,7 +111,7 @@ impl Watcher<'_> {
         }
     }
 
-    fn restarted(&mut self, act: Act, reason: String, scope: &Scope, report: Report) {
+    fn restarted(&mut self, act: Act, reason: String, scope: &RepairScope, report: Report) {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
@@ -121,9 +123,9 @@ impl Watcher<'_> {
             Ok(o) if o.state == State::Active => {
                 self.sup.record(&name, Attempt::Recovered, now);
                 let what = match scope {
-                    Scope::Containers(fixes) => describe(fixes, true),
-                    Scope::Escalated(_) => "recreated the module".to_string(),
-                    Scope::Module => "restarted the module".to_string(),
+                    RepairScope::Containers(fixes) => describe(fixes, true),
+                    RepairScope::Escalated(_) => "recreated the module".to_string(),
+                    RepairScope::Module => "restarted the module".to_string(),
                 };
                 let notes = if o.warnings.is_empty() {
                     String::new()
@@ -268,10 +270,10 @@ fn describe(fixes: &[Fix], done: bool) -> String {
     all.join(", then ")
 }
 
-fn scope_word(scope: &Scope) -> &'static str {
+fn scope_word(scope: &RepairScope) -> &'static str {
     match scope {
-        Scope::Containers(_) => "containers",
-        Scope::Module | Scope::Escalated(_) => "module",
+        RepairScope::Containers(_) => "containers",
+        RepairScope::Module | RepairScope::Escalated(_) => "module",
     }
 }
 
@@ -286,11 +288,11 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
         timeout: None,
     };
     let verb = match &a.scope {
-        Scope::Containers(fixes) => Verb::Repair {
+        RepairScope::Containers(fixes) => Verb::Repair {
             fixes: fixes.clone(),
             opts,
         },
-        Scope::Module | Scope::Escalated(_) => Verb::AutoRestart { opts },
+        RepairScope::Module | RepairScope::Escalated(_) => Verb::AutoRestart { opts },
     };
     let report = run::run(node, progress, vec![m.clone()], &verb, 1)
         .await

@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::run_state::ContainerRun;
 use crate::module::status::{Detail, ModuleStatus};
 use crate::stack::engine::EngineEvent;
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 
 /// How soon to read a module again whose death its status does not show yet.
 pub const RELOOK: Duration = Duration::from_millis(25);
@@ -48,11 +49,8 @@ impl Deaths {
             list.retain(|(container, at)| {
                 let stale = s.services.iter().any(|c| {
                     c.container.as_deref() == Some(container.as_str())
-                        && c.state == "running"
-                        && c.started_at
-                            .as_deref()
-                            .and_then(timefmt::parse)
-                            .is_some_and(|started| started <= *at)
+                        && c.state.container() == Some(&ContainerRun::Running)
+                        && c.started_at.is_some_and(|started| started <= *at)
                 });
                 stale && now.since(*at) < FORGET
             });
@@ -71,27 +69,22 @@ mod tests {
     use super::*;
     use crate::module::status::ServiceStatus;
     use crate::stack::engine::EventAction;
+    use crate::util::timefmt;
     use std::collections::HashMap;
 
     fn status(state: &str, started: &str) -> ModuleStatus {
+        use crate::module::run_state::ServiceState;
+        use crate::module::status::{Desired, State};
         ModuleStatus {
-            name: "m".into(),
-            service: None,
-            kind: crate::module::KindTag::Stack,
-            state: crate::module::status::State::Active,
-            reason: None,
-            since: None,
-            desired: Some("up".into()),
-            limit: Default::default(),
+            desired: Some(Desired::Up),
             services: vec![ServiceStatus {
                 name: "web".into(),
                 container: Some("m-web-1".into()),
-                state: state.into(),
-                started_at: Some(started.into()),
+                state: ServiceState::Container(ContainerRun::from_word(state)),
+                started_at: timefmt::parse(started),
                 ..Default::default()
             }],
-            timer: None,
-            held: None,
+            ..ModuleStatus::named("m", crate::module::KindTag::Stack, State::Active)
         }
     }
 

@@ -37,7 +37,7 @@ use crate::run::Report;
 use crate::run::node::Node;
 use crate::stack::engine::{EngineEvent, EventAction};
 use crate::util::timefmt::Stamp;
-use crate::watch::policy::{Act, Scope, Supervisor};
+use crate::watch::policy::{Act, RepairScope, Supervisor};
 
 /// Engine events come in bursts (die, stop, destroy…): look once they settle.
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
@@ -51,7 +51,7 @@ enum Done {
     Restart {
         act: Act,
         reason: String,
-        scope: Scope,
+        scope: RepairScope,
         report: Report,
     },
     Hook {

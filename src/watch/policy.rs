@@ -12,7 +12,7 @@
 //!   (all three: the container's [`Verdict`], the rule `status` uses too),
 //!   or when a container stays `unhealthy` longer than the grace period
 //!   (Docker never restarts an unhealthy container).
-//! - The repair is the smallest that works ([`Scope`]): the failed containers
+//! - The repair is the smallest that works ([`RepairScope`]): the failed containers
 //!   alone (started again, restarted, or recreated when dead), the whole module
 //!   only when it has no containers, or when the last small repair did not hold
 //!   (it failed, or the same container failed again within the start-limit window).
@@ -32,9 +32,9 @@ use std::time::Duration;
 use crate::module::KindTag;
 #[cfg(doc)]
 use crate::module::status::Verdict;
-use crate::module::status::{ModuleStatus, State};
+use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::repair::Fix;
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
 
 /// The first pause between tries of a held module; it doubles after each failed try.
@@ -69,12 +69,12 @@ pub struct Action {
     /// Why, in a few words, for the log: `service web unhealthy for 60s`.
     pub reason: String,
     /// What a restart or retry touches.
-    pub scope: Scope,
+    pub scope: RepairScope,
 }
 
 /// What a repair touches: the smallest scope that works.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Scope {
+pub enum RepairScope {
     /// These containers alone (their siblings keep their containers and uptime).
     Containers(Vec<Fix>),
     /// The whole module, as `hal module restart` does: nothing smaller fits
@@ -186,16 +186,16 @@ impl Supervisor {
                 module: s.name.clone(),
                 act,
                 reason,
-                scope: Scope::Module,
+                scope: RepairScope::Module,
             };
-            if s.desired.as_deref() != Some("up") {
+            if !s.wanted_up() {
                 self.forget_unhealthy(&s.name);
                 self.paused.remove(&s.name);
                 self.fixed.remove(&s.name);
                 self.escalate.remove(&s.name);
                 if self.holds.remove(&s.name).is_some() {
-                    let why = match s.desired.as_deref() {
-                        Some("down") => "stopped by request",
+                    let why = match s.desired {
+                        Some(Desired::Down) => "stopped by request",
                         _ => "no longer wanted up",
                     };
                     out.push(action(Act::Release, why.to_string()));
@@ -211,7 +211,7 @@ impl Supervisor {
             }
             let trouble = self.trouble(s, now);
             if let Some(hold) = self.holds.get_mut(&s.name) {
-                hold.free_at = s.limit.free_at.as_deref().and_then(timefmt::parse);
+                hold.free_at = s.limit.free_at;
                 if s.state == State::Active {
                     self.holds.remove(&s.name);
                     out.push(action(Act::Release, "active again".into()));
@@ -229,12 +229,7 @@ impl Supervisor {
             let Some(Trouble { why, fixes }) = trouble else {
                 continue;
             };
-            let limited = s
-                .limit
-                .free_at
-                .as_deref()
-                .and_then(timefmt::parse)
-                .filter(|free| *free > now);
+            let limited = s.limit.free_at.filter(|free| *free > now);
             match limited {
                 // A restart would only be refused: hold now, and try when the window has passed.
                 Some(free) => {
@@ -279,10 +274,10 @@ impl Supervisor {
     /// failing again within the window escalates to the module.
     pub fn began(&mut self, a: &Action, now: Stamp) {
         let (whole, containers) = match &a.scope {
-            Scope::Containers(fixes) => {
+            RepairScope::Containers(fixes) => {
                 (false, fixes.iter().map(|f| f.container.clone()).collect())
             }
-            Scope::Module | Scope::Escalated(_) => (true, BTreeSet::new()),
+            RepairScope::Module | RepairScope::Escalated(_) => (true, BTreeSet::new()),
         };
         self.fixed.insert(
             a.module.clone(),
@@ -425,12 +420,12 @@ impl Supervisor {
 
     /// The repair's scope: the containers, unless the last small repair did
     /// not hold (it failed, or the same container failed again within the window).
-    fn scope(&self, s: &ModuleStatus, fixes: Vec<Fix>, now: Stamp) -> Scope {
+    fn scope(&self, s: &ModuleStatus, fixes: Vec<Fix>, now: Stamp) -> RepairScope {
         if fixes.is_empty() {
-            return Scope::Module;
+            return RepairScope::Module;
         }
         if let Some(why) = self.escalate.get(&s.name) {
-            return Scope::Escalated(why.clone());
+            return RepairScope::Escalated(why.clone());
         }
         let window = crate::util::duration::parse(&s.limit.interval).unwrap_or(ESCALATE_WINDOW);
         if let Some(last) = self.fixed.get(&s.name)
@@ -445,14 +440,14 @@ impl Supervisor {
                 } else {
                     "its repair"
                 };
-                return Scope::Escalated(format!(
+                return RepairScope::Escalated(format!(
                     "service {} failed again {}s after {what}",
                     f.service,
                     now.since(last.at).as_secs()
                 ));
             }
         }
-        Scope::Containers(fixes)
+        RepairScope::Containers(fixes)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
 use crate::error::{Exit, OneLine};
-use crate::host::init::Instance;
+use crate::host::init::{Instance, adoption};
 use crate::module::Kind;
 use crate::module::config::Scope;
 use crate::module::progress::Progress;
@@ -127,7 +127,15 @@ async fn find_instances(ctx: &Ctx) -> anyhow::Result<Vec<(Scope, Instance)>> {
             ));
             continue;
         }
-        let found = init.instances(TEMPLATE).await?;
+        let Some(adopt) = init.adoption() else {
+            ctx.ui.note(&format!(
+                "adopt: {} scope not looked at: {} has no template units to hand over",
+                scope.as_str(),
+                init.name()
+            ));
+            continue;
+        };
+        let found = adopt.instances(TEMPLATE).await?;
         all.extend(found.into_iter().map(|i| (scope, i)));
     }
     Ok(all)
@@ -136,7 +144,7 @@ async fn find_instances(ctx: &Ctx) -> anyhow::Result<Vec<(Scope, Instance)>> {
 fn words(i: &Instance) -> String {
     let mut w = Vec::new();
     if i.activity != crate::host::init::Activity::Inactive {
-        w.push(format!("{:?}", i.activity).to_lowercase());
+        w.push(i.activity.as_str().to_string());
     }
     if i.enabled {
         w.push("enabled".into());
@@ -199,10 +207,8 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
         .ok_or_else(|| anyhow::anyhow!("no module {}", step.name))?;
     ctx.ui.step(&step.name, "disarming its unit");
     for u in &step.units {
-        node.hosts
-            .init(u.scope_of)
-            .disarm(&u.unit, STOP_TIMEOUT)
-            .await?;
+        let init = node.hosts.init(u.scope_of);
+        adoption::of(&*init)?.disarm(&u.unit, STOP_TIMEOUT).await?;
     }
     let (baseline, warnings) =
         crate::run::adopt::stack(node, &ctx.ui, m, step.desired, step.runs).await?;
@@ -211,8 +217,8 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     }
     ctx.ui.step(&step.name, "handing its unit over");
     for u in &step.units {
-        node.hosts
-            .init(u.scope_of)
+        let init = node.hosts.init(u.scope_of);
+        adoption::of(&*init)?
             .hand_over(&u.unit, STOP_TIMEOUT)
             .await?;
     }

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::host::init::{Activity, Instance};
+use crate::host::init::Instance;
 use crate::module::config::Scope;
-use crate::module::status::ModuleStatus;
+use crate::module::run_state::{Activity, ContainerRun};
+use crate::module::status::{Desired, ModuleStatus};
 use crate::module::{Kind, KindTag, Module};
-use crate::state::records::Desired;
 
 /// The systemd template hal replaces.
 pub const TEMPLATE: &str = "hal-module";
@@ -64,116 +64,123 @@ pub fn build(
             .or_default()
             .push(si);
     }
-    let status_of = |name: &str| statuses.iter().find(|s| s.name == name);
-    let containers_run = |name: &str| {
-        status_of(name).is_some_and(|s| s.services.iter().any(|c| c.state == "running"))
-    };
-    let held = |name: &str| {
-        status_of(name)
-            .and_then(|s| s.desired.as_deref())
-            .and_then(|d| match d {
-                "up" => Some(Desired::Up),
-                "down" => Some(Desired::Down),
-                _ => None,
-            })
-    };
-    let mut steps = Vec::new();
-    for (name, found) in &by_module {
-        let units: Vec<UnitRef> = found
-            .iter()
-            .map(|(scope, i)| UnitRef {
-                unit: i.unit.clone(),
-                scope: scope.as_str(),
-                scope_of: *scope,
-                state: activity_word(&i.activity),
-                enabled: i.enabled,
-            })
-            .collect();
-        let is_stack = modules
-            .iter()
-            .any(|m| m.name == *name && matches!(m.kind, Kind::Stack { .. }));
-        let refused = found
-            .iter()
-            .find_map(|(_, i)| template_problem(&i.exec_start, name, root))
-            .or_else(|| {
-                (!is_stack).then(|| {
-                    format!(
-                        "hal has no stack {}: only stacks under its services root can be adopted",
-                        root.join(name).display()
-                    )
-                })
-            })
-            .map(|why| format!("{}: {why}", found[0].1.unit));
-        let runs =
-            containers_run(name) || found.iter().any(|(_, i)| i.activity == Activity::Active);
-        let enabled = found.iter().any(|(_, i)| i.enabled);
-        let desired = held(name).unwrap_or(if runs || enabled {
-            Desired::Up
-        } else {
-            Desired::Down
-        });
-        let was = units
-            .iter()
-            .map(|u| {
-                let en = if u.enabled { ", enabled" } else { "" };
-                format!("{} ({}: {}{en})", u.unit, u.scope, u.state)
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let action = if refused.is_some() {
-            "leave it alone".to_string()
-        } else {
-            let units = units
+    let mut steps: Vec<Step> = by_module
+        .iter()
+        .map(|(name, found)| {
+            let is_stack = modules
                 .iter()
-                .map(|u| u.unit.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!(
-                "desired {}, take over from {units} (no container stopped), disable it",
-                desired.as_str()
-            )
-        };
-        steps.push(Step {
-            name: (*name).to_string(),
-            was,
-            units,
-            runs,
-            desired,
-            action,
-            refused,
-        });
-    }
-    for s in statuses {
-        let by_hand = s.kind == KindTag::Stack
-            && s.desired.is_none()
-            && containers_run(&s.name)
-            && !by_module.contains_key(s.name.as_str());
-        if by_hand {
-            steps.push(Step {
-                name: s.name.clone(),
-                was: "running, no unit (started by hand)".into(),
-                units: Vec::new(),
-                runs: true,
-                desired: Desired::Up,
-                action: "desired up".into(),
-                refused: None,
-            });
-        }
-    }
+                .any(|m| m.name == *name && matches!(m.kind, Kind::Stack { .. }));
+            unit_step(name, found, status_of(statuses, name), is_stack, root)
+        })
+        .collect();
+    steps.extend(
+        statuses
+            .iter()
+            .filter(|s| !by_module.contains_key(s.name.as_str()))
+            .filter_map(by_hand_step),
+    );
     steps.sort_by(|a, b| a.name.cmp(&b.name));
     steps
 }
 
-fn activity_word(a: &Activity) -> String {
-    match a {
-        Activity::Active => "active".into(),
-        Activity::Activating => "activating".into(),
-        Activity::Reloading => "reloading".into(),
-        Activity::Deactivating => "deactivating".into(),
-        Activity::Inactive => "inactive".into(),
-        Activity::Failed => "failed".into(),
-        Activity::Other(w) => w.clone(),
+fn status_of<'a>(statuses: &'a [ModuleStatus], name: &str) -> Option<&'a ModuleStatus> {
+    statuses.iter().find(|s| s.name == name)
+}
+
+/// Whether any of the module's containers runs.
+fn containers_run(status: Option<&ModuleStatus>) -> bool {
+    status.is_some_and(|s| {
+        s.services
+            .iter()
+            .any(|c| c.state.container() == Some(&ContainerRun::Running))
+    })
+}
+
+/// The step of a module some live instances run: taken over from them,
+/// or left alone when they are not the template's or it is not a stack.
+fn unit_step(
+    name: &str,
+    found: &[&(Scope, Instance)],
+    status: Option<&ModuleStatus>,
+    is_stack: bool,
+    root: &Path,
+) -> Step {
+    let units: Vec<UnitRef> = found
+        .iter()
+        .map(|(scope, i)| UnitRef {
+            unit: i.unit.clone(),
+            scope: scope.as_str(),
+            scope_of: *scope,
+            state: i.activity.as_str().to_string(),
+            enabled: i.enabled,
+        })
+        .collect();
+    let refused = found
+        .iter()
+        .find_map(|(_, i)| template_problem(&i.exec_start, name, root))
+        .or_else(|| {
+            (!is_stack).then(|| {
+                format!(
+                    "hal has no stack {}: only stacks under its services root can be adopted",
+                    root.join(name).display()
+                )
+            })
+        })
+        .map(|why| format!("{}: {why}", found[0].1.unit));
+    let runs = containers_run(status) || found.iter().any(|(_, i)| i.activity == Activity::Active);
+    let enabled = found.iter().any(|(_, i)| i.enabled);
+    let desired = status
+        .and_then(|s| s.desired)
+        .unwrap_or(if runs || enabled {
+            Desired::Up
+        } else {
+            Desired::Down
+        });
+    let was = units
+        .iter()
+        .map(|u| {
+            let en = if u.enabled { ", enabled" } else { "" };
+            format!("{} ({}: {}{en})", u.unit, u.scope, u.state)
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let action = if refused.is_some() {
+        "leave it alone".to_string()
+    } else {
+        let units = units
+            .iter()
+            .map(|u| u.unit.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "desired {}, take over from {units} (no container stopped), disable it",
+            desired.as_str()
+        )
+    };
+    Step {
+        name: name.to_string(),
+        was,
+        units,
+        runs,
+        desired,
+        action,
+        refused,
     }
+}
+
+/// The step of a stack no unit runs: running with no desired state in hal
+/// (started by hand), so it is recorded as wanted up.
+fn by_hand_step(s: &ModuleStatus) -> Option<Step> {
+    let by_hand = s.kind == KindTag::Stack && s.desired.is_none() && containers_run(Some(s));
+    by_hand.then(|| Step {
+        name: s.name.clone(),
+        was: "running, no unit (started by hand)".into(),
+        units: Vec::new(),
+        runs: true,
+        desired: Desired::Up,
+        action: "desired up".into(),
+        refused: None,
+    })
 }
 
 /// Why a unit's `ExecStart=` is not the `hal-module@` template's for

@@ -16,12 +16,13 @@ pub async fn check(ctx: &Ctx) -> Check {
     let mut found = Vec::new();
     for scope in [Scope::System, Scope::User] {
         let init = ctx.node.hosts.init(scope);
-        if init.reachable().is_err() {
+        // An init without template units has nothing of the kind to adopt.
+        let Some(adopt) = init.adoption().filter(|_| init.reachable().is_ok()) else {
             continue;
-        }
-        match init.instances(TEMPLATE).await {
+        };
+        match adopt.instances(TEMPLATE).await {
             Ok(all) => found.extend(all.iter().filter(|i| live(i)).map(|i| {
-                let mut w = vec![format!("{:?}", i.activity).to_lowercase()];
+                let mut w = vec![i.activity.as_str().to_string()];
                 if i.enabled {
                     w.push("enabled".into());
                 }

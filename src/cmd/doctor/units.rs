@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::check::Check;
 use crate::error::OneLine;
 use crate::host::Hosts;
+use crate::host::init::Activity;
 use crate::module::config::Scope;
 
 const UNITS: [&str; 2] = ["hal-watch.service", "hal-rescue.timer"];
@@ -19,14 +20,15 @@ pub async fn check(hosts: &Hosts) -> Option<Check> {
     let scope = if user { Scope::User } else { Scope::System };
     let init = hosts.init(scope);
     let units = UNITS.map(String::from);
-    let states: Vec<String> = match tokio::time::timeout(TIMEOUT, init.show(&units)).await {
-        // The first word of `active/running`: what `systemctl is-active` says.
-        Ok(Ok(all)) => all
-            .iter()
-            .map(|s| s.words.split('/').next().unwrap_or_default().to_string())
-            .collect(),
-        Ok(Err(e)) => vec![OneLine(&e).to_string()],
-        Err(_) => vec![format!("{} did not answer", init.name())],
+    let answer: Result<Vec<Activity>, String> =
+        match tokio::time::timeout(TIMEOUT, init.show(&units)).await {
+            Ok(Ok(all)) => Ok(all.into_iter().map(|s| s.activity).collect()),
+            Ok(Err(e)) => Err(OneLine(&e).to_string()),
+            Err(_) => Err(format!("{} did not answer", init.name())),
+        };
+    let states: Vec<String> = match &answer {
+        Ok(all) => all.iter().map(|a| a.as_str().to_string()).collect(),
+        Err(why) => vec![why.clone()],
     };
     let detail = UNITS
         .iter()
@@ -39,18 +41,19 @@ pub async fn check(hosts: &Hosts) -> Option<Check> {
         .map(|(u, s)| format!("{u} {s}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let ok = states.len() == UNITS.len() && states.iter().all(|s| s == "active");
+    let ok = answer
+        .as_ref()
+        .is_ok_and(|all| all.len() == UNITS.len() && all.iter().all(|a| *a == Activity::Active));
     let scope = scope.as_str();
     Some(if ok {
         Check::pass("automatic-rescue", format!("{detail} ({scope} scope)"))
     } else {
-        let sudo = if user { "" } else { "sudo " };
-        let flag = if user { "--user " } else { "" };
         Check::fail(
             "automatic-rescue",
             format!("{detail} ({scope} scope)"),
             format!(
-                "{sudo}systemctl {flag}enable --now hal-watch.service hal-rescue.timer (the hal package and `make install` ship these units; hal-watch(1) says what they do)"
+                "{} (the hal package and `make install` ship these units; hal-watch(1) says what they do)",
+                init.enable_hint(&UNITS)
             ),
         )
     })

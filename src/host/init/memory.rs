@@ -11,8 +11,7 @@ use futures_util::future::{BoxFuture, FutureExt};
 use futures_util::stream::StreamExt;
 
 use super::{
-    Activity, Health, Init, InitError, Instance, JournalQuery, Load, LoadProblem, MainExit,
-    UnitStatus,
+    Activity, Health, Init, InitError, JournalQuery, Load, LoadProblem, MainExit, UnitStatus,
 };
 use crate::error::HalError;
 use crate::logs::line::{Line, Stream};
@@ -57,8 +56,6 @@ struct Unit {
 pub struct Memory {
     units: Mutex<BTreeMap<String, Unit>>,
     calls: Mutex<Vec<String>>,
-    /// Template instances, as `instances` lists them.
-    instances: Mutex<Vec<Instance>>,
     /// Why the manager cannot be reached, when it cannot.
     down: Option<String>,
 }
@@ -125,12 +122,6 @@ impl Memory {
         if let Some(u) = lock(&self.units).get_mut(name) {
             u.journal = lines.iter().map(|l| (*l).to_string()).collect();
         }
-        self
-    }
-
-    /// A template instance the manager knows.
-    pub fn instance(self, i: Instance) -> Memory {
-        lock(&self.instances).push(i);
         self
     }
 
@@ -346,52 +337,8 @@ impl Init for Memory {
         .boxed()
     }
 
-    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>> {
-        async move {
-            self.unreachable()?;
-            let prefix = format!("{template}@");
-            Ok(lock(&self.instances)
-                .iter()
-                .filter(|i| i.unit.starts_with(&prefix))
-                .cloned()
-                .collect())
-        }
-        .boxed()
-    }
-
-    fn disarm<'a>(
-        &'a self,
-        unit: &'a str,
-        _timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        async move {
-            self.unreachable()?;
-            self.record(format!("disarm {unit}"));
-            for i in lock(&self.instances).iter_mut().filter(|i| i.unit == unit) {
-                i.handing_over = true;
-            }
-            Ok(())
-        }
-        .boxed()
-    }
-
-    /// As systemd's: the instance ends inactive and disabled, nothing it started is touched.
-    fn hand_over<'a>(
-        &'a self,
-        unit: &'a str,
-        _timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        async move {
-            self.unreachable()?;
-            self.record(format!("hand-over {unit}"));
-            for i in lock(&self.instances).iter_mut().filter(|i| i.unit == unit) {
-                i.activity = Activity::Inactive;
-                i.enabled = false;
-                i.handing_over = false;
-            }
-            Ok(())
-        }
-        .boxed()
+    fn enable_hint(&self, units: &[&str]) -> String {
+        format!("enable {}", units.join(" "))
     }
 
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines {

@@ -7,7 +7,10 @@
 //! has, if it grows), plus its line in [`crate::host::pick::for_scope`], the
 //! one place that says which init runs this node. `memory.rs`, the scripted
 //! init the unit tests drive the host backend with, is such a second init.
+//! Handing template units over to hal (`hal adopt`) is a capability an init
+//! may have ([`Init::adoption`], `adoption.rs`); systemd has it.
 
+pub mod adoption;
 #[cfg(test)]
 pub mod memory;
 pub mod systemd;
@@ -23,18 +26,8 @@ use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::util::timefmt::Stamp;
 
-/// Where a unit is in its life, in the words systemd made common.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Activity {
-    Active,
-    Activating,
-    Reloading,
-    Deactivating,
-    Inactive,
-    Failed,
-    /// A word this hal does not know yet.
-    Other(String),
-}
+pub use self::adoption::{Adopt, Instance};
+pub use crate::module::run_state::Activity;
 
 /// Whether the init could load the unit's definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,41 +141,15 @@ pub trait Init: Send + Sync {
     /// (best effort: it may need privileges), so that a failure's last lines are there.
     fn settle_logs(&self) -> BoxFuture<'_, ()>;
 
-    /// Every instance of `template` (e.g. `hal-module`) the manager knows:
-    /// running, failed, enabled or merely loaded, and any whose hand-over
-    /// ([`Init::hand_over`]) was left half-done. For `hal adopt` and `doctor`.
-    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>>;
+    /// What the init can do to hand its template units over to hal
+    /// (`hal adopt`), if it can: an init without template units has none.
+    fn adoption(&self) -> Option<&dyn Adopt> {
+        None
+    }
 
-    /// Makes `unit` harmless while it still runs: from now on stopping it runs
-    /// no stop command and kills only its own processes, and nothing restarts
-    /// it. The first half of [`Init::hand_over`]; undone by its end.
-    fn disarm<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>>;
-
-    /// Takes `unit` from the init without stopping what it started: disarmed
-    /// ([`Init::disarm`]), disabled, stopped, then its usual settings back and
-    /// no failed state; it ends inactive. Each step can be repeated, so a
-    /// hand-over cut short is finished by asking again.
-    fn hand_over<'a>(
-        &'a self,
-        unit: &'a str,
-        timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>>;
-}
-
-/// One instance of a template unit, as [`Init::instances`] finds it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Instance {
-    /// `hal-module@web.service`.
-    pub unit: String,
-    /// `web`.
-    pub instance: String,
-    pub activity: Activity,
-    /// Started by the init on its own (at boot or login).
-    pub enabled: bool,
-    /// The command lines it starts (argv of each `ExecStart=`).
-    pub exec_start: Vec<Vec<String>>,
-    /// A hand-over was begun and not finished.
-    pub handing_over: bool,
+    /// The command a person runs to have `units` started now and at every
+    /// boot (or login), for `doctor`'s hints.
+    fn enable_hint(&self, units: &[&str]) -> String;
 }
 
 /// The status of one unit.
@@ -233,7 +200,8 @@ pub enum InitError {
 const STDERR_KEEP: usize = 8 * 1024;
 
 /// A child process command with the settings every init call shares: no
-/// stdin, piped output, killed when dropped, C locale, no colour, no pager.
+/// stdin, piped output, killed when dropped, C locale, no colour (an init's
+/// own switches, such as systemd's pager, are its own to add).
 pub fn command(program: &str, args: &[String]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -242,9 +210,6 @@ pub fn command(program: &str, args: &[String]) -> Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .env("LC_ALL", "C")
-        .env("SYSTEMD_COLORS", "0")
-        .env("SYSTEMD_PAGER", "")
-        .env("SYSTEMD_URLIFY", "0")
         .env("NO_COLOR", "1");
     cmd
 }

@@ -15,7 +15,7 @@ use self::bus::{
 };
 use self::journal::{journal_args, parse_journal_line};
 use self::show::{PROPERTIES, parse_show};
-use super::{Health, Init, InitError, Instance, JournalQuery, LoadProblem, UnitStatus};
+use super::{Adopt, Health, Init, InitError, Instance, JournalQuery, LoadProblem, UnitStatus};
 use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::module::config::Scope;
@@ -46,7 +46,7 @@ impl Systemd {
         }
         all.push("--no-pager".into());
         all.extend(args.iter().map(|a| (*a).to_string()));
-        let mut cmd = super::command("systemctl", &all);
+        let mut cmd = command("systemctl", &all);
         // Timestamps in UTC whatever the node's zone, so they parse without a zone database.
         cmd.env("TZ", "UTC");
         cmd
@@ -105,7 +105,35 @@ impl Systemd {
     }
 }
 
+/// A `systemctl` or `journalctl` child: the shared settings, and systemd's
+/// own switches for no colour, no pager and no hyperlinks.
+fn command(program: &str, args: &[String]) -> tokio::process::Command {
+    let mut cmd = super::command(program, args);
+    cmd.env("SYSTEMD_COLORS", "0")
+        .env("SYSTEMD_PAGER", "")
+        .env("SYSTEMD_URLIFY", "0");
+    cmd
+}
+
 const NOT_BOOTED: &str = "systemd is not running on this node (no /run/systemd/system): host modules need systemd as init";
+
+impl Adopt for Systemd {
+    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>> {
+        self.list_instances(template).boxed()
+    }
+
+    fn disarm<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.disarm_unit(unit, timeout).boxed()
+    }
+
+    fn hand_over<'a>(
+        &'a self,
+        unit: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.hand_over_unit(unit, timeout).boxed()
+    }
+}
 
 impl Init for Systemd {
     fn name(&self) -> &'static str {
@@ -229,32 +257,28 @@ impl Init for Systemd {
             // Only root may ask; for others this fails quietly. A journal kept
             // busy by a chatty service may not answer for long: wait a second
             // at most, as the caller reads again until the lines stop changing.
-            let cmd = super::command("journalctl", &["--sync".to_string()]);
+            let cmd = command("journalctl", &["--sync".to_string()]);
             let _ = super::run(cmd, SYNC_AT_MOST).await;
         }
         .boxed()
     }
 
-    fn instances<'a>(&'a self, template: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<Instance>>> {
-        self.list_instances(template).boxed()
+    fn adoption(&self) -> Option<&dyn Adopt> {
+        Some(self)
     }
 
-    fn disarm<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>> {
-        self.disarm_unit(unit, timeout).boxed()
-    }
-
-    fn hand_over<'a>(
-        &'a self,
-        unit: &'a str,
-        timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        self.hand_over_unit(unit, timeout).boxed()
+    fn enable_hint(&self, units: &[&str]) -> String {
+        let (sudo, flag) = match self.scope {
+            Scope::User => ("", "--user "),
+            Scope::System => ("sudo ", ""),
+        };
+        format!("{sudo}systemctl {flag}enable --now {}", units.join(" "))
     }
 
     fn journal(&self, unit: &str, q: JournalQuery) -> Lines {
         use futures_util::stream::StreamExt;
         let args = journal_args(self.scope, unit, current_uid(), q);
-        let cmd = super::command("journalctl", &args);
+        let cmd = command("journalctl", &args);
         super::line_stream(
             cmd,
             format!("journalctl for {unit}"),

@@ -1,6 +1,7 @@
 //! The supervisor's rules, one situation at a time, with made-up statuses and a made-up clock.
 
 use super::*;
+use crate::module::run_state::{Activity, ContainerRun, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
 use crate::stack::assess::LOOP_RESTARTS;
 use crate::stack::repair::How;
@@ -22,7 +23,7 @@ fn svc(name: &str, state: &str) -> ServiceStatus {
     ServiceStatus {
         name: name.into(),
         container: Some(format!("m-{name}-1")),
-        state: state.into(),
+        state: ServiceState::Container(ContainerRun::from_word(state)),
         exit_code: Some(0),
         restart_count: Some(0),
         verdict: Some(verdict),
@@ -30,26 +31,29 @@ fn svc(name: &str, state: &str) -> ServiceStatus {
     }
 }
 
-fn stack(state: State, desired: Option<&str>, services: Vec<ServiceStatus>) -> ModuleStatus {
+fn stack(state: State, desired: Option<Desired>, services: Vec<ServiceStatus>) -> ModuleStatus {
     ModuleStatus {
-        name: "m".into(),
-        service: None,
-        kind: KindTag::Stack,
-        state,
-        reason: None,
-        since: None,
-        desired: desired.map(str::to_string),
-        limit: LimitStatus::default(),
+        desired,
         services,
-        timer: None,
-        held: None,
+        ..ModuleStatus::named("m", KindTag::Stack, state)
     }
 }
 
+/// A host module whose unit is in `words` (systemd's `ActiveState/SubState`).
 fn unit(state: State, words: &str) -> ModuleStatus {
+    let active = words.split('/').next().unwrap_or_default();
+    let row = ServiceStatus {
+        name: "x.service".into(),
+        unit: Some("x.service".into()),
+        state: ServiceState::Unit {
+            activity: Activity::from_word(active),
+            words: words.into(),
+        },
+        ..Default::default()
+    };
     ModuleStatus {
         kind: KindTag::Host,
-        ..stack(state, Some("up"), vec![svc("x.service", words)])
+        ..stack(state, Some(Desired::Up), vec![row])
     }
 }
 
@@ -79,11 +83,11 @@ fn acts(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Vec<(Act, String)> 
 fn a_killed_container_is_restarted_only_when_wanted_up() {
     let mut sup = Supervisor::new(GRACE);
     let killed = vec![exited("web", 137)];
-    for desired in [None, Some("down")] {
+    for desired in [None, Some(Desired::Down)] {
         let s = stack(State::Inactive, desired, killed.clone());
         assert!(acts(&mut sup, &s, 0).is_empty(), "{desired:?}");
     }
-    let s = stack(State::Inactive, Some("up"), killed);
+    let s = stack(State::Inactive, Some(Desired::Up), killed);
     let a = acts(&mut sup, &s, 0);
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].0, Act::Restart);
@@ -93,11 +97,11 @@ fn a_killed_container_is_restarted_only_when_wanted_up() {
 #[test]
 fn no_containers_or_a_stopped_service_is_restarted() {
     let mut sup = Supervisor::new(GRACE);
-    let s = stack(State::Inactive, Some("up"), vec![]);
+    let s = stack(State::Inactive, Some(Desired::Up), vec![]);
     assert_eq!(acts(&mut sup, &s, 0)[0].1, "no containers");
     let s = stack(
         State::Degraded,
-        Some("up"),
+        Some(Desired::Up),
         vec![svc("web", "running"), exited("db", 0)],
     );
     assert_eq!(
@@ -113,17 +117,17 @@ fn healthy_starting_paused_and_finished_jobs_are_left_alone() {
     for s in [
         stack(
             State::Active,
-            Some("up"),
+            Some(Desired::Up),
             vec![svc("web", "running"), job.clone()],
         ),
         stack(
             State::Starting,
-            Some("up"),
+            Some(Desired::Up),
             vec![svc("web", "running"), job],
         ),
         stack(
             State::Degraded,
-            Some("up"),
+            Some(Desired::Up),
             vec![svc("web", "running"), svc("db", "paused")],
         ),
     ] {
@@ -137,11 +141,11 @@ fn docker_is_left_to_restart_until_it_loops() {
     let mut c = svc("web", "restarting");
     c.exit_code = Some(1);
     c.restart_count = Some(1);
-    let s = stack(State::Failed, Some("up"), vec![c.clone()]);
+    let s = stack(State::Failed, Some(Desired::Up), vec![c.clone()]);
     assert!(acts(&mut sup, &s, 0).is_empty());
     c.restart_count = Some(LOOP_RESTARTS);
     c.verdict = Some(Verdict::Failed { terminal: true });
-    let s = stack(State::Failed, Some("up"), vec![c]);
+    let s = stack(State::Failed, Some(Desired::Up), vec![c]);
     let a = acts(&mut sup, &s, 0);
     assert_eq!(
         a[0].1,
@@ -152,7 +156,7 @@ fn docker_is_left_to_restart_until_it_loops() {
 #[test]
 fn unhealthy_is_restarted_after_the_grace_period_counted_from_the_event() {
     let mut sup = Supervisor::new(GRACE);
-    let s = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    let s = stack(State::Degraded, Some(Desired::Up), vec![unhealthy("web")]);
     // The event came before the first status pass saw it.
     sup.saw(Seen {
         module: "m".into(),
@@ -167,7 +171,11 @@ fn unhealthy_is_restarted_after_the_grace_period_counted_from_the_event() {
     let a = acts(&mut sup, &s, 150);
     assert_eq!(a, [(Act::Restart, "service web unhealthy for 60s".into())]);
     // Healthy again: forgotten, nothing due.
-    let s = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    let s = stack(
+        State::Active,
+        Some(Desired::Up),
+        vec![svc("web", "running")],
+    );
     assert!(acts(&mut sup, &s, 151).is_empty());
     assert_eq!(sup.next_due(t(151)), None);
 }
@@ -175,7 +183,7 @@ fn unhealthy_is_restarted_after_the_grace_period_counted_from_the_event() {
 #[test]
 fn a_container_that_recovers_before_the_grace_is_not_restarted() {
     let mut sup = Supervisor::new(GRACE);
-    let sick = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    let sick = stack(State::Degraded, Some(Desired::Up), vec![unhealthy("web")]);
     assert!(acts(&mut sup, &sick, 0).is_empty());
     sup.saw(Seen {
         module: "m".into(),
@@ -194,7 +202,7 @@ fn an_unhealthy_container_beside_a_finished_job_waits_for_the_grace() {
     let mut sup = Supervisor::new(GRACE);
     let s = stack(
         State::Degraded,
-        Some("up"),
+        Some(Desired::Up),
         vec![unhealthy("web"), exited("migrate", 0)],
     );
     assert!(acts(&mut sup, &s, 0).is_empty());
@@ -225,17 +233,17 @@ fn host_units_failed_or_inactive_are_restarted() {
 fn unknown_and_invalid_modules_are_never_touched() {
     let mut sup = Supervisor::new(GRACE);
     for state in [State::Unknown, State::Invalid] {
-        assert!(acts(&mut sup, &stack(state, Some("up"), vec![]), 0).is_empty());
+        assert!(acts(&mut sup, &stack(state, Some(Desired::Up), vec![]), 0).is_empty());
     }
 }
 
 #[test]
 fn a_refusal_holds_until_the_window_passes_then_retries_with_backoff() {
     let mut sup = Supervisor::new(GRACE);
-    let mut s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    let mut s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
     assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Restart);
     assert!(sup.record("m", Attempt::Refused, t(0)), "a hold begins");
-    s.limit.free_at = Some(t(100).rfc3339());
+    s.limit.free_at = Some(t(100));
     // Held: no restart while the window lasts, whatever happens.
     assert!(acts(&mut sup, &s, 1).is_empty());
     assert!(acts(&mut sup, &s, 100).is_empty());
@@ -259,12 +267,12 @@ fn a_refusal_holds_until_the_window_passes_then_retries_with_backoff() {
 #[test]
 fn a_module_whose_limit_is_already_hit_is_held_without_a_try() {
     let mut sup = Supervisor::new(GRACE);
-    let mut s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    let mut s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
     s.limit = LimitStatus {
         used: 3,
         burst: 3,
         interval: "10m".into(),
-        free_at: Some(t(600).rfc3339()),
+        free_at: Some(t(600)),
     };
     let a = acts(&mut sup, &s, 0);
     assert_eq!(a.len(), 1);
@@ -294,13 +302,21 @@ fn the_backoff_is_bounded() {
 fn a_hold_ends_when_active_again_or_stopped_by_request() {
     let mut sup = Supervisor::new(GRACE);
     sup.record("m", Attempt::Refused, t(0));
-    let up = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    let up = stack(
+        State::Active,
+        Some(Desired::Up),
+        vec![svc("web", "running")],
+    );
     assert_eq!(
         acts(&mut sup, &up, 5),
         [(Act::Release, "active again".into())]
     );
     sup.record("m", Attempt::Refused, t(10));
-    let stopped = stack(State::Inactive, Some("down"), vec![exited("web", 137)]);
+    let stopped = stack(
+        State::Inactive,
+        Some(Desired::Down),
+        vec![exited("web", 137)],
+    );
     assert_eq!(
         acts(&mut sup, &stopped, 11),
         [(Act::Release, "stopped by request".into())]
@@ -311,7 +327,7 @@ fn a_hold_ends_when_active_again_or_stopped_by_request() {
 #[test]
 fn a_failed_restart_pauses_the_next_one_longer_each_time() {
     let mut sup = Supervisor::new(GRACE);
-    let s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
+    let s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
     assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Restart);
     assert!(!sup.record("m", Attempt::Failed, t(0)));
     assert!(sup.hold("m").is_none());
@@ -327,7 +343,11 @@ fn a_failed_restart_pauses_the_next_one_longer_each_time() {
     }
     assert_eq!(sup.next_due(t(90)), Some(t(90).plus(PAUSE_MAX)));
     // Up again: the pauses are forgotten.
-    let up = stack(State::Active, Some("up"), vec![svc("web", "running")]);
+    let up = stack(
+        State::Active,
+        Some(Desired::Up),
+        vec![svc("web", "running")],
+    );
     assert!(acts(&mut sup, &up, 100).is_empty());
     assert_eq!(acts(&mut sup, &s, 101)[0].0, Act::Restart);
 }
@@ -335,7 +355,7 @@ fn a_failed_restart_pauses_the_next_one_longer_each_time() {
 #[test]
 fn held_modules_do_not_wake_the_loop_for_their_grace() {
     let mut sup = Supervisor::new(GRACE);
-    let s = stack(State::Degraded, Some("up"), vec![unhealthy("web")]);
+    let s = stack(State::Degraded, Some(Desired::Up), vec![unhealthy("web")]);
     assert!(acts(&mut sup, &s, 0).is_empty());
     sup.record("m", Attempt::Refused, t(0));
     // Only the hold's own try is due, never the grace of a held module.
@@ -345,16 +365,16 @@ fn held_modules_do_not_wake_the_loop_for_their_grace() {
 }
 
 /// The scope of the one restart decided now.
-fn scope_of(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Scope {
+fn scope_of(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> RepairScope {
     let a = sup.decide(std::slice::from_ref(s), t(now));
     assert_eq!(a.len(), 1, "{a:?}");
     sup.began(&a[0], t(now));
     a[0].scope.clone()
 }
 
-fn containers(scope: &Scope) -> Vec<(String, How)> {
+fn containers(scope: &RepairScope) -> Vec<(String, How)> {
     match scope {
-        Scope::Containers(f) => f.iter().map(|f| (f.container.clone(), f.how)).collect(),
+        RepairScope::Containers(f) => f.iter().map(|f| (f.container.clone(), f.how)).collect(),
         other => panic!("not a container repair: {other:?}"),
     }
 }
@@ -364,7 +384,7 @@ fn the_smallest_repair_is_the_failed_container_alone() {
     let mut sup = Supervisor::new(GRACE);
     let s = stack(
         State::Failed,
-        Some("up"),
+        Some(Desired::Up),
         vec![
             svc("db", "running"),
             exited("web", 137),
@@ -379,7 +399,7 @@ fn the_smallest_repair_is_the_failed_container_alone() {
     let mut sup = Supervisor::new(GRACE);
     let s = stack(
         State::Degraded,
-        Some("up"),
+        Some(Desired::Up),
         vec![svc("db", "running"), unhealthy("web")],
     );
     assert!(acts(&mut sup, &s, 0).is_empty());
@@ -391,7 +411,11 @@ fn the_smallest_repair_is_the_failed_container_alone() {
     let mut sup = Supervisor::new(GRACE);
     let mut looping = svc("api", "restarting");
     looping.verdict = Some(Verdict::Failed { terminal: true });
-    let s = stack(State::Failed, Some("up"), vec![svc("db", "dead"), looping]);
+    let s = stack(
+        State::Failed,
+        Some(Desired::Up),
+        vec![svc("db", "dead"), looping],
+    );
     let a = sup.decide(std::slice::from_ref(&s), t(0));
     assert!(a[0].reason.ends_with("(and 1 more container)"), "{a:?}");
     assert_eq!(
@@ -404,29 +428,39 @@ fn the_smallest_repair_is_the_failed_container_alone() {
     // No containers at all, or a host unit: the module.
     let mut sup = Supervisor::new(GRACE);
     assert_eq!(
-        scope_of(&mut sup, &stack(State::Inactive, Some("up"), vec![]), 0),
-        Scope::Module
+        scope_of(
+            &mut sup,
+            &stack(State::Inactive, Some(Desired::Up), vec![]),
+            0
+        ),
+        RepairScope::Module
     );
     assert_eq!(
         scope_of(&mut sup, &unit(State::Failed, "failed/failed"), 0),
-        Scope::Module
+        RepairScope::Module
     );
 }
 
 #[test]
 fn a_small_repair_that_fails_escalates_to_the_module() {
     let mut sup = Supervisor::new(GRACE);
-    let s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
-    assert!(matches!(scope_of(&mut sup, &s, 0), Scope::Containers(_)));
+    let s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
+    assert!(matches!(
+        scope_of(&mut sup, &s, 0),
+        RepairScope::Containers(_)
+    ));
     assert!(!sup.record("m", Attempt::Failed, t(1)));
     // After the pause: the module, and the log says why.
-    let Scope::Escalated(why) = scope_of(&mut sup, &s, 10) else {
+    let RepairScope::Escalated(why) = scope_of(&mut sup, &s, 10) else {
         panic!("not escalated")
     };
     assert_eq!(why, "the repair of its containers did not bring it back");
     // The module's recreate worked: the next failure, much later, is small again.
     assert!(!sup.record("m", Attempt::Recovered, t(12)));
-    assert!(matches!(scope_of(&mut sup, &s, 1000), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 1000),
+        RepairScope::Containers(_)
+    ));
 }
 
 #[test]
@@ -434,37 +468,43 @@ fn the_same_container_failing_again_within_the_window_escalates() {
     let mut sup = Supervisor::new(GRACE);
     let mut s = stack(
         State::Failed,
-        Some("up"),
+        Some(Desired::Up),
         vec![exited("web", 137), svc("db", "running")],
     );
     s.limit.interval = "2m".into();
-    assert!(matches!(scope_of(&mut sup, &s, 0), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 0),
+        RepairScope::Containers(_)
+    ));
     assert!(!sup.record("m", Attempt::Recovered, t(2)));
     assert_eq!(
         scope_of(&mut sup, &s, 30),
-        Scope::Escalated("service web failed again 30s after its repair".into())
+        RepairScope::Escalated("service web failed again 30s after its repair".into())
     );
     assert!(!sup.record("m", Attempt::Recovered, t(32)));
     // Another container failing is its own small repair.
     let other = stack(
         State::Failed,
-        Some("up"),
+        Some(Desired::Up),
         vec![svc("web", "running"), exited("db", 137)],
     );
     let mut sup2 = sup.clone();
     assert!(matches!(
         scope_of(&mut sup2, &other, 200),
-        Scope::Containers(_)
+        RepairScope::Containers(_)
     ));
     // Past the window: small again.
-    assert!(matches!(scope_of(&mut sup, &s, 200), Scope::Containers(_)));
+    assert!(matches!(
+        scope_of(&mut sup, &s, 200),
+        RepairScope::Containers(_)
+    ));
 }
 
 #[test]
 fn a_restored_hold_is_held_without_a_new_hold() {
     let mut sup = Supervisor::new(GRACE);
-    let mut s = stack(State::Failed, Some("up"), vec![exited("web", 1)]);
-    s.limit.free_at = Some(t(600).rfc3339());
+    let mut s = stack(State::Failed, Some(Desired::Up), vec![exited("web", 1)]);
+    s.limit.free_at = Some(t(600));
     sup.restore(
         "m",
         Hold {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::run_state::{Activity, ContainerRun};
 use crate::module::status::{ModuleStatus, ServiceStatus, State, Verdict};
 use crate::stack::repair::{Fix, How};
 use crate::util::timefmt::Stamp;
@@ -24,9 +25,11 @@ impl Trouble {
 
 pub fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
     let unit = s.services.first()?;
-    let active = unit.state.split('/').next().unwrap_or("");
-    matches!(active, "failed" | "inactive")
-        .then(|| Trouble::module(format!("unit {} is {}", unit.name, unit.state)))
+    matches!(
+        unit.state.unit(),
+        Some(Activity::Failed | Activity::Inactive)
+    )
+    .then(|| Trouble::module(format!("unit {} is {}", unit.name, unit.state)))
 }
 
 /// `unhealthy`: (module, container) → since when; `grace`: how long that may last.
@@ -45,14 +48,14 @@ pub fn stack_trouble(
     let svc = &s.services;
     let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
     if let Some(c) = failed.first() {
-        let why = match c.state.as_str() {
-            "restarting" | "running" => format!(
+        let why = match run(c) {
+            Some(ContainerRun::Restarting | ContainerRun::Running) => format!(
                 "service {} is restarting in a loop (exit code {}, {} restarts)",
                 c.name,
                 code(c),
                 c.restart_count.unwrap_or(0)
             ),
-            "dead" => format!("service {} is dead", c.name),
+            Some(ContainerRun::Dead) => format!("service {} is dead", c.name),
             _ => format!(
                 "service {} exited with code {} and Docker is not restarting it",
                 c.name,
@@ -93,12 +96,13 @@ pub fn stack_trouble(
     let stopped: Vec<&ServiceStatus> = svc
         .iter()
         .filter(|c| {
-            c.verdict == Some(Verdict::Stopped) && matches!(c.state.as_str(), "exited" | "created")
+            c.verdict == Some(Verdict::Stopped)
+                && matches!(run(c), Some(ContainerRun::Exited | ContainerRun::Created))
         })
         .collect();
     let c = stopped.first()?;
-    let why = match c.state.as_str() {
-        "created" => format!("service {} was created but is not running", c.name),
+    let why = match run(c) {
+        Some(ContainerRun::Created) => format!("service {} was created but is not running", c.name),
         _ => format!("service {} is stopped (exit code {})", c.name, code(c)),
     };
     Some(Trouble {
@@ -110,9 +114,9 @@ pub fn stack_trouble(
 /// The smallest repair of one container: start it again if it only exited,
 /// restart it if it runs (unhealthy) or loops, recreate it if it is dead.
 fn fix_of(c: &ServiceStatus) -> Fix {
-    let how = match c.state.as_str() {
-        "exited" | "created" => How::Start,
-        "dead" => How::Recreate,
+    let how = match run(c) {
+        Some(ContainerRun::Exited | ContainerRun::Created) => How::Start,
+        Some(ContainerRun::Dead) => How::Recreate,
         _ => How::Restart,
     };
     Fix {
@@ -140,9 +144,16 @@ pub fn is_unhealthy(c: &ServiceStatus) -> bool {
 fn given_up(c: &ServiceStatus) -> bool {
     match c.verdict {
         Some(Verdict::Failed { terminal }) => terminal,
-        Some(Verdict::Stopped) => c.state == "exited" && c.exit_code.unwrap_or(0) != 0,
+        Some(Verdict::Stopped) => {
+            run(c) == Some(&ContainerRun::Exited) && c.exit_code.unwrap_or(0) != 0
+        }
         _ => false,
     }
+}
+
+/// A container's run state (`None` for a unit).
+fn run(c: &ServiceStatus) -> Option<&ContainerRun> {
+    c.state.container()
 }
 
 pub fn key_of(c: &ServiceStatus) -> String {

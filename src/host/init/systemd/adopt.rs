@@ -7,7 +7,7 @@
 //! a container) and `Restart=no`; then `daemon-reload`, `disable`, `stop`;
 //! then the drop-in goes, `daemon-reload`, `reset-failed`. Every step can be
 //! repeated. The drop-in lives under `/run`, so one left by a hal killed
-//! half-way is gone at the next boot too, and [`Systemd::instances`] finds it
+//! half-way is gone at the next boot too, and `instances` ([`super::Adopt`]) finds it
 //! before that, so that the next `hal adopt` finishes the job.
 //!
 //! `systemctl kill` alone would not do: once the main process dies, systemd
@@ -162,7 +162,7 @@ pub fn parse_instances(text: &str, prefix: &str) -> Vec<Instance> {
             let instance = unit.strip_prefix(prefix)?.strip_suffix(".service")?;
             Some(Instance {
                 instance: instance.to_string(),
-                activity: activity(get("ActiveState")),
+                activity: Activity::from_word(get("ActiveState")),
                 enabled: matches!(get("UnitFileState"), "enabled" | "enabled-runtime"),
                 exec_start: argvs(get("ExecStart")),
                 handing_over: get("DropInPaths")
@@ -172,18 +172,6 @@ pub fn parse_instances(text: &str, prefix: &str) -> Vec<Instance> {
             })
         })
         .collect()
-}
-
-fn activity(word: &str) -> Activity {
-    match word {
-        "active" => Activity::Active,
-        "activating" => Activity::Activating,
-        "reloading" => Activity::Reloading,
-        "deactivating" => Activity::Deactivating,
-        "inactive" => Activity::Inactive,
-        "failed" => Activity::Failed,
-        other => Activity::Other(other.to_string()),
-    }
 }
 
 /// The `argv[]=` of each command in an `ExecStart=` value.

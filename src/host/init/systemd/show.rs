@@ -72,15 +72,7 @@ fn unit_status(unit: &str, props: &[(&str, &str)]) -> UnitStatus {
         other => Load::Error(load_error(get("LoadError")).unwrap_or_else(|| other.to_string())),
     };
     let active = get("ActiveState");
-    let activity = match active {
-        "active" => Activity::Active,
-        "activating" => Activity::Activating,
-        "reloading" => Activity::Reloading,
-        "deactivating" => Activity::Deactivating,
-        "inactive" => Activity::Inactive,
-        "failed" => Activity::Failed,
-        other => Activity::Other(other.to_string()),
-    };
+    let activity = Activity::from_word(active);
     let status = get("ExecMainStatus").parse::<i64>().ok();
     let main_exit = match (get("ExecMainCode"), status) {
         ("1", Some(s)) => Some(MainExit::Exited(s)),

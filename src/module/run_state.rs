@@ -1,0 +1,179 @@
+//! What a service row of a status is doing, typed: a container's run state or a unit's activity, each with its words defined once, published as those words.
+
+use serde::{Serialize, Serializer};
+
+/// Where a unit is in its life, in the words systemd made common (its
+/// `ActiveState`); an init with other words maps them onto these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Activity {
+    Active,
+    Activating,
+    Reloading,
+    Deactivating,
+    Inactive,
+    Failed,
+    /// A word this hal does not know yet.
+    Other(String),
+}
+
+impl Activity {
+    /// The activity an init's word names.
+    pub fn from_word(word: &str) -> Activity {
+        match word {
+            "active" => Activity::Active,
+            "activating" => Activity::Activating,
+            "reloading" => Activity::Reloading,
+            "deactivating" => Activity::Deactivating,
+            "inactive" => Activity::Inactive,
+            "failed" => Activity::Failed,
+            other => Activity::Other(other.to_string()),
+        }
+    }
+
+    /// The word, as `from_word` reads it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Activity::Active => "active",
+            Activity::Activating => "activating",
+            Activity::Reloading => "reloading",
+            Activity::Deactivating => "deactivating",
+            Activity::Inactive => "inactive",
+            Activity::Failed => "failed",
+            Activity::Other(w) => w,
+        }
+    }
+}
+
+/// A container's run state, in the engine's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContainerRun {
+    Created,
+    Running,
+    Paused,
+    Restarting,
+    Removing,
+    Exited,
+    Dead,
+    /// A word this hal does not know (or none).
+    Other(String),
+}
+
+impl ContainerRun {
+    /// The run state an engine's word names.
+    pub fn from_word(word: &str) -> ContainerRun {
+        match word {
+            "created" => ContainerRun::Created,
+            "running" => ContainerRun::Running,
+            "paused" => ContainerRun::Paused,
+            "restarting" => ContainerRun::Restarting,
+            "removing" => ContainerRun::Removing,
+            "exited" => ContainerRun::Exited,
+            "dead" => ContainerRun::Dead,
+            other => ContainerRun::Other(other.to_string()),
+        }
+    }
+
+    /// The word, as `from_word` reads it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ContainerRun::Created => "created",
+            ContainerRun::Running => "running",
+            ContainerRun::Paused => "paused",
+            ContainerRun::Restarting => "restarting",
+            ContainerRun::Removing => "removing",
+            ContainerRun::Exited => "exited",
+            ContainerRun::Dead => "dead",
+            ContainerRun::Other(w) => w,
+        }
+    }
+}
+
+/// The state of one service row: a container's, or a unit's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServiceState {
+    Container(ContainerRun),
+    Unit {
+        activity: Activity,
+        /// The init's own words for people, e.g. systemd's `active/running`.
+        words: String,
+    },
+}
+
+impl ServiceState {
+    /// What the status document says: the engine's word, or the init's words.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ServiceState::Container(run) => run.as_str(),
+            ServiceState::Unit { words, .. } => words,
+        }
+    }
+
+    /// The container's run state, if this is a container.
+    pub fn container(&self) -> Option<&ContainerRun> {
+        match self {
+            ServiceState::Container(run) => Some(run),
+            ServiceState::Unit { .. } => None,
+        }
+    }
+
+    /// The unit's activity, if this is a unit.
+    pub fn unit(&self) -> Option<&Activity> {
+        match self {
+            ServiceState::Unit { activity, .. } => Some(activity),
+            ServiceState::Container(_) => None,
+        }
+    }
+}
+
+impl Default for ServiceState {
+    /// A container the engine said nothing of.
+    fn default() -> ServiceState {
+        ServiceState::Container(ContainerRun::Other(String::new()))
+    }
+}
+
+impl std::fmt::Display for ServiceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ServiceState {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip() {
+        for w in [
+            "active",
+            "activating",
+            "reloading",
+            "deactivating",
+            "inactive",
+            "failed",
+            "maintenance",
+        ] {
+            assert_eq!(Activity::from_word(w).as_str(), w);
+        }
+        for w in [
+            "created",
+            "running",
+            "paused",
+            "restarting",
+            "removing",
+            "exited",
+            "dead",
+            "",
+        ] {
+            assert_eq!(ContainerRun::from_word(w).as_str(), w);
+        }
+        assert_eq!(Activity::from_word("failed"), Activity::Failed);
+        assert_eq!(ContainerRun::from_word("dead"), ContainerRun::Dead);
+    }
+}
