@@ -638,8 +638,14 @@ step_podman() {
     fi
     have=$(podman image inspect --format '{{.Id}}' "$FIXTURE_REMOTE" 2>/dev/null || true)
     [[ sha256:$have == "$want" ]] || podman tag "$FIXTURE_IMAGE" "$FIXTURE_REMOTE"
-    local out
-    out=$(DOCKER_HOST=unix://$PODMAN_SOCK docker run --rm --init "$FIXTURE_IMAGE" sh -c 'echo ok')
+    # The docker CLI's attach to Podman sometimes answers 409 ("unable to upgrade
+    # to tcp") on a loaded machine: a container that runs is what is checked.
+    local out tries
+    for tries in 1 2 3; do
+        out=$(DOCKER_HOST=unix://$PODMAN_SOCK docker run --rm --init "$FIXTURE_IMAGE" sh -c 'echo ok' 2>&1) && break
+        log "docker run on podman, try $tries: $out"
+        sleep 1
+    done
     [[ $out == ok ]] || die "docker run on podman: '$out' (want ok)"
 
     # The healthcheck loop: restarted when its text changes.
