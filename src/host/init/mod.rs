@@ -147,6 +147,12 @@ pub trait Init: Send + Sync {
         None
     }
 
+    /// [`Init::adoption`], or the error saying this init has none.
+    fn adopter(&self) -> anyhow::Result<&dyn Adopt> {
+        self.adoption()
+            .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", self.name()))
+    }
+
     /// The command a person runs to have `units` started now and at every
     /// boot (or login), for `doctor`'s hints.
     fn enable_hint(&self, units: &[&str]) -> String;
