@@ -3,7 +3,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::rig::{self, Rig, containers, eventually, hal, stack, wait_child};
+use crate::rig::{self, ComposeCalls, Rig, hal, stack, wait_child};
 
 fn quick(rig: &Rig, short: &str) -> String {
     rig.stack(short, stack().service("app").keeps_running())
@@ -122,7 +122,8 @@ fn corrupt_state_file_is_rebuilt_with_a_warning() {
 
 #[test]
 fn sigkill_mid_start_leaves_no_stuck_lock() {
-    let Some(rig) = rig::engine() else { return };
+    let Some(mut rig) = rig::engine() else { return };
+    let calls = ComposeCalls::install(&mut rig);
     let m = rig.stack(
         "slow",
         stack().service("app").healthy_after(5).keeps_running(),
@@ -133,11 +134,8 @@ fn sigkill_mid_start_leaves_no_stuck_lock() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until it is waiting for health (the container exists), then kill it.
-    assert!(eventually(Duration::from_secs(30), || {
-        !containers(&m).is_empty()
-    }));
-    std::thread::sleep(Duration::from_millis(500));
+    // Killed while it waits for health (its `compose up` returned), holding the lock.
+    calls.await_up(1);
     child.kill().unwrap();
     child.wait().unwrap();
     // The next call takes the module lock at once and completes.
