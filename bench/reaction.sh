@@ -77,8 +77,8 @@ for n in $SIZES; do
     docker compose -p "$twin" -f "twin/$twin/compose.yaml" up -d --quiet-pull >/dev/null 2>&1
     "$HAL_BIN" watch --interval 1h >"watch-$n.log" 2>&1 &
     watch_pid=$!
-    # "docker: connected to …" (or the engine's own name): the event stream is open.
-    until grep -Eqs "^[a-z]+: connected" "watch-$n.log"; do
+    # "docker: subscribed to container events" (or the engine's own name): the event stream is open.
+    until grep -Eqs "^[a-z]+: subscribed to container events" "watch-$n.log"; do
         kill -0 "$watch_pid" 2>/dev/null || { say "hal watch exited:"; cat "watch-$n.log" >&2; exit 1; }
         sleep 0.1
     done

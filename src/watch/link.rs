@@ -33,6 +33,8 @@ pub struct Link {
     backoff: Duration,
     /// Whether the engine was ever reached (for the wording of the log).
     ever_up: bool,
+    /// Connected, and the subscription not yet said in the log.
+    unsaid: bool,
 }
 
 impl Link {
@@ -43,6 +45,7 @@ impl Link {
             retry_at: Instant::now(),
             backoff: BACKOFF_FIRST,
             ever_up: false,
+            unsaid: false,
         }
     }
 
@@ -64,6 +67,14 @@ impl Link {
         self.events = Some(events);
         self.backoff = BACKOFF_FIRST;
         self.ever_up = true;
+        self.unsaid = true;
+    }
+
+    /// Whether a subscription is live and not yet said in the log (true once per connection).
+    pub fn take_unsaid(&mut self) -> bool {
+        let say = self.unsaid && self.up();
+        self.unsaid &= !say;
+        say
     }
 
     /// The link is down (or could not be made): returns how long until the next try.

@@ -24,6 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -195,6 +196,7 @@ impl<'a> Watcher<'a> {
             if let Err(Stopped(why)) = self.tick().await {
                 return why;
             }
+            self.subscribed();
             let wake = self.wake();
             tokio::select! {
                 why = self.stop.recv() => return why,
@@ -331,6 +333,24 @@ impl<'a> Watcher<'a> {
             Err(why) => self.engine_down(&why, "not reachable"),
         }
         Ok(())
+    }
+
+    /// Once per connection, after the look that follows it: sends the event
+    /// subscription's request (its first poll) and says so. The subscription
+    /// starts a second before the connection, so from this line on no event
+    /// after `docker: connected` is missed; tests wait on it.
+    fn subscribed(&mut self) {
+        if !self.link.take_unsaid() {
+            return;
+        }
+        if let Some(ev) = self.link.next().now_or_never() {
+            self.on_event(ev);
+        }
+        if self.link.up() {
+            let text = "subscribed to container events".to_string();
+            self.log
+                .emit(Entry::about("docker", "subscribed", None, text));
+        }
     }
 
     /// The engine went away: say so once per failed try, and try again later.

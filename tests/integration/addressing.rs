@@ -283,7 +283,6 @@ fn one_service_of_a_stack() {
     let worker = format!("{web}-worker-1");
     let www_before = identity(&www);
     let worker_before = identity(&worker);
-    std::thread::sleep(Duration::from_millis(1100));
 
     // restart web/worker: worker starts again, www keeps its container and its uptime.
     let restarted = run(

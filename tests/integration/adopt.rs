@@ -38,6 +38,18 @@ fn identity(container: &str) -> String {
     docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", container])
 }
 
+/// Waits until `hal status` says every one of `modules` is active.
+#[track_caller]
+fn await_active(m: &Machine, modules: &[&str]) {
+    assert!(
+        eventually(Duration::from_secs(30), || modules
+            .iter()
+            .all(|s| status_of(m, s).0 == "active")),
+        "not active: {:?}",
+        modules.iter().map(|s| status_of(m, s)).collect::<Vec<_>>()
+    );
+}
+
 fn status_of(m: &Machine, module: &str) -> (String, String) {
     let r = m.sh(&format!("hal --json status {module}"));
     let doc: serde_json::Value =
@@ -100,7 +112,9 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
         }),
         "the template did not start the stacks"
     );
-    std::thread::sleep(Duration::from_secs(1));
+    // Up for hal too (a container counts once it has stayed up a moment):
+    // adopt records what it sees.
+    await_active(&m, &[&a, &b]);
     let (ia, ib) = (identity(&ca), identity(&cb));
 
     // --dry-run: the plan, c refused by name, and nothing changed.
@@ -178,7 +192,7 @@ fn adopt_takes_a_live_node_over_with_no_container_restarted_and_boot_brings_back
         let ps = docker(&["ps", "--format", "{{.Names}}"]);
         ps.contains(&cd) && ps.contains(&ce)
     }));
-    std::thread::sleep(Duration::from_secs(1));
+    await_active(&m, &[&d, &e]);
     let (id_, ie) = (identity(&cd), identity(&ce));
     let drop_in =
         format!("{USER_RUNTIME}/systemd/user.control/hal-module@{d}.service.d/zz-hal-adopt.conf");

@@ -145,7 +145,9 @@ fn included_file_and_subfolder_env_file_edits_are_applied() {
     hal(&rig).args(["module", "start", &m]).code(0);
     let (web, wk) = (format!("{m}-web-1"), format!("{m}-worker-1"));
     assert!(inspect(&web, "{{json .Config.Env}}").contains("NAME=one"));
-    std::thread::sleep(Duration::from_millis(1200));
+    // Settled for the fast path: only the change check can send the next start
+    // through compose.
+    rig::past_first_second(&m);
 
     rig.write(&m, "env/app.env", "NAME=two\n");
     hal(&rig).args(["module", "start", &m]).code(0);
@@ -155,6 +157,7 @@ fn included_file_and_subfolder_env_file_edits_are_applied() {
         "sub-folder env file edit not applied: {env}"
     );
 
+    rig::past_first_second(&m);
     rig.write(&m, "parts/worker.yaml", &worker("2"));
     hal(&rig).args(["module", "start", &m]).code(0);
     let env = inspect(&wk, "{{json .Config.Env}}");

@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::rig::{self, containers, eventually, hal, in_ci, stack, wait_child};
+use crate::rig::{self, ComposeCalls, eventually, hal, in_ci, stack, wait_child};
 
 const PIDFILE: &str = "/var/run/docker.pid";
 
@@ -43,9 +43,10 @@ fn dockerd_restart_during_a_start() {
     ) else {
         return;
     };
-    let Some(rig) = rig::engine_alone() else {
+    let Some(mut rig) = rig::engine_alone() else {
         return;
     };
+    let calls = ComposeCalls::install(&mut rig);
     let Some(pid) = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
         rig::missing(
             &format!("dockerd has no pidfile at {PIDFILE}"),
@@ -60,10 +61,8 @@ fn dockerd_restart_during_a_start() {
         stack().service("app").healthy_after(30).keeps_running(),
     );
     let mut child = hal(&rig).args(["module", "start", &m]).spawn();
-    assert!(eventually(Duration::from_secs(30), || {
-        !containers(&m).is_empty()
-    }));
-    std::thread::sleep(Duration::from_secs(1));
+    // Its `compose up` returned: hal waits for health, on the Engine API alone.
+    calls.await_up(1);
 
     let revive = Revive;
     rig.engine_restarted();

@@ -4,7 +4,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rig::{self, Rig, containers, eventually, hal, running_ids, script, stack, wait_child};
+use crate::rig::{self, ComposeCalls, Rig, await_line, eventually, hal, script, stack, wait_child};
 
 /// A stack that takes a minute to turn healthy: hal waits for it.
 fn slow_to_health() -> rig::compose::Stack {
@@ -84,7 +84,8 @@ fn ctrl_c_during_compose_up_exits_130_kills_the_child_and_frees_the_lock() {
 
 #[test]
 fn signals_during_wait_restart_and_rescue() {
-    let Some(rig) = rig::engine() else { return };
+    let Some(mut rig) = rig::engine() else { return };
+    let calls = ComposeCalls::install(&mut rig);
     let m = rig.stack("slow", slow_to_health());
     for (args, sig, code) in [
         (vec!["module", "start"], "-INT", 130),
@@ -94,12 +95,10 @@ fn signals_during_wait_restart_and_rescue() {
     ] {
         let mut full = args.clone();
         full.push(&m);
+        let ups = calls.ups();
         let mut child = rig.cmd(&full).spawn().unwrap();
-        // Wait until it waits for health (the container exists and runs).
-        assert!(eventually(Duration::from_secs(30), || {
-            running_ids(&m).trim().len() > 4
-        }));
-        std::thread::sleep(Duration::from_millis(1500));
+        // Its `compose up` returned: hal waits for health.
+        calls.await_up(ups + 1);
         signal(&child, sig);
         let out = wait_child(&mut child, Duration::from_secs(10));
         assert_eq!(out.status.code(), Some(code), "{full:?} {sig}: {out:?}");
@@ -154,10 +153,11 @@ fn missing_or_babbling_compose_is_named() {
 
 #[test]
 fn a_cut_socket_mid_start_exits_6_without_hanging() {
-    let Some(rig) = rig::engine() else { return };
+    let Some(mut rig) = rig::engine() else { return };
     let Some(()) = rig::need("socat", "-V") else {
         return;
     };
+    let calls = ComposeCalls::install(&mut rig);
     let sock = rig.dir.join("docker.sock");
     let mut proxy = Command::new("socat")
         .arg(format!("UNIX-LISTEN:{},fork", sock.display()))
@@ -168,10 +168,8 @@ fn a_cut_socket_mid_start_exits_6_without_hanging() {
     let host = format!("unix://{}", sock.display());
     let m = rig.stack("slow", slow_to_health());
     let mut child = hal(&rig).args(["-H", &host, "module", "start", &m]).spawn();
-    assert!(eventually(Duration::from_secs(30), || {
-        !containers(&m).is_empty()
-    }));
-    std::thread::sleep(Duration::from_secs(1));
+    // Cut while hal waits for health, on the Engine API alone.
+    calls.await_up(1);
     proxy.kill().unwrap();
     proxy.wait().unwrap();
     let _ = std::fs::remove_file(&sock);
@@ -241,7 +239,8 @@ fn a_cut_socket_under_logs_follow_ends_with_6() {
     let mut child = hal(&rig)
         .args(["-H", &host, "module", "logs", "-f", &m])
         .spawn();
-    std::thread::sleep(Duration::from_secs(2));
+    // Following: a line came through the proxy.
+    await_line(&mut child, Duration::from_secs(20), |l| l.contains("tick"));
     Command::new("kill")
         .args(["-KILL", "--", &format!("-{}", proxy.id())])
         .status()
@@ -257,5 +256,4 @@ fn a_cut_socket_under_logs_follow_ends_with_6() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("tick"));
 }

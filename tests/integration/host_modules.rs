@@ -399,17 +399,24 @@ fn logs_merge_stacks_and_units_in_time_order() {
         module("usrl", &usr, Scope::User)
     ));
     s.hal(&["module", "start", &web, "sysl", "usrl"]).expect(0);
-    std::thread::sleep(Duration::from_secs(2));
+    let sources = [(web.as_str(), "web "), ("sysl", "sys "), ("usrl", "usr ")];
+    let lines_of = |docs: &[serde_json::Value], module: &str, word: &str| {
+        docs.iter()
+            .filter(|d| d["module"] == module && d["message"].as_str().unwrap().starts_with(word))
+            .count()
+    };
+    // Every source has said three lines or more.
+    let enough = eventually(Duration::from_secs(20), || {
+        let docs = json_lines(&s.hal(&["--json", "module", "logs", &web, "sysl", "usrl"]));
+        sources.iter().all(|(m, w)| lines_of(&docs, m, w) >= 3)
+    });
 
     let r = s.hal(&["--json", "module", "logs", &web, "sysl", "usrl"]);
     r.expect(0);
     let docs = json_lines(&r);
-    for (module, word) in [(web.as_str(), "web "), ("sysl", "sys "), ("usrl", "usr ")] {
-        let n = docs
-            .iter()
-            .filter(|d| d["module"] == module && d["message"].as_str().unwrap().starts_with(word))
-            .count();
-        assert!(n >= 3, "{module}: only {n} lines in {r:#?}");
+    for (module, word) in sources {
+        let n = lines_of(&docs, module, word);
+        assert!(enough && n >= 3, "{module}: only {n} lines in {r:#?}");
     }
     let times: Vec<&str> = docs.iter().map(|d| d["time"].as_str().unwrap()).collect();
     assert!(

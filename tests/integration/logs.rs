@@ -36,7 +36,15 @@ fn logs_merge_in_time_order_with_prefixes_json_and_tail() {
             .keeps_running(),
     );
     hal(&rig).args(["module", "start", &m]).code(0);
-    std::thread::sleep(Duration::from_secs(3));
+    // Both have said everything: their last line is on stderr.
+    let said_all = || {
+        let r = hal(&rig).args(["module", "logs", &m]).run();
+        r.stdout.contains("a-err") && r.stdout.contains("b-err")
+    };
+    assert!(
+        eventually(Duration::from_secs(30), said_all),
+        "no -err lines"
+    );
 
     let run = hal(&rig)
         .args(["module", "logs", "--timestamps", &m])

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::rig::compose::Stack;
-use crate::rig::{self, engine, path_str, run, stack};
+use crate::rig::{self, engine, eventually, path_str, run, stack};
 
 const ESC: u8 = 0x1b;
 
@@ -161,11 +161,11 @@ fn a_terminal_gets_a_bounded_progress_area_and_the_summary_last() {
 
     // While it runs, the screen never holds more than it has rows, and the
     // area (everything below the finished lines) stays within them too.
-    let deadline = Instant::now() + Duration::from_secs(240);
     let mut biggest_area = 0;
     let mut saw_more = false;
-    let screen = loop {
-        let screen = tmux.capture(false);
+    let mut screen = String::new();
+    let finished = eventually(Duration::from_secs(240), || {
+        screen = tmux.capture(false);
         let lines: Vec<&str> = screen.lines().collect();
         assert!(lines.len() <= ROWS, "{} lines:\n{screen}", lines.len());
         let area = lines
@@ -176,12 +176,9 @@ fn a_terminal_gets_a_bounded_progress_area_and_the_summary_last() {
             .count();
         biggest_area = biggest_area.max(area);
         saw_more |= screen.contains("more running");
-        if screen.contains("EXIT=") {
-            break screen;
-        }
-        assert!(Instant::now() < deadline, "hal did not finish:\n{screen}");
-        std::thread::sleep(Duration::from_millis(150));
-    };
+        screen.contains("EXIT=")
+    });
+    assert!(finished, "hal did not finish:\n{screen}");
     assert!(
         saw_more,
         "30 modules on 24 rows, but never a `+N more` line"

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use crate::rig::watch::{Watch, lines_about};
+use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
 use crate::rig::{self, docker, hal, stack};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
@@ -56,12 +56,7 @@ fn watch_repairs_the_killed_service_alone() {
     assert_eq!(before.len(), 3, "{before:?}");
     // No full pass after the first: the engine's `die` event alone starts the repair.
     let mut w = Watch::spawn_every(&rig, &[], "1h");
-    w.expect(Duration::from_secs(20), |l| {
-        l.starts_with("docker: connected")
-    });
-    // No line says the event stream is live yet ("docker: connected" comes
-    // before the subscription's request): a named grace, not a proof.
-    std::thread::sleep(Duration::from_millis(500));
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
     let b = format!("{m}-b-1");
     docker(&["kill", &b]);
     let why = w.expect(Duration::from_secs(30), |l| {
@@ -199,7 +194,8 @@ fn a_service_that_keeps_dying_escalates_then_is_held_across_a_watch_restart() {
     ));
     std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(&rig.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    hal(&rig).args(["module", "start", &m]).code(0);
+    let canary = rig.stack("canary", stack().service("app").keeps_running());
+    hal(&rig).args(["module", "start", &m, &canary]).code(0);
     let www = format!("{m}-www-1");
     let www_before = identities(&m)[&www].clone();
     let mut w = Watch::spawn(&rig, &[]);
@@ -247,7 +243,7 @@ fn a_service_that_keeps_dying_escalates_then_is_held_across_a_watch_restart() {
         still.ends_with("; on_failure already ran for this hold"),
         "{still}"
     );
-    let later = w.collect_for(Duration::from_secs(6));
+    let later = w.canary(&canary);
     for what in [
         "repairing",
         "recreating",
@@ -294,7 +290,6 @@ fn restart_of_one_service_restarts_all_its_replicas_and_nothing_else() {
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = identities(&m);
     assert_eq!(before.len(), 3, "{before:?}");
-    std::thread::sleep(Duration::from_millis(1100));
     hal(&rig)
         .args(["module", "restart", &format!("{m}/worker")])
         .code(0);

@@ -39,6 +39,7 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
     users(&s);
     s.m.sh_ok("rm -rf /var/lib/hal /home/bob/.local/state/hal");
     let x = s.stack("x", stack().service("app").keeps_running());
+    let canary = s.stack("canary", stack().service("app").keeps_running());
     // Root's watch, on the node's state, as hal-watch.service runs it.
     let watch = s.unit(
         Scope::System,
@@ -48,7 +49,7 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
             s.config_path()
         ),
     );
-    hal_as(&s, "root", &["start", &x]).expect(0);
+    hal_as(&s, "root", &["start", &x, &canary]).expect(0);
     s.m.sh_ok(&format!("systemctl start {watch}"));
     let mode = s.m.sh_ok("stat -c '%a %G' /var/lib/hal");
     assert!(
@@ -58,7 +59,19 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
 
     let stop = hal_as(&s, "bob", &["stop", &x]);
     stop.expect(0);
-    std::thread::sleep(Duration::from_secs(5));
+    // A module the watch must repair, broken after the stop: once it is back,
+    // the watch has read x since (and left it down).
+    rig::docker(&["kill", &format!("{canary}-app-1")]);
+    let repaired = format!("{canary}: restarted, active");
+    let journal = || {
+        s.m.sh(&format!("journalctl -u {watch} --no-pager -o cat"))
+            .stdout
+    };
+    assert!(
+        eventually(Duration::from_secs(60), || journal().contains(&repaired)),
+        "the watch did not repair {canary}:\n{}",
+        journal()
+    );
     for user in ["root", "bob"] {
         let st = hal_as(&s, user, &["--json", "status", &x]);
         assert_eq!(st.state_of(&x), "inactive", "{user}: {st}\nstop: {stop}");
@@ -144,10 +157,7 @@ fn starts_that_start_nothing_count_nothing() {
     };
     assert_eq!(used(&rig), 1);
     // Settled: the fast path sees every container up for more than a moment.
-    assert!(eventually(Duration::from_secs(10), || {
-        rig.state_of(&m) == "active"
-    }));
-    std::thread::sleep(Duration::from_secs(2));
+    rig::past_first_second(&m);
     for _ in 0..10 {
         hal(&rig).args(["start", &m]).code(0);
     }

@@ -5,7 +5,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rig::watch::{Watch, lines_about};
+use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
 use crate::rig::{self, Rig, containers, docker, eventually, hal, path_str, stack};
 
 /// A module of one service that Docker keeps running.
@@ -67,8 +67,8 @@ fn a_stack_made_after_the_watch_started_is_read_at_the_next_pass() {
     // A stack from the start, so the watch is connected to the engine's events.
     idle(&rig, "first");
     let mut w = Watch::spawn_with(&rig, &[], &["--interval", "10s", "--resync", "1h"]);
-    // Its first pass (which would find any stack) is over well before the next, 10 s on.
-    std::thread::sleep(Duration::from_secs(2));
+    // Its first pass (which would find any stack) is over, the next is 10 s on.
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
     let m = rig.stack("late", stack().service("app").runs("exit 3"));
     hal(&rig).args(["module", "start", "--no-wait", &m]).code(0);
     let why = w.expect(Duration::from_secs(30), |l| {
@@ -122,7 +122,10 @@ fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
     let stopped = idle(&rig, "stopped");
     let foreign = idle(&rig, "foreign");
     let never = idle(&rig, "never");
-    hal(&rig).args(["module", "start", &stopped]).code(0);
+    let canary = idle(&rig, "canary");
+    hal(&rig)
+        .args(["module", "start", &stopped, &canary])
+        .code(0);
     // Started by plain compose, not by hal: no desired state.
     let file = rig.root.join(&foreign).join("compose.yaml");
     let up = Command::new("docker")
@@ -134,8 +137,9 @@ fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
     let mut w = Watch::spawn(&rig, &[]);
     hal(&rig).args(["module", "stop", &stopped]).code(0);
     docker(&["kill", &container_of(&foreign)]);
-    // Several full passes (every 2s) and the events of the stop and the kill.
-    let lines = w.collect_for(Duration::from_secs(7));
+    // The events of the stop and the kill are decided on once the canary,
+    // killed after them, is back; `never` was read at the first pass.
+    let lines = w.canary(&canary);
     for m in [&stopped, &foreign, &never] {
         let about: Vec<&String> = lines_about(&lines, m, "");
         assert!(about.is_empty(), "{m} was touched: {about:?}\n{}", w.dump());
@@ -178,6 +182,8 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     hal(&rig)
         .args(["module", "start", "--timeout", "30s", &m])
         .code(1);
+    let canary = idle(&rig, "canary");
+    hal(&rig).args(["module", "start", &canary]).code(0);
     let mut w = Watch::spawn(&rig, &[]);
     let held = w.expect(Duration::from_secs(50), |l| {
         l.starts_with(&format!("{m}: held: "))
@@ -219,8 +225,9 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     assert!(note.starts_with(&format!("{m}|")), "{note}");
     assert!(note.contains("start limit hit"), "{note}");
 
-    // Held: no more restarts, on_failure does not run again, status says failed.
-    let later = w.collect_for(Duration::from_secs(5));
+    // Held: no more restarts, on_failure does not run again, status says failed
+    // (its deaths since are decided on once the canary is back).
+    let later = w.canary(&canary);
     assert!(
         lines_about(&later, &m, "restarting").is_empty()
             && lines_about(&later, &m, "repairing").is_empty()

@@ -57,6 +57,28 @@ pub fn running_ids(project: &str) -> String {
     docker(&["ps", "-q", "--filter", &project_label(project)])
 }
 
+/// Waits until `docker ps` says every container of `project` has run a
+/// second or more. Its status text counts whole seconds ("Up Less than a
+/// second", then "Up 1 second"), and hal's fast path takes a running container
+/// as settled only past that first second: before it, a start goes through
+/// compose whatever changed, so a test of the fast path or of the change check
+/// waits this clock out first.
+#[track_caller]
+pub fn past_first_second(project: &str) {
+    let label = project_label(project);
+    let settled = || {
+        let ps = docker(&["ps", "-a", "--format", "{{.Status}}", "--filter", &label]);
+        !ps.trim().is_empty()
+            && ps
+                .lines()
+                .all(|s| s.starts_with("Up ") && !s.contains("Less than a second"))
+    };
+    assert!(
+        super::eventually(std::time::Duration::from_secs(10), settled),
+        "{project}: not every container up past its first second"
+    );
+}
+
 /// Removes every container and network of the project.
 pub fn purge_project(project: &str) {
     let label = project_label(project);

@@ -19,6 +19,7 @@ pub mod fresh;
 pub mod guard;
 pub mod machine;
 pub mod run;
+pub mod spy;
 pub mod systemd;
 pub mod watch;
 
@@ -28,11 +29,12 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use compose::stack;
-pub use docker::{FIXTURE, containers, docker, ids, networks, running_ids};
+pub use docker::{FIXTURE, containers, docker, ids, networks, past_first_second, running_ids};
 pub use guard::{have, in_ci, missing, need, need_that};
 pub use run::{
-    Run, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
+    Run, await_line, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
 };
+pub use spy::ComposeCalls;
 
 use guard::Lease;
 

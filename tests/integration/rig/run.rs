@@ -1,7 +1,7 @@
 //! Running hal (or anything) to completion, bounded in time, and reading what it left.
 
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
@@ -187,6 +187,35 @@ pub fn wait_child(child: &mut Child, limit: Duration) -> Output {
         stdout: t_out.join().unwrap(),
         stderr: t_err.join().unwrap(),
     }
+}
+
+/// Reads `child`'s stdout until a line matching `pred` comes, and returns it
+/// (failing the test if none comes within `limit`); the rest of its stdout is
+/// read and dropped, so a later [`wait_child`] sees none of it.
+#[track_caller]
+pub fn await_line(child: &mut Child, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+    let stdout = child.stdout.take().expect("a piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + limit;
+    let mut seen = Vec::new();
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if pred(&line) {
+            return line;
+        }
+        seen.push(line);
+    }
+    panic!(
+        "no such line within {limit:?}; stdout so far:\n{}",
+        seen.join("\n")
+    )
 }
 
 /// Polls `f` until it returns true or `limit` passes.

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 
 use super::Rig;
 
+/// The line by which watch says the engine's events reach it: from here on, a
+/// container event (a kill, a stop) is seen.
+pub const SUBSCRIBED: &str = "docker: subscribed to container events";
+
 /// A running `hal watch`, its stdout read line by line; killed when dropped.
 pub struct Watch {
     child: Child,
@@ -106,6 +110,23 @@ impl Watch {
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
             }
         }
+    }
+
+    /// Kills the one container of `canary` (a stack started by hal, which the
+    /// watch must repair) and waits until the watch has it back; returns every
+    /// line read since the last wait. The watch acts on the engine's events in
+    /// order, so by then it has decided on every event from before the kill:
+    /// the positive line a test waits for before asserting that something
+    /// else was left alone.
+    #[track_caller]
+    pub fn canary(&mut self, canary: &str) -> Vec<String> {
+        let before = self.seen.len();
+        let names = super::containers(canary);
+        assert_eq!(names.len(), 1, "canary {canary}: {names:?}");
+        super::docker(&["kill", &names[0]]);
+        let back = format!("{canary}: restarted, active (");
+        self.expect(Duration::from_secs(60), |l| l.starts_with(&back));
+        self.seen[before..].to_vec()
     }
 
     /// Every line that arrives within `d`.
