@@ -31,12 +31,6 @@ pub trait Adopt: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<()>>;
 }
 
-/// `init`'s adoption, or the error saying it has none.
-pub fn of(init: &dyn super::Init) -> anyhow::Result<&dyn Adopt> {
-    init.adoption()
-        .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", init.name()))
-}
-
 /// One instance of a template unit, as [`Adopt::instances`] finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instance {

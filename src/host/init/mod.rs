@@ -29,6 +29,12 @@ use crate::util::timefmt::Stamp;
 pub use self::adoption::{Adopt, Instance};
 pub use crate::module::run_state::Activity;
 
+/// `init`'s adoption, or the error saying it has none.
+pub fn adoption_of(init: &dyn Init) -> anyhow::Result<&dyn Adopt> {
+    init.adoption()
+        .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", init.name()))
+}
+
 /// Whether the init could load the unit's definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Load {
@@ -53,8 +59,12 @@ pub struct UnitStatus {
     pub unit: String,
     pub load: Load,
     pub activity: Activity,
-    /// The init's own words, e.g. `active/running`, `failed/failed`.
+    /// The init's own words, `ACTIVITY/SUB` (e.g. `active/running`,
+    /// `failed/failed`), or the activity alone for an init without sub-states.
     pub words: String,
+    /// The init is restarting it on its own after a failure (systemd's
+    /// `activating/auto-restart`).
+    pub auto_restart: bool,
     /// Why it last stopped or failed, e.g. `exit-code`; `None` when it succeeded.
     pub result: Option<String>,
     pub main_exit: Option<MainExit>,
@@ -74,6 +84,17 @@ pub struct UnitStatus {
     pub next_run: Option<Stamp>,
     /// When a timer last elapsed.
     pub last_trigger: Option<Stamp>,
+}
+
+impl UnitStatus {
+    /// The words as a phrase for people: `inactive/dead` → `inactive (dead)`.
+    pub fn phrase(&self) -> String {
+        match self.words.split_once('/') {
+            Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
+            Some((state, _)) => state.to_string(),
+            None => self.words.clone(),
+        }
+    }
 }
 
 /// Which journal lines to read.
