@@ -311,18 +311,6 @@ impl Init for Memory {
         .boxed()
     }
 
-    fn restart<'a>(
-        &'a self,
-        unit: &'a str,
-        timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        async move {
-            self.stop(unit, timeout).await?;
-            self.start(unit, true, timeout).await
-        }
-        .boxed()
-    }
-
     fn reset_failed<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         async move {
             self.unreachable()?;

@@ -148,10 +148,6 @@ pub trait Init: Send + Sync {
     /// Stops a unit and waits for the stop job, giving up after `timeout`.
     fn stop<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>>;
 
-    /// Restarts a unit and waits for the job, giving up after `timeout`.
-    fn restart<'a>(&'a self, unit: &'a str, timeout: Duration)
-    -> BoxFuture<'a, anyhow::Result<()>>;
-
     /// Forgets a unit's failed state (and the init's own start-rate count).
     fn reset_failed<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
 
