@@ -2,15 +2,15 @@
 
 use std::ffi::OsString;
 
-use hal::output::color::{self, Colors};
+use hal::paths::{self, Colors, color};
 
 fn main() -> std::process::ExitCode {
-    hal::cli::complete_from_env();
+    paths::complete_from_env();
     // clap speaks before hal runs: its errors and help get the same colour
     // decision, from a look at `--color` ahead of parsing.
     let args: Vec<OsString> = std::env::args_os().collect();
     let colors = Colors::of_process(color::prescan(&args));
-    let cli = match hal::cli::parse::parse_from(&args) {
+    let cli = match paths::parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e, &args, colors),
     };
@@ -39,8 +39,8 @@ fn main() -> std::process::ExitCode {
 /// errors); a usage error under `--json` also gets the error document on stdout.
 fn usage_error(e: &clap::Error, args: &[OsString], colors: Colors) -> std::process::ExitCode {
     let code = u8::try_from(e.exit_code()).unwrap_or(2);
-    if e.use_stderr() && hal::cli::parse::wants_json(args) {
-        hal::output::ui::error_document(code, &hal::cli::parse::message(e));
+    if e.use_stderr() && paths::wants_json(args) {
+        paths::error_document(code, &paths::message(e));
     }
     let styled = e.render();
     let text = color::Prerendered {

@@ -43,7 +43,7 @@ pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
     }
     match &s.activity {
         Activity::Active => (State::Active, None),
-        Activity::Activating if s.words.ends_with("/auto-restart") => (
+        Activity::Activating if s.auto_restart => (
             State::Starting,
             Some(format!(
                 "{u} restarting after a failure{}{}",
@@ -55,14 +55,12 @@ pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
                     .unwrap_or_default()
             )),
         ),
-        Activity::Activating | Activity::Reloading => (
-            State::Starting,
-            Some(format!("{u} is {}", phrase(&s.words))),
-        ),
-        Activity::Deactivating | Activity::Inactive => (
-            State::Inactive,
-            Some(format!("{u} is {}", phrase(&s.words))),
-        ),
+        Activity::Activating | Activity::Reloading => {
+            (State::Starting, Some(format!("{u} is {}", s.phrase())))
+        }
+        Activity::Deactivating | Activity::Inactive => {
+            (State::Inactive, Some(format!("{u} is {}", s.phrase())))
+        }
         Activity::Failed => (
             State::Failed,
             Some(format!(
@@ -70,16 +68,7 @@ pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
                 failure_words(s).unwrap_or_else(|| "failed".into())
             )),
         ),
-        Activity::Other(_) => (State::Unknown, Some(format!("{u} is {}", phrase(&s.words)))),
-    }
-}
-
-/// `inactive/dead` → `inactive (dead)`.
-fn phrase(words: &str) -> String {
-    match words.split_once('/') {
-        Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
-        Some((state, _)) => state.to_string(),
-        None => words.to_string(),
+        Activity::Other(_) => (State::Unknown, Some(format!("{u} is {}", s.phrase()))),
     }
 }
 

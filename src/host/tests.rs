@@ -8,6 +8,7 @@ fn unit(activity: Activity, words: &str) -> UnitStatus {
         load: Load::Loaded,
         activity,
         words: words.into(),
+        auto_restart: words == "activating/auto-restart",
         result: None,
         main_exit: None,
         main_pid: None,

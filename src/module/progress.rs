@@ -11,10 +11,12 @@ pub trait Progress: Send + Sync {
     fn done(&self, module: &str);
 }
 
-/// Progress nobody sees: for scripts, tests and the supervisor.
+/// Progress nobody sees: for the backends' unit tests.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Silent;
 
+#[cfg(test)]
 impl Progress for Silent {
     fn step(&self, _: &str, _: &str) {}
     fn layer(&self, _: &str, _: &str, _: &str, _: Option<(u64, u64)>) {}

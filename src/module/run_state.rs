@@ -44,46 +44,51 @@ impl Activity {
     }
 }
 
-/// A container's run state, in the engine's words.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A container's run state, as the engine words it. Reading is tolerant: a
+/// word hal does not know is read as the nearest one it does (Podman's
+/// transient `stopped` is `exited`), never a failed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContainerRun {
     Created,
     Running,
     Paused,
     Restarting,
     Removing,
+    Stopping,
     Exited,
     Dead,
-    /// A word this hal does not know (or none).
-    Other(String),
 }
 
 impl ContainerRun {
-    /// The run state an engine's word names.
-    pub fn from_word(word: &str) -> ContainerRun {
-        match word {
-            "created" => ContainerRun::Created,
+    /// The state an engine's word names; `None` for an empty word (the engine said nothing).
+    pub fn from_word(word: &str) -> Option<ContainerRun> {
+        Some(match word {
+            "" => return None,
             "running" => ContainerRun::Running,
+            // Podman's states before a first start.
+            "created" | "configured" | "initialized" => ContainerRun::Created,
             "paused" => ContainerRun::Paused,
             "restarting" => ContainerRun::Restarting,
             "removing" => ContainerRun::Removing,
-            "exited" => ContainerRun::Exited,
-            "dead" => ContainerRun::Dead,
-            other => ContainerRun::Other(other.to_string()),
-        }
+            "stopping" => ContainerRun::Stopping,
+            // Podman reports `stopped` for a moment after a container exits.
+            "exited" | "stopped" => ContainerRun::Exited,
+            // Anything else cannot be started as it is.
+            _ => ContainerRun::Dead,
+        })
     }
 
-    /// The word, as `from_word` reads it.
-    pub fn as_str(&self) -> &str {
+    /// Docker's word for the state (what `status --json` and the logs print).
+    pub fn as_str(self) -> &'static str {
         match self {
             ContainerRun::Created => "created",
             ContainerRun::Running => "running",
             ContainerRun::Paused => "paused",
             ContainerRun::Restarting => "restarting",
             ContainerRun::Removing => "removing",
+            ContainerRun::Stopping => "stopping",
             ContainerRun::Exited => "exited",
             ContainerRun::Dead => "dead",
-            ContainerRun::Other(w) => w,
         }
     }
 }
@@ -91,7 +96,8 @@ impl ContainerRun {
 /// The state of one service row: a container's, or a unit's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ServiceState {
-    Container(ContainerRun),
+    /// A container's run state; `None` when the engine said nothing of it.
+    Container(Option<ContainerRun>),
     Unit {
         activity: Activity,
         /// The init's own words for people, e.g. systemd's `active/running`.
@@ -103,15 +109,15 @@ impl ServiceState {
     /// What the status document says: the engine's word, or the init's words.
     pub fn as_str(&self) -> &str {
         match self {
-            ServiceState::Container(run) => run.as_str(),
+            ServiceState::Container(run) => run.map_or("", ContainerRun::as_str),
             ServiceState::Unit { words, .. } => words,
         }
     }
 
     /// The container's run state, if this is a container.
-    pub fn container(&self) -> Option<&ContainerRun> {
+    pub fn container(&self) -> Option<ContainerRun> {
         match self {
-            ServiceState::Container(run) => Some(run),
+            ServiceState::Container(run) => *run,
             ServiceState::Unit { .. } => None,
         }
     }
@@ -128,7 +134,7 @@ impl ServiceState {
 impl Default for ServiceState {
     /// A container the engine said nothing of.
     fn default() -> ServiceState {
-        ServiceState::Container(ContainerRun::Other(String::new()))
+        ServiceState::Container(None)
     }
 }
 
@@ -161,19 +167,44 @@ mod tests {
         ] {
             assert_eq!(Activity::from_word(w).as_str(), w);
         }
+        assert_eq!(Activity::from_word("failed"), Activity::Failed);
+    }
+
+    #[test]
+    fn container_states_are_read_tolerantly() {
+        assert_eq!(
+            ContainerRun::from_word("stopped"),
+            Some(ContainerRun::Exited)
+        );
+        assert_eq!(
+            ContainerRun::from_word("configured"),
+            Some(ContainerRun::Created)
+        );
+        assert_eq!(
+            ContainerRun::from_word("initialized"),
+            Some(ContainerRun::Created)
+        );
+        assert_eq!(
+            ContainerRun::from_word("running"),
+            Some(ContainerRun::Running)
+        );
+        assert_eq!(ContainerRun::from_word("what"), Some(ContainerRun::Dead));
+        assert_eq!(ContainerRun::from_word(""), None);
         for w in [
             "created",
             "running",
             "paused",
             "restarting",
             "removing",
+            "stopping",
             "exited",
             "dead",
-            "",
         ] {
-            assert_eq!(ContainerRun::from_word(w).as_str(), w);
+            assert_eq!(
+                ContainerRun::from_word(w).map(ContainerRun::as_str),
+                Some(w)
+            );
         }
-        assert_eq!(Activity::from_word("failed"), Activity::Failed);
-        assert_eq!(ContainerRun::from_word("dead"), ContainerRun::Dead);
+        assert_eq!(ServiceState::default().as_str(), "");
     }
 }

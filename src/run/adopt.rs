@@ -16,7 +16,7 @@ pub async fn stack(
     desired: Desired,
     runs: bool,
 ) -> anyhow::Result<(Option<Baseline>, Vec<String>)> {
-    let Kind::Stack { dir, file } = &m.kind else {
+    let Kind::Stack { dir, .. } = &m.kind else {
         anyhow::bail!("{} is not a stack", m.name);
     };
     let _lock = node.store.lock_module(&m.name).await?;
@@ -24,7 +24,6 @@ pub async fn stack(
         let stack = crate::stack::Stack {
             name: &m.name,
             dir,
-            file,
             service: None,
         };
         Some(crate::stack::baseline::record(node.stack_env(progress), &stack).await?)

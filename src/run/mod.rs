@@ -237,16 +237,8 @@ pub async fn check_reachable(node: &Node, targets: &[Target], verb: &Verb) -> an
 /// such service (exit 4, naming the services it has).
 pub async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<()> {
     for t in targets {
-        if let (Some(service), Kind::Stack { dir, file }) = (&t.service, &t.module.kind) {
-            stack::check_service(
-                &node.stacks,
-                &node.store,
-                &t.module.name,
-                dir,
-                file,
-                service,
-            )
-            .await?;
+        if let (Some(service), Kind::Stack { dir, .. }) = (&t.service, &t.module.kind) {
+            stack::check_service(&node.stacks, &node.store, &t.module.name, dir, service).await?;
         }
     }
     Ok(())
@@ -313,13 +305,12 @@ async fn one(
         Verb::Repair { fixes, opts } => {
             still_wanted(node, m)?;
             count(node, m, false, &mut warnings).await?;
-            let Kind::Stack { dir, file } = &m.kind else {
+            let Kind::Stack { dir, .. } = &m.kind else {
                 return Err(invalid_kind());
             };
             let stack = stack::Stack {
                 name: &m.name,
                 dir,
-                file,
                 service: None,
             };
             let timeout = opts
@@ -415,12 +406,11 @@ async fn launch(
 ) -> anyhow::Result<Launched> {
     let settings = node.config.settings(&m.name);
     Ok(match &m.kind {
-        Kind::Stack { dir, file } => {
+        Kind::Stack { dir, .. } => {
             let env = node.stack_env(progress);
             let stack = stack::Stack {
                 name: &m.name,
                 dir,
-                file,
                 service,
             };
             match stack::launch(env, &stack, &settings, opts).await? {
@@ -449,11 +439,10 @@ async fn stop(
     grace: Option<Duration>,
 ) -> anyhow::Result<Outcome> {
     match &m.kind {
-        Kind::Stack { dir, file } => {
+        Kind::Stack { dir, .. } => {
             let stack = stack::Stack {
                 name: &m.name,
                 dir,
-                file,
                 service,
             };
             stack::stop(node.stack_env(progress), &stack, grace).await

@@ -40,12 +40,11 @@ pub enum Fresh {
     Always,
 }
 
-/// One compose project: its name, directory and file.
+/// One compose project: its name and directory (compose finds the files).
 #[derive(Clone, Debug)]
 pub struct Project<'a> {
     pub name: &'a str,
     pub dir: &'a Path,
-    pub file: &'a Path,
 }
 
 impl Compose {

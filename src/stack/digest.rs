@@ -19,10 +19,9 @@ use crate::stack::inputs::{self, InputError, Inputs};
 /// always go through compose.
 const MAX_FILE: u64 = 4 << 20;
 
-/// A module's inputs and their fingerprint (`None`: a file could not be read
-/// whole, so compose decides, always).
+/// A module's fingerprint (`None`: a file could not be read whole, so
+/// compose decides, always).
 pub struct Digest {
-    pub inputs: Inputs,
     pub key: Option<String>,
 }
 
@@ -30,7 +29,7 @@ pub struct Digest {
 pub fn of_module(dir: &Path) -> Result<Digest, InputError> {
     let inputs = inputs::read(dir)?;
     let key = key(dir, &inputs);
-    Ok(Digest { inputs, key })
+    Ok(Digest { key })
 }
 
 /// FNV-1a over the files' names and contents, in name order, and the variables.

@@ -19,9 +19,7 @@ use crate::stack::credentials::RegistryAuth;
 use crate::stack::endpoint::Endpoint;
 use crate::stack::labels;
 
-pub use model::{
-    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress, RunState,
-};
+pub use model::{EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress};
 
 /// A stream of engine answers, each read into hal's type.
 pub type EngineStream<T> = BoxStream<'static, Result<T, EngineError>>;

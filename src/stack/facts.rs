@@ -278,9 +278,9 @@ impl InspectCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stack::engine::RunState;
+    use crate::module::run_state::ContainerRun;
 
-    fn listed(state: RunState, run: Option<&str>) -> Listed {
+    fn listed(state: ContainerRun, run: Option<&str>) -> Listed {
         Listed {
             id: "c1".into(),
             state: Some(state),
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn known_facts_hold_for_the_same_run_only() {
-        use RunState as S;
+        use ContainerRun as S;
         let now = Stamp::now();
         let learnt = ContainerFacts {
             id: "c1".into(),

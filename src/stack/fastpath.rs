@@ -5,9 +5,10 @@ use std::time::Duration;
 use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
+use crate::module::run_state::ContainerRun as S;
 use crate::module::status::State;
 use crate::stack::assess::health_from_status_text;
-use crate::stack::engine::{Engine, Listed, RunState as S};
+use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 
 /// What the fast path may use, all of it remembered from the last compose run

@@ -63,19 +63,6 @@ impl Inputs {
         }
         self.name.as_deref().map(|n| (n, "name:"))
     }
-
-    /// `COMPOSE_PROFILES`, as compose splits it.
-    pub fn profiles(&self) -> Vec<String> {
-        match self.vars.get("COMPOSE_PROFILES") {
-            Some(Some(v)) => v
-                .split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// Why hal cannot say what compose reads.

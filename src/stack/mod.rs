@@ -47,7 +47,6 @@ const DIAG_LINES: u64 = 5;
 pub struct Stack<'a> {
     pub name: &'a str,
     pub dir: &'a Path,
-    pub file: &'a Path,
     pub service: Option<&'a str>,
 }
 
@@ -56,7 +55,6 @@ impl<'a> Stack<'a> {
         Project {
             name: self.name,
             dir: self.dir,
-            file: self.file,
         }
     }
 }
@@ -291,7 +289,6 @@ pub async fn check_service(
     store: &crate::state::Store,
     name: &str,
     dir: &Path,
-    file: &Path,
     service: &str,
 ) -> anyhow::Result<()> {
     let mut known: Vec<String> = Vec::new();
@@ -307,7 +304,7 @@ pub async fn check_service(
     if known.iter().any(|s| s == service) {
         return Ok(());
     }
-    let project = Project { name, dir, file };
+    let project = Project { name, dir };
     let from_files = match stacks.compose().await {
         Ok(compose) => compose.services(&project, stacks.endpoint()?).await.ok(),
         Err(_) => None,

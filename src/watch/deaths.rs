@@ -49,7 +49,7 @@ impl Deaths {
             list.retain(|(container, at)| {
                 let stale = s.services.iter().any(|c| {
                     c.container.as_deref() == Some(container.as_str())
-                        && c.state.container() == Some(&ContainerRun::Running)
+                        && c.state.container() == Some(ContainerRun::Running)
                         && c.started_at.is_some_and(|started| started <= *at)
                 });
                 stale && now.since(*at) < FORGET

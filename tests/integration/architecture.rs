@@ -1,8 +1,11 @@
 //! The shape of `src/`, checked: no file over 500 lines, no import cycle
-//! between modules (what counts as an import: `architecture/imports.rs`).
-//! No engine needed.
+//! between modules (what counts as an import: `architecture/imports.rs`), and
+//! ARCHITECTURE.md's invariants (`architecture/tidy.rs`: folder layers, and
+//! the names and words that belong to one place). No engine needed.
 
+mod code;
 mod imports;
+mod tidy;
 
 use std::path::Path;
 
@@ -66,4 +69,79 @@ fn no_import_cycle_between_src_modules() {
         cycles.len(),
         cycles.join("\n")
     );
+}
+
+/// Fails with every violation, one per line, under the rule's name.
+fn assert_none(what: &str, violations: Vec<String>) {
+    assert!(
+        violations.is_empty(),
+        "{what} (ARCHITECTURE.md, Architecture invariants); {} violation(s):\n  {}",
+        violations.len(),
+        violations.join("\n  ")
+    );
+}
+
+#[test]
+fn folders_name_only_the_layers_below_them() {
+    assert_none(
+        "a folder of src/ names one that is not below it",
+        tidy::folder_edges(&sources()),
+    );
+}
+
+#[test]
+fn bollard_is_named_only_by_the_engine_adapter() {
+    assert_none(tidy::BOLLARD.name, tidy::words(&tidy::BOLLARD, &sources()));
+}
+
+#[test]
+fn format_is_matched_only_in_the_printer() {
+    assert_none(tidy::FORMAT.name, tidy::words(&tidy::FORMAT, &sources()));
+}
+
+#[test]
+fn unit_words_stay_in_the_init_adapter() {
+    let files = sources();
+    let mut v = tidy::words(&tidy::UNIT_WORDS, &files);
+    v.extend(tidy::unit_state_splits(&files));
+    assert_none(tidy::UNIT_WORDS.name, v);
+}
+
+#[test]
+fn only_the_printer_prints() {
+    assert_none(tidy::PRINTS.name, tidy::words(&tidy::PRINTS, &sources()));
+}
+
+#[test]
+fn json_text_is_made_in_one_place() {
+    assert_none(
+        tidy::JSON_TEXT.name,
+        tidy::words(&tidy::JSON_TEXT, &sources()),
+    );
+}
+
+#[test]
+fn the_rules_see_the_code_they_guard() {
+    // A scanner that read nothing would pass every rule: each rule's own
+    // place must show its words.
+    let files = sources();
+    for (rule, place) in [
+        (&tidy::BOLLARD, "stack/engine.rs"),
+        (&tidy::FORMAT, "output/ui.rs"),
+        (&tidy::UNIT_WORDS, "host/init/systemd.rs"),
+        (&tidy::PRINTS, "main.rs"),
+        (&tidy::JSON_TEXT, "output/json.rs"),
+    ] {
+        let strict = tidy::Rule {
+            allowed: &[],
+            ..*rule
+        };
+        let mine: Vec<(String, String)> =
+            files.iter().filter(|(p, _)| p == place).cloned().collect();
+        assert!(
+            !tidy::words(&strict, &mine).is_empty(),
+            "{}: found nothing in src/{place}",
+            rule.name
+        );
+    }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 use crate::lib_paths::{
-    Config, DEFAULT_PULL_TIMEOUT, DEFAULT_TIMEOUT, KEYS, PullPolicy, Table, keys,
+    Config, DEFAULT_PULL_TIMEOUT, DEFAULT_TIMEOUT, KEYS, PullPolicy, Table, duration, keys,
 };
 use crate::rig::{self, fresh};
 
@@ -92,7 +92,7 @@ fn every_config_key_is_documented_and_every_documented_key_is_taken() {
             .unwrap()
     };
     let none = Config::default().settings("x");
-    let duration = |s: &str| hal::util::duration::parse(s).unwrap();
+    let duration = |s: &str| duration::parse(s).unwrap();
     assert_eq!(none.pull, PullPolicy::Always);
     assert_eq!(default_of(Table::Defaults, "pull"), none.pull.as_str());
     assert_eq!(

@@ -20,7 +20,7 @@ use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
 use crate::error::{Exit, OneLine};
-use crate::host::init::Instance;
+use crate::host::init::{Instance, adoption_of};
 use crate::module::Kind;
 use crate::module::config::Scope;
 use crate::module::progress::Progress;
@@ -208,7 +208,7 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     ctx.ui.step(&step.name, "disarming its unit");
     for u in &step.units {
         let init = node.hosts.init(u.scope_of);
-        init.adopter()?.disarm(&u.unit, STOP_TIMEOUT).await?;
+        adoption_of(&*init)?.disarm(&u.unit, STOP_TIMEOUT).await?;
     }
     let (baseline, warnings) =
         crate::run::adopt::stack(node, &ctx.ui, m, step.desired, step.runs).await?;
@@ -218,7 +218,9 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     ctx.ui.step(&step.name, "handing its unit over");
     for u in &step.units {
         let init = node.hosts.init(u.scope_of);
-        init.adopter()?.hand_over(&u.unit, STOP_TIMEOUT).await?;
+        adoption_of(&*init)?
+            .hand_over(&u.unit, STOP_TIMEOUT)
+            .await?;
     }
     Ok(baseline)
 }

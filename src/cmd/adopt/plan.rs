@@ -92,7 +92,7 @@ fn containers_run(status: Option<&ModuleStatus>) -> bool {
     status.is_some_and(|s| {
         s.services
             .iter()
-            .any(|c| c.state.container() == Some(&ContainerRun::Running))
+            .any(|c| c.state.container() == Some(ContainerRun::Running))
     })
 }
 

@@ -74,7 +74,7 @@ async fn validate(
     dir: &Path,
     file: &Path,
 ) -> Option<Check> {
-    let project = Project { name, dir, file };
+    let project = Project { name, dir };
     // No endpoint: the docker check says why, and compose would not run.
     let endpoint = ctx.node.stacks.endpoint().ok()?;
     let why = match tokio::time::timeout(

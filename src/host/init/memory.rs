@@ -189,6 +189,7 @@ fn status(name: &str, load: Load, u: Option<&Unit>) -> UnitStatus {
         load,
         activity,
         words,
+        auto_restart: false,
         result: u.and_then(|u| u.result.clone()),
         main_exit: u.and_then(|u| u.main_exit),
         main_pid: u.and_then(|u| u.main_pid),
@@ -306,18 +307,6 @@ impl Init for Memory {
                 u.activity = Activity::Inactive;
             }
             Ok(())
-        }
-        .boxed()
-    }
-
-    fn restart<'a>(
-        &'a self,
-        unit: &'a str,
-        timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        async move {
-            self.stop(unit, timeout).await?;
-            self.start(unit, true, timeout).await
         }
         .boxed()
     }

@@ -29,6 +29,12 @@ use crate::util::timefmt::Stamp;
 pub use self::adoption::{Adopt, Instance};
 pub use crate::module::run_state::Activity;
 
+/// `init`'s adoption, or the error saying it has none.
+pub fn adoption_of(init: &dyn Init) -> anyhow::Result<&dyn Adopt> {
+    init.adoption()
+        .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", init.name()))
+}
+
 /// Whether the init could load the unit's definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Load {
@@ -53,8 +59,12 @@ pub struct UnitStatus {
     pub unit: String,
     pub load: Load,
     pub activity: Activity,
-    /// The init's own words, e.g. `active/running`, `failed/failed`.
+    /// The init's own words, `ACTIVITY/SUB` (e.g. `active/running`,
+    /// `failed/failed`), or the activity alone for an init without sub-states.
     pub words: String,
+    /// The init is restarting it on its own after a failure (systemd's
+    /// `activating/auto-restart`).
+    pub auto_restart: bool,
     /// Why it last stopped or failed, e.g. `exit-code`; `None` when it succeeded.
     pub result: Option<String>,
     pub main_exit: Option<MainExit>,
@@ -74,6 +84,17 @@ pub struct UnitStatus {
     pub next_run: Option<Stamp>,
     /// When a timer last elapsed.
     pub last_trigger: Option<Stamp>,
+}
+
+impl UnitStatus {
+    /// The words as a phrase for people: `inactive/dead` → `inactive (dead)`.
+    pub fn phrase(&self) -> String {
+        match self.words.split_once('/') {
+            Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
+            Some((state, _)) => state.to_string(),
+            None => self.words.clone(),
+        }
+    }
 }
 
 /// Which journal lines to read.
@@ -127,10 +148,6 @@ pub trait Init: Send + Sync {
     /// Stops a unit and waits for the stop job, giving up after `timeout`.
     fn stop<'a>(&'a self, unit: &'a str, timeout: Duration) -> BoxFuture<'a, anyhow::Result<()>>;
 
-    /// Restarts a unit and waits for the job, giving up after `timeout`.
-    fn restart<'a>(&'a self, unit: &'a str, timeout: Duration)
-    -> BoxFuture<'a, anyhow::Result<()>>;
-
     /// Forgets a unit's failed state (and the init's own start-rate count).
     fn reset_failed<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
 
@@ -145,12 +162,6 @@ pub trait Init: Send + Sync {
     /// (`hal adopt`), if it can: an init without template units has none.
     fn adoption(&self) -> Option<&dyn Adopt> {
         None
-    }
-
-    /// [`Init::adoption`], or the error saying this init has none.
-    fn adopter(&self) -> anyhow::Result<&dyn Adopt> {
-        self.adoption()
-            .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", self.name()))
     }
 
     /// The command a person runs to have `units` started now and at every

@@ -230,14 +230,6 @@ impl Init for Systemd {
         .boxed()
     }
 
-    fn restart<'a>(
-        &'a self,
-        unit: &'a str,
-        timeout: Duration,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        self.job("restart", unit, true, timeout).boxed()
-    }
-
     fn reset_failed<'a>(&'a self, unit: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         async move {
             let args = ["--no-ask-password", "reset-failed", "--", unit];

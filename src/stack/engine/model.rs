@@ -8,58 +8,10 @@ use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInf
 
 use crate::error::HalError;
 use crate::logs::line::Stream;
+use crate::module::run_state::ContainerRun;
 use crate::stack::credentials::RegistryAuth;
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
-
-/// A container's run state, as the engine words it. Reading is tolerant: a
-/// word hal does not know is read as the nearest one it does (Podman's
-/// transient `stopped` is `exited`), never a failed call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunState {
-    Created,
-    Running,
-    Paused,
-    Restarting,
-    Removing,
-    Stopping,
-    Exited,
-    Dead,
-}
-
-impl RunState {
-    /// The state an engine's word names; `None` for an empty word (the engine said nothing).
-    pub fn from_word(word: &str) -> Option<RunState> {
-        Some(match word {
-            "" => return None,
-            "running" => RunState::Running,
-            // Podman's states before a first start.
-            "created" | "configured" | "initialized" => RunState::Created,
-            "paused" => RunState::Paused,
-            "restarting" => RunState::Restarting,
-            "removing" => RunState::Removing,
-            "stopping" => RunState::Stopping,
-            // Podman reports `stopped` for a moment after a container exits.
-            "exited" | "stopped" => RunState::Exited,
-            // Anything else cannot be started as it is.
-            _ => RunState::Dead,
-        })
-    }
-
-    /// Docker's word for the state (what `status --json` and the logs print).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Created => "created",
-            RunState::Running => "running",
-            RunState::Paused => "paused",
-            RunState::Restarting => "restarting",
-            RunState::Removing => "removing",
-            RunState::Stopping => "stopping",
-            RunState::Exited => "exited",
-            RunState::Dead => "dead",
-        }
-    }
-}
 
 /// An engine call that failed, told in hal's terms with the engine's own message.
 #[derive(Debug)]
@@ -97,7 +49,7 @@ pub struct Listed {
     pub labels: HashMap<String, String>,
     /// Who it is in compose's terms; `None` outside any compose project.
     pub identity: Option<Identity>,
-    pub state: Option<RunState>,
+    pub state: Option<ContainerRun>,
     /// The engine's display text (`Up 5 minutes (healthy)`).
     pub status_text: Option<String>,
     /// Health where the list states it in a field of its own (newer APIs).
@@ -111,7 +63,7 @@ pub struct Listed {
 
 impl Listed {
     pub fn is_running(&self) -> bool {
-        self.state == Some(RunState::Running)
+        self.state == Some(ContainerRun::Running)
     }
 
     /// Its compose service, when it has one.
@@ -128,7 +80,7 @@ impl Listed {
 /// What an inspect adds to the list: how the container runs and ran.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inspected {
-    pub state: Option<RunState>,
+    pub state: Option<ContainerRun>,
     /// The health word of the engine's own field (`none` when no healthcheck).
     pub health: Option<String>,
     pub exit_code: Option<i64>,
@@ -222,8 +174,8 @@ pub struct PullProgress {
 
 pub(super) fn listed(s: ContainerSummary) -> Listed {
     let labels = s.labels.unwrap_or_default();
-    let state = s.state.and_then(|st| RunState::from_word(st.as_ref()));
-    let run = if state == Some(RunState::Running) {
+    let state = s.state.and_then(|st| ContainerRun::from_word(st.as_ref()));
+    let run = if state == Some(ContainerRun::Running) {
         s.network_settings
             .as_ref()
             .and_then(|n| n.networks.as_ref())
@@ -275,7 +227,9 @@ pub(super) fn inspected(i: ContainerInspectResponse) -> Inspected {
     let state = i.state.unwrap_or_default();
     let policy = i.host_config.and_then(|h| h.restart_policy);
     Inspected {
-        state: state.status.and_then(|st| RunState::from_word(st.as_ref())),
+        state: state
+            .status
+            .and_then(|st| ContainerRun::from_word(st.as_ref())),
         health: state.health.and_then(|h| h.status).map(|h| h.to_string()),
         exit_code: state.exit_code,
         restart_policy: policy.as_ref().and_then(|p| p.name).map(|n| n.to_string()),
@@ -377,26 +331,6 @@ mod tests {
         assert_eq!(listed(summary(S::EXITED, &[("n", "e1")])).run, None);
         assert_eq!(listed(summary(S::RUNNING, &[])).run, None, "no endpoint");
         assert_eq!(listed(summary(S::RUNNING, &[("n", "")])).run, None);
-    }
-
-    #[test]
-    fn states_are_read_tolerantly() {
-        assert_eq!(RunState::from_word("stopped"), Some(RunState::Exited));
-        assert_eq!(RunState::from_word("configured"), Some(RunState::Created));
-        assert_eq!(RunState::from_word("running"), Some(RunState::Running));
-        assert_eq!(RunState::from_word("what"), Some(RunState::Dead));
-        assert_eq!(RunState::from_word(""), None);
-        for w in [
-            "created",
-            "running",
-            "paused",
-            "restarting",
-            "removing",
-            "exited",
-            "dead",
-        ] {
-            assert_eq!(RunState::from_word(w).map(RunState::as_str), Some(w));
-        }
     }
 
     #[test]

@@ -6,8 +6,6 @@ use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
 use crate::stack::assess::LOOP_RESTARTS;
 use crate::stack::repair::How;
 
-mod scope;
-
 const GRACE: Duration = Duration::from_secs(60);
 
 fn t(secs: i64) -> Stamp {
@@ -390,3 +388,4 @@ fn a_restored_hold_is_held_without_a_new_hold() {
     assert!(sup.release("m"));
     assert!(sup.holds().is_empty());
 }
+mod repairs;

@@ -145,14 +145,14 @@ fn given_up(c: &ServiceStatus) -> bool {
     match c.verdict {
         Some(Verdict::Failed { terminal }) => terminal,
         Some(Verdict::Stopped) => {
-            run(c) == Some(&ContainerRun::Exited) && c.exit_code.unwrap_or(0) != 0
+            run(c) == Some(ContainerRun::Exited) && c.exit_code.unwrap_or(0) != 0
         }
         _ => false,
     }
 }
 
 /// A container's run state (`None` for a unit).
-fn run(c: &ServiceStatus) -> Option<&ContainerRun> {
+fn run(c: &ServiceStatus) -> Option<ContainerRun> {
     c.state.container()
 }
 

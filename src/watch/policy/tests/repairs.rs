@@ -1,4 +1,4 @@
-//! The smallest repair that fits: which containers a repair touches, and when it grows to the module.
+//! The smallest repair: which containers a trouble names, and when it escalates to the module.
 
 use super::*;
 

@@ -1,0 +1,478 @@
+//! ARCHITECTURE.md's invariants as checks over `src/` (in the style of
+//! rust-analyzer's `xtask/src/tidy.rs`): which folder may name which, and the
+//! names and words that belong to one place. Each rule is a function over
+//! `(path under src/, text)` that returns its violations as
+//! `src/FILE:LINE: what (the rule)`, so the self-tests at the end can plant a
+//! violation of each and see it reported. Test code is exempt (`code.rs`).
+
+use super::code::sources;
+use super::imports;
+
+/// Each folder of `src/` (a top-level module) and what it may name: the layers
+/// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.
+/// `cli/` is a leaf beside the stack that only `cmd/` (and `main.rs`) uses.
+/// An entry is a folder or a module inside one (`stack::endpoint`).
+pub const MAY_USE: &[(&str, &[&str])] = &[
+    (
+        "cmd",
+        &[
+            "cli", "watch", "output", "run", "stack", "host", "state", "logs", "module", "util",
+            "error",
+        ],
+    ),
+    ("cli", &["module", "util", "error"]),
+    (
+        "watch",
+        &[
+            "output", "run", "stack", "host", "state", "logs", "module", "util", "error",
+        ],
+    ),
+    (
+        "output",
+        &[
+            "run", "stack", "host", "state", "logs", "module", "util", "error",
+        ],
+    ),
+    (
+        "run",
+        &["stack", "host", "state", "logs", "module", "util", "error"],
+    ),
+    ("stack", &["state", "logs", "module", "util", "error"]),
+    ("host", &["state", "logs", "module", "util", "error"]),
+    // Where the state lives depends on the engine (its socket's group), which
+    // only the endpoint resolution knows; nothing else of stack/.
+    (
+        "state",
+        &["stack::endpoint", "logs", "module", "util", "error"],
+    ),
+    ("logs", &["module", "util", "error"]),
+    ("module", &["util", "error"]),
+    ("util", &["error"]),
+    ("error", &[]),
+];
+
+/// Every import from one folder into another that `MAY_USE` does not allow.
+pub fn folder_edges(files: &[(String, String)]) -> Vec<String> {
+    let graph = imports::graph(files);
+    let folder = |m: &str| m.split("::").next().unwrap_or("").to_string();
+    let mut out = Vec::new();
+    for (from, tos) in &graph.edges {
+        for (to, at) in tos {
+            let (f, t) = (folder(from), folder(to));
+            if f == t {
+                continue;
+            }
+            let Some((_, may)) = MAY_USE.iter().find(|(name, _)| *name == f) else {
+                out.push(format!(
+                    "{at}: {from} -> {to}: folder {f}/ has no row in MAY_USE; place it in \
+                     ARCHITECTURE.md's layers and in tidy.rs"
+                ));
+                continue;
+            };
+            let allowed = may
+                .iter()
+                .any(|m| to == m || to.starts_with(&format!("{m}::")));
+            if !allowed {
+                out.push(format!(
+                    "{at}: {from} -> {to}: {f}/ may use only {} (ARCHITECTURE.md, bird's-eye view)",
+                    may.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Which view of a file a rule reads.
+#[derive(Clone, Copy, Debug)]
+pub enum View {
+    /// Names in code (literal contents blanked).
+    Code,
+    /// Code and literals: words a string can carry.
+    Text,
+}
+
+/// One rule: these words may appear only in these places.
+#[derive(Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    pub words: &'static [&'static str],
+    pub view: View,
+    /// The word must end at an identifier boundary too (`Format`, not `Formatter`).
+    pub whole: bool,
+    /// Where the words may be: a file (`main.rs`), or a folder (`output/`) and
+    /// everything under it; with the one word it allows there (`""`: any), and why.
+    pub allowed: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// `bollard::` only in the engine adapter (the engine row of ARCHITECTURE.md).
+pub const BOLLARD: Rule = Rule {
+    name: "only stack/engine.rs and its model (stack/engine/) name bollard",
+    words: &["bollard"],
+    view: View::Code,
+    whole: true,
+    allowed: &[
+        (
+            "stack/engine.rs",
+            "",
+            "the engine adapter: the bollard client",
+        ),
+        (
+            "stack/engine/",
+            "",
+            "the engine adapter: bollard's answers read into hal's types",
+        ),
+    ],
+};
+
+/// Human or JSON is decided once, in the printer.
+pub const FORMAT: Rule = Rule {
+    name: "Format is matched only in output/",
+    words: &["Format"],
+    view: View::Code,
+    whole: true,
+    allowed: &[("output/", "", "the printer")],
+};
+
+/// The init's words are the init's: nothing outside `host/init/` runs or parses them.
+pub const UNIT_WORDS: Rule = Rule {
+    name: "unit words (systemctl, journalctl, ActiveState, SubState, SYSTEMD_) only in host/init/",
+    words: &[
+        "systemctl",
+        "journalctl",
+        "ActiveState",
+        "SubState",
+        "SYSTEMD_",
+    ],
+    view: View::Text,
+    whole: false,
+    allowed: &[
+        ("host/init/", "", "the init adapter"),
+        (
+            "module/keys.rs",
+            "systemctl",
+            "user-facing help of the `unit` and `scope` keys (hal.toml(5))",
+        ),
+        (
+            "cmd/doctor.rs",
+            "systemctl",
+            "user-facing fix for a stopped Docker daemon (systemctl start docker)",
+        ),
+    ],
+};
+
+/// Only the printer writes to stdout or stderr.
+pub const PRINTS: Rule = Rule {
+    name: "only output/ prints (plus main.rs and error::report)",
+    words: &[
+        "println!",
+        "eprintln!",
+        "print!",
+        "eprint!",
+        "stdout()",
+        "stderr()",
+        "io::stdout",
+        "io::stderr",
+    ],
+    view: View::Code,
+    whole: false,
+    allowed: &[
+        ("output/", "", "the printer"),
+        (
+            "main.rs",
+            "",
+            "clap's errors, and a runtime that cannot start",
+        ),
+        ("error.rs", "", "error::report, the final error"),
+    ],
+};
+
+/// JSON text is made in one place; the two files hal keeps are its own.
+pub const JSON_TEXT: Rule = Rule {
+    name: "JSON text is made only in output/json.rs (and hal's own files)",
+    words: &[
+        "serde_json::to_string",
+        "serde_json::to_vec",
+        "serde_json::to_writer",
+    ],
+    view: View::Code,
+    whole: false,
+    allowed: &[
+        ("output/json.rs", "", "every JSON document hal prints"),
+        (
+            "state/mod.rs",
+            "serde_json::to_vec",
+            "hal's state file, not output",
+        ),
+        (
+            "stack/facts.rs",
+            "serde_json::to_vec",
+            "the inspect cache (containers.json), not output",
+        ),
+    ],
+};
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn allowed_at(rule: &Rule, path: &str, word: &str) -> bool {
+    rule.allowed.iter().any(|(place, w, _)| {
+        let here = if place.ends_with('/') {
+            path.starts_with(place)
+        } else {
+            path == *place
+        };
+        here && (w.is_empty() || *w == word)
+    })
+}
+
+/// Every use of `rule`'s words outside its places, one per line and word.
+pub fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources(files) {
+        let view = match rule.view {
+            View::Code => &s.code,
+            View::Text => &s.text,
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for word in rule.words {
+            if allowed_at(rule, &s.path, word) {
+                continue;
+            }
+            for (at, _) in view.match_indices(word) {
+                let before = view[..at].chars().next_back();
+                let after = view[at + word.len()..].chars().next();
+                let starts = word.starts_with(is_ident) && before.is_some_and(is_ident);
+                let ends = rule.whole && after.is_some_and(is_ident);
+                if starts || ends {
+                    continue;
+                }
+                let line = s.line_of(at);
+                if seen.insert(line) {
+                    out.push(format!("src/{}:{line}: `{word}`: {}", s.path, rule.name));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A unit's state split on `/` (systemd's `ActiveState/SubState`) outside
+/// `host/init/`: a `.split('/')` or `.split_once('/')` on something named
+/// `…state` or `…words`.
+pub fn unit_state_splits(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources(files) {
+        if s.path.starts_with("host/init/") {
+            continue;
+        }
+        for call in [".split('/')", ".split_once('/')", ".rsplit_once('/')"] {
+            for (at, _) in s.text.match_indices(call) {
+                let receiver = receiver_before(&s.text[..at]).to_lowercase();
+                if receiver.ends_with("state") || receiver.ends_with("words") {
+                    out.push(format!(
+                        "src/{}:{}: `{receiver}{call}`: a unit's state words are read only in host/init/",
+                        s.path,
+                        s.line_of(at)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The name a method call is made on: `unit.state` in `unit.state.split`,
+/// `state` in `s.state().split`.
+fn receiver_before(text: &str) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    // `x.state()`: step back over one call's parentheses.
+    if chars.last() == Some(&')') {
+        let mut depth = 0;
+        while let Some(c) = chars.pop() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let name: String = chars
+        .iter()
+        .rev()
+        .take_while(|c| is_ident(**c))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    name
+}
+
+#[cfg(test)]
+mod self_tests {
+    use super::*;
+
+    fn one(path: &str, text: &str) -> Vec<(String, String)> {
+        vec![(path.to_string(), text.to_string())]
+    }
+
+    #[test]
+    fn a_folder_edge_against_the_layers_is_named_with_its_place() {
+        let files = vec![
+            ("cli/mod.rs".to_string(), "pub struct Cli;\n".to_string()),
+            (
+                "module/mod.rs".to_string(),
+                "//! x\n\nuse crate::cli::Cli;\n".to_string(),
+            ),
+            (
+                "cmd/mod.rs".to_string(),
+                "use crate::cli::Cli;\nuse crate::module::X;\n".to_string(),
+            ),
+        ];
+        let v = folder_edges(&files);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].starts_with("src/module/mod.rs:3: module -> cli"),
+            "{v:?}"
+        );
+        assert!(v[0].contains("may use only util, error"), "{v:?}");
+        // A module inside a folder may be allowed on its own.
+        let files = vec![
+            ("stack/endpoint.rs".to_string(), "pub struct E;".to_string()),
+            ("stack/mod.rs".to_string(), "pub mod endpoint;".to_string()),
+            (
+                "state/shared.rs".to_string(),
+                "use crate::stack::endpoint::E;\nfn f() { crate::stack::launch(); }".to_string(),
+            ),
+        ];
+        let v = folder_edges(&files);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("state::shared -> stack"), "{v:?}");
+        // A folder the table does not know must be placed.
+        let files = vec![
+            (
+                "newfolder/mod.rs".to_string(),
+                "use crate::util::X;".to_string(),
+            ),
+            ("util/mod.rs".to_string(), "pub struct X;".to_string()),
+        ];
+        assert!(folder_edges(&files)[0].contains("no row in MAY_USE"));
+    }
+
+    #[test]
+    fn bollard_outside_the_engine_is_reported() {
+        let v = words(
+            &BOLLARD,
+            &one("watch/link.rs", "use bollard::models::EventMessage;"),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].starts_with("src/watch/link.rs:1: `bollard`"), "{v:?}");
+        for ok in [
+            "stack/engine.rs",
+            "stack/engine/model.rs",
+            "stack/engine/podman.rs",
+        ] {
+            assert!(words(&BOLLARD, &one(ok, "use bollard::Docker;")).is_empty());
+        }
+        let in_test = "fn f() {}\n#[cfg(test)]\nmod tests { use bollard::X; }";
+        assert!(words(&BOLLARD, &one("stack/facts.rs", in_test)).is_empty());
+        assert!(
+            words(
+                &BOLLARD,
+                &one("stack/facts.rs", "// bollard::X\nlet s = \"bollard\";")
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn format_outside_output_is_reported() {
+        let v = words(
+            &FORMAT,
+            &one("cmd/status.rs", "if ui.format == Format::Json {}"),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(words(&FORMAT, &one("output/ui.rs", "Format::Json")).is_empty());
+        assert!(words(&FORMAT, &one("cmd/x.rs", "fn fmt(f: &mut Formatter)")).is_empty());
+    }
+
+    #[test]
+    fn unit_words_outside_the_init_are_reported() {
+        for planted in [
+            "Command::new(\"systemctl\")",
+            "let p = [\"--property=ActiveState\"];",
+            "cmd.env(\"SYSTEMD_COLORS\", \"0\");",
+            "run(\"journalctl\")",
+        ] {
+            let v = words(&UNIT_WORDS, &one("watch/policy/trouble.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+        }
+        assert!(words(&UNIT_WORDS, &one("host/init/systemd.rs", "\"systemctl\"")).is_empty());
+        // The named exceptions hold for their word only.
+        assert!(words(&UNIT_WORDS, &one("module/keys.rs", "\"via systemctl\"")).is_empty());
+        assert_eq!(
+            words(&UNIT_WORDS, &one("module/keys.rs", "\"journalctl\"")).len(),
+            1
+        );
+        let split = "let top = unit.state.split('/').next();\nlet (a, b) = s.words().split_once('/')?;\nlet t = target.split('/');";
+        let v = unit_state_splits(&one("cmd/doctor/units.rs", split));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].starts_with("src/cmd/doctor/units.rs:1:"), "{v:?}");
+        assert!(unit_state_splits(&one("host/init/systemd/show.rs", split)).is_empty());
+    }
+
+    #[test]
+    fn printing_outside_the_printer_is_reported() {
+        for planted in [
+            "println!(\"x\");",
+            "eprintln!(\"x\");",
+            "print!(\"x\");",
+            "eprint!(\"x\");",
+            "let _ = std::io::stdout().write_all(b\"x\");",
+            "let e = io::stderr();",
+        ] {
+            let v = words(&PRINTS, &one("run/mod.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+        }
+        assert!(words(&PRINTS, &one("output/ui.rs", "println!()")).is_empty());
+        assert!(words(&PRINTS, &one("main.rs", "eprintln!()")).is_empty());
+        assert!(words(&PRINTS, &one("run/mod.rs", "if e.use_stderr() {}")).is_empty());
+    }
+
+    #[test]
+    fn json_text_outside_the_json_writer_is_reported() {
+        let v = words(
+            &JSON_TEXT,
+            &one(
+                "cmd/doctor/check.rs",
+                "let t = serde_json::to_string_pretty(&c)?;",
+            ),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            words(
+                &JSON_TEXT,
+                &one("output/json.rs", "serde_json::to_string(&v)")
+            )
+            .is_empty()
+        );
+        assert!(
+            words(
+                &JSON_TEXT,
+                &one("state/mod.rs", "serde_json::to_vec_pretty(s)")
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            words(&JSON_TEXT, &one("state/mod.rs", "serde_json::to_string(s)")).len(),
+            1,
+            "an exception holds for its word only"
+        );
+    }
+}
