@@ -88,6 +88,37 @@ pub struct ServiceImage {
     pub gated: bool,
 }
 
+/// One service another starts after, and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Dependency {
+    pub service: String,
+    pub condition: Condition,
+}
+
+/// What a dependent waits for before it starts (compose's `condition`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// `service_started` (and every implicit dependency).
+    ServiceStarted,
+    /// `service_healthy`: its healthcheck passed.
+    ServiceHealthy,
+    /// `service_completed_successfully`: it ran and exited 0.
+    ServiceCompletedSuccessfully,
+}
+
+impl Condition {
+    /// Compose's word; `None` for one it does not have.
+    pub fn parse(word: &str) -> Option<Condition> {
+        match word.trim() {
+            "service_started" => Some(Condition::ServiceStarted),
+            "service_healthy" => Some(Condition::ServiceHealthy),
+            "service_completed_successfully" => Some(Condition::ServiceCompletedSuccessfully),
+            _ => None,
+        }
+    }
+}
+
 /// A module's kind without its details: `stack`, `host` or `invalid`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
