@@ -86,6 +86,11 @@ pub struct ServiceImage {
     /// containers must be started by compose, in order.
     #[serde(default)]
     pub gated: bool,
+    /// The services it starts after, as compose orders a start: `depends_on`
+    /// and the implicit ones (`network_mode`/`ipc`/`pid: service:X`,
+    /// `volumes_from`, `links`). Empty in a record from an older hal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Dependency>,
 }
 
 /// One service another starts after, and what it waits for.

@@ -18,6 +18,7 @@ mod node;
 pub mod project_name;
 pub mod pull;
 pub mod repair;
+pub mod start_order;
 
 use std::path::Path;
 use std::time::Duration;
