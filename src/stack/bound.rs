@@ -55,7 +55,7 @@ impl Bound {
         }
     }
 
-    /// `not active after 10s: waiting for service db, which is starting (health: starting)`,
+    /// `not active after 10s: waiting for db: service db is starting (health: starting)`,
     /// with the state, health and last log lines of each service not up.
     async fn timed_out(
         &self,
@@ -79,8 +79,14 @@ impl Bound {
         let summary = if blocking.is_empty() {
             format!("not active after {after}: compose had made no containers yet")
         } else {
-            let what: Vec<String> = blocking.iter().map(|c| c.describe()).collect();
-            format!("not active after {after}: waiting for {}", what.join("; "))
+            let mut names: Vec<String> = blocking.iter().map(|c| c.label()).collect();
+            names.dedup();
+            let why: Vec<String> = blocking.iter().map(|c| c.describe()).collect();
+            format!(
+                "not active after {after}: waiting for {}: {}",
+                names.join(", "),
+                why.join("; ")
+            )
         };
         let details = diagnose(engine, &facts.iter().collect::<Vec<_>>()).await;
         Detailed { summary, details }.into()
