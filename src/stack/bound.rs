@@ -65,7 +65,10 @@ impl Bound {
     ) -> anyhow::Error {
         let after = crate::util::duration::format(self.timeout);
         let list = match engine.compose_containers(Some(project)).await {
-            Ok(list) => super::listed_of(list, service),
+            Ok(list) => list
+                .into_iter()
+                .filter(|c| service.is_none() || c.service() == service)
+                .collect::<Vec<Listed>>(),
             Err(e) => {
                 return Detailed {
                     summary: format!("not active after {after}"),
