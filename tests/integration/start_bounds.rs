@@ -131,7 +131,9 @@ fn a_start_after_compose_stop_waits_for_a_healthy_dependency() {
             .service("api")
             .depends_on_healthy("db")
             .service("db")
-            .healthy_after(2),
+            // Unhealthy for two seconds at every start (the file outlives a stop).
+            .runs("rm -f /tmp/ready; sleep 2; touch /tmp/ready; sleep 100000")
+            .healthy_while("/tmp/ready"),
     );
     hal(&rig).args(["module", "start", &m]).code(0);
     compose_stop(&rig, &m);
