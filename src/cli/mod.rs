@@ -234,7 +234,7 @@ pub struct WaitArgs {
     #[arg(long)]
     pub no_wait: bool,
 
-    /// How long to wait for active, e.g. 90s or 5m [default: 120s, or the config's timeout].
+    /// How long the start may take, the pull and compose included, until active, e.g. 90s or 5m [default: 120s, or the config's timeout].
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
 }

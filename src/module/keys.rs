@@ -97,7 +97,7 @@ pub const KEYS: &[Key] = &[
         "timeout",
         "duration",
         "120s",
-        "How long a start waits for active before it fails (--timeout overrides it for one call), and how long a host unit's stop may take.",
+        "How long a start may take until active, the pull and compose included, before it fails (--timeout overrides it for one call), and how long a host unit's stop may take.",
         "\"90s\"",
     ),
     key(
@@ -145,7 +145,7 @@ pub const KEYS: &[Key] = &[
         "timeout",
         "duration",
         "[defaults] timeout",
-        "The module's start wait (and unit stop) limit.",
+        "The module's start (and unit stop) limit, pull and compose included.",
         "\"3m\"",
     ),
     key(

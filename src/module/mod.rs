@@ -86,6 +86,42 @@ pub struct ServiceImage {
     /// containers must be started by compose, in order.
     #[serde(default)]
     pub gated: bool,
+    /// The services it starts after, as compose orders a start: `depends_on`
+    /// and the implicit ones (`network_mode`/`ipc`/`pid: service:X`,
+    /// `volumes_from`, `links`). Empty in a record from an older hal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Dependency>,
+}
+
+/// One service another starts after, and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Dependency {
+    pub service: String,
+    pub condition: Condition,
+}
+
+/// What a dependent waits for before it starts (compose's `condition`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// `service_started` (and every implicit dependency).
+    ServiceStarted,
+    /// `service_healthy`: its healthcheck passed.
+    ServiceHealthy,
+    /// `service_completed_successfully`: it ran and exited 0.
+    ServiceCompletedSuccessfully,
+}
+
+impl Condition {
+    /// Compose's word; `None` for one it does not have.
+    pub fn parse(word: &str) -> Option<Condition> {
+        match word.trim() {
+            "service_started" => Some(Condition::ServiceStarted),
+            "service_healthy" => Some(Condition::ServiceHealthy),
+            "service_completed_successfully" => Some(Condition::ServiceCompletedSuccessfully),
+            _ => None,
+        }
+    }
 }
 
 /// A module's kind without its details: `stack`, `host` or `invalid`.

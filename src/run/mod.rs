@@ -416,7 +416,7 @@ async fn launch(
             match stack::launch(env, &stack, &settings, opts).await? {
                 stack::Launch::Done(o) => Launched::Done(o),
                 stack::Launch::Unchanged(o) => Launched::Unchanged(o),
-                stack::Launch::Wait(p) => Launched::Stack(p),
+                stack::Launch::Wait(p) => Launched::Stack(*p),
             }
         }
         Kind::Host { unit, scope } => {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+mod deps;
 mod detect;
 use tokio::process::Command;
 
@@ -313,6 +314,7 @@ pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
                             .is_some_and(|c| c != "service_started")
                     })
                 }),
+            after: deps::of_service(s),
         })
         .collect())
 }
@@ -320,6 +322,7 @@ pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
 /// Reads services from `docker-compose config` (v1), whose YAML output is
 /// normalised: services at two spaces, their keys at four.
 pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
+    let mut deps = deps::of_v1_yaml(text);
     let mut out: Vec<ServiceImage> = Vec::new();
     let mut in_services = false;
     for line in text.lines() {
@@ -333,8 +336,10 @@ pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
         let indent = line.len() - line.trim_start().len();
         let body = line.trim();
         if indent == 2 && body.ends_with(':') {
+            let service = unquote(body.trim_end_matches(':')).to_string();
             out.push(ServiceImage {
-                service: unquote(body.trim_end_matches(':')).to_string(),
+                after: deps.remove(&service).unwrap_or_default(),
+                service,
                 image: None,
                 build: false,
                 gated: false,

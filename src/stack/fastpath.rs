@@ -2,14 +2,20 @@
 
 use std::time::Duration;
 
-use crate::module::ServiceImage;
+use crate::error::Detailed;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
 use crate::module::run_state::ContainerRun as S;
 use crate::module::status::State;
-use crate::stack::assess::health_from_status_text;
+use crate::module::status::Verdict;
+use crate::module::{Condition, Dependency, ServiceImage};
+use crate::stack::assess::{ContainerFacts, health_from_status_text};
 use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
+use crate::stack::{facts, start_order};
+
+/// How often a dependency is looked at while a dependent waits for it.
+const POLL: Duration = Duration::from_millis(250);
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
@@ -74,14 +80,37 @@ pub async fn try_start(
         };
         return Ok(Some((outcome, Vec::new())));
     }
-    // Stopped (`docker stop`): start the same containers, in the order compose
-    // created them, unless a service must wait for another's condition.
-    if known.services.iter().any(|s| s.gated) {
+    // Stopped (`docker compose stop`): start the same containers in compose's
+    // order, each after what it depends on, waiting where compose would.
+    let deps = start_order::dependencies(&main, known.services);
+    let waits_on = |service: &str| -> Vec<&Dependency> {
+        deps.get(service)
+            .into_iter()
+            .flatten()
+            .filter(|d| d.condition != Condition::ServiceStarted)
+            .collect()
+    };
+    // A record from an older hal says a service waits, not for what: compose knows.
+    if known
+        .services
+        .iter()
+        .any(|s| s.gated && waits_on(&s.service).is_empty())
+    {
         return Ok(None);
     }
-    let mut order = main.clone();
-    order.sort_by_key(|c| c.created);
-    for c in order {
+    for c in start_order::containers(&main, &deps) {
+        for d in c.service().map(waits_on).unwrap_or_default() {
+            let of_dep: Vec<Listed> = main
+                .iter()
+                .filter(|x| x.service() == Some(d.service.as_str()))
+                .map(|x| (*x).clone())
+                .collect();
+            if !of_dep.is_empty() {
+                env.progress
+                    .step(name, &format!("waiting for {}", d.service));
+                ready(engine, d.condition, of_dep).await?;
+            }
+        }
         engine.start_container(&c.id).await?;
     }
     // The caller waits for active, with its `--jobs` slot given back.
@@ -92,6 +121,65 @@ pub async fn try_start(
     };
     let containers = main.into_iter().cloned().collect();
     Ok(Some((outcome, containers)))
+}
+
+/// Waits until every container of a dependency meets `condition`, as compose
+/// does before it starts a dependent; fails when it never will. The start's
+/// timeout bounds the wait (the caller's).
+async fn ready(engine: &Engine, condition: Condition, of_dep: Vec<Listed>) -> anyhow::Result<()> {
+    loop {
+        let facts = facts::read(engine, of_dep.clone()).await?;
+        let mut all = true;
+        for f in &facts {
+            match met(f, condition) {
+                Met::Yes => {}
+                Met::Not => all = false,
+                Met::Never(why) => {
+                    return Err(Detailed {
+                        summary: format!("did not start: a dependency failed: {why}"),
+                        details: Vec::new(),
+                    }
+                    .into());
+                }
+            }
+        }
+        if all {
+            return Ok(());
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Whether a dependency's container meets a dependent's condition.
+#[derive(Debug, PartialEq, Eq)]
+enum Met {
+    Yes,
+    Not,
+    /// It never will (unhealthy, exited, no healthcheck): why.
+    Never(String),
+}
+
+fn met(f: &ContainerFacts, condition: Condition) -> Met {
+    let ended = matches!(f.status.as_str(), "exited" | "dead");
+    match condition {
+        Condition::ServiceStarted => Met::Yes,
+        Condition::ServiceHealthy => match f.health.as_deref() {
+            Some("healthy") if !ended => Met::Yes,
+            _ if ended || f.verdict() == Verdict::Unhealthy => Met::Never(f.describe()),
+            None if f.status == "running" => {
+                Met::Never(format!("service {} has no healthcheck", f.label()))
+            }
+            _ => Met::Not,
+        },
+        Condition::ServiceCompletedSuccessfully if ended => {
+            if f.exit_code == Some(0) {
+                Met::Yes
+            } else {
+                Met::Never(f.describe())
+            }
+        }
+        Condition::ServiceCompletedSuccessfully => Met::Not,
+    }
 }
 
 /// Whether every container runs the image its service's reference names now
@@ -138,4 +226,56 @@ fn settled_running(c: &Listed) -> bool {
             Some("starting" | "unhealthy")
         )
         && !text.contains("Less than a second")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(status: &str, health: Option<&str>, exit: Option<i64>) -> ContainerFacts {
+        ContainerFacts {
+            service: "db".into(),
+            number: 1,
+            status: status.into(),
+            health: health.map(str::to_string),
+            exit_code: exit,
+            ..ContainerFacts::default()
+        }
+    }
+
+    #[test]
+    fn a_dependent_waits_for_health_or_completion_as_compose_does() {
+        use Condition::*;
+        let healthy = facts("running", Some("healthy"), None);
+        let starting = facts("running", Some("starting"), None);
+        assert_eq!(met(&healthy, ServiceHealthy), Met::Yes);
+        assert_eq!(met(&starting, ServiceHealthy), Met::Not);
+        assert_eq!(met(&starting, ServiceStarted), Met::Yes);
+        assert!(matches!(
+            met(&facts("running", Some("unhealthy"), None), ServiceHealthy),
+            Met::Never(_)
+        ));
+        assert!(matches!(
+            met(&facts("running", None, None), ServiceHealthy),
+            Met::Never(w) if w.contains("no healthcheck")
+        ));
+        assert_eq!(
+            met(&facts("running", None, None), ServiceCompletedSuccessfully),
+            Met::Not
+        );
+        assert_eq!(
+            met(
+                &facts("exited", None, Some(0)),
+                ServiceCompletedSuccessfully
+            ),
+            Met::Yes
+        );
+        assert!(matches!(
+            met(
+                &facts("exited", None, Some(3)),
+                ServiceCompletedSuccessfully
+            ),
+            Met::Never(_)
+        ));
+    }
 }

@@ -69,6 +69,30 @@ pub fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
         .collect()
 }
 
+/// What a container's service starts after, as compose v2 recorded it
+/// (implicit dependencies, such as `network_mode: service:X`, included);
+/// empty without the label (compose v1).
+pub fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Dependency> {
+    use crate::module::{Condition, Dependency};
+    let Some(deps) = labels.get(DEPENDS_ON) else {
+        return Vec::new();
+    };
+    deps.split(',')
+        .filter_map(|d| {
+            let mut parts = d.trim().split(':');
+            let service = parts.next()?.trim();
+            let condition = parts
+                .next()
+                .and_then(Condition::parse)
+                .unwrap_or(Condition::ServiceStarted);
+            (!service.is_empty()).then(|| Dependency {
+                service: service.to_string(),
+                condition,
+            })
+        })
+        .collect()
+}
+
 /// The list filter for one project's containers, or every compose container.
 pub fn project_filter(project: Option<&str>) -> String {
     match project {
@@ -115,5 +139,10 @@ mod tests {
         assert_eq!(restarts_with(&l), ["db", "queue"]);
         assert!(restarts_with(&map(&[(DEPENDS_ON, "")])).is_empty());
         assert!(restarts_with(&map(&[])).is_empty());
+        let deps = depends_on(&l);
+        assert_eq!(deps.len(), 3);
+        assert_eq!(deps[0].service, "db");
+        assert_eq!(deps[0].condition, crate::module::Condition::ServiceHealthy);
+        assert!(depends_on(&map(&[(DEPENDS_ON, "")])).is_empty());
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod assess;
 pub mod baseline;
+pub mod bound;
 pub mod compose;
 pub mod credentials;
 pub mod digest;
@@ -17,9 +18,10 @@ mod node;
 pub mod project_name;
 pub mod pull;
 pub mod repair;
+pub mod start_order;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::Detailed;
 use crate::module::ServiceImage;
@@ -28,6 +30,7 @@ use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
+use crate::stack::bound::Bound;
 use crate::stack::compose::{Fresh, Project};
 use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
@@ -38,8 +41,6 @@ pub use node::{node_facts, running_projects};
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
 const SETTLE_MARGIN: Duration = Duration::from_millis(20);
-/// Log lines shown for a service that did not come up.
-const DIAG_LINES: u64 = 5;
 
 /// One stack as a verb sees it: its compose project, and the one service a
 /// `MODULE/SERVICE` names (`None`: the whole project).
@@ -65,7 +66,8 @@ pub struct Pending {
     name: String,
     /// Only this service's containers count (`MODULE/SERVICE`).
     service: Option<String>,
-    timeout: Duration,
+    /// When the whole start (launch and wait) must be over.
+    bound: Bound,
     /// The module's containers as just listed (empty: list them first).
     containers: Vec<Listed>,
     warnings: Vec<String>,
@@ -76,21 +78,37 @@ pub enum Launch {
     Done(Outcome),
     /// Already active and unchanged: nothing was started (it counts nothing).
     Unchanged(Outcome),
-    Wait(Pending),
+    Wait(Box<Pending>),
 }
 
 /// `compose up -d --remove-orphans` (or the fast path when the files are
 /// unchanged); for one service, `compose up -d --no-deps SERVICE` (or the
 /// fast path on its containers alone). The wait for `active` is [`wait`]'s,
 /// so that the caller can free its `--jobs` slot in between.
+///
+/// The start's timeout bounds all of it, the pull and compose included:
+/// past it, hal stops waiting (compose is killed, what it made stays) and
+/// says what the start was waiting for.
 pub async fn launch(
     env: Env<'_>,
     stack: &Stack<'_>,
     settings: &Settings,
     opts: &StartOpts,
 ) -> anyhow::Result<Launch> {
+    let bound = Bound::from_now(opts.timeout.unwrap_or(settings.timeout));
     let engine = env.stacks.engine().await?;
-    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    let work = launch_within(env, &engine, stack, settings, opts, bound);
+    bound.run(&engine, stack.name, stack.service, work).await
+}
+
+async fn launch_within(
+    env: Env<'_>,
+    engine: &Engine,
+    stack: &Stack<'_>,
+    settings: &Settings,
+    opts: &StartOpts,
+    bound: Bound,
+) -> anyhow::Result<Launch> {
     let digest = match crate::stack::digest::of_module(stack.dir) {
         Ok(d) => d.key,
         // A file compose would need is missing: refuse before anything starts.
@@ -102,28 +120,28 @@ pub async fn launch(
     };
     let known = remembered(env, stack.name, digest.as_deref());
     if let Some((services, _)) = &known
-        && let Some(launch) = fast(env, &engine, stack, settings, opts, services).await?
+        && let Some(launch) = fast(env, engine, stack, settings, opts, services, bound).await?
     {
         return Ok(launch);
     }
-    let warnings = through_compose(env, &engine, stack, settings, opts, digest, known).await?;
+    let warnings = through_compose(env, engine, stack, settings, opts, digest, known).await?;
     if !opts.wait {
-        return no_wait(&engine, stack, warnings).await;
+        return no_wait(engine, stack, warnings).await;
     }
-    Ok(Launch::Wait(Pending::new(
-        &engine,
+    Ok(Launch::Wait(Box::new(Pending::new(
+        engine,
         stack,
-        timeout,
+        bound,
         Vec::new(),
         warnings,
-    )))
+    ))))
 }
 
 impl Pending {
     fn new(
         engine: &Engine,
         stack: &Stack<'_>,
-        timeout: Duration,
+        bound: Bound,
         containers: Vec<Listed>,
         warnings: Vec<String>,
     ) -> Pending {
@@ -131,7 +149,7 @@ impl Pending {
             engine: engine.clone(),
             name: stack.name.to_string(),
             service: stack.service.map(str::to_string),
-            timeout,
+            bound,
             containers,
             warnings,
         }
@@ -147,6 +165,7 @@ async fn fast(
     settings: &Settings,
     opts: &StartOpts,
     services: &[ServiceImage],
+    bound: Bound,
 ) -> anyhow::Result<Option<Launch>> {
     let services = only(services.to_vec(), stack.service);
     let inputs = crate::stack::fastpath::FastInputs {
@@ -167,14 +186,13 @@ async fn fast(
     if !opts.wait {
         return Ok(Some(Launch::Done(outcome)));
     }
-    let timeout = opts.timeout.unwrap_or(settings.timeout);
-    Ok(Some(Launch::Wait(Pending::new(
+    Ok(Some(Launch::Wait(Box::new(Pending::new(
         engine,
         stack,
-        timeout,
+        bound,
         containers,
         outcome.warnings,
-    ))))
+    )))))
 }
 
 /// Pulls through the Engine API, then `compose up`; returns the pull's warnings.
@@ -365,7 +383,7 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
         engine,
         name,
         service,
-        timeout,
+        bound,
         mut containers,
         warnings,
     } = p;
@@ -377,7 +395,6 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
             .await
             .map(|l| listed_of(l, service))
     };
-    let began = Instant::now();
     progress.step(name, "waiting");
     loop {
         if containers.is_empty() {
@@ -399,17 +416,17 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
             });
         }
         let give_up = hopeless(&refs);
-        if give_up || began.elapsed() >= timeout {
+        if give_up || bound.passed() {
             let why = reason.unwrap_or_else(|| state.as_str().to_string());
             let summary = if give_up {
                 format!("did not start: {why}")
             } else {
                 format!(
                     "not active after {}: {why}",
-                    crate::util::duration::format(timeout)
+                    crate::util::duration::format(bound.timeout)
                 )
             };
-            let details = diagnose(&engine, &refs).await;
+            let details = bound::diagnose(&engine, &refs).await;
             return Err(Detailed { summary, details }.into());
         }
         progress.step(
@@ -420,31 +437,8 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
         // about again before they can have: fewer calls while other modules start.
         let pause =
             settles_in(&refs).map_or(POLL, |left| (left + SETTLE_MARGIN).clamp(POLL, SETTLE));
-        tokio::time::sleep(pause.min(timeout.saturating_sub(began.elapsed()))).await;
+        tokio::time::sleep(pause.min(bound.left())).await;
     }
-}
-
-/// For each service that is not up: its state, exit code, health and last log lines.
-async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String> {
-    use crate::module::status::Verdict;
-    let mut out = Vec::new();
-    for c in containers.iter().filter(|c| !c.oneoff) {
-        if matches!(c.verdict(), Verdict::Up | Verdict::Completed) {
-            continue;
-        }
-        out.push(format!(
-            "{}: state {}, exit code {}, health {}, {} restarts",
-            c.label(),
-            c.status,
-            c.exit_code.map_or("-".to_string(), |x| x.to_string()),
-            c.health.as_deref().unwrap_or("none"),
-            c.restart_count
-        ));
-        for line in engine.last_lines(&c.id, DIAG_LINES).await {
-            out.push(format!("  {} | {line}", c.label()));
-        }
-    }
-    out
 }
 
 /// `compose down`: containers and network go, named volumes stay. For one

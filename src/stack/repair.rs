@@ -108,6 +108,7 @@ pub async fn apply(
     fixes: &[Fix],
     timeout: Duration,
 ) -> anyhow::Result<Pending> {
+    let bound = crate::stack::bound::Bound::from_now(timeout);
     let name = stack.name;
     let engine = env.stacks.engine().await?;
     let mut warnings = Vec::new();
@@ -164,7 +165,7 @@ pub async fn apply(
         engine,
         name: name.to_string(),
         service: None,
-        timeout,
+        bound,
         containers,
         warnings,
     })

@@ -43,6 +43,7 @@ mod repair;
 mod rescue;
 mod shared_state;
 mod stacks;
+mod start_bounds;
 mod status_facts;
 mod units_in_systemd;
 mod watch;
