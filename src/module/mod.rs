@@ -86,6 +86,13 @@ pub struct ServiceImage {
     /// containers must be started by compose, in order.
     #[serde(default)]
     pub gated: bool,
+    /// How many containers compose runs for it (`scale`, `deploy.replicas`; 1 by default).
+    #[serde(default = "one")]
+    pub replicas: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// A module's kind without its details: `stack`, `host` or `invalid`.

@@ -1,0 +1,56 @@
+//! What a verb's end leaves in the module's record, under its lock: a failed start (the module reads `failed` until a start succeeds, a stop or `reset-failed`), a start that cleared it, the services a person stopped.
+
+use crate::error::{Exit, exit_of};
+use crate::module::Module;
+use crate::module::outcome::Outcome;
+use crate::module::status::Desired;
+use crate::run::Verb;
+use crate::run::node::Node;
+use crate::state::records::Ended;
+
+/// What a start verb's result changes in the record, if anything.
+pub fn of_start(
+    node: &Node,
+    m: &Module,
+    verb: &Verb,
+    service: Option<&str>,
+    result: &anyhow::Result<Outcome>,
+) -> Option<Ended> {
+    if matches!(verb, Verb::Stop { .. }) {
+        return None;
+    }
+    let service = service.map(str::to_string);
+    let by_supervisor = matches!(verb, Verb::AutoRestart { .. } | Verb::Repair { .. });
+    match result {
+        Ok(_) if by_supervisor => Some(Ended::Repaired),
+        Ok(_) => Some(Ended::Started(service)),
+        // Refused by the start limit: nothing was started, nothing failed.
+        Err(e) if exit_of(e) == Exit::Refused => None,
+        Err(e) => {
+            // The supervisor left alone a module a person stopped meanwhile.
+            let (state, _) = node.store.read();
+            let desired = state.modules.get(&m.name).and_then(|r| r.desired);
+            if by_supervisor && desired != Some(Desired::Up) {
+                return None;
+            }
+            let label = match &service {
+                Some(s) => format!("{}/{s}", m.name),
+                None => m.name.clone(),
+            };
+            let cause = crate::run::report::cause(e, verb.name(), &label);
+            Some(Ended::StartFailed(service, cause))
+        }
+    }
+}
+
+/// Records how a verb ended; a record that cannot be written is a warning,
+/// never the verb's failure.
+pub async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<String>) {
+    match node.store.ended(&m.name, ended).await {
+        Ok(w) => warnings.extend(w),
+        Err(e) => warnings.push(format!(
+            "could not record the outcome in hal's state: {}",
+            crate::error::OneLine(&e)
+        )),
+    }
+}
