@@ -44,5 +44,6 @@ mod rescue;
 mod shared_state;
 mod stacks;
 mod status_facts;
+mod status_truth;
 mod units_in_systemd;
 mod watch;
