@@ -6,6 +6,7 @@ use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
 use crate::run::Verb;
 use crate::run::node::Node;
+use crate::stack::repair::Fix;
 use crate::state::records::Ended;
 
 /// What a start verb's result changes in the record, if anything.
@@ -24,8 +25,9 @@ pub fn of_start(
     match result {
         Ok(_) if by_supervisor => Some(Ended::Repaired),
         Ok(_) => Some(Ended::Started(service)),
-        // Refused by the start limit: nothing was started, nothing failed.
+        // Refused by the start limit, or left alone: nothing was started, nothing failed.
         Err(e) if exit_of(e) == Exit::Refused => None,
+        Err(e) if e.chain().any(|c| c.is::<LeftAlone>()) => None,
         Err(e) => {
             // The supervisor left alone a module a person stopped meanwhile.
             let (state, _) = node.store.read();
@@ -54,3 +56,35 @@ pub async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<St
         )),
     }
 }
+
+/// The supervisor's fixes, less those of services a person has stopped
+/// since it decided on them (read under the module's lock).
+pub fn not_stopped(node: &Node, m: &Module, fixes: &[Fix]) -> anyhow::Result<Vec<Fix>> {
+    let (state, _) = node.store.read();
+    let stopped = state
+        .modules
+        .get(&m.name)
+        .map(|r| r.stopped.clone())
+        .unwrap_or_default();
+    let left: Vec<Fix> = fixes
+        .iter()
+        .filter(|f| !stopped.contains(&f.service))
+        .cloned()
+        .collect();
+    if left.is_empty() {
+        return Err(LeftAlone("its services were stopped by request").into());
+    }
+    Ok(left)
+}
+
+/// The supervisor's repair found nothing left to do once it held the lock.
+#[derive(Debug)]
+pub struct LeftAlone(&'static str);
+
+impl std::fmt::Display for LeftAlone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "left alone: {}", self.0)
+    }
+}
+
+impl std::error::Error for LeftAlone {}

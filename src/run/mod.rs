@@ -255,11 +255,12 @@ async fn act(
             if service.is_none() {
                 desire(node, m, Desired::Down, warnings).await?;
             }
-            let before = settle::Watchers::look(node, m).await;
-            let stopped = stop(node, progress, m, service, *grace).await?;
+            // Expected down before it goes, as the desired state: the
+            // supervisor must not bring back what is being stopped.
             let ended = Ended::Stopped(service.map(str::to_string));
             ended::record(node, m, ended, warnings).await;
-            Launched::Stopped(before, stopped)
+            let before = settle::Watchers::look(node, m).await;
+            Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
@@ -276,6 +277,7 @@ async fn act(
         }
         Verb::Repair { fixes, opts } => {
             still_wanted(node, m)?;
+            let fixes = &ended::not_stopped(node, m, fixes)?;
             count(node, m, false, warnings).await?;
             let Kind::Stack { dir, file } = &m.kind else {
                 return Err(invalid_kind());
