@@ -100,6 +100,17 @@ fn watch_brings_a_removed_service_back_and_leaves_its_siblings_alone() {
     }
     assert_ne!(before[&db], after[&db]);
     assert_eq!(status(&rig, &m)["state"], "active");
+    // A service a person stops is expected down: watch leaves it so.
+    hal(&rig)
+        .args(["module", "stop", &format!("{m}/cache")])
+        .code(0);
+    let lines = w.collect_for(Duration::from_secs(5));
+    assert!(!rig::containers(&m).contains(&format!("{m}-cache-1")));
+    assert!(
+        !lines.iter().any(|l| l.contains("cache: no container")),
+        "{lines:?}"
+    );
+    assert_eq!(status(&rig, &m)["state"], "active");
 }
 
 #[test]
