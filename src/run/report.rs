@@ -105,3 +105,51 @@ pub fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
     line.strip_prefix(&prefix)
         .map_or(line.clone(), str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::Kind;
+
+    #[test]
+    fn a_failed_start_is_failed_with_its_cause_on_one_line_and_the_diagnosis_apart() {
+        let module = Module {
+            name: "web".into(),
+            kind: Kind::Invalid {
+                reason: String::new(),
+            },
+        };
+        let err = anyhow::Error::new(crate::error::Detailed {
+            summary: "did not start: service db exited with code 1".into(),
+            details: vec!["db: state exited".into(), "  db | boom".into()],
+        })
+        .context("start web");
+        let r = Report {
+            module,
+            service: None,
+            result: Err(err),
+            took: Duration::ZERO,
+        };
+        let j = r.to_json("start");
+        assert_eq!(j.state, Some(State::Failed));
+        assert_eq!(
+            j.reason.as_deref(),
+            Some("did not start: service db exited with code 1")
+        );
+        assert_eq!(
+            j.diagnosis.as_deref(),
+            Some("db: state exited\n  db | boom")
+        );
+        let plain = anyhow::anyhow!("compose up: refused").context("start web");
+        assert_eq!(cause(&plain, "start", "web"), "compose up: refused");
+        assert_eq!(
+            Report {
+                result: Err(plain),
+                ..r
+            }
+            .to_json("stop")
+            .state,
+            None
+        );
+    }
+}
