@@ -28,6 +28,17 @@ pub fn of_start(
         // Refused by the start limit, or left alone: nothing was started, nothing failed.
         Err(e) if exit_of(e) == Exit::Refused => None,
         Err(e) if e.chain().any(|c| c.is::<LeftAlone>()) => None,
+        // Not this user's to start: nothing was tried.
+        Err(e)
+            if e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<crate::host::init::InitError>(),
+                    Some(crate::host::init::InitError::Permission(_))
+                )
+            }) =>
+        {
+            None
+        }
         Err(e) => {
             // The supervisor left alone a module a person stopped meanwhile.
             let (state, _) = node.store.read();

@@ -202,6 +202,26 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     // A module stopped by request is never `failed`: not for its start
     // count, not for a hold of the supervisor's, not for an old failed start.
     let down = s.desired == Some(Desired::Down);
+    // A failed start stays failed until a start succeeds, a stop or
+    // `reset-failed`; what failed since says the cause already.
+    if let Some(f) = &rec.failure
+        && !down
+        && matches!(
+            s.state,
+            State::Active | State::Starting | State::Degraded | State::Inactive
+        )
+        && (s.service.is_none() || f.service.is_none() || f.service == s.service)
+    {
+        let failed = match &f.service {
+            Some(svc) if s.service.is_none() => format!("start of {svc} failed: {}", f.reason),
+            _ => format!("start failed: {}", f.reason),
+        };
+        s.state = State::Failed;
+        s.reason = Some(match s.reason.take() {
+            Some(r) if r != "no containers" && !failed.contains(&r) => format!("{failed}; {r}"),
+            _ => failed,
+        });
+    }
     if let Some(free) = used.free_at
         && s.state != State::Active
         && !down
@@ -235,21 +255,6 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
         s.reason = Some(match s.reason.take() {
             Some(r) => format!("{held}; {r}"),
             None => held,
-        });
-    }
-    // A failed start stays failed until a start succeeds, a stop or `reset-failed`.
-    if let Some(f) = &rec.failure
-        && !down
-        && (s.service.is_none() || f.service.is_none() || f.service == s.service)
-    {
-        let failed = match &f.service {
-            Some(svc) if s.service.is_none() => format!("start of {svc} failed: {}", f.reason),
-            _ => format!("start failed: {}", f.reason),
-        };
-        s.state = State::Failed;
-        s.reason = Some(match s.reason.take() {
-            Some(r) if r != "no containers" => format!("{failed}; {r}"),
-            _ => failed,
         });
     }
     if let Some(w) = rec.pull_warning {
