@@ -275,25 +275,7 @@ async fn act(
             stop(node, progress, m, service, None).await?;
             launch(node, progress, m, service, opts).await?
         }
-        Verb::Repair { fixes, opts } => {
-            still_wanted(node, m)?;
-            let fixes = &ended::not_stopped(node, m, fixes)?;
-            count(node, m, false, warnings).await?;
-            let Kind::Stack { dir, file } = &m.kind else {
-                return Err(invalid_kind());
-            };
-            let stack = stack::Stack {
-                name: &m.name,
-                dir,
-                file,
-                service: None,
-            };
-            let timeout = opts
-                .timeout
-                .unwrap_or(node.config.settings(&m.name).timeout);
-            let env = node.stack_env(progress);
-            Launched::Stack(stack::repair::apply(env, &stack, fixes, timeout).await?)
-        }
+        Verb::Repair { fixes, opts } => repair(node, progress, m, fixes, opts, warnings).await?,
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
@@ -319,6 +301,36 @@ async fn act(
         Launched::Host(p) => host::wait(progress, p).await?,
     };
     Ok(outcome)
+}
+
+/// The supervisor's smallest repair of a stack, once it holds the lock.
+async fn repair(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    fixes: &[stack::repair::Fix],
+    opts: &StartOpts,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Launched> {
+    still_wanted(node, m)?;
+    let fixes = &ended::not_stopped(node, m, fixes)?;
+    count(node, m, false, warnings).await?;
+    let Kind::Stack { dir, file } = &m.kind else {
+        return Err(invalid_kind());
+    };
+    let stack = stack::Stack {
+        name: &m.name,
+        dir,
+        file,
+        service: None,
+    };
+    let timeout = opts
+        .timeout
+        .unwrap_or(node.config.settings(&m.name).timeout);
+    let env = node.stack_env(progress);
+    Ok(Launched::Stack(
+        stack::repair::apply(env, &stack, fixes, timeout).await?,
+    ))
 }
 
 /// The supervisor acts only on a module still wanted up once its lock is taken.
