@@ -4,24 +4,32 @@ use crate::error::{Exit, exit_of};
 use crate::module::Module;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
-use crate::run::Verb;
 use crate::run::node::Node;
 use crate::stack::repair::Fix;
 use crate::state::records::Ended;
 
-/// What a start verb's result changes in the record, if anything.
+/// Who started a module, for its record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Starter {
+    /// A person (`start`, `restart`, `rescue`), by the verb's word.
+    Person(&'static str),
+    /// The supervisor's restart or repair, by the verb's word.
+    Supervisor(&'static str),
+}
+
+/// What a start's result changes in the record, if anything.
 pub fn of_start(
     node: &Node,
     m: &Module,
-    verb: &Verb,
+    starter: Starter,
     service: Option<&str>,
     result: &anyhow::Result<Outcome>,
 ) -> Option<Ended> {
-    if matches!(verb, Verb::Stop { .. }) {
-        return None;
-    }
     let service = service.map(str::to_string);
-    let by_supervisor = matches!(verb, Verb::AutoRestart { .. } | Verb::Repair { .. });
+    let (by_supervisor, word) = match starter {
+        Starter::Person(w) => (false, w),
+        Starter::Supervisor(w) => (true, w),
+    };
     match result {
         Ok(_) if by_supervisor => Some(Ended::Repaired),
         Ok(_) => Some(Ended::Started(service)),
@@ -50,7 +58,7 @@ pub fn of_start(
                 Some(s) => format!("{}/{s}", m.name),
                 None => m.name.clone(),
             };
-            let cause = crate::run::report::cause(e, verb.name(), &label);
+            let cause = crate::run::report::cause(e, word, &label);
             Some(Ended::StartFailed(service, cause))
         }
     }

@@ -214,7 +214,8 @@ async fn one(
     let result = act(node, progress, t, verb, slot, &mut lock, &mut warnings).await;
     // Under the lock (a stop recorded itself before letting it go).
     if lock.is_some()
-        && let Some(ended) = ended::of_start(node, m, verb, service, &result)
+        && let Some(starter) = starter(verb)
+        && let Some(ended) = ended::of_start(node, m, starter, service, &result)
     {
         ended::record(node, m, ended, &mut warnings).await;
     }
@@ -331,6 +332,19 @@ async fn repair(
     Ok(Launched::Stack(
         stack::repair::apply(env, &stack, fixes, timeout).await?,
     ))
+}
+
+/// Who starts the module in this verb (`None`: a stop).
+fn starter(verb: &Verb) -> Option<ended::Starter> {
+    match verb {
+        Verb::Stop { .. } => None,
+        Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
+            Some(ended::Starter::Person(verb.name()))
+        }
+        Verb::AutoRestart { .. } | Verb::Repair { .. } => {
+            Some(ended::Starter::Supervisor(verb.name()))
+        }
+    }
 }
 
 /// The supervisor acts only on a module still wanted up once its lock is taken.

@@ -139,7 +139,8 @@ async fn all_verdicts_up(
     name: &str,
     only: Option<&str>,
 ) -> anyhow::Result<bool> {
-    let facts = crate::stack::node_facts(engine, env.store.dir(), &[name], Detail::Settled).await?;
+    let facts =
+        crate::stack::node::node_facts(engine, env.store.dir(), &[name], Detail::Settled).await?;
     Ok(facts
         .get(name)
         .into_iter()
