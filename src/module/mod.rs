@@ -86,11 +86,18 @@ pub struct ServiceImage {
     /// containers must be started by compose, in order.
     #[serde(default)]
     pub gated: bool,
+    /// How many containers compose runs for it (`scale`, `deploy.replicas`; 1 by default).
+    #[serde(default = "one")]
+    pub replicas: u32,
     /// The services it starts after, as compose orders a start: `depends_on`
     /// and the implicit ones (`network_mode`/`ipc`/`pid: service:X`,
     /// `volumes_from`, `links`). Empty in a record from an older hal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<Dependency>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One service another starts after, and what it waits for.
@@ -103,6 +110,7 @@ pub struct Dependency {
 /// What a dependent waits for before it starts (compose's `condition`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[expect(clippy::enum_variant_names, reason = "compose's own words, service_*")]
 pub enum Condition {
     /// `service_started` (and every implicit dependency).
     ServiceStarted,

@@ -112,6 +112,31 @@ pub struct ModuleStatus {
     pub timer: Option<TimerStatus>,
     /// Set while `hal watch` holds the module (its start limit is hit), or null.
     pub held: Option<HeldStatus>,
+    /// Services of the expected set (what compose resolved: active profiles,
+    /// replicas) with fewer containers than expected (stacks only).
+    pub missing: Vec<MissingService>,
+    /// Services a person stopped alone (`hal stop MODULE/SERVICE`): expected down.
+    pub expected_down: Vec<String>,
+}
+
+/// A service of a stack's expected set that has fewer containers than compose runs for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MissingService {
+    pub name: String,
+    /// How many containers compose runs for it.
+    pub expected: u32,
+    /// How many it has.
+    pub containers: u32,
+}
+
+impl MissingService {
+    /// `db: no container`, or `web: 1 of 3 containers`.
+    pub fn describe(&self) -> String {
+        match self.containers {
+            0 => format!("{}: no container", self.name),
+            n => format!("{}: {n} of {} containers", self.name, self.expected),
+        }
+    }
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -188,6 +213,8 @@ impl ModuleStatus {
             services: Vec::new(),
             timer: None,
             held: None,
+            missing: Vec::new(),
+            expected_down: Vec::new(),
         }
     }
 

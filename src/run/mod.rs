@@ -1,26 +1,27 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
 pub mod adopt;
+mod ended;
 pub mod node;
+mod report;
 mod settle;
 pub mod status;
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use futures_util::stream::{self, StreamExt};
-use serde::Serialize;
-
-use crate::error::{Exit, OneLine, exit_of};
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
-use crate::module::status::State;
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
+use crate::state::records::Ended;
 use crate::util::timefmt::Stamp;
 use crate::{host, stack};
+use anyhow::Context;
+use futures_util::stream::{self, StreamExt};
+
+pub use report::{Report, ReportJson};
 
 /// A verb that changes modules.
 #[derive(Clone, Debug)]
@@ -64,74 +65,6 @@ impl Verb {
             Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
             Verb::Rescue { .. } => "rescue",
             Verb::Repair { .. } => "repair",
-        }
-    }
-}
-
-/// What happened to one module, or to one service of it.
-pub struct Report {
-    pub module: Module,
-    /// The service acted on (`MODULE/SERVICE`), or `None` for the whole module.
-    pub service: Option<String>,
-    pub result: anyhow::Result<Outcome>,
-    pub took: Duration,
-}
-
-/// The JSON shape of a [`Report`].
-#[derive(Serialize)]
-pub struct ReportJson {
-    pub name: String,
-    /// Only for `MODULE/SERVICE`: the service acted on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<String>,
-    pub kind: &'static str,
-    pub action: &'static str,
-    pub ok: bool,
-    pub state: Option<State>,
-    pub reason: Option<String>,
-    pub error: Option<String>,
-    pub exit_code: u8,
-    pub took_ms: u64,
-    pub warnings: Vec<String>,
-}
-
-impl Report {
-    pub fn exit(&self) -> Exit {
-        self.result.as_ref().err().map_or(Exit::Ok, exit_of)
-    }
-
-    /// `web`, or `web/worker` when one service was acted on.
-    pub fn label(&self) -> String {
-        match &self.service {
-            Some(s) => format!("{}/{s}", self.module.name),
-            None => self.module.name.clone(),
-        }
-    }
-
-    pub fn to_json(&self, action: &'static str) -> ReportJson {
-        let (state, reason, warnings) = match &self.result {
-            Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
-            Err(_) => (None, None, Vec::new()),
-        };
-        let (error, details) = match &self.result {
-            Err(e) => (
-                Some(OneLine(e).to_string()),
-                crate::error::details_of(e).to_vec(),
-            ),
-            Ok(_) => (None, Vec::new()),
-        };
-        ReportJson {
-            name: self.module.name.clone(),
-            service: self.service.clone(),
-            kind: self.module.kind_name(),
-            action,
-            ok: self.result.is_ok(),
-            state,
-            reason: reason.or_else(|| (!details.is_empty()).then(|| details.join("\n"))),
-            error,
-            exit_code: self.exit().code(),
-            took_ms: u64::try_from(self.took.as_millis()).unwrap_or(u64::MAX),
-            warnings,
         }
     }
 }
@@ -268,64 +201,81 @@ async fn one(
     let slot = slots.acquire().await.context("the --jobs slots closed")?;
     // Reach the engine first: a start that cannot happen must not count.
     reachable(node, m).await?;
-    let lock = node.store.lock_module(&m.name).await?;
+    let mut lock = Some(node.store.lock_module(&m.name).await?);
     let mut warnings = Vec::new();
+    let result = act(node, progress, t, verb, slot, &mut lock, &mut warnings).await;
+    // Under the lock (a stop recorded itself before letting it go).
+    if lock.is_some()
+        && let Some(starter) = starter(verb)
+        && let Some(ended) = ended::of_start(node, m, starter, service, &result)
+    {
+        ended::record(node, m, ended, &mut warnings).await;
+    }
+    drop(lock);
+    let outcome = result?;
+    warnings.extend(outcome.warnings);
+    Ok(Outcome {
+        warnings,
+        ..outcome
+    })
+}
+
+/// The verb's work on one target, its lock taken: launched, then waited for.
+async fn act(
+    node: &Node,
+    progress: &dyn Progress,
+    t: &Target,
+    verb: &Verb,
+    slot: tokio::sync::SemaphorePermit<'_>,
+    lock: &mut Option<crate::state::ModuleLock>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Outcome> {
+    let m = &t.module;
+    let service = t.service.as_deref();
     let launched = match verb {
         Verb::Start { opts, force } => {
             // Refused before anything starts; counted only when something did.
             node.store.check_limit(&m.name, limit_of(node, m), *force)?;
-            desire(node, m, Desired::Up, &mut warnings).await?;
+            desire(node, m, Desired::Up, warnings).await?;
             let launched = launch(node, progress, m, service, opts).await;
             if !matches!(launched, Ok(Launched::Unchanged(_))) {
-                count(node, m, true, &mut warnings).await?;
+                count(node, m, true, warnings).await?;
             }
             launched?
         }
         Verb::Stop { grace } => {
             // One service stopped leaves its module wanted up: the rest of it runs.
             if service.is_none() {
-                desire(node, m, Desired::Down, &mut warnings).await?;
+                desire(node, m, Desired::Down, warnings).await?;
             }
+            // Expected down before it goes, as the desired state: the
+            // supervisor must not bring back what is being stopped.
+            let ended = Ended::Stopped(service.map(str::to_string));
+            ended::record(node, m, ended, warnings).await;
             let before = settle::Watchers::look(node, m).await;
             Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
-            count(node, m, *force, &mut warnings).await?;
-            desire(node, m, Desired::Up, &mut warnings).await?;
+            count(node, m, *force, warnings).await?;
+            desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
             launch(node, progress, m, service, opts).await?
         }
         Verb::AutoRestart { opts } => {
             still_wanted(node, m)?;
-            count(node, m, false, &mut warnings).await?;
+            count(node, m, false, warnings).await?;
             stop(node, progress, m, service, None).await?;
             launch(node, progress, m, service, opts).await?
         }
-        Verb::Repair { fixes, opts } => {
-            still_wanted(node, m)?;
-            count(node, m, false, &mut warnings).await?;
-            let Kind::Stack { dir, .. } = &m.kind else {
-                return Err(invalid_kind());
-            };
-            let stack = stack::Stack {
-                name: &m.name,
-                dir,
-                service: None,
-            };
-            let timeout = opts
-                .timeout
-                .unwrap_or(node.config.settings(&m.name).timeout);
-            let env = node.stack_env(progress);
-            Launched::Stack(stack::repair::apply(env, &stack, fixes, timeout).await?)
-        }
+        Verb::Repair { fixes, opts } => repair(node, progress, m, fixes, opts, warnings).await?,
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
                 host::reset_failed(&*node.hosts.init(*scope), unit).await?;
             }
-            count(node, m, false, &mut warnings).await?;
-            desire(node, m, Desired::Up, &mut warnings).await?;
+            count(node, m, false, warnings).await?;
+            desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
             launch(node, progress, m, service, opts).await?
         }
@@ -337,17 +287,55 @@ async fn one(
         // A stop that something undoes is not a success: say who did.
         // The lock goes first: whatever brings the module back needs it.
         Launched::Stopped(before, o) => {
-            drop(lock);
+            drop(lock.take());
             settle::held(node, m, service, before, o).await?
         }
         Launched::Stack(p) => stack::wait(progress, p).await?,
         Launched::Host(p) => host::wait(progress, p).await?,
     };
-    warnings.extend(outcome.warnings);
-    Ok(Outcome {
-        warnings,
-        ..outcome
-    })
+    Ok(outcome)
+}
+
+/// The supervisor's smallest repair of a stack, once it holds the lock.
+async fn repair(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    fixes: &[stack::repair::Fix],
+    opts: &StartOpts,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Launched> {
+    still_wanted(node, m)?;
+    let fixes = &ended::not_stopped(node, m, fixes)?;
+    count(node, m, false, warnings).await?;
+    let Kind::Stack { dir, .. } = &m.kind else {
+        return Err(invalid_kind());
+    };
+    let stack = stack::Stack {
+        name: &m.name,
+        dir,
+        service: None,
+    };
+    let timeout = opts
+        .timeout
+        .unwrap_or(node.config.settings(&m.name).timeout);
+    let env = node.stack_env(progress);
+    Ok(Launched::Stack(
+        stack::repair::apply(env, &stack, fixes, timeout).await?,
+    ))
+}
+
+/// Who starts the module in this verb (`None`: a stop).
+fn starter(verb: &Verb) -> Option<ended::Starter> {
+    match verb {
+        Verb::Stop { .. } => None,
+        Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
+            Some(ended::Starter::Person(verb.name()))
+        }
+        Verb::AutoRestart { .. } | Verb::Repair { .. } => {
+            Some(ended::Starter::Supervisor(verb.name()))
+        }
+    }
 }
 
 /// The supervisor acts only on a module still wanted up once its lock is taken.

@@ -1,13 +1,16 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
 use crate::error::Exit;
+use crate::module::ServiceImage;
+use crate::module::status::Desired;
 use crate::module::status::Detail;
 use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::stack::assess::{ContainerFacts, assess};
-use crate::state::records::StateFile;
+use crate::stack::assess::ContainerFacts;
+use crate::stack::assess::expected::{Expected, Judged, judge};
+use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::{self, Stamp};
 
 /// The status of many modules, and what went wrong reading it.
@@ -80,13 +83,14 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
             Kind::Stack { .. } => match &stack_facts {
                 Ok(map) => {
                     let all = map.get(&m.name).unwrap_or(&empty);
+                    let rec = state_file.modules.get(&m.name);
                     match &t.service {
                         Some(svc) => {
                             let mine: Vec<ContainerFacts> =
                                 all.iter().filter(|c| &c.service == svc).cloned().collect();
-                            stack_status(m, &mine)
+                            stack_status(m, &mine, rec, Some(svc))
                         }
-                        None => stack_status(m, all),
+                        None => stack_status(m, all, rec, None),
                     }
                 }
                 Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
@@ -132,9 +136,35 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     }
 }
 
-fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
+/// A stack's status: its containers against its expected set (what compose
+/// resolved when hal last brought it up, less the services a person stopped).
+/// A module stopped by request expects nothing.
+fn stack_status(
+    m: &Module,
+    facts: &[ContainerFacts],
+    rec: Option<&ModuleRecord>,
+    service: Option<&str>,
+) -> ModuleStatus {
     let refs: Vec<&ContainerFacts> = facts.iter().collect();
-    let (state, reason) = assess(&refs);
+    let mut services: Vec<ServiceImage> = rec
+        .filter(|r| r.desired != Some(Desired::Down))
+        .and_then(|r| r.services.clone())
+        .unwrap_or_default();
+    if let Some(only) = service {
+        services.retain(|s| s.service == only);
+    }
+    let stopped = rec.map(|r| r.stopped.as_slice()).unwrap_or_default();
+    let expected = rec
+        .filter(|r| r.desired != Some(Desired::Down) && r.services.is_some())
+        .map(|_| Expected {
+            services: &services,
+            stopped,
+        });
+    let Judged {
+        state,
+        reason,
+        missing,
+    } = judge(&refs, expected);
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
         main.filter_map(|c| c.started_at.as_deref().and_then(timefmt::parse))
@@ -150,6 +180,8 @@ fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
             .filter(|c| !c.oneoff)
             .map(ContainerFacts::to_status)
             .collect(),
+        missing,
+        expected_down: stopped.to_vec(),
         ..bare(m, state, reason)
     }
 }
@@ -167,8 +199,32 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
         free_at: used.free_at.map(Stamp::whole_second),
     };
     s.desired = rec.desired;
+    // A module stopped by request is never `failed`: not for its start
+    // count, not for a hold of the supervisor's, not for an old failed start.
+    let down = s.desired == Some(Desired::Down);
+    // A failed start stays failed until a start succeeds, a stop or
+    // `reset-failed`; what failed since says the cause already.
+    if let Some(f) = &rec.failure
+        && !down
+        && matches!(
+            s.state,
+            State::Active | State::Starting | State::Degraded | State::Inactive
+        )
+        && (s.service.is_none() || f.service.is_none() || f.service == s.service)
+    {
+        let failed = match &f.service {
+            Some(svc) if s.service.is_none() => format!("start of {svc} failed: {}", f.reason),
+            _ => format!("start failed: {}", f.reason),
+        };
+        s.state = State::Failed;
+        s.reason = Some(match s.reason.take() {
+            Some(r) if r != "no containers" && !failed.contains(&r) => format!("{failed}; {r}"),
+            _ => failed,
+        });
+    }
     if let Some(free) = used.free_at
         && s.state != State::Active
+        && !down
     {
         let held = format!(
             "start limit hit: {} starts in {}, free again at {} UTC",
@@ -187,6 +243,7 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     // A hold of hal watch's, while the module is down: held, and until when.
     if let Some(h) = &rec.hold
         && s.state != State::Active
+        && !down
     {
         let until = h.until();
         s.held = Some(HeldStatus {

@@ -315,6 +315,7 @@ pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
                     })
                 }),
             after: deps::of_service(s),
+            replicas: replicas_of(s),
         })
         .collect())
 }
@@ -343,6 +344,7 @@ pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
                 image: None,
                 build: false,
                 gated: false,
+                replicas: 1,
             });
         } else if indent >= 8
             && (body == "condition: service_healthy"
@@ -357,10 +359,23 @@ pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
                 last.image = Some(unquote(v.trim()).to_string());
             } else if body.starts_with("build:") {
                 last.build = true;
+            } else if let Some(n) = body.strip_prefix("scale:")
+                && let Ok(n) = n.trim().parse()
+            {
+                last.replicas = n;
             }
         }
     }
     out
+}
+
+/// A service's container count in compose's JSON: `scale`, else
+/// `deploy.replicas`, else 1.
+fn replicas_of(s: &serde_json::Value) -> u32 {
+    let n = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_u64);
+    n(s.get("scale"))
+        .or_else(|| n(s.get("deploy").and_then(|d| d.get("replicas"))))
+        .map_or(1, |n| u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 fn unquote(s: &str) -> &str {
@@ -397,5 +412,16 @@ mod tests {
         let v1 = from_v1_yaml(yaml);
         assert_eq!(v1, v2);
         assert!(v1[0].build && !v1[1].build);
+    }
+
+    #[test]
+    fn replicas_come_from_scale_or_deploy() {
+        let json = r#"{"services":{"a":{"scale":2},"b":{"deploy":{"replicas":3}},"c":{}}}"#;
+        let mut v = from_v2_json(json).unwrap();
+        v.sort_by(|a, b| a.service.cmp(&b.service));
+        let n: Vec<u32> = v.iter().map(|s| s.replicas).collect();
+        assert_eq!(n, [2, 3, 1]);
+        let yaml = "services:\n  a:\n    image: x\n    scale: 4\n";
+        assert_eq!(from_v1_yaml(yaml)[0].replicas, 4);
     }
 }

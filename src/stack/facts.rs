@@ -1,6 +1,6 @@
 //! A container's facts from what the engine said of it: the list call alone when that is enough, else list and inspect.
 
-use crate::stack::assess::{ContainerFacts, health_from_status_text};
+use crate::stack::assess::ContainerFacts;
 use anyhow::Context;
 use futures_util::stream::StreamExt;
 
@@ -20,8 +20,8 @@ pub async fn read(engine: &Engine, listed: Vec<Listed>) -> anyhow::Result<Vec<Co
 
 /// The facts of the given containers. With [`Detail::Settled`], a container
 /// that has been running for a while is described from its summary alone
-/// (health from the status text, start time from "Up …"); only the others
-/// are inspected. That keeps a whole-node status near one engine call.
+/// (health from the list's own health field, start time from "Up …"); only
+/// the others are inspected. That keeps a whole-node status near one engine call.
 pub async fn read_with(
     engine: &Engine,
     listed: Vec<Listed>,
@@ -58,11 +58,16 @@ pub async fn of_project(engine: &Engine, project: &str) -> anyhow::Result<Vec<Co
 
 /// A running container's facts from its summary alone, when it has been up
 /// long enough that restart count and exact start time cannot change its
-/// verdict; `None` when it must be inspected.
+/// verdict, and the list states its health in a field of its own (API 1.52
+/// and later); `None` when it must be inspected. The status text's
+/// "(unhealthy)" is display text, never read: an engine whose list has no
+/// health field (Docker before 1.52, Podman) has its containers inspected,
+/// or described from what an inspect of the same run said ([`InspectCache`]).
 pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     if !s.is_running() {
         return None;
     }
+    let health = s.health.as_deref()?;
     let text = s.status_text.as_deref()?;
     let up = crate::stack::assess::uptime_from_status(text)?;
     if up < crate::stack::assess::RESETTLE * 2 {
@@ -74,7 +79,7 @@ pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     };
     Some(ContainerFacts {
         status: "running".into(),
-        health: health_from_status_text(text).map(str::to_string),
+        health: health_word(health),
         started_at: Some(started.rfc3339()),
         observed_at: Some(now),
         ..identity(s)
@@ -88,15 +93,12 @@ pub fn of(s: &Listed, i: Inspected) -> ContainerFacts {
         .or(s.state)
         .map(|st| st.as_str().to_string())
         .unwrap_or_default();
+    // The inspect's own field, else the list's: never the status text.
     let health = i
         .health
-        .filter(|h| !h.is_empty() && h != "none")
-        .or_else(|| {
-            s.status_text
-                .as_deref()
-                .and_then(health_from_status_text)
-                .map(str::to_string)
-        });
+        .or_else(|| s.health.clone())
+        .as_deref()
+        .and_then(health_word);
     let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
     ContainerFacts {
         status,
@@ -112,6 +114,12 @@ pub fn of(s: &Listed, i: Inspected) -> ContainerFacts {
         observed_at: Some(Stamp::now()),
         ..identity(s)
     }
+}
+
+/// A health word as hal publishes it: `None` for no healthcheck (the engine's
+/// `none`, or nothing).
+fn health_word(word: &str) -> Option<String> {
+    (!word.is_empty() && word != "none").then(|| word.to_string())
 }
 
 /// What the list call alone says of a container: who it is, never how it is.
@@ -142,7 +150,9 @@ fn identity(s: &Listed) -> ContainerFacts {
 /// restart`, an engine restart without live-restore) and lists with the
 /// container. So the list call alone says whether an entry still holds; a
 /// container without an endpoint (`network_mode: container:…`) is always
-/// inspected. Health is never remembered: the list's status text says it.
+/// inspected. Health is never remembered, only whether the container has a
+/// healthcheck: one that has is described with the list's own health field
+/// where the engine has one, and inspected again where it has not.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct InspectCache {
     /// The engine these containers are on (`-H`, `DOCKER_HOST` or the socket).
@@ -163,6 +173,9 @@ struct KnownRun {
     started_at: Option<String>,
     finished_at: Option<String>,
     oom_killed: bool,
+    /// Whether it has a healthcheck (`None`: not known, from an older hal).
+    #[serde(default)]
+    healthcheck: Option<bool>,
 }
 
 /// The file in the state directory that holds [`InspectCache`].
@@ -199,9 +212,16 @@ impl InspectCache {
         if Some(&k.run) != s.run.as_ref() {
             return None;
         }
+        // A healthcheck's result changes within a run: the list's own field
+        // says it, or an inspect must.
+        let health = match (k.healthcheck, s.health.as_deref()) {
+            (_, Some(h)) => health_word(h),
+            (Some(false), None) => None,
+            _ => return None,
+        };
         Some(ContainerFacts {
             status: "running".into(),
-            health: health_from_status_text(text).map(str::to_string),
+            health,
             exit_code: k.exit_code,
             restart_policy: k.restart_policy.clone(),
             restart_count: k.restart_count,
@@ -227,6 +247,7 @@ impl InspectCache {
             started_at: f.started_at.clone(),
             finished_at: f.finished_at.clone(),
             oom_killed: f.oom_killed,
+            healthcheck: Some(f.health.is_some()),
         };
         if self.containers.get(&f.id) != Some(&k) {
             self.containers.insert(f.id.clone(), k);
@@ -291,6 +312,33 @@ mod tests {
     }
 
     #[test]
+    fn health_is_the_engines_field_never_the_status_text() {
+        use crate::module::status::Verdict;
+        let mut l = listed(ContainerRun::Running, None);
+        l.status_text = Some("Up 5 minutes".into());
+        let inspect = Inspected {
+            state: Some(ContainerRun::Running),
+            health: Some("unhealthy".into()),
+            ..Default::default()
+        };
+        assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
+        // Text that says otherwise is not read.
+        l.status_text = Some("Up 5 minutes (healthy)".into());
+        let inspect = Inspected {
+            state: Some(ContainerRun::Running),
+            health: Some("unhealthy".into()),
+            ..Default::default()
+        };
+        assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
+        let now = Stamp::now();
+        assert!(settled(&l, now).is_none(), "no health field: inspect");
+        l.health = Some("unhealthy".into());
+        assert_eq!(settled(&l, now).unwrap().verdict(), Verdict::Unhealthy);
+        l.health = Some("none".into());
+        assert_eq!(settled(&l, now).unwrap().health, None);
+    }
+
+    #[test]
     fn known_facts_hold_for_the_same_run_only() {
         use ContainerRun as S;
         let now = Stamp::now();
@@ -312,6 +360,19 @@ mod tests {
         let mut young = listed(S::Running, Some("e1"));
         young.status_text = Some("Up 3 seconds".into());
         assert!(known.facts(&young, now).is_none(), "young: inspect");
+        // No healthcheck: the cache describes it; one: an inspect, unless the
+        // list's own field says the health.
+        let mut sick = learnt.clone();
+        sick.id = "c2".into();
+        sick.health = Some("healthy".into());
+        known.learn(&sick, "e2".into());
+        let mut listed2 = listed(S::Running, Some("e2"));
+        listed2.id = "c2".into();
+        listed2.status_text = Some("Up 5 minutes (healthy)".into());
+        assert!(known.facts(&listed2, now).is_none(), "health is re-read");
+        listed2.health = Some("unhealthy".into());
+        let f = known.facts(&listed2, now).unwrap();
+        assert_eq!(f.verdict(), crate::module::status::Verdict::Unhealthy);
         known.keep_only(&std::collections::HashSet::new());
         assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
     }

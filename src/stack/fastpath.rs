@@ -7,9 +7,9 @@ use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
 use crate::module::run_state::ContainerRun as S;
 use crate::module::status::State;
-use crate::module::status::Verdict;
+use crate::module::status::{Detail, Verdict};
 use crate::module::{Condition, Dependency, ServiceImage};
-use crate::stack::assess::{ContainerFacts, health_from_status_text};
+use crate::stack::assess::ContainerFacts;
 use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::{facts, start_order};
@@ -46,7 +46,8 @@ pub async fn try_start(
     if main.is_empty() || !same_services(&main, known.services) {
         return Ok(None);
     }
-    let all_up = main.iter().all(|c| settled_running(c));
+    let all_up = main.iter().all(|c| c.state == Some(S::Running))
+        && all_verdicts_up(env, engine, name, known.only).await?;
     let all_stopped = main
         .iter()
         .all(|c| matches!(c.state, Some(S::Exited | S::Created)));
@@ -217,15 +218,24 @@ fn same_services(main: &[&Listed], services: &[ServiceImage]) -> bool {
         })
 }
 
-/// Running, not unhealthy or still starting, and up for more than a moment.
-fn settled_running(c: &Listed) -> bool {
-    let text = c.status_text.as_deref().unwrap_or_default();
-    c.state == Some(S::Running)
-        && !matches!(
-            health_from_status_text(text),
-            Some("starting" | "unhealthy")
-        )
-        && !text.contains("Less than a second")
+/// Whether every container of the module (or of its one service) is up:
+/// running for more than a moment, healthy where it has a healthcheck. The
+/// health is the engine's own field (the list's, else an inspect's, through
+/// what hal remembers of each run), the same verdict `status` gives.
+async fn all_verdicts_up(
+    env: Env<'_>,
+    engine: &Engine,
+    name: &str,
+    only: Option<&str>,
+) -> anyhow::Result<bool> {
+    let facts =
+        crate::stack::node::node_facts(engine, env.store.dir(), &[name], Detail::Settled).await?;
+    Ok(facts
+        .get(name)
+        .into_iter()
+        .flatten()
+        .filter(|f| !f.oneoff && only.is_none_or(|s| f.service == s))
+        .all(|f| f.verdict() == Verdict::Up))
 }
 
 #[cfg(test)]

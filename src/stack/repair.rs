@@ -18,6 +18,9 @@ pub enum How {
     Restart,
     /// It cannot be started as it is (dead, or gone): `compose up -d --no-deps --force-recreate SERVICE`.
     Recreate,
+    /// Its service has fewer containers than compose runs for it: `compose up
+    /// -d --no-deps SERVICE` makes the missing ones, the others stay as they are.
+    Create,
 }
 
 impl How {
@@ -27,6 +30,7 @@ impl How {
             How::Start => "start",
             How::Restart => "restart",
             How::Recreate => "recreate_service",
+            How::Create => "create_service",
         }
     }
 }
@@ -54,6 +58,10 @@ impl Fix {
                 format!("recreating service {} (compose up --no-deps)", self.service)
             }
             (How::Recreate, true) => format!("recreated service {}", self.service),
+            (How::Create, false) => {
+                format!("creating service {} (compose up --no-deps)", self.service)
+            }
+            (How::Create, true) => format!("created service {}", self.service),
         };
         match &self.because {
             Some(b) => format!("{what} ({b})"),
@@ -113,6 +121,7 @@ pub async fn apply(
     let engine = env.stacks.engine().await?;
     let mut warnings = Vec::new();
     let mut recreate: Vec<&str> = Vec::new();
+    let mut create: Vec<&str> = Vec::new();
     for f in fixes {
         env.progress.step(name, &f.describe(false));
         let done = match f.how {
@@ -120,6 +129,10 @@ pub async fn apply(
             How::Restart => engine.restart_container(&f.container, None).await,
             How::Recreate => {
                 recreate.push(&f.service);
+                Ok(())
+            }
+            How::Create => {
+                create.push(&f.service);
                 Ok(())
             }
         };
@@ -133,20 +146,21 @@ pub async fn apply(
             recreate.push(&f.service);
         }
     }
-    if !recreate.is_empty() {
+    if !recreate.is_empty() || !create.is_empty() {
         let compose = env.stacks.compose().await?;
         let endpoint = env.stacks.endpoint()?;
+        let project = stack.project();
+        // Missing containers first: what depends on them may need them.
+        for service in create.iter().filter(|s| !recreate.contains(s)) {
+            compose
+                .up_service(&project, endpoint, service, Some("never"), Fresh::IfChanged)
+                .await?;
+        }
         for service in &recreate {
             // The engine refused this container (dead, gone, or a start that
             // failed): compose must make a new one, not start it as it is.
             compose
-                .up_service(
-                    &stack.project(),
-                    endpoint,
-                    service,
-                    Some("never"),
-                    Fresh::Always,
-                )
+                .up_service(&project, endpoint, service, Some("never"), Fresh::Always)
                 .await?;
         }
     }
@@ -156,9 +170,10 @@ pub async fn apply(
         .into_iter()
         .filter(|c| {
             names.contains(c.name.as_str())
-                || c.identity
-                    .as_ref()
-                    .is_some_and(|who| !who.oneoff && recreate.contains(&who.service.as_str()))
+                || c.identity.as_ref().is_some_and(|who| {
+                    let s = who.service.as_str();
+                    !who.oneoff && (recreate.contains(&s) || create.contains(&s))
+                })
         })
         .collect();
     Ok(Pending {

@@ -159,6 +159,7 @@ mod tests {
             image: None,
             build: false,
             gated: false,
+            replicas: 1,
             after: vec![dep("web")],
         }];
         let d = dependencies(&all, &recorded);

@@ -287,8 +287,10 @@ impl Store {
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&key) {
                     r.starts.clear();
-                    // The limit is lifted: the supervisor's hold goes with it.
+                    // The limit is lifted: the supervisor's hold goes with it,
+                    // and a failed start is no longer `failed`.
                     r.hold = None;
+                    r.failure = None;
                 }
             })
             .await?;
@@ -328,6 +330,21 @@ impl Store {
         })
         .await?;
         Ok(())
+    }
+
+    /// Records how a verb on the module ended (its failed start, the services
+    /// a person stopped), under the module's lock.
+    pub async fn ended(
+        &self,
+        name: &str,
+        ended: crate::state::records::Ended,
+    ) -> anyhow::Result<Option<String>> {
+        let key = name.to_string();
+        let now = crate::state::records::ms_of(Stamp::now());
+        let ((), w) = self
+            .update(move |s| s.modules.entry(key).or_default().after(ended, now))
+            .await?;
+        Ok(w)
     }
 
     /// Records (or clears) the pull warning shown by status.

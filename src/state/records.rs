@@ -40,6 +40,78 @@ pub struct ModuleRecord {
     /// here so that a restarted watch holds it still and does not page again.
     #[serde(default)]
     pub hold: Option<HoldRecord>,
+    /// Services a person stopped alone (`hal stop web/worker`): expected down
+    /// until a start of that service or of the whole module.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped: Vec<String>,
+    /// The last start that failed, until a start succeeds, a stop or `reset-failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureRecord>,
+}
+
+/// A start that failed: the module reads `failed`, with this as its reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    /// Unix milliseconds when it failed.
+    pub at: i64,
+    /// The cause, on one line.
+    pub reason: String,
+    /// The service that was started (`MODULE/SERVICE`), or none for the whole module.
+    #[serde(default)]
+    pub service: Option<String>,
+}
+
+/// What a verb's end changes in a module's record (see [`ModuleRecord::after`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// A person's start of the module (`None`) or of one service succeeded.
+    Started(Option<String>),
+    /// The supervisor's repair or restart succeeded: the failure is over,
+    /// what a person stopped stays stopped.
+    Repaired,
+    /// A start failed, for this reason.
+    StartFailed(Option<String>, String),
+    /// The module (`None`) or one service was stopped by request.
+    Stopped(Option<String>),
+}
+
+impl ModuleRecord {
+    /// Records how a verb ended (`now`: unix milliseconds).
+    pub fn after(&mut self, ended: Ended, now: i64) {
+        match ended {
+            Ended::Started(service) => {
+                self.failure = None;
+                match service {
+                    Some(s) => self.stopped.retain(|x| *x != s),
+                    None => self.stopped.clear(),
+                }
+            }
+            Ended::Repaired => self.failure = None,
+            Ended::StartFailed(service, reason) => {
+                self.failure = Some(FailureRecord {
+                    at: now,
+                    reason,
+                    service,
+                });
+            }
+            Ended::Stopped(None) => {
+                self.failure = None;
+                self.stopped.clear();
+            }
+            Ended::Stopped(Some(s)) => {
+                if self
+                    .failure
+                    .as_ref()
+                    .is_some_and(|f| f.service.as_ref() == Some(&s))
+                {
+                    self.failure = None;
+                }
+                if !self.stopped.contains(&s) {
+                    self.stopped.push(s);
+                }
+            }
+        }
+    }
 }
 
 /// A hold of the supervisor's, as remembered across its restarts.
@@ -154,4 +226,31 @@ pub fn parse_state(text: &str) -> Result<StateFile, String> {
         ));
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_lasts_until_a_start_or_a_stop() {
+        let mut r = ModuleRecord::default();
+        r.after(Ended::StartFailed(None, "image missing".into()), 5);
+        assert_eq!(r.failure.as_ref().unwrap().reason, "image missing");
+        r.after(Ended::Stopped(Some("worker".into())), 6);
+        assert!(r.failure.is_some(), "another service's stop");
+        assert_eq!(r.stopped, ["worker"]);
+        r.after(Ended::Repaired, 7);
+        assert!(r.failure.is_none());
+        assert_eq!(r.stopped, ["worker"], "the supervisor keeps it stopped");
+        r.after(Ended::StartFailed(Some("worker".into()), "port".into()), 8);
+        r.after(Ended::Stopped(Some("worker".into())), 9);
+        assert!(r.failure.is_none());
+        r.after(Ended::Started(Some("worker".into())), 10);
+        assert!(r.stopped.is_empty());
+        r.after(Ended::Stopped(Some("db".into())), 11);
+        r.after(Ended::StartFailed(None, "yaml".into()), 12);
+        r.after(Ended::Stopped(None), 13);
+        assert!(r.failure.is_none() && r.stopped.is_empty());
+    }
 }

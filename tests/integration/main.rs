@@ -45,5 +45,6 @@ mod shared_state;
 mod stacks;
 mod start_bounds;
 mod status_facts;
+mod status_truth;
 mod units_in_systemd;
 mod watch;

@@ -133,8 +133,14 @@ fn unhealthy_service_times_out_with_a_diagnosis() {
         run.stderr.contains("sick | cannot reach the database"),
         "last log lines missing: {run}"
     );
+    // A start that timed out leaves the module failed, with the cause, until someone acts.
     let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "degraded");
+    assert_eq!(st.state_of(&m), "failed");
+    let reason = st.json()["modules"][0]["reason"].to_string();
+    assert!(
+        reason.contains("start failed: not active after 6s"),
+        "{reason}"
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::module::run_state::{Activity, ContainerRun};
-use crate::module::status::{ModuleStatus, ServiceStatus, State, Verdict};
+use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, Verdict};
 use crate::stack::repair::{Fix, How};
 use crate::util::timefmt::Stamp;
 
@@ -46,6 +46,9 @@ pub fn stack_trouble(
         return Some(Trouble::module("no containers"));
     }
     let svc = &s.services;
+    if !s.missing.is_empty() {
+        return Some(missing(s));
+    }
     let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
     if let Some(c) = failed.first() {
         let why = match run(c) {
@@ -111,6 +114,37 @@ pub fn stack_trouble(
     })
 }
 
+/// Services of the expected set without (all their) containers: create
+/// them, and start again what is stopped or gave up beside them (a stack
+/// half taken down by hand).
+fn missing(s: &ModuleStatus) -> Trouble {
+    let names: Vec<String> = s.missing.iter().map(MissingService::describe).collect();
+    let mut fixes: Vec<Fix> = s
+        .missing
+        .iter()
+        .map(|m| Fix {
+            service: m.name.clone(),
+            container: m.name.clone(),
+            how: How::Create,
+            because: None,
+        })
+        .collect();
+    fixes.extend(
+        s.services
+            .iter()
+            .filter(|c| {
+                given_up(c)
+                    || (c.verdict == Some(Verdict::Stopped)
+                        && matches!(run(c), Some(ContainerRun::Exited | ContainerRun::Created)))
+            })
+            .map(fix_of),
+    );
+    Trouble {
+        why: names.join(", "),
+        fixes,
+    }
+}
+
 /// The smallest repair of one container: start it again if it only exited,
 /// restart it if it runs (unhealthy) or loops, recreate it if it is dead.
 fn fix_of(c: &ServiceStatus) -> Fix {
@@ -162,4 +196,59 @@ pub fn key_of(c: &ServiceStatus) -> String {
 
 fn code(c: &ServiceStatus) -> String {
     c.exit_code.map_or("-".to_string(), |x| x.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::KindTag;
+    use crate::module::run_state::ServiceState;
+
+    fn svc(name: &str, state: &str, verdict: Verdict) -> ServiceStatus {
+        ServiceStatus {
+            name: name.into(),
+            container: Some(format!("m-{name}-1")),
+            state: ServiceState::Container(ContainerRun::from_word(state)),
+            exit_code: Some(0),
+            verdict: Some(verdict),
+            ..Default::default()
+        }
+    }
+
+    fn fixes(t: &Trouble) -> Vec<(String, How)> {
+        t.fixes
+            .iter()
+            .map(|f| (f.container.clone(), f.how))
+            .collect()
+    }
+
+    #[test]
+    fn a_missing_service_is_created_and_what_stopped_beside_it_started() {
+        let mut s = ModuleStatus::named("m", KindTag::Stack, State::Degraded);
+        s.services = vec![svc("web", "running", Verdict::Up)];
+        s.missing = vec![MissingService {
+            name: "db".into(),
+            expected: 1,
+            containers: 0,
+        }];
+        let none = BTreeMap::new();
+        let now = Stamp { secs: 0, nanos: 0 };
+        let t = stack_trouble(&s, &none, Duration::ZERO, now).unwrap();
+        assert_eq!(t.why, "db: no container");
+        assert_eq!(fixes(&t), [("db".to_string(), How::Create)]);
+        // Half taken down by hand: the missing made, the stopped started again.
+        s.services.push(svc("cache", "exited", Verdict::Stopped));
+        let t = stack_trouble(&s, &none, Duration::ZERO, now).unwrap();
+        assert_eq!(
+            fixes(&t),
+            [
+                ("db".to_string(), How::Create),
+                ("m-cache-1".to_string(), How::Start)
+            ]
+        );
+        // Nothing left at all: the whole module.
+        s.services.clear();
+        let t = stack_trouble(&s, &none, Duration::ZERO, now).unwrap();
+        assert!(t.fixes.is_empty());
+    }
 }
