@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod compose;
 pub mod credentials;
 pub mod digest;
+pub mod down;
 pub mod endpoint;
 pub mod engine;
 pub mod env;
@@ -33,6 +34,7 @@ use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
+pub use down::stop;
 pub use node::{node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
@@ -448,38 +450,4 @@ async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String
         }
     }
     out
-}
-
-/// `compose down`: containers and network go, named volumes stay. For one
-/// service, its containers go (`compose stop` then `rm`) and the rest of the
-/// project runs on. `grace` is compose's `-t`.
-pub async fn stop(
-    env: Env<'_>,
-    stack: &Stack<'_>,
-    grace: Option<Duration>,
-) -> anyhow::Result<Outcome> {
-    let name = stack.name;
-    let compose = env.stacks.compose().await?;
-    let engine = env.stacks.engine().await?;
-    let project = stack.project();
-    let endpoint = env.stacks.endpoint()?;
-    match stack.service {
-        None => {
-            env.progress.step(name, "stopping");
-            compose.down(&project, endpoint, grace).await?;
-        }
-        Some(service) => {
-            env.progress.step(name, &format!("stopping {service}"));
-            compose
-                .remove_service(&project, endpoint, service, grace)
-                .await?;
-        }
-    }
-    let facts = of_service(facts::of_project(&engine, name).await?, stack.service);
-    let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
-    Ok(Outcome {
-        state,
-        reason,
-        warnings: Vec::new(),
-    })
 }
