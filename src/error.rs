@@ -89,6 +89,11 @@ pub enum HalError {
     #[error("{0}")]
     InitUnreachable(String),
 
+    /// The node itself is broken (its services root missing, not a directory
+    /// or unreadable): `status` cannot say the node is fine (exit 1).
+    #[error("{0}")]
+    NodeBroken(String),
+
     #[error("{0}")]
     Refused(String),
 
@@ -113,7 +118,9 @@ impl HalError {
             HalError::InvalidName { .. } | HalError::Config { .. } | HalError::Usage(_) => {
                 Exit::Usage
             }
-            HalError::InvalidModule { .. } | HalError::StateNotWritable(_) => Exit::Failed,
+            HalError::InvalidModule { .. }
+            | HalError::StateNotWritable(_)
+            | HalError::NodeBroken(_) => Exit::Failed,
             HalError::DockerUnreachable { .. }
             | HalError::DockerPermission { .. }
             | HalError::InitUnreachable(_) => Exit::Unreachable,

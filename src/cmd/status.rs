@@ -2,7 +2,7 @@
 
 use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
-use crate::error::Exit;
+use crate::error::{Exit, HalError};
 use crate::module::target::Target;
 use crate::output::view::Modules;
 
@@ -14,7 +14,17 @@ use crate::output::view::Modules;
 /// is-active -q` gives it (errors and warnings still go to stderr). With
 /// `--json` the document is printed all the same: a script that asks for it
 /// gets it.
+///
+/// A services root that is missing, not a directory or unreadable is an
+/// error of the node, whatever the modules say: exit 1, with the error
+/// document under `--json`.
 pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
+    if let Some(p) = &ctx.node.inventory.root_problem {
+        return Err(HalError::NodeBroken(format!(
+            "{p}: point hal at the services directory (--services-dir, HAL_SERVICES_DIR or services_dir in the config), or create it"
+        ))
+        .into());
+    }
     let targets: Vec<Target> = if a.modules.is_empty() {
         ctx.node
             .inventory
@@ -38,7 +48,7 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     let (mut statuses, mut exit) = (node.modules, node.exit);
     if a.failed {
         statuses.retain(|s| s.needs_person());
-        if exit != Exit::Unreachable {
+        if !matches!(exit, Exit::Unreachable | Exit::Usage) {
             exit = if statuses.is_empty() {
                 Exit::Ok
             } else {

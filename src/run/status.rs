@@ -13,7 +13,8 @@ use crate::util::timefmt::{self, Stamp};
 /// The status of many modules, and what went wrong reading it.
 pub struct NodeStatus {
     pub modules: Vec<ModuleStatus>,
-    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is unreachable.
+    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is
+    /// unreachable, 2 its endpoint, context or TLS setting is wrong.
     pub exit: Exit,
     /// Engines that could not be asked (printed as errors).
     pub errors: Vec<String>,
@@ -59,17 +60,22 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
                     row: crate::error::row_reason(&e),
                     whole: crate::error::OneLine(&e).to_string(),
                 }),
-            Err(e) => Err(Unread {
-                row: e.row_reason(),
-                whole: e.to_string(),
-            }),
+            Err(e) => {
+                // A bad endpoint, context or TLS setting is the user's to fix (2),
+                // whatever the verb; only an engine that does not answer is 6.
+                exit = e.exit();
+                Err(Unread {
+                    row: e.row_reason(),
+                    whole: e.to_string(),
+                })
+            }
         };
-        if stack_facts.is_err() {
+        if stack_facts.is_err() && exit == Exit::Ok {
             exit = Exit::Unreachable;
         }
     }
     let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
-    if hosts_unreachable {
+    if hosts_unreachable && exit == Exit::Ok {
         exit = Exit::Unreachable;
     }
     let empty = Vec::new();
