@@ -47,6 +47,24 @@ pub fn compose_file(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The file that makes `dir` a stack: its default compose file, else the
+/// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
+/// compose finds a project there. `None`: compose finds none, not a module;
+/// `Err`: compose would look for one that hal cannot read (listed invalid).
+pub fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
+    if let Some(file) = compose_file(dir) {
+        return Some(Ok(file));
+    }
+    crate::stack::inputs::named_files(dir).map(|r| {
+        r.and_then(|files| {
+            files
+                .into_iter()
+                .next()
+                .ok_or_else(|| "COMPOSE_FILE names no file".to_string())
+        })
+    })
+}
+
 impl Inventory {
     /// Scans `root` and merges the host units declared in `config`.
     pub fn discover(root: &Path, config: &Config) -> Inventory {
@@ -66,8 +84,17 @@ impl Inventory {
                     if !is_dir {
                         continue;
                     }
-                    let Some(file) = compose_file(&path) else {
-                        continue;
+                    let file = match stack_file(&path) {
+                        None => continue,
+                        Some(Ok(file)) => file,
+                        Some(Err(reason)) => {
+                            let name = entry.file_name().to_string_lossy().into_owned();
+                            modules.push(Module {
+                                name,
+                                kind: Kind::Invalid { reason },
+                            });
+                            continue;
+                        }
                     };
                     let name = entry.file_name().to_string_lossy().into_owned();
                     let kind = match crate::module::name::problem(&name) {
