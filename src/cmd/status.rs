@@ -3,6 +3,7 @@
 use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
+use crate::module::status::State;
 use crate::module::target::Target;
 use crate::output::view::Modules;
 
@@ -25,11 +26,13 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         ))
         .into());
     }
-    let targets: Vec<Target> = if a.modules.is_empty() {
-        ctx.node
-            .inventory
-            .modules
+    let every = a.modules.is_empty();
+    let targets: Vec<Target> = if every {
+        // With the stacks whose directory is gone: a row when something of them runs.
+        let inv = &ctx.node.inventory;
+        inv.modules
             .iter()
+            .chain(&inv.gone)
             .cloned()
             .map(Target::whole)
             .collect()
@@ -46,6 +49,13 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         ctx.ui.problem(e);
     }
     let (mut statuses, mut exit) = (node.modules, node.exit);
+    if every {
+        let gone = &ctx.node.inventory.gone;
+        statuses.retain(|s| s.state == State::Orphaned || !gone.iter().any(|g| g.name == s.name));
+        if exit == Exit::NotActive && statuses.iter().all(|s| s.state == State::Active) {
+            exit = Exit::Ok;
+        }
+    }
     if a.failed {
         statuses.retain(|s| s.needs_person());
         if !matches!(exit, Exit::Unreachable | Exit::Usage) {

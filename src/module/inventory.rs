@@ -23,6 +23,10 @@ pub struct Inventory {
     pub modules: Vec<Module>,
     /// Set when the services root could not be read (it is then treated as empty).
     pub root_problem: Option<String>,
+    /// Stacks hal's state remembers whose directory is gone: never listed,
+    /// but a name resolves to one, so `hal stop OLDNAME` can remove what
+    /// still runs of it, and `status` shows it when something does.
+    pub gone: Vec<Module>,
 }
 
 /// The services root: the flag, else `HAL_SERVICES_DIR`, else the config, else `/services`.
@@ -142,11 +146,38 @@ impl Inventory {
             root: root.to_path_buf(),
             modules,
             root_problem,
+            gone: Vec::new(),
         }
     }
 
+    /// Takes note of the stacks hal once ran (the names its state remembers)
+    /// that are no module now: their directory under the root is gone.
+    pub fn remember<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
+        if self.root_problem.is_some() {
+            return;
+        }
+        for name in names {
+            if self.get(name).is_some() || crate::module::name::problem(name).is_some() {
+                continue;
+            }
+            let dir = self.root.join(name);
+            if dir.exists() {
+                continue;
+            }
+            let file = dir.join(COMPOSE_FILES[0]);
+            self.gone.push(Module {
+                name: name.clone(),
+                kind: Kind::Stack { dir, file },
+            });
+        }
+    }
+
+    /// A module by name; one whose directory is gone too (see [`Inventory::gone`]).
     pub fn get(&self, name: &str) -> Option<&Module> {
-        self.modules.iter().find(|m| m.name == name)
+        self.modules
+            .iter()
+            .chain(&self.gone)
+            .find(|m| m.name == name)
     }
 
     /// Resolves words given on the command line to whole modules, in order,
@@ -359,6 +390,7 @@ mod tests {
                 stack("web"),
             ],
             root_problem: None,
+            gone: Vec::new(),
         }
     }
 

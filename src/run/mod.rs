@@ -281,6 +281,7 @@ async fn one(
     let launched = match verb {
         Verb::Start { opts, force } => {
             // Refused before anything starts; counted only when something did.
+            stack::identity::refuse_start(&node.stacks, m).await?;
             node.store.check_limit(&m.name, limit_of(node, m), *force)?;
             desire(node, m, Desired::Up, &mut warnings).await?;
             let launched = launch(node, progress, m, service, opts).await;
@@ -299,6 +300,7 @@ async fn one(
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
+            stack::identity::refuse_start(&node.stacks, m).await?;
             count(node, m, *force, &mut warnings).await?;
             desire(node, m, Desired::Up, &mut warnings).await?;
             stop(node, progress, m, service, None).await?;

@@ -6,7 +6,11 @@ use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
+use std::collections::BTreeSet;
+
+use crate::stack::NodeFacts;
 use crate::stack::assess::{ContainerFacts, assess};
+use crate::stack::identity;
 use crate::state::records::StateFile;
 use crate::util::timefmt::{self, Stamp};
 
@@ -84,16 +88,18 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
         let m = &t.module;
         let mut status = match &m.kind {
             Kind::Stack { .. } => match &stack_facts {
-                Ok(map) => {
-                    let all = map.get(&m.name).unwrap_or(&empty);
-                    match &t.service {
+                Ok(node_facts) => {
+                    let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
+                    let mut status = match &t.service {
                         Some(svc) => {
                             let mine: Vec<ContainerFacts> =
                                 all.iter().filter(|c| &c.service == svc).cloned().collect();
                             stack_status(m, &mine)
                         }
                         None => stack_status(m, all),
-                    }
+                    };
+                    identity(&mut status, m, node_facts, all.is_empty());
+                    status
                 }
                 Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
             },
@@ -157,6 +163,26 @@ fn stack_status(m: &Module, facts: &[ContainerFacts]) -> ModuleStatus {
             .map(ContainerFacts::to_status)
             .collect(),
         ..bare(m, state, reason)
+    }
+}
+
+/// A project that is not the module (run from another directory), or the
+/// containers of a module whose directory is gone: said so, whatever their
+/// containers' state.
+fn identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool) {
+    let Kind::Stack { dir, .. } = &m.kind else {
+        return;
+    };
+    let empty = BTreeSet::new();
+    let dirs = facts.dirs.get(&m.name).unwrap_or(&empty);
+    if !dir.is_dir() {
+        if !none {
+            s.state = State::Orphaned;
+            s.reason = Some(identity::orphan_reason(&m.name, dirs, dir));
+        }
+    } else if let Some(other) = identity::other_dir(dirs.iter().map(String::as_str), dir) {
+        s.state = State::Conflict;
+        s.reason = Some(identity::conflict_reason(&other));
     }
 }
 

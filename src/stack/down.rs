@@ -9,7 +9,7 @@ use crate::module::outcome::Outcome;
 use crate::stack::assess::assess;
 use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
-use crate::stack::{Stack, facts, of_service};
+use crate::stack::{Stack, facts, identity, of_service};
 
 /// `compose down`: containers and network go, named volumes stay. For one
 /// service, its containers go (`compose stop` then `rm`) and the rest of the
@@ -25,12 +25,27 @@ pub async fn stop(
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
     let mut warnings = Vec::new();
+    if !stack.dir.is_dir() {
+        // Its directory is gone: compose has nothing to run in; what runs of
+        // it is found by its label alone.
+        env.progress.step(name, "stopping");
+        let left = engine.compose_containers(Some(name)).await?;
+        let mine = of_service_listed(left, stack.service);
+        by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
+        warnings.push(format!(
+            "its directory {} is gone: removed its containers through the engine",
+            stack.dir.display()
+        ));
+        return finish(&engine, stack, warnings).await;
+    }
+    // Never another directory's project of the same name.
+    identity::own_containers(&engine, name, stack.dir).await?;
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
             if let Err(why) = compose.down(&project, endpoint, grace).await {
                 let left = engine.compose_containers(Some(name)).await?;
-                by_labels(&engine, name, &left, grace)
+                by_labels(&engine, name, &left, grace, true)
                     .await
                     .with_context(|| format!("{why:#}"))?;
                 warnings.push(fell_back(&why));
@@ -43,7 +58,16 @@ pub async fn stop(
                 .await?;
         }
     }
-    let facts = of_service(facts::of_project(&engine, name).await?, stack.service);
+    finish(&engine, stack, warnings).await
+}
+
+/// What a stop left behind.
+async fn finish(
+    engine: &Engine,
+    stack: &Stack<'_>,
+    warnings: Vec<String>,
+) -> anyhow::Result<Outcome> {
+    let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
         state,
@@ -53,13 +77,14 @@ pub async fn stop(
 }
 
 /// Stops (each with its own grace period, or `grace`), then removes, every
-/// container of `project` in `of`, and removes the project's networks. The
-/// volumes stay, as `compose down` leaves them.
+/// container of `project` in `of`, and, with `networks`, the project's
+/// networks. The volumes stay, as `compose down` leaves them.
 pub async fn by_labels(
     engine: &Engine,
     project: &str,
     of: &[Listed],
     grace: Option<Duration>,
+    networks: bool,
 ) -> anyhow::Result<()> {
     let stops = of
         .iter()
@@ -68,6 +93,9 @@ pub async fn by_labels(
     first_error(join_all(stops).await)?;
     let removals = of.iter().map(|c| engine.remove_container(&c.id));
     first_error(join_all(removals).await)?;
+    if !networks {
+        return Ok(());
+    }
     let networks = engine.networks().await?;
     for n in networks
         .iter()
@@ -79,6 +107,12 @@ pub async fn by_labels(
             .with_context(|| format!("remove {project}'s network"))?;
     }
     Ok(())
+}
+
+fn of_service_listed(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
+    list.into_iter()
+        .filter(|c| service.is_none_or(|s| c.identity.as_ref().is_some_and(|i| i.service == s)))
+        .collect()
 }
 
 fn first_error(results: Vec<anyhow::Result<()>>) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod env;
 pub mod facts;
 pub mod fastpath;
+pub mod identity;
 pub mod inputs;
 pub mod labels;
 pub mod logs;
@@ -35,7 +36,7 @@ use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
 pub use down::stop;
-pub use node::{node_facts, running_projects};
+pub use node::{NodeFacts, node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
