@@ -24,8 +24,11 @@ pub fn complete_from_env() {
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success; for status, every module asked about is active
-  1  the operation failed (a module did not start, stop, or recover)
-  2  usage error, bad config or name, or a confirmation was needed with no terminal and no --yes
+  1  the operation failed (a module did not start, stop, or recover);
+     status: the services root is missing, not a directory or unreadable
+  2  usage error, bad config or name, a bad endpoint, context or TLS setting (every
+     command, status included), another directory's project of the module's name
+     (start, stop), or a confirmation was needed with no terminal and no --yes
   3  status: at least one module is not active
   4  no such module (or service, or a pattern that matches none)
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)

@@ -458,7 +458,7 @@ async fn stop(
                 file,
                 service,
             };
-            stack::stop(node.stack_env(progress), &stack, grace).await
+            stack::down::stop(node.stack_env(progress), &stack, grace).await
         }
         Kind::Host { unit, scope } => {
             let init = node.hosts.init(*scope);

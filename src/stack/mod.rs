@@ -35,7 +35,6 @@ use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
-pub use down::stop;
 pub use node::{NodeFacts, node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
