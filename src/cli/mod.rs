@@ -167,6 +167,12 @@ impl Command {
 #[derive(Debug, Subcommand)]
 pub enum ModuleCommand {
     /// Show the state of modules (all of them when none is named).
+    ///
+    /// States: active, starting, degraded, inactive, failed, conflict (a project with the
+    /// module's name runs from another directory: not this module, never touched), orphaned
+    /// (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them),
+    /// invalid, unknown. A services root that is missing, not a directory or unreadable fails
+    /// status (exit 1, the error document under --json); an empty one is fine.
     #[command(
         after_help = "Examples:\n  hal status\n  hal status --failed\n  hal module status web mailu --json\n  hal status web/worker\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
     )]
@@ -283,8 +289,8 @@ pub struct StatusArgs {
     #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
-    /// Show only what needs a person: failed, degraded or unknown modules, and modules
-    /// wanted up that are not active. Exits 0 when there is none.
+    /// Show only what needs a person: failed, degraded, conflict, orphaned or unknown
+    /// modules, and modules wanted up that are not active. Exits 0 when there is none.
     #[arg(long)]
     pub failed: bool,
 }
