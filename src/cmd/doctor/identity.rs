@@ -28,10 +28,10 @@ pub async fn check(ctx: &Ctx) -> Check {
     let mut dirs: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for c in &list {
         if let Some(who) = &c.identity {
-            let d = crate::stack::labels::working_dir(&c.labels).unwrap_or("");
-            dirs.entry(who.project.as_str())
-                .or_default()
-                .insert(d.to_string());
+            let seen = dirs.entry(who.project.as_str()).or_default();
+            if let Some(d) = crate::stack::labels::working_dir(&c.labels) {
+                seen.insert(d.to_string());
+            }
         }
     }
     let mut problems = Vec::new();
@@ -45,10 +45,7 @@ pub async fn check(ctx: &Ctx) -> Check {
                 m.name,
                 identity::orphan_reason(&m.name, seen, dir)
             ));
-        } else if let Some(other) = identity::other_dir(
-            seen.iter().map(String::as_str).filter(|d| !d.is_empty()),
-            dir,
-        ) {
+        } else if let Some(other) = identity::other_dir(seen.iter().map(String::as_str), dir) {
             problems.push(format!("{}: {}", m.name, identity::conflict_reason(&other)));
         }
     }
