@@ -1,13 +1,13 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
+use std::collections::BTreeSet;
+
 use crate::error::Exit;
 use crate::module::status::Detail;
 use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use std::collections::BTreeSet;
-
 use crate::stack::NodeFacts;
 use crate::stack::assess::{ContainerFacts, assess};
 use crate::stack::identity;
