@@ -78,6 +78,16 @@ pub enum HalError {
     #[error("{0}")]
     Usage(String),
 
+    /// A project with the module's name runs from another directory (exit 2).
+    #[error(
+        "a compose project named {module} runs from {other}, not from {dir}: it is not this module, and hal leaves it alone; stop it there (docker compose --project-directory {other} -p {module} down) or rename one of the two directories"
+    )]
+    Conflict {
+        module: String,
+        dir: String,
+        other: String,
+    },
+
     #[error("Docker not reachable at {endpoint}: {why}")]
     DockerUnreachable { endpoint: String, why: String },
 
@@ -88,6 +98,11 @@ pub enum HalError {
 
     #[error("{0}")]
     InitUnreachable(String),
+
+    /// The node itself is broken (its services root missing, not a directory
+    /// or unreadable): `status` cannot say the node is fine (exit 1).
+    #[error("{0}")]
+    NodeBroken(String),
 
     #[error("{0}")]
     Refused(String),
@@ -110,10 +125,13 @@ impl HalError {
             | HalError::NoMatch { .. }
             | HalError::NoSuchService { .. }
             | HalError::NoServices { .. } => Exit::NoSuchModule,
-            HalError::InvalidName { .. } | HalError::Config { .. } | HalError::Usage(_) => {
-                Exit::Usage
-            }
-            HalError::InvalidModule { .. } | HalError::StateNotWritable(_) => Exit::Failed,
+            HalError::InvalidName { .. }
+            | HalError::Config { .. }
+            | HalError::Usage(_)
+            | HalError::Conflict { .. } => Exit::Usage,
+            HalError::InvalidModule { .. }
+            | HalError::StateNotWritable(_)
+            | HalError::NodeBroken(_) => Exit::Failed,
             HalError::DockerUnreachable { .. }
             | HalError::DockerPermission { .. }
             | HalError::InitUnreachable(_) => Exit::Unreachable,

@@ -24,8 +24,11 @@ pub fn complete_from_env() {
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success; for status, every module asked about is active
-  1  the operation failed (a module did not start, stop, or recover)
-  2  usage error, bad config or name, or a confirmation was needed with no terminal and no --yes
+  1  the operation failed (a module did not start, stop, or recover);
+     status: the services root is missing, not a directory or unreadable
+  2  usage error, bad config or name, a bad endpoint, context or TLS setting (every
+     command, status included), another directory's project of the module's name
+     (start, stop), or a confirmation was needed with no terminal and no --yes
   3  status: at least one module is not active
   4  no such module (or service, or a pattern that matches none)
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)
@@ -166,6 +169,12 @@ impl Command {
 #[derive(Debug, Subcommand)]
 pub enum ModuleCommand {
     /// Show the state of modules (all of them when none is named).
+    ///
+    /// States: active, starting, degraded, inactive, failed, conflict (a project with the
+    /// module's name runs from another directory: not this module, never touched), orphaned
+    /// (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them),
+    /// invalid, unknown. A services root that is missing, not a directory or unreadable fails
+    /// status (exit 1, the error document under --json); an empty one is fine.
     #[command(
         after_help = "Examples:\n  hal status\n  hal status --failed\n  hal module status web mailu --json\n  hal status web/worker\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
     )]
@@ -282,8 +291,8 @@ pub struct StatusArgs {
     #[arg(value_name = "MODULE", add = ArgValueCompleter::new(crate::cli::complete::modules))]
     pub modules: Vec<String>,
 
-    /// Show only what needs a person: failed, degraded or unknown modules, and modules
-    /// wanted up that are not active. Exits 0 when there is none.
+    /// Show only what needs a person: failed, degraded, conflict, orphaned or unknown
+    /// modules, and modules wanted up that are not active. Exits 0 when there is none.
     #[arg(long)]
     pub failed: bool,
 }

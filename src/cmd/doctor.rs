@@ -2,6 +2,7 @@
 
 mod adopt;
 mod check;
+mod identity;
 mod init;
 mod local;
 mod modules;
@@ -19,12 +20,20 @@ use crate::stack::engine::Engine;
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
-    let (docker, (compose_line, compose), (init_lines, unit_problems), rescue_line, adoption) = tokio::join!(
+    let (
+        docker,
+        (compose_line, compose),
+        (init_lines, unit_problems),
+        rescue_line,
+        adoption,
+        ident,
+    ) = tokio::join!(
         docker_checks(ctx),
         compose_checks(ctx),
         init::checks(ctx),
         units::check(&ctx.node.hosts),
-        adopt::check(ctx)
+        adopt::check(ctx),
+        identity::check(ctx)
     );
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
@@ -37,6 +46,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(local::services_root(ctx));
     checks.push(modules::summary(ctx, &problems, compose.is_some()));
     checks.extend(problems);
+    checks.push(ident);
     checks.push(pools_line);
     checks.extend(init_lines);
     checks.extend(rescue_line);

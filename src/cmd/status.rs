@@ -2,7 +2,8 @@
 
 use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
-use crate::error::Exit;
+use crate::error::{Exit, HalError};
+use crate::module::status::State;
 use crate::module::target::Target;
 use crate::output::view::Modules;
 
@@ -14,12 +15,24 @@ use crate::output::view::Modules;
 /// is-active -q` gives it (errors and warnings still go to stderr). With
 /// `--json` the document is printed all the same: a script that asks for it
 /// gets it.
+///
+/// A services root that is missing, not a directory or unreadable is an
+/// error of the node, whatever the modules say: exit 1, with the error
+/// document under `--json`.
 pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
-    let targets: Vec<Target> = if a.modules.is_empty() {
-        ctx.node
-            .inventory
-            .modules
+    if let Some(p) = &ctx.node.inventory.root_problem {
+        return Err(HalError::NodeBroken(format!(
+            "{p}: point hal at the services directory (--services-dir, HAL_SERVICES_DIR or services_dir in the config), or create it"
+        ))
+        .into());
+    }
+    let every = a.modules.is_empty();
+    let targets: Vec<Target> = if every {
+        // With the stacks whose directory is gone: a row when something of them runs.
+        let inv = &ctx.node.inventory;
+        inv.modules
             .iter()
+            .chain(&inv.gone)
             .cloned()
             .map(Target::whole)
             .collect()
@@ -36,9 +49,16 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         ctx.ui.problem(e);
     }
     let (mut statuses, mut exit) = (node.modules, node.exit);
+    if every {
+        let gone = &ctx.node.inventory.gone;
+        statuses.retain(|s| s.state == State::Orphaned || !gone.iter().any(|g| g.name == s.name));
+        if exit == Exit::NotActive && statuses.iter().all(|s| s.state == State::Active) {
+            exit = Exit::Ok;
+        }
+    }
     if a.failed {
         statuses.retain(|s| s.needs_person());
-        if exit != Exit::Unreachable {
+        if !matches!(exit, Exit::Unreachable | Exit::Usage) {
             exit = if statuses.is_empty() {
                 Exit::Ok
             } else {

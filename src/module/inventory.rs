@@ -23,6 +23,10 @@ pub struct Inventory {
     pub modules: Vec<Module>,
     /// Set when the services root could not be read (it is then treated as empty).
     pub root_problem: Option<String>,
+    /// Stacks hal's state remembers whose directory is gone: never listed,
+    /// but a name resolves to one, so `hal stop OLDNAME` can remove what
+    /// still runs of it, and `status` shows it when something does.
+    pub gone: Vec<Module>,
 }
 
 /// The services root: the flag, else `HAL_SERVICES_DIR`, else the config, else `/services`.
@@ -47,6 +51,24 @@ pub fn compose_file(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The file that makes `dir` a stack: its default compose file, else the
+/// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
+/// compose finds a project there. `None`: compose finds none, not a module;
+/// `Err`: compose would look for one that hal cannot read (listed invalid).
+pub fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
+    if let Some(file) = compose_file(dir) {
+        return Some(Ok(file));
+    }
+    crate::module::compose_files::named_files(dir).map(|r| {
+        r.and_then(|files| {
+            files
+                .into_iter()
+                .next()
+                .ok_or_else(|| "COMPOSE_FILE names no file".to_string())
+        })
+    })
+}
+
 impl Inventory {
     /// Scans `root` and merges the host units declared in `config`.
     pub fn discover(root: &Path, config: &Config) -> Inventory {
@@ -66,8 +88,17 @@ impl Inventory {
                     if !is_dir {
                         continue;
                     }
-                    let Some(file) = compose_file(&path) else {
-                        continue;
+                    let file = match stack_file(&path) {
+                        None => continue,
+                        Some(Ok(file)) => file,
+                        Some(Err(reason)) => {
+                            let name = entry.file_name().to_string_lossy().into_owned();
+                            modules.push(Module {
+                                name,
+                                kind: Kind::Invalid { reason },
+                            });
+                            continue;
+                        }
                     };
                     let name = entry.file_name().to_string_lossy().into_owned();
                     let kind = match crate::module::name::problem(&name) {
@@ -115,11 +146,38 @@ impl Inventory {
             root: root.to_path_buf(),
             modules,
             root_problem,
+            gone: Vec::new(),
         }
     }
 
+    /// Takes note of the stacks hal once ran (the names its state remembers)
+    /// that are no module now: their directory under the root is gone.
+    pub fn remember<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
+        if self.root_problem.is_some() {
+            return;
+        }
+        for name in names {
+            if self.get(name).is_some() || crate::module::name::problem(name).is_some() {
+                continue;
+            }
+            let dir = self.root.join(name);
+            if dir.exists() {
+                continue;
+            }
+            let file = dir.join(COMPOSE_FILES[0]);
+            self.gone.push(Module {
+                name: name.clone(),
+                kind: Kind::Stack { dir, file },
+            });
+        }
+    }
+
+    /// A module by name; one whose directory is gone too (see [`Inventory::gone`]).
     pub fn get(&self, name: &str) -> Option<&Module> {
-        self.modules.iter().find(|m| m.name == name)
+        self.modules
+            .iter()
+            .chain(&self.gone)
+            .find(|m| m.name == name)
     }
 
     /// Resolves words given on the command line to whole modules, in order,
@@ -332,6 +390,7 @@ mod tests {
                 stack("web"),
             ],
             root_problem: None,
+            gone: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //!
 //! Everything here is plain data and pure rules: no engine, no init, no printing.
 
+pub mod compose_files;
 pub mod config;
 pub mod inventory;
 pub mod keys;

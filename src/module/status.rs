@@ -32,6 +32,10 @@ pub enum State {
     Degraded,
     Inactive,
     Failed,
+    /// A project with the module's name runs from another directory: not this module.
+    Conflict,
+    /// Containers of a module hal ran whose directory is gone or renamed.
+    Orphaned,
     Invalid,
     Unknown,
 }
@@ -44,6 +48,8 @@ impl State {
             State::Degraded => "degraded",
             State::Inactive => "inactive",
             State::Failed => "failed",
+            State::Conflict => "conflict",
+            State::Orphaned => "orphaned",
             State::Invalid => "invalid",
             State::Unknown => "unknown",
         }
@@ -236,8 +242,10 @@ impl ModuleStatus {
     /// A module stopped on purpose, or never started and merely inactive or
     /// invalid, is not listed.
     pub fn needs_person(&self) -> bool {
-        matches!(self.state, State::Failed | State::Degraded | State::Unknown)
-            || (self.wanted_up() && self.state != State::Active)
+        matches!(
+            self.state,
+            State::Failed | State::Degraded | State::Unknown | State::Conflict | State::Orphaned
+        ) || (self.wanted_up() && self.state != State::Active)
     }
 }
 

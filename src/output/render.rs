@@ -52,7 +52,7 @@ pub fn state_colors(s: State) -> (&'static str, Color) {
         State::Starting => ("36", Color::Cyan),
         State::Degraded => ("33", Color::Yellow),
         State::Inactive => ("2", Color::Grey),
-        State::Failed | State::Invalid => ("31", Color::Red),
+        State::Failed | State::Invalid | State::Conflict | State::Orphaned => ("31", Color::Red),
         State::Unknown => ("35", Color::Magenta),
     }
 }

@@ -235,6 +235,7 @@ async fn act(
     let launched = match verb {
         Verb::Start { opts, force } => {
             // Refused before anything starts; counted only when something did.
+            stack::identity::refuse_start(&node.stacks, m).await?;
             node.store.check_limit(&m.name, limit_of(node, m), *force)?;
             desire(node, m, Desired::Up, warnings).await?;
             let launched = launch(node, progress, m, service, opts).await;
@@ -257,6 +258,7 @@ async fn act(
         }
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
+            stack::identity::refuse_start(&node.stacks, m).await?;
             count(node, m, *force, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
@@ -433,7 +435,7 @@ async fn stop(
                 dir,
                 service,
             };
-            stack::stop(node.stack_env(progress), &stack, grace).await
+            stack::down::stop(node.stack_env(progress), &stack, grace).await
         }
         Kind::Host { unit, scope } => {
             let init = node.hosts.init(*scope);

@@ -33,12 +33,14 @@ impl Node {
         let hosts = Hosts::default();
         hosts.check_units(&config)?;
         let root: PathBuf = services_root(services_dir, &config);
-        let inventory = Inventory::discover(&root, &config);
+        let mut inventory = Inventory::discover(&root, &config);
         let (dir, place) = locate(endpoint.as_deref());
+        let store = Store::at(dir, place);
+        inventory.remember(store.read().0.modules.keys());
         Ok(Node {
             config,
             inventory,
-            store: Store::at(dir, place),
+            store,
             stacks: Stacks::new(endpoint),
             hosts,
         })

@@ -1,5 +1,7 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
+use std::collections::BTreeSet;
+
 use crate::error::Exit;
 use crate::module::ServiceImage;
 use crate::module::status::Desired;
@@ -8,15 +10,18 @@ use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
+use crate::stack::NodeFacts;
 use crate::stack::assess::ContainerFacts;
 use crate::stack::assess::expected::{Expected, Judged, judge};
+use crate::stack::identity;
 use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::{self, Stamp};
 
 /// The status of many modules, and what went wrong reading it.
 pub struct NodeStatus {
     pub modules: Vec<ModuleStatus>,
-    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is unreachable.
+    /// What `status` exits with: 0 all active, 3 some not, 6 an engine is
+    /// unreachable, 2 its endpoint, context or TLS setting is wrong.
     pub exit: Exit,
     /// Engines that could not be asked (printed as errors).
     pub errors: Vec<String>,
@@ -62,17 +67,22 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
                     row: crate::error::row_reason(&e),
                     whole: crate::error::OneLine(&e).to_string(),
                 }),
-            Err(e) => Err(Unread {
-                row: e.row_reason(),
-                whole: e.to_string(),
-            }),
+            Err(e) => {
+                // A bad endpoint, context or TLS setting is the user's to fix (2),
+                // whatever the verb; only an engine that does not answer is 6.
+                exit = e.exit();
+                Err(Unread {
+                    row: e.row_reason(),
+                    whole: e.to_string(),
+                })
+            }
         };
-        if stack_facts.is_err() {
+        if stack_facts.is_err() && exit == Exit::Ok {
             exit = Exit::Unreachable;
         }
     }
     let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
-    if hosts_unreachable {
+    if hosts_unreachable && exit == Exit::Ok {
         exit = Exit::Unreachable;
     }
     let empty = Vec::new();
@@ -81,17 +91,19 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
         let m = &t.module;
         let mut status = match &m.kind {
             Kind::Stack { .. } => match &stack_facts {
-                Ok(map) => {
-                    let all = map.get(&m.name).unwrap_or(&empty);
+                Ok(node_facts) => {
+                    let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
                     let rec = state_file.modules.get(&m.name);
-                    match &t.service {
+                    let mut status = match &t.service {
                         Some(svc) => {
                             let mine: Vec<ContainerFacts> =
                                 all.iter().filter(|c| &c.service == svc).cloned().collect();
                             stack_status(m, &mine, rec, Some(svc))
                         }
                         None => stack_status(m, all, rec, None),
-                    }
+                    };
+                    identity(&mut status, m, node_facts, all.is_empty());
+                    status
                 }
                 Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
             },
@@ -183,6 +195,26 @@ fn stack_status(
         missing,
         expected_down: stopped.to_vec(),
         ..bare(m, state, reason)
+    }
+}
+
+/// A project that is not the module (run from another directory), or the
+/// containers of a module whose directory is gone: said so, whatever their
+/// containers' state.
+fn identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool) {
+    let Kind::Stack { dir, .. } = &m.kind else {
+        return;
+    };
+    let empty = BTreeSet::new();
+    let dirs = facts.dirs.get(&m.name).unwrap_or(&empty);
+    if !dir.is_dir() {
+        if !none {
+            s.state = State::Orphaned;
+            s.reason = Some(identity::orphan_reason(&m.name, dirs, dir));
+        }
+    } else if let Some(other) = identity::other_dir(dirs.iter().map(String::as_str), dir) {
+        s.state = State::Conflict;
+        s.reason = Some(identity::conflict_reason(&other));
     }
 }
 

@@ -257,6 +257,53 @@ impl Engine {
             .with_context(|| format!("restart container {id}"))
     }
 
+    /// Stops a container as `docker stop` does: its own stop timeout (compose's
+    /// `stop_grace_period`) unless `grace` is given. One already gone is stopped.
+    pub async fn stop_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
+        let options = bollard::query_parameters::StopContainerOptions {
+            signal: None,
+            t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
+        };
+        match self.api.stop_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(anyhow::Error::from(self.fail(e)))
+                .with_context(|| format!("stop container {id}")),
+        }
+    }
+
+    /// Removes a container, keeping its volumes (anonymous ones too, as `compose
+    /// down` without `-v`). One already gone is removed.
+    pub async fn remove_container(&self, id: &str) -> anyhow::Result<()> {
+        let options = bollard::query_parameters::RemoveContainerOptions {
+            v: false,
+            force: true,
+            link: false,
+        };
+        match self.api.remove_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(anyhow::Error::from(self.fail(e)))
+                .with_context(|| format!("remove container {id}")),
+        }
+    }
+
+    /// Removes a network by name or id; one already gone is removed.
+    pub async fn remove_network(&self, name: &str) -> anyhow::Result<()> {
+        match self.api.remove_network(name).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(anyhow::Error::from(self.fail(e)))
+                .with_context(|| format!("remove network {name}")),
+        }
+    }
+
     /// Whether an image is present locally.
     pub async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
         match self.api.inspect_image(image).await {

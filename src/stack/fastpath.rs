@@ -231,6 +231,7 @@ async fn all_verdicts_up(
     let facts =
         crate::stack::node::node_facts(engine, env.store.dir(), &[name], Detail::Settled).await?;
     Ok(facts
+        .containers
         .get(name)
         .into_iter()
         .flatten()

@@ -384,32 +384,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// `KEY=VALUE` lines as compose reads `.env`: `#` comments, optional
-/// `export `, single or double quotes around the value.
-pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((k, v)) = line.split_once('=') else {
-            continue;
-        };
-        let v = v.trim();
-        let v = if v.len() >= 2
-            && ((v.starts_with('"') && v.ends_with('"'))
-                || (v.starts_with('\'') && v.ends_with('\'')))
-        {
-            &v[1..v.len() - 1]
-        } else {
-            v.split(" #").next().unwrap_or(v).trim_end()
-        };
-        out.insert(k.trim().to_string(), v.to_string());
-    }
-    out
-}
+pub use crate::module::compose_files::parse_dotenv;
 
 mod interpolate;
 #[cfg(test)]

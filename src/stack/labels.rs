@@ -8,6 +8,8 @@ pub const PROJECT: &str = "com.docker.compose.project";
 pub const SERVICE: &str = "com.docker.compose.service";
 /// Compose's hash of the service's configuration the container was made from.
 pub const CONFIG_HASH: &str = "com.docker.compose.config-hash";
+/// The directory compose ran the project from (absolute).
+pub const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 /// `True` on a container made by `compose run`.
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.
@@ -91,6 +93,14 @@ pub fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Depend
             })
         })
         .collect()
+}
+
+/// The directory compose ran a container's project from, when it says.
+pub fn working_dir(labels: &HashMap<String, String>) -> Option<&str> {
+    labels
+        .get(WORKING_DIR)
+        .map(String::as_str)
+        .filter(|d| !d.is_empty())
 }
 
 /// The list filter for one project's containers, or every compose container.

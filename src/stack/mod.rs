@@ -6,11 +6,13 @@ pub mod bound;
 pub mod compose;
 pub mod credentials;
 pub mod digest;
+pub mod down;
 pub mod endpoint;
 pub mod engine;
 pub mod env;
 pub mod facts;
 pub mod fastpath;
+pub mod identity;
 pub mod inputs;
 pub mod labels;
 pub mod logs;
@@ -36,7 +38,7 @@ use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
-pub use node::{node_facts, running_projects};
+pub use node::{NodeFacts, node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -439,38 +441,4 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
             settles_in(&refs).map_or(POLL, |left| (left + SETTLE_MARGIN).clamp(POLL, SETTLE));
         tokio::time::sleep(pause.min(bound.left())).await;
     }
-}
-
-/// `compose down`: containers and network go, named volumes stay. For one
-/// service, its containers go (`compose stop` then `rm`) and the rest of the
-/// project runs on. `grace` is compose's `-t`.
-pub async fn stop(
-    env: Env<'_>,
-    stack: &Stack<'_>,
-    grace: Option<Duration>,
-) -> anyhow::Result<Outcome> {
-    let name = stack.name;
-    let compose = env.stacks.compose().await?;
-    let engine = env.stacks.engine().await?;
-    let project = stack.project();
-    let endpoint = env.stacks.endpoint()?;
-    match stack.service {
-        None => {
-            env.progress.step(name, "stopping");
-            compose.down(&project, endpoint, grace).await?;
-        }
-        Some(service) => {
-            env.progress.step(name, &format!("stopping {service}"));
-            compose
-                .remove_service(&project, endpoint, service, grace)
-                .await?;
-        }
-    }
-    let facts = of_service(facts::of_project(&engine, name).await?, stack.service);
-    let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
-    Ok(Outcome {
-        state,
-        reason,
-        warnings: Vec::new(),
-    })
 }

@@ -11,6 +11,14 @@ use crate::stack::engine::{Engine, Listed};
 use crate::stack::facts::{self, InspectCache};
 use crate::util::timefmt::Stamp;
 
+/// The containers of a node's projects, and the directories compose ran each from.
+#[derive(Debug, Default)]
+pub struct NodeFacts {
+    pub containers: BTreeMap<String, Vec<ContainerFacts>>,
+    /// Per project, the `working_dir` its containers name.
+    pub dirs: BTreeMap<String, BTreeSet<String>>,
+}
+
 /// The facts of the given projects' containers, grouped by project: one list
 /// call, then, for each container, what hal remembers of its current run
 /// ([`InspectCache`], in the state directory) or else an inspect. With
@@ -21,7 +29,7 @@ pub async fn node_facts(
     state_dir: &Path,
     projects: &[&str],
     detail: Detail,
-) -> anyhow::Result<BTreeMap<String, Vec<ContainerFacts>>> {
+) -> anyhow::Result<NodeFacts> {
     let node_wide = projects.len() != 1;
     let list = engine
         .compose_containers((!node_wide).then(|| projects[0]))
@@ -34,13 +42,19 @@ pub async fn node_facts(
     let mut facts = Vec::with_capacity(list.len());
     let mut ask = Vec::new();
     let mut runs: HashMap<String, String> = HashMap::new();
+    let mut dirs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in list {
-        if !s
+        let Some(who) = s
             .identity
             .as_ref()
-            .is_some_and(|who| projects.contains(&who.project.as_str()))
-        {
+            .filter(|who| projects.contains(&who.project.as_str()))
+        else {
             continue;
+        };
+        if let Some(d) = crate::stack::labels::working_dir(&s.labels) {
+            dirs.entry(who.project.clone())
+                .or_default()
+                .insert(d.to_string());
         }
         if let Some(f) = cache
             .facts(&s, now)
@@ -73,7 +87,10 @@ pub async fn node_facts(
     for list in by_project.values_mut() {
         list.sort_by(|a, b| (&a.service, a.number).cmp(&(&b.service, b.number)));
     }
-    Ok(by_project)
+    Ok(NodeFacts {
+        containers: by_project,
+        dirs,
+    })
 }
 
 /// The compose projects with a running container (one list call).

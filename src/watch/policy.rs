@@ -202,7 +202,12 @@ impl Supervisor {
                 }
                 continue;
             }
-            if matches!(s.state, State::Unknown | State::Invalid) {
+            // Not this module's to repair: another directory's project, or
+            // one whose directory is gone (`hal stop` is the person's call).
+            if matches!(
+                s.state,
+                State::Unknown | State::Invalid | State::Conflict | State::Orphaned
+            ) {
                 continue;
             }
             self.note_unhealthy(s, now);

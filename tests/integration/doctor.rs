@@ -58,9 +58,11 @@ fn healthy_node_passes_every_check() {
     let run = hal(&rig).args(["doctor"]).code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(lines.len() >= 7, "{run}");
+    // A check doctor could not make here (systemd is not this container's
+    // init) says "not checked", never ✓.
     for line in lines {
         assert!(
-            line.starts_with("✓ "),
+            line.starts_with("✓ ") || line.starts_with("- ") && line.contains("not checked: "),
             "not a passing check: {line:?}\n{run}"
         );
     }

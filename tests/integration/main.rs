@@ -30,6 +30,7 @@ mod fastpath;
 mod faults;
 mod help;
 mod host_modules;
+mod identity;
 mod install;
 mod limits;
 mod logs;

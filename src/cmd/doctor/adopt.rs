@@ -14,12 +14,14 @@ const FIX: &str =
 /// One line: what still needs `hal adopt`, or that nothing does.
 pub async fn check(ctx: &Ctx) -> Check {
     let mut found = Vec::new();
+    let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {
         let init = ctx.node.hosts.init(scope);
         // An init without template units has nothing of the kind to adopt.
         let Some(adopt) = init.adoption().filter(|_| init.reachable().is_ok()) else {
             continue;
         };
+        asked_init = true;
         match adopt.instances(TEMPLATE).await {
             Ok(all) => found.extend(all.iter().filter(|i| live(i)).map(|i| {
                 let mut w = vec![i.activity.as_str().to_string()];
@@ -38,9 +40,11 @@ pub async fn check(ctx: &Ctx) -> Check {
         }
     }
     let mut unowned = Vec::new();
+    let mut asked_engine = false;
     if let Ok(engine) = ctx.node.stacks.engine().await
         && let Ok(running) = crate::stack::running_projects(&engine).await
     {
+        asked_engine = true;
         let (state, _) = ctx.node.store.read();
         for m in &ctx.node.inventory.modules {
             if !matches!(m.kind, Kind::Stack { .. })
@@ -55,6 +59,12 @@ pub async fn check(ctx: &Ctx) -> Check {
                 unowned.push(m.name.clone());
             }
         }
+    }
+    if !asked_init && !asked_engine {
+        return Check::not_checked(
+            NAME,
+            "neither a systemd init with hal-module@ units nor the Docker engine could be asked (see the checks above)",
+        );
     }
     let mut problems = Vec::new();
     if !found.is_empty() {

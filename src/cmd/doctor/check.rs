@@ -12,6 +12,9 @@ pub struct Check {
     pub ok: bool,
     pub detail: String,
     pub hint: Option<String>,
+    /// False when hal could not make the check (`detail` says why): it
+    /// neither passes nor fails, and is never shown with a ✓.
+    pub checked: bool,
 }
 
 impl Check {
@@ -21,6 +24,18 @@ impl Check {
             ok: true,
             detail: detail.into(),
             hint: None,
+            checked: true,
+        }
+    }
+
+    /// A check hal could not make, and why: "not checked: WHY".
+    pub fn not_checked(name: impl Into<String>, why: impl std::fmt::Display) -> Check {
+        Check {
+            name: name.into(),
+            ok: true,
+            detail: format!("not checked: {why}"),
+            hint: None,
+            checked: false,
         }
     }
 
@@ -34,6 +49,7 @@ impl Check {
             ok: false,
             detail: detail.into(),
             hint: Some(hint.into()),
+            checked: true,
         }
     }
 }
@@ -71,7 +87,9 @@ pub fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
         .unwrap_or(0);
     let mut out = String::new();
     for c in checks.iter().filter(|c| !(quiet && c.ok)) {
-        let mark = if c.ok {
+        let mark = if !c.checked {
+            paint(color, "33", "-")
+        } else if c.ok {
             paint(color, "32", "✓")
         } else {
             paint(color, "31", "✗")

@@ -11,11 +11,19 @@ use crate::module::config::Scope;
 const UNITS: [&str; 2] = ["hal-watch.service", "hal-rescue.timer"];
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One line, or none when the init is not running this node (there is
+/// One line; "not checked" when systemd is not this node's init (there is
 /// nothing of ours to check; `hal watch` must then run under whatever init
 /// there is).
 pub async fn check(hosts: &Hosts) -> Option<Check> {
-    hosts.init(Scope::System).reachable().ok()?;
+    if let Err(why) = hosts.init(Scope::System).reachable() {
+        return Some(Check::not_checked(
+            "automatic-rescue",
+            format!(
+                "{}; run `hal watch` under the init there is",
+                OneLine(&anyhow::Error::from(why))
+            ),
+        ));
+    }
     let user = !crate::util::sys::is_root();
     let scope = if user { Scope::User } else { Scope::System };
     let init = hosts.init(scope);

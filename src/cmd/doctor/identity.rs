@@ -1,0 +1,64 @@
+//! Is every project hal sees its own: no running project named like a module but run from another directory, no containers left of a module whose directory is gone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::check::Check;
+use crate::cmd::ctx::Ctx;
+use crate::error::OneLine;
+use crate::module::Kind;
+use crate::stack::identity;
+
+const NAME: &str = "identity";
+
+/// One line: the conflicts and orphans, or that there are none.
+pub async fn check(ctx: &Ctx) -> Check {
+    let inv = &ctx.node.inventory;
+    let engine = match ctx.node.stacks.engine().await {
+        Ok(e) => e,
+        Err(e) => {
+            return Check::not_checked(NAME, format!("the Docker engine cannot be asked ({e})"));
+        }
+    };
+    let list = match engine.compose_containers(None).await {
+        Ok(l) => l,
+        Err(e) => {
+            return Check::not_checked(NAME, format!("cannot list containers: {}", OneLine(&e)));
+        }
+    };
+    let mut dirs: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for c in &list {
+        if let Some(who) = &c.identity {
+            let seen = dirs.entry(who.project.as_str()).or_default();
+            if let Some(d) = crate::stack::labels::working_dir(&c.labels) {
+                seen.insert(d.to_string());
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for m in inv.modules.iter().chain(&inv.gone) {
+        let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {
+            continue;
+        };
+        if !dir.is_dir() {
+            problems.push(format!(
+                "{}: {}",
+                m.name,
+                identity::orphan_reason(&m.name, seen, dir)
+            ));
+        } else if let Some(other) = identity::other_dir(seen.iter().map(String::as_str), dir) {
+            problems.push(format!("{}: {}", m.name, identity::conflict_reason(&other)));
+        }
+    }
+    if problems.is_empty() {
+        Check::pass(
+            NAME,
+            "every running project named like a module runs from its directory",
+        )
+    } else {
+        Check::fail(
+            NAME,
+            problems.join("; "),
+            "hal stop NAME removes an orphan's containers; stop the other directory's project there, or rename one of the directories",
+        )
+    }
+}

@@ -1,0 +1,134 @@
+//! The stop that always stops: when compose's `down` fails (a dependency's container gone, a file that no longer parses), the project's containers and networks go through the Engine API by its label, named volumes stay.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use futures_util::future::join_all;
+
+use crate::module::outcome::Outcome;
+use crate::stack::assess::assess;
+use crate::stack::engine::{Engine, Listed};
+use crate::stack::env::Env;
+use crate::stack::{Stack, facts, identity, of_service};
+
+/// `compose down`: containers and network go, named volumes stay. For one
+/// service, its containers go (`compose stop` then `rm`) and the rest of the
+/// project runs on. `grace` is compose's `-t`.
+pub async fn stop(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    grace: Option<Duration>,
+) -> anyhow::Result<Outcome> {
+    let name = stack.name;
+    let compose = env.stacks.compose().await?;
+    let engine = env.stacks.engine().await?;
+    let project = stack.project();
+    let endpoint = env.stacks.endpoint()?;
+    let mut warnings = Vec::new();
+    if !stack.dir.is_dir() {
+        // Its directory is gone: compose has nothing to run in; what runs of
+        // it is found by its label alone.
+        env.progress.step(name, "stopping");
+        let left = engine.compose_containers(Some(name)).await?;
+        let mine = of_service_listed(left, stack.service);
+        by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
+        warnings.push(format!(
+            "its directory {} is gone: removed its containers through the engine",
+            stack.dir.display()
+        ));
+        return finish(&engine, stack, warnings).await;
+    }
+    // Never another directory's project of the same name.
+    identity::own_containers(&engine, name, stack.dir).await?;
+    match stack.service {
+        None => {
+            env.progress.step(name, "stopping");
+            if let Err(why) = compose.down(&project, endpoint, grace).await {
+                let left = engine.compose_containers(Some(name)).await?;
+                by_labels(&engine, name, &left, grace, true)
+                    .await
+                    .with_context(|| format!("{why:#}"))?;
+                warnings.push(fell_back(&why));
+            }
+        }
+        Some(service) => {
+            env.progress.step(name, &format!("stopping {service}"));
+            compose
+                .remove_service(&project, endpoint, service, grace)
+                .await?;
+        }
+    }
+    finish(&engine, stack, warnings).await
+}
+
+/// What a stop left behind.
+async fn finish(
+    engine: &Engine,
+    stack: &Stack<'_>,
+    warnings: Vec<String>,
+) -> anyhow::Result<Outcome> {
+    let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
+    let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
+    Ok(Outcome {
+        state,
+        reason,
+        warnings,
+    })
+}
+
+/// Stops (each with its own grace period, or `grace`), then removes, every
+/// container of `project` in `of`, and, with `networks`, the project's
+/// networks. The volumes stay, as `compose down` leaves them.
+pub async fn by_labels(
+    engine: &Engine,
+    project: &str,
+    of: &[Listed],
+    grace: Option<Duration>,
+    networks: bool,
+) -> anyhow::Result<()> {
+    let stops = of
+        .iter()
+        .filter(|c| c.is_running())
+        .map(|c| engine.stop_container(&c.id, grace));
+    first_error(join_all(stops).await)?;
+    let removals = of.iter().map(|c| engine.remove_container(&c.id));
+    first_error(join_all(removals).await)?;
+    if !networks {
+        return Ok(());
+    }
+    let networks = engine.networks().await?;
+    for n in networks
+        .iter()
+        .filter(|n| n.project.as_deref() == Some(project))
+    {
+        engine
+            .remove_network(&n.name)
+            .await
+            .with_context(|| format!("remove {project}'s network"))?;
+    }
+    Ok(())
+}
+
+fn of_service_listed(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
+    list.into_iter()
+        .filter(|c| service.is_none_or(|s| c.identity.as_ref().is_some_and(|i| i.service == s)))
+        .collect()
+}
+
+fn first_error(results: Vec<anyhow::Result<()>>) -> anyhow::Result<()> {
+    results.into_iter().collect()
+}
+
+/// The warning a fallback stop leaves in the outcome: that it fell back, and why.
+pub fn fell_back(why: &anyhow::Error) -> String {
+    let root = why.root_cause().to_string();
+    let line = root
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    format!(
+        "compose down failed ({line}); removed the project's containers and networks through the engine, volumes kept"
+    )
+}

@@ -1,0 +1,122 @@
+//! Which compose project is which module: a project is the module only when compose ran it from the module's directory (its `working_dir` label), so hal never takes another directory's project of the same name for its own, and finds the containers of a module whose directory is gone.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::error::HalError;
+use crate::module::{Kind, Module};
+use crate::stack::engine::{Engine, Listed};
+use crate::stack::env::Stacks;
+use crate::stack::labels;
+
+/// Whether compose's `working_dir` is the module's directory `dir` (or a
+/// folder in it: compose takes the first `COMPOSE_FILE`'s folder), the
+/// directory's links resolved.
+pub fn from_dir(working_dir: &str, dir: &Path) -> bool {
+    let wd = Path::new(working_dir);
+    if wd.starts_with(dir) {
+        return true;
+    }
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    wd.starts_with(&real) || std::fs::canonicalize(wd).is_ok_and(|w| w.starts_with(&real))
+}
+
+/// The other directory a project named like the module runs from, when
+/// one of the directories its containers name is not the module's.
+pub fn other_dir<'a>(dirs: impl IntoIterator<Item = &'a str>, dir: &Path) -> Option<String> {
+    dirs.into_iter()
+        .find(|d| !from_dir(d, dir))
+        .map(str::to_string)
+}
+
+/// The directories a project's containers were run from.
+pub fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet<String> {
+    containers
+        .into_iter()
+        .filter_map(|c| labels::working_dir(&c.labels))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A status reason for a project of the module's name from `other`.
+pub fn conflict_reason(other: &str) -> String {
+    format!(
+        "a project of this name runs from {other}: it is not this module, and hal leaves it alone"
+    )
+}
+
+/// A status reason for a module whose directory is gone while containers run.
+pub fn orphan_reason(name: &str, dirs: &BTreeSet<String>, dir: &Path) -> String {
+    let from = dirs
+        .iter()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| dir.display().to_string());
+    format!(
+        "its directory {from} is gone (renamed or removed); `hal stop {name}` removes its containers"
+    )
+}
+
+/// The project's containers, or [`HalError::Conflict`] when a project of
+/// the module's name runs from another directory: refused before anything
+/// is touched.
+pub async fn own_containers(
+    engine: &Engine,
+    name: &str,
+    dir: &Path,
+) -> anyhow::Result<Vec<Listed>> {
+    let list = engine.compose_containers(Some(name)).await?;
+    let dirs = dirs_of(&list);
+    if let Some(other) = other_dir(dirs.iter().map(String::as_str), dir) {
+        return Err(HalError::Conflict {
+            module: name.to_string(),
+            dir: dir.display().to_string(),
+            other,
+        }
+        .into());
+    }
+    Ok(list)
+}
+
+/// Refuses a start of a stack before anything is touched: one whose
+/// directory is gone (only `stop` applies to what still runs of it), or
+/// whose project name another directory's project holds. Other kinds pass.
+pub async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<()> {
+    let Kind::Stack { dir, .. } = &m.kind else {
+        return Ok(());
+    };
+    if !dir.is_dir() {
+        return Err(HalError::InvalidModule {
+            name: m.name.clone(),
+            reason: format!(
+                "its directory {} is gone (renamed or removed); `hal stop {}` removes what still runs of it",
+                dir.display(),
+                m.name
+            ),
+        }
+        .into());
+    }
+    let engine = stacks.engine().await?;
+    own_containers(&engine, &m.name, dir).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_directory_and_its_folders_are_its_own() {
+        let dir = Path::new("/nonexistent/services/web");
+        assert!(from_dir("/nonexistent/services/web", dir));
+        assert!(from_dir("/nonexistent/services/web/sub", dir));
+        assert!(!from_dir("/nonexistent/elsewhere/web", dir));
+        assert!(!from_dir("/nonexistent/services/webby", dir));
+        assert_eq!(
+            other_dir(["/nonexistent/services/web", "/srv/web"], dir).as_deref(),
+            Some("/srv/web")
+        );
+        assert_eq!(other_dir(["/nonexistent/services/web"], dir), None);
+    }
+}
