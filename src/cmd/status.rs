@@ -38,7 +38,7 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     let (mut statuses, mut exit) = (node.modules, node.exit);
     if a.failed {
         statuses.retain(|s| s.needs_person());
-        if exit != Exit::Unreachable {
+        if exit != Exit::Unreachable && exit != Exit::Failed {
             exit = if statuses.is_empty() {
                 Exit::Ok
             } else {

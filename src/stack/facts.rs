@@ -74,11 +74,19 @@ pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     };
     Some(ContainerFacts {
         status: "running".into(),
-        health: health_from_status_text(text).map(str::to_string),
+        health: listed_health(s, text),
         started_at: Some(started.rfc3339()),
         observed_at: Some(now),
         ..identity(s)
     })
+}
+
+/// The health the list states: its own field (Podman's, newer APIs), else the
+/// display text's suffix (`Up 5 minutes (healthy)`, Docker).
+fn listed_health(s: &Listed, text: &str) -> Option<String> {
+    s.health
+        .clone()
+        .or_else(|| health_from_status_text(text).map(str::to_string))
 }
 
 /// Builds the facts of one container from its summary and its inspect.
@@ -201,7 +209,7 @@ impl InspectCache {
         }
         Some(ContainerFacts {
             status: "running".into(),
-            health: health_from_status_text(text).map(str::to_string),
+            health: listed_health(s, text),
             exit_code: k.exit_code,
             restart_policy: k.restart_policy.clone(),
             restart_count: k.restart_count,

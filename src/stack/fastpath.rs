@@ -133,7 +133,9 @@ fn settled_running(c: &Listed) -> bool {
     let text = c.status_text.as_deref().unwrap_or_default();
     c.state == Some(S::Running)
         && !matches!(
-            health_from_status_text(text),
+            c.health
+                .as_deref()
+                .or_else(|| health_from_status_text(text)),
             Some("starting" | "unhealthy")
         )
         && !text.contains("Less than a second")
