@@ -616,8 +616,10 @@ step_podman() {
         else
             log "starting podman system service on $PODMAN_SOCK (log $PODMAN_LOG)"
             echo "=== $(date -Is) hal provision: starting podman system service" >>"$PODMAN_LOG"
-            setsid nohup podman system service --time=0 "unix://$PODMAN_SOCK" \
-                >>"$PODMAN_LOG" 2>&1 </dev/null 9>&- &
+            # From /: conmon inherits the service's directory and fails every container
+            # ("write child: broken pipe") once that directory is gone (a removed checkout).
+            (cd / && exec setsid nohup podman system service --time=0 "unix://$PODMAN_SOCK" \
+                >>"$PODMAN_LOG" 2>&1 </dev/null 9>&-) &
             echo $! >"$PODMAN_PIDFILE"
         fi
         if ! wait_for 30 podman_up; then
