@@ -3,6 +3,7 @@
 mod answers;
 mod connect;
 mod model;
+mod probe;
 mod wire;
 
 use std::collections::HashMap;
@@ -328,6 +329,12 @@ impl Engine {
             .await
             .map(|_| ())
             .map_err(|e| self.fail(e).into())
+    }
+
+    /// How long the engine takes to deliver an event of hal's own making (a test
+    /// volume made and removed), or why it delivered none within `limit`.
+    pub async fn event_round_trip(&self, limit: Duration) -> Result<Duration, String> {
+        probe::event_round_trip(&self.api, limit).await
     }
 
     /// Starts an existing container (used by the fast path).

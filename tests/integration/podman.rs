@@ -223,3 +223,25 @@ fn watch_repairs_a_killed_container_on_podman() {
     });
     assert_eq!(rig.state_of(&m), "active");
 }
+
+#[test]
+fn doctor_asks_podman_for_events_and_reads_its_pools() {
+    let Some((_turn, rig)) = podman() else { return };
+    let doc = hal(&rig).args(["--json", "doctor"]).run().json();
+    let check = |name: &str| {
+        doc["checks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} check: {doc:#}"))
+    };
+    assert_eq!(check("events")["ok"], true, "{doc:#}");
+    let docker = check("docker")["detail"].as_str().unwrap().to_string();
+    assert!(docker.contains("Podman"), "{docker}");
+    let pools = check("address-pools")["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!pools.contains("daemon.json"), "{pools}");
+    assert!(pools.contains("containers"), "{pools}");
+}

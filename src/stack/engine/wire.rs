@@ -104,9 +104,11 @@ where
 /// A request that got no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
-    #[error(transparent)]
+    // Not transparent: the io::Error itself is the source, so its kind (permission
+    // denied, no socket) reaches the message with the fix.
+    #[error("{0}")]
     Io(#[from] std::io::Error),
-    #[error(transparent)]
+    #[error("{0}")]
     Http(#[from] hyper::Error),
     #[error("bad request: {0}")]
     Request(String),
