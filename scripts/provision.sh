@@ -608,6 +608,12 @@ step_podman() {
         changed=1
         log "wrote $PODMAN_REGISTRIES_CONF"
     fi
+    # A service left in a removed directory fails every container start (conmon cannot get its
+    # working directory: "write child: broken pipe"): start it again, from /.
+    if pid_alive "$PODMAN_PIDFILE" && [[ $(readlink "/proc/$(cat "$PODMAN_PIDFILE")/cwd") == *" (deleted)" ]]; then
+        changed=1
+        log "the podman service's working directory is gone; restarting it"
+    fi
     ((changed == 0)) || stop_pidfile "podman service" "$PODMAN_PIDFILE"
 
     if ! podman_up; then
