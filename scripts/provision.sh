@@ -608,6 +608,12 @@ step_podman() {
         changed=1
         log "wrote $PODMAN_REGISTRIES_CONF"
     fi
+    # A service left in a removed directory fails every container start (conmon cannot get its
+    # working directory: "write child: broken pipe"): start it again, from /.
+    if pid_alive "$PODMAN_PIDFILE" && [[ $(readlink "/proc/$(cat "$PODMAN_PIDFILE")/cwd") == *" (deleted)" ]]; then
+        changed=1
+        log "the podman service's working directory is gone; restarting it"
+    fi
     ((changed == 0)) || stop_pidfile "podman service" "$PODMAN_PIDFILE"
 
     if ! podman_up; then
@@ -616,8 +622,10 @@ step_podman() {
         else
             log "starting podman system service on $PODMAN_SOCK (log $PODMAN_LOG)"
             echo "=== $(date -Is) hal provision: starting podman system service" >>"$PODMAN_LOG"
-            setsid nohup podman system service --time=0 "unix://$PODMAN_SOCK" \
-                >>"$PODMAN_LOG" 2>&1 </dev/null 9>&- &
+            # From /: conmon inherits the service's directory and fails every container
+            # ("write child: broken pipe") once that directory is gone (a removed checkout).
+            (cd / && exec setsid nohup podman system service --time=0 "unix://$PODMAN_SOCK" \
+                >>"$PODMAN_LOG" 2>&1 </dev/null 9>&-) &
             echo $! >"$PODMAN_PIDFILE"
         fi
         if ! wait_for 30 podman_up; then

@@ -6,6 +6,7 @@ mod identity;
 mod init;
 mod local;
 mod modules;
+mod podman_pools;
 mod pools;
 mod states;
 mod units;
@@ -15,7 +16,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine};
 use crate::module::Kind;
 use crate::stack::compose::{Compose, Flavor};
-use crate::stack::engine::Engine;
+use crate::stack::engine::{Engine, EngineKind};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
@@ -40,8 +41,9 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     problems.sort_by(|a, b| a.name.cmp(&b.name));
 
     let mut checks = Vec::new();
-    let (docker_line, pools_line) = docker;
+    let (docker_line, events_line, pools_line) = docker;
     checks.push(docker_line);
+    checks.push(events_line);
     checks.push(compose_line);
     checks.push(local::services_root(ctx));
     checks.push(modules::summary(ctx, &problems, compose.is_some()));
@@ -63,8 +65,8 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     })
 }
 
-/// The engine answers (with its API version), and its address pools can hold every stack's network.
-async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
+/// The engine answers (with its API version), delivers events, and its address pools can hold every stack's network.
+async fn docker_checks(ctx: &Ctx) -> (Check, Check, Check) {
     match ctx.node.stacks.engine().await {
         Ok(engine) => {
             let line = Check::pass(
@@ -77,9 +79,14 @@ async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
                         .endpoint()
                         .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
                     engine.api_version
-                ),
+                ) + if engine.kind() == EngineKind::Podman {
+                    " (Podman's Docker-compatible API)"
+                } else {
+                    ""
+                },
             );
-            (line, pools_check(ctx, &engine).await)
+            let (events, pools) = tokio::join!(events_check(&engine), pools_check(ctx, &engine));
+            (line, events, pools)
         }
         Err(e) => {
             let hint = match e {
@@ -94,11 +101,37 @@ async fn docker_checks(ctx: &Ctx) -> (Check, Check) {
             let line = Check::fail("docker", e.to_string(), hint);
             let pools = Check::fail(
                 "address-pools",
-                "not checked: Docker is not reachable",
+                "not checked: the engine is not reachable",
                 "fix the docker check first",
             );
-            (line, pools)
+            let events = Check::fail(
+                "events",
+                "not checked: the engine is not reachable",
+                "fix the docker check first",
+            );
+            (line, events, pools)
         }
+    }
+}
+
+/// How long the engine takes to deliver an event to hal (what `hal watch` repairs on).
+const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The engine delivers an event of hal's own making (a test volume made and removed) in time.
+async fn events_check(engine: &Engine) -> Check {
+    match engine.event_round_trip(EVENT_WAIT).await {
+        Ok(took) => Check::pass(
+            "events",
+            format!(
+                "the engine delivered a test event in {} ms",
+                took.as_millis()
+            ),
+        ),
+        Err(why) => Check::fail(
+            "events",
+            why,
+            "without events `hal watch` repairs only at its --resync interval: check the engine's event log (Podman: events_logger in containers.conf)",
+        ),
     }
 }
 
@@ -111,7 +144,13 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
             "check that the engine answers `docker network ls` and that /etc/docker/daemon.json is valid JSON",
         )
     };
+    let podman = engine.kind() == EngineKind::Podman;
     let (pools, source) = match engine.address_pools().await {
+        // Podman's API states no pools: its own configuration does.
+        _ if podman => match podman_pools::read(user_config().as_deref()) {
+            Ok(found) => found,
+            Err(e) => return fail(e),
+        },
         Ok(Some(p)) => (p, "the engine's default-address-pools".to_string()),
         Ok(None) => match pools::read_daemon_json(std::path::Path::new(pools::DAEMON_JSON)) {
             Ok(Some(p)) => (p, pools::DAEMON_JSON.to_string()),
@@ -136,12 +175,28 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         .iter()
         .filter(|s| !networks.iter().any(|n| n.project.as_deref() == Some(**s)))
         .count();
-    pools::verdict(
+    let widen = if podman {
+        podman_pools::widen_hint
+    } else {
+        pools::widen_hint
+    };
+    pools::verdict_with(
         pools::capacity(&pools),
         pools::used(&pools, &networks),
         u64::try_from(need).unwrap_or(u64::MAX),
         &source,
+        widen,
     )
+}
+
+/// A rootless user's configuration directory (Podman reads its containers.conf there too).
+fn user_config() -> Option<std::path::PathBuf> {
+    if crate::util::sys::is_root() {
+        return None;
+    }
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
 }
 
 /// Compose is found, with its version.

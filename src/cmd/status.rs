@@ -58,7 +58,7 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     }
     if a.failed {
         statuses.retain(|s| s.needs_person());
-        if !matches!(exit, Exit::Unreachable | Exit::Usage) {
+        if !matches!(exit, Exit::Unreachable | Exit::Usage | Exit::Failed) {
             exit = if statuses.is_empty() {
                 Exit::Ok
             } else {

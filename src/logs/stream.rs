@@ -115,3 +115,40 @@ pub fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
         let _ = tx.send(Event::Ended(idx)).await;
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::line::Stream;
+    use crate::util::timefmt::Stamp;
+
+    fn source(lines: &[(i64, &str)]) -> Lines {
+        let lines: Vec<anyhow::Result<Line>> = lines
+            .iter()
+            .map(|&(secs, m)| {
+                Ok(Line {
+                    time: Stamp { secs, nanos: 0 },
+                    stream: Stream::Stdout,
+                    message: m.to_string(),
+                })
+            })
+            .collect();
+        futures_util::stream::iter(lines).boxed()
+    }
+
+    /// Podman's API gives whole seconds: lines of one second keep each source's
+    /// own order, and the sources keep their order between them.
+    #[tokio::test]
+    async fn equal_times_keep_each_sources_order_and_a_stable_order_between_sources() {
+        let mut merge = Merge::new(vec![
+            (0, source(&[(10, "a1"), (10, "a2"), (11, "a3")])),
+            (1, source(&[(9, "b0"), (10, "b1"), (10, "b2")])),
+            (2, source(&[(10, "c1")])),
+        ]);
+        let mut got = Vec::new();
+        while let Some(item) = merge.next().await {
+            got.push(item.unwrap().1.message);
+        }
+        assert_eq!(got, ["b0", "a1", "a2", "b1", "b2", "c1", "a3"]);
+    }
+}

@@ -61,11 +61,15 @@ pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) ->
         stack_facts = match node.stacks.engine().await {
             // Scripts get exact start times and restart counts; the table only
             // needs what `docker ps` already says about settled containers.
+            // An answer hal could not read is exit 1 with its message, not an unreachable engine.
             Ok(engine) => crate::stack::node_facts(&engine, node.store.dir(), &stacks, detail)
                 .await
-                .map_err(|e| Unread {
-                    row: crate::error::row_reason(&e),
-                    whole: crate::error::OneLine(&e).to_string(),
+                .map_err(|e| {
+                    exit = crate::error::exit_of(&e);
+                    Unread {
+                        row: crate::error::row_reason(&e),
+                        whole: crate::error::OneLine(&e).to_string(),
+                    }
                 }),
             Err(e) => {
                 // A bad endpoint, context or TLS setting is the user's to fix (2),

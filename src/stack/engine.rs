@@ -1,10 +1,13 @@
-//! The one place that talks to the Docker Engine API (bollard): hal's own types in and out (`model.rs` maps bollard's), no printing.
+//! The one place that talks to the Docker Engine API (Docker, or Podman's compatible API; bollard, and hal's own GETs in `wire.rs`): hal's own types in and out, no printing.
 
+mod answers;
+mod connect;
+mod control;
 mod model;
+mod probe;
+mod wire;
 
 use std::collections::HashMap;
-use std::error::Error as StdError;
-use std::io;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -19,63 +22,96 @@ use crate::stack::credentials::RegistryAuth;
 use crate::stack::endpoint::Endpoint;
 use crate::stack::labels;
 
+use connect::{CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, unreachable};
+use wire::Wire;
+
+pub use connect::EngineKind;
+
 pub use model::{EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress};
 
 /// A stream of engine answers, each read into hal's type.
 pub type EngineStream<T> = BoxStream<'static, Result<T, EngineError>>;
 
-/// How long hal waits for the engine to answer the first call.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long hal waits for a list or inspect (bollard's own calls wait 120 s).
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A connection to one Docker engine.
+/// A connection to one engine that speaks the Docker Engine API (Docker, or Podman's compatible API).
 #[derive(Clone)]
 pub struct Engine {
     api: Docker,
+    /// hal's own requests (list, inspect, ping) and who answers them.
+    conn: std::sync::Arc<Conn>,
     /// The endpoint as the user would write it, for messages.
     pub endpoint: String,
     pub api_version: String,
 }
 
+/// hal's own way to the engine, and which engine it is.
+struct Conn {
+    /// `None` on TLS endpoints (bollard's typed calls serve them).
+    wire: Option<Wire>,
+    /// Which engine answers (from its ping), for messages and per-engine checks.
+    kind: EngineKind,
+}
+
 impl Engine {
-    /// Connects and negotiates the API version (engine 20.10 speaks 1.41).
+    /// Connects and takes the API version from the engine's ping (`Api-Version`),
+    /// never from `GET /version` (Podman answers that in half a second).
     pub async fn connect(to: &Endpoint) -> Result<Engine, HalError> {
         let endpoint = to.host.clone();
-        let client = if let Some(path) = endpoint.strip_prefix("unix://") {
-            Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION)
-        } else if let Some(dir) = &to.tls {
-            Docker::connect_with_ssl(
-                &endpoint,
-                &dir.join("key.pem"),
-                &dir.join("cert.pem"),
-                &dir.join("ca.pem"),
-                120,
-                bollard::API_DEFAULT_VERSION,
-            )
-        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
-            Docker::connect_with_http(&endpoint, 120, bollard::API_DEFAULT_VERSION)
-        } else {
-            return Err(HalError::DockerUnreachable {
-                endpoint,
-                why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
-            });
+        let wire = Wire::of(&endpoint);
+        let (version, kind) = match &wire {
+            Some(w) => ping_headers(w, &endpoint).await?,
+            None => (None, EngineKind::Unknown),
+        };
+        let asked = version.as_ref().unwrap_or(bollard::API_DEFAULT_VERSION);
+        let client = match &wire {
+            Some(Wire::Unix(path)) => {
+                Docker::connect_with_unix(&path.to_string_lossy(), 120, asked)
+            }
+            Some(Wire::Tcp(_)) => Docker::connect_with_http(&endpoint, 120, asked),
+            None => match &to.tls {
+                Some(dir) => Docker::connect_with_ssl(
+                    &endpoint,
+                    &dir.join("key.pem"),
+                    &dir.join("cert.pem"),
+                    &dir.join("ca.pem"),
+                    120,
+                    asked,
+                ),
+                None => {
+                    return Err(HalError::DockerUnreachable {
+                        endpoint,
+                        why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
+                    });
+                }
+            },
         };
         let client = client.map_err(|e| unreachable(&endpoint, &e))?;
-        let api = match tokio::time::timeout(CONNECT_TIMEOUT, client.negotiate_version()).await {
-            Ok(Ok(api)) => api,
-            Ok(Err(e)) => return Err(unreachable(&endpoint, &e)),
-            Err(_) => {
-                return Err(HalError::DockerUnreachable {
-                    endpoint,
-                    why: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
-                });
-            }
+        let api = match version {
+            Some(_) => client,
+            None => negotiate(client, &endpoint).await?,
         };
         let api_version = api.client_version().to_string();
         Ok(Engine {
             api,
+            conn: std::sync::Arc::new(Conn { wire, kind }),
             endpoint,
             api_version,
         })
+    }
+
+    /// Which engine answers (from its ping), for messages and per-engine checks.
+    pub fn kind(&self) -> EngineKind {
+        self.conn.kind
+    }
+
+    /// `GET path` on the engine's own API version, the whole answer.
+    async fn get(&self, wire: &Wire, path: &str) -> Result<wire::Answer, EngineError> {
+        let path = format!("/v{}{path}", self.api_version);
+        wire.get(&path, CALL_TIMEOUT)
+            .await
+            .map_err(|e| EngineError::Unreachable(unreachable(&self.endpoint, &e)))
     }
 
     /// Turns an engine error met mid-operation into an error the user can act on.
@@ -96,33 +132,90 @@ impl Engine {
     /// Every compose container on the node (one list call), or those of one project.
     pub async fn compose_containers(&self, project: Option<&str>) -> anyhow::Result<Vec<Listed>> {
         let label = labels::project_filter(project);
-        let options = ListContainersOptions {
-            all: true,
-            filters: Some(HashMap::from([("label".to_string(), vec![label])])),
-            ..Default::default()
+        let Some(wire) = &self.conn.wire else {
+            let options = ListContainersOptions {
+                all: true,
+                filters: Some(HashMap::from([("label".to_string(), vec![label])])),
+                ..Default::default()
+            };
+            let list = self.api.list_containers(Some(options)).await;
+            let list = list.map_err(|e| anyhow::Error::from(self.fail(e)));
+            return Ok(list
+                .context("list containers")?
+                .into_iter()
+                .map(model::listed)
+                .collect());
         };
-        let list = self
-            .api
-            .list_containers(Some(options))
-            .await
-            .map_err(|e| anyhow::Error::from(self.fail(e)))
+        let filters = serde_json::json!({ "label": [label] }).to_string();
+        let filters = wire::encode(&filters);
+        let path = format!("/containers/json?all=1&filters={filters}");
+        let list = self.read::<Vec<answers::Summary>>(wire, &path);
+        let (list, health) = if self.kind() == EngineKind::Podman {
+            // Podman's list tells health only in its own API's list (asked at the same time).
+            let path = format!("/v4.0.0/libpod/containers/json?all=true&filters={filters}");
+            let health = async {
+                let answer = wire.get(&path, CALL_TIMEOUT).await.ok()?;
+                let rows: Vec<answers::LibpodRow> = serde_json::from_slice(&answer.body).ok()?;
+                Some(rows)
+            };
+            let (list, health) = tokio::join!(list, health);
+            (list, health.unwrap_or_default())
+        } else {
+            (list.await, Vec::new())
+        };
+        let list = list
+            .map_err(anyhow::Error::from)
             .context("list containers")?;
-        Ok(list.into_iter().map(model::listed).collect())
+        let mut listed: Vec<Listed> = list
+            .unwrap_or_default()
+            .into_iter()
+            .map(answers::Summary::listed)
+            .collect();
+        answers::add_health(&mut listed, health);
+        Ok(listed)
     }
 
     /// What an inspect says of a container; `None` when it is gone (removed
     /// between list and inspect).
     pub async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
-        match self
-            .api
-            .inspect_container(id, None::<InspectContainerOptions>)
+        let Some(wire) = &self.conn.wire else {
+            return match self
+                .api
+                .inspect_container(id, None::<InspectContainerOptions>)
+                .await
+            {
+                Ok(inspect) => Ok(Some(model::inspected(inspect))),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => Ok(None),
+                Err(e) => Err(anyhow::Error::from(self.fail(e))),
+            };
+        };
+        let path = format!("/containers/{}/json", wire::encode(id));
+        let inspect: Option<answers::Inspect> = self
+            .read(wire, &path)
             .await
-        {
-            Ok(inspect) => Ok(Some(model::inspected(inspect))),
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(None),
-            Err(e) => Err(anyhow::Error::from(self.fail(e))),
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("inspect container {id}"))?;
+        Ok(inspect.map(answers::Inspect::inspected))
+    }
+
+    /// A GET's JSON answer read into `T`; `None` for a 404. A body hal cannot
+    /// read is a decode error (the engine is there), never an unreachable engine.
+    async fn read<T: serde::de::DeserializeOwned>(
+        &self,
+        wire: &Wire,
+        path: &str,
+    ) -> Result<Option<T>, EngineError> {
+        let answer = self.get(wire, path).await?;
+        match answer.status {
+            200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
+                EngineError::Decode(
+                    anyhow::Error::new(e).context("the engine's answer could not be read"),
+                )
+            }),
+            404 => Ok(None),
+            _ => Err(EngineError::Refused(answer.refusal())),
         }
     }
 
@@ -175,42 +268,31 @@ impl Engine {
         lines.split_off(skip)
     }
 
-    /// Container events (start, die, health_status, oom…) of compose projects.
+    /// Container starts of compose projects (what `logs -f` follows).
     /// An error is the client's own (the follower that reads these says itself
     /// that the engine was lost).
     pub fn container_events(&self, since: Option<i64>) -> EngineStream<EngineEvent> {
-        let filters = HashMap::from([
-            ("type".to_string(), vec!["container".to_string()]),
-            ("label".to_string(), vec![labels::PROJECT.to_string()]),
-        ]);
-        let options = EventsOptions {
-            since: since.map(|s| s.to_string()),
-            until: None,
-            filters: Some(filters),
-        };
-        self.api
-            .events(Some(options))
-            .map(|r| r.map(model::event).map_err(raw))
-            .boxed()
+        self.container_events_of(since, &[EventAction::Start])
     }
 
     /// Container events of compose projects since a unix time, only the given actions
     /// (`die`, `health_status`…): the engine filters, so healthcheck execs never arrive.
+    /// The filter is one both engines honour: `type=container` and both engines'
+    /// words for each action (Docker ignores Podman's `died`, Podman ignores `die`);
+    /// the project label is checked here (Podman's `label=KEY` matches nothing).
     pub fn container_events_of(
         &self,
         since: Option<i64>,
         actions: &[EventAction],
     ) -> EngineStream<EngineEvent> {
+        let words: Vec<String> = actions
+            .iter()
+            .flat_map(|a| filter_words(a))
+            .map(str::to_string)
+            .collect();
         let filters = HashMap::from([
             ("type".to_string(), vec!["container".to_string()]),
-            ("label".to_string(), vec![labels::PROJECT.to_string()]),
-            (
-                "event".to_string(),
-                actions
-                    .iter()
-                    .map(|a| a.filter_word().to_string())
-                    .collect(),
-            ),
+            ("event".to_string(), words),
         ]);
         let options = EventsOptions {
             since: since.map(|s| s.to_string()),
@@ -221,11 +303,26 @@ impl Engine {
         self.api
             .events(Some(options))
             .map(move |r| r.map(model::event).map_err(|e| engine.fail(e)))
+            .filter(|r| {
+                let compose = match r {
+                    Ok(ev) => ev.attributes.contains_key(labels::PROJECT),
+                    Err(_) => true,
+                };
+                std::future::ready(compose)
+            })
             .boxed()
     }
 
     /// Answers whether the engine is there right now.
     pub async fn ping(&self) -> anyhow::Result<()> {
+        if let Some(wire) = &self.conn.wire {
+            let answer = wire.get("/_ping", CONNECT_TIMEOUT).await;
+            let answer = answer.map_err(|e| unreachable(&self.endpoint, &e))?;
+            return match answer.status {
+                200 => Ok(()),
+                _ => Err(anyhow::anyhow!(answer.refusal())),
+            };
+        }
         self.api
             .ping()
             .await
@@ -233,75 +330,10 @@ impl Engine {
             .map_err(|e| self.fail(e).into())
     }
 
-    /// Starts an existing container (used by the fast path).
-    pub async fn start_container(&self, id: &str) -> anyhow::Result<()> {
-        self.api
-            .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
-            .await
-            .map_err(|e| anyhow::Error::from(self.fail(e)))
-            .with_context(|| format!("start container {id}"))
-    }
-
-    /// Restarts a container as `docker restart` does (stop, then start; the
-    /// container's own stop timeout unless `grace` is given): the supervisor's
-    /// repair of one unhealthy or crash-looping container.
-    pub async fn restart_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
-        let options = bollard::query_parameters::RestartContainerOptions {
-            signal: None,
-            t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
-        };
-        self.api
-            .restart_container(id, Some(options))
-            .await
-            .map_err(|e| anyhow::Error::from(self.fail(e)))
-            .with_context(|| format!("restart container {id}"))
-    }
-
-    /// Stops a container as `docker stop` does: its own stop timeout (compose's
-    /// `stop_grace_period`) unless `grace` is given. One already gone is stopped.
-    pub async fn stop_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
-        let options = bollard::query_parameters::StopContainerOptions {
-            signal: None,
-            t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
-        };
-        match self.api.stop_container(id, Some(options)).await {
-            Ok(())
-            | Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(anyhow::Error::from(self.fail(e)))
-                .with_context(|| format!("stop container {id}")),
-        }
-    }
-
-    /// Removes a container, keeping its volumes (anonymous ones too, as `compose
-    /// down` without `-v`). One already gone is removed.
-    pub async fn remove_container(&self, id: &str) -> anyhow::Result<()> {
-        let options = bollard::query_parameters::RemoveContainerOptions {
-            v: false,
-            force: true,
-            link: false,
-        };
-        match self.api.remove_container(id, Some(options)).await {
-            Ok(())
-            | Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(anyhow::Error::from(self.fail(e)))
-                .with_context(|| format!("remove container {id}")),
-        }
-    }
-
-    /// Removes a network by name or id; one already gone is removed.
-    pub async fn remove_network(&self, name: &str) -> anyhow::Result<()> {
-        match self.api.remove_network(name).await {
-            Ok(())
-            | Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(anyhow::Error::from(self.fail(e)))
-                .with_context(|| format!("remove network {name}")),
-        }
+    /// How long the engine takes to deliver an event of hal's own making (a test
+    /// volume made and removed), or why it delivered none within `limit`.
+    pub async fn event_round_trip(&self, limit: Duration) -> Result<Duration, String> {
+        probe::event_round_trip(&self.api, limit).await
     }
 
     /// Whether an image is present locally.
@@ -346,6 +378,15 @@ impl Engine {
             .create_image(Some(options), None, credentials.map(model::credentials))
             .map(move |r| r.map(model::pull_progress).map_err(|e| engine.fail(e)))
             .boxed()
+    }
+}
+
+/// The `event` filter's words for an action, in both engines' words.
+fn filter_words(action: &EventAction) -> Vec<&str> {
+    match action {
+        EventAction::Die => vec!["die", "died"],
+        EventAction::Destroy => vec!["destroy", "remove"],
+        other => vec![other.filter_word()],
     }
 }
 
@@ -410,65 +451,5 @@ impl Engine {
             })
             .collect();
         Ok((!pools.is_empty()).then_some(pools))
-    }
-}
-
-fn io_kind(err: &(dyn StdError + 'static)) -> Option<io::ErrorKind> {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return Some(io.kind());
-        }
-        cur = e.source();
-    }
-    None
-}
-
-/// A client error that is not the engine being away: an answer hal's client
-/// could not read, or anything else, in the client's own words.
-fn raw(err: bollard::errors::Error) -> EngineError {
-    use bollard::errors::Error as E;
-    match err {
-        e @ (E::JsonDataError { .. } | E::JsonSerdeError { .. }) => {
-            EngineError::Decode(anyhow::Error::new(e))
-        }
-        other => EngineError::Other(anyhow::Error::new(other)),
-    }
-}
-
-fn is_connection_error(err: &bollard::errors::Error) -> bool {
-    use bollard::errors::Error as E;
-    match err {
-        E::SocketNotFoundError(_) | E::RequestTimeoutError => true,
-        E::HyperLegacyError { err } => err.is_connect() || io_kind(err).is_some(),
-        E::IOError { .. } => true,
-        _ => false,
-    }
-}
-
-/// The message for an engine that cannot be reached, with the likely fix.
-fn unreachable(endpoint: &str, err: &bollard::errors::Error) -> HalError {
-    let socket = endpoint.strip_prefix("unix://").unwrap_or(endpoint);
-    let why = match io_kind(err) {
-        Some(io::ErrorKind::PermissionDenied) => {
-            return HalError::DockerPermission {
-                socket: socket.to_string(),
-                user: crate::util::sys::user_name(),
-            };
-        }
-        Some(io::ErrorKind::NotFound) => "no socket there (is dockerd running?)".to_string(),
-        Some(io::ErrorKind::ConnectionRefused) => {
-            "connection refused (is dockerd running?)".to_string()
-        }
-        _ => match err {
-            bollard::errors::Error::SocketNotFoundError(_) => {
-                "no socket there (is dockerd running?)".to_string()
-            }
-            other => crate::error::OneLine(&anyhow::anyhow!(other.to_string())).to_string(),
-        },
-    };
-    HalError::DockerUnreachable {
-        endpoint: endpoint.to_string(),
-        why,
     }
 }

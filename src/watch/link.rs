@@ -1,4 +1,4 @@
-//! The supervisor's link to the Docker engine: the event subscription, what an event means, and reconnecting with backoff.
+//! The supervisor's link to the container engine (Docker or Podman): the event subscription, what an event means, and reconnecting with backoff.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -7,7 +7,7 @@ use futures_util::stream::StreamExt;
 
 use crate::error::OneLine;
 use crate::run::node::Node;
-use crate::stack::engine::{Engine, EngineEvent, EngineStream, EventAction};
+use crate::stack::engine::{Engine, EngineError, EngineEvent, EngineStream, EventAction};
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
@@ -24,6 +24,15 @@ const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 pub type Events = EngineStream<EngineEvent>;
+
+/// An event the link could not hand over.
+#[derive(Debug)]
+pub enum Missed {
+    /// The engine sent something hal could not read; the stream goes on.
+    Unreadable(String),
+    /// The stream broke: the engine is gone (or went away for a moment).
+    Lost(String),
+}
 
 /// Connected (with an event stream) or waiting to try again.
 pub struct Link {
@@ -86,13 +95,22 @@ impl Link {
         wait
     }
 
+    /// The engine's name for the log (`docker`, `podman`; `engine` before it answered).
+    pub fn name(&self) -> &'static str {
+        self.engine.as_ref().map_or("engine", |e| e.kind().name())
+    }
+
     /// The next event; never ready while not connected.
-    pub async fn next(&mut self) -> Option<Result<EngineEvent, String>> {
+    pub async fn next(&mut self) -> Option<Result<EngineEvent, Missed>> {
         let Some(events) = self.events.as_mut() else {
             return std::future::pending().await;
         };
         let item = events.next().await?;
-        Some(item.map_err(|e| OneLine(&e.into()).to_string()))
+        Some(item.map_err(|e| match e {
+            // The engine is there and said something hal could not read.
+            EngineError::Decode(e) => Missed::Unreadable(OneLine(&e).to_string()),
+            e => Missed::Lost(OneLine(&e.into()).to_string()),
+        }))
     }
 }
 

@@ -324,8 +324,9 @@ impl<'a> Watcher<'a> {
                 } else {
                     format!("connected to {endpoint}")
                 };
+                let name = self.link.name();
                 self.log.emit(
-                    Entry::about("docker", "engine_up", Some("full_pass"), text).reason(endpoint),
+                    Entry::about(name, "engine_up", Some("full_pass"), text).reason(endpoint),
                 );
                 let stacks = self.stack_names.clone();
                 self.mark(stacks, Duration::ZERO);
@@ -358,7 +359,7 @@ impl<'a> Watcher<'a> {
         let wait = self.link.down();
         self.log.emit(
             Entry::about(
-                "docker",
+                self.link.name(),
                 "engine_lost",
                 Some("reconnect"),
                 format!(
@@ -374,7 +375,7 @@ impl<'a> Watcher<'a> {
         );
     }
 
-    fn on_event(&mut self, ev: Option<Result<EngineEvent, String>>) {
+    fn on_event(&mut self, ev: Option<Result<EngineEvent, link::Missed>>) {
         match ev {
             Some(Ok(ev)) => {
                 if let Some((module, seen)) = link::meaning(&ev, &self.stack_names) {
@@ -390,7 +391,15 @@ impl<'a> Watcher<'a> {
                     self.mark([module], if died { Duration::ZERO } else { EVENT_SETTLE });
                 }
             }
-            Some(Err(why)) => self.engine_down(&why, "lost connection"),
+            Some(Err(link::Missed::Unreadable(why))) => {
+                // Not a lost engine: say what could not be read, and look at every stack.
+                let name = self.link.name();
+                self.log
+                    .emit(Entry::about(name, "event_unreadable", None, why.clone()).reason(why));
+                let stacks = self.stack_names.clone();
+                self.mark(stacks, EVENT_SETTLE);
+            }
+            Some(Err(link::Missed::Lost(why))) => self.engine_down(&why, "lost connection"),
             None => self.engine_down("the event stream ended", "lost connection"),
         }
     }

@@ -38,6 +38,7 @@ mod logs_when;
 mod manpages;
 mod ordering;
 mod output;
+mod podman;
 mod props;
 mod pulls;
 mod repair;

@@ -115,7 +115,19 @@ pub fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String>
 }
 
 /// Whether `need` more networks fit, given `used` of `capacity` subnets from `source`.
+#[cfg(test)]
 pub fn verdict(capacity: u64, used: u64, need: u64, source: &str) -> Check {
+    verdict_with(capacity, used, need, source, widen_hint)
+}
+
+/// [`verdict`], with the engine's own way to widen its pools.
+pub fn verdict_with(
+    capacity: u64,
+    used: u64,
+    need: u64,
+    source: &str,
+    widen: fn(u64) -> String,
+) -> Check {
     let free = capacity.saturating_sub(used);
     let detail = format!(
         "{used} of {capacity} subnets in use ({source}), {free} free; {need} needed by stacks without a network"
@@ -128,7 +140,7 @@ pub fn verdict(capacity: u64, used: u64, need: u64, source: &str) -> Check {
         format!(
             "{detail}: starting them fails with \"could not find an available, non-overlapping IPv4 address pool\""
         ),
-        widen_hint(used + need),
+        widen(used + need),
     )
 }
 

@@ -208,7 +208,7 @@ pub(super) fn listed(s: ContainerSummary) -> Listed {
 }
 
 /// The endpoint ids joined, sorted; `None` when there is none or one is empty.
-fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
+pub(super) fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
     let mut ids: Vec<&str> = Vec::new();
     for id in endpoints {
         match id {
@@ -252,8 +252,14 @@ pub(super) fn event(ev: EventMessage) -> EngineEvent {
         Some(a) => (a.id, a.attributes.unwrap_or_default()),
         None => (None, HashMap::new()),
     };
+    let action = match ev.action.as_deref().unwrap_or("") {
+        // Podman says a bare `health_status` at every check (its result is in a
+        // field of its own): not a verdict, only a reason to read the container again.
+        "health_status" => EventAction::Other("health_status".into()),
+        word => EventAction::from_word(word),
+    };
     EngineEvent {
-        action: EventAction::from_word(ev.action.as_deref().unwrap_or("")),
+        action,
         id,
         attributes,
         at,

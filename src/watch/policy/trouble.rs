@@ -60,7 +60,7 @@ pub fn stack_trouble(
             ),
             Some(ContainerRun::Dead) => format!("service {} is dead", c.name),
             _ => format!(
-                "service {} exited with code {} and Docker is not restarting it",
+                "service {} exited with code {} and the engine is not restarting it",
                 c.name,
                 code(c)
             ),

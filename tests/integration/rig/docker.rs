@@ -1,13 +1,40 @@
-//! The docker CLI, for what a test checks behind hal's back and for cleanup.
+//! The docker CLI, for what a test checks behind hal's back and for cleanup, on the rig's engine (Docker, or Podman's socket).
 
+use std::cell::RefCell;
 use std::process::{Command, Stdio};
+
+thread_local! {
+    /// The engine this test's thread talks to (`DOCKER_HOST`), when not the default one:
+    /// set by `rig::podman()` for the rig's life, so the rig's own CLI calls and
+    /// cleanup reach the same engine as hal and its compose child.
+    static HOST: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Points this thread's docker CLI calls at `host` (`None`: the default engine).
+pub fn use_host(host: Option<String>) {
+    HOST.with(|h| *h.borrow_mut() = host);
+}
+
+/// The engine this thread's rig uses, when not the default one.
+pub fn host() -> Option<String> {
+    HOST.with(|h| h.borrow().clone())
+}
+
+/// The docker CLI, on this thread's engine.
+pub fn cli() -> Command {
+    let mut c = Command::new("docker");
+    if let Some(h) = host() {
+        c.env("DOCKER_HOST", h).env_remove("DOCKER_CONTEXT");
+    }
+    c
+}
 
 /// The image every test stack runs: `FROM scratch` and a static busybox (scripts/provision.sh).
 pub const FIXTURE: &str = "hal-fixture:latest";
 
 /// Whether an engine answers and has the fixture image.
 pub fn engine_ready() -> bool {
-    Command::new("docker")
+    cli()
         .args(["image", "inspect", "--format", "{{.Id}}", FIXTURE])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -17,7 +44,7 @@ pub fn engine_ready() -> bool {
 
 /// Runs the docker CLI and returns stdout (empty on failure).
 pub fn docker(args: &[&str]) -> String {
-    Command::new("docker")
+    cli()
         .args(args)
         .stderr(Stdio::null())
         .output()

@@ -54,8 +54,36 @@ pub fn engine_alone() -> Option<Rig> {
     on_engine(Lease::alone())
 }
 
+/// Where the rootful Podman service listens (scripts/provision.sh's `podman` step);
+/// `HAL_TEST_PODMAN` names another socket.
+pub fn podman_host() -> String {
+    std::env::var("HAL_TEST_PODMAN")
+        .unwrap_or_else(|_| "unix:///run/hal-ci/podman.sock".to_string())
+}
+
+/// A rig on Podman's Docker-compatible API: hal, its compose child and the rig's
+/// own docker CLI calls get `DOCKER_HOST` of [`podman_host`]. `None` (after
+/// `SKIP …`) when it does not answer with the fixture image; under `CI=true` that fails.
+#[track_caller]
+pub fn podman() -> Option<Rig> {
+    let host = podman_host();
+    docker::use_host(Some(host.clone()));
+    if !docker::engine_ready() {
+        docker::use_host(None);
+        return missing(
+            &format!("no Podman service with {FIXTURE} answers at {host}"),
+            "run scripts/provision.sh (its podman step)",
+        );
+    }
+    let mut rig = Rig::with_lease(Some(Lease::shared()));
+    rig.env.push(("DOCKER_HOST".into(), host));
+    rig.env_remove.push("DOCKER_CONTEXT".into());
+    Some(rig)
+}
+
 #[track_caller]
 fn on_engine(lease: Lease) -> Option<Rig> {
+    docker::use_host(None);
     if !docker::engine_ready() {
         return missing(
             &format!("no Docker engine with {FIXTURE} answers"),
@@ -76,6 +104,8 @@ pub struct Rig {
     projects: RefCell<Vec<String>>,
     /// Variables every hal run of this rig gets.
     pub env: Vec<(String, String)>,
+    /// Variables every hal run of this rig goes without.
+    pub env_remove: Vec<String>,
     /// Held until the rig and its projects are gone.
     lease: Option<Lease>,
 }
@@ -111,6 +141,7 @@ impl Rig {
             prefix,
             projects: RefCell::default(),
             env: Vec::new(),
+            env_remove: Vec::new(),
             lease,
         }
     }
@@ -166,6 +197,9 @@ impl Rig {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for k in &self.env_remove {
+            c.env_remove(k);
+        }
         for (k, v) in &self.env {
             c.env(k, v);
         }
@@ -196,5 +230,6 @@ impl Drop for Rig {
             docker::purge_project(p);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+        docker::use_host(None);
     }
 }

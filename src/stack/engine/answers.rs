@@ -1,0 +1,210 @@
+//! The list and inspect answers as hal reads them off the wire: every field optional, every word a string, so one engine's word hal does not know (Podman's `stopped`) never fails a call.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use super::model::{Inspected, Listed, run_of};
+use crate::module::run_state::ContainerRun as RunState;
+use crate::stack::labels::Identity;
+
+/// One entry of `GET /containers/json`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Summary {
+    pub id: Option<String>,
+    pub names: Option<Vec<String>>,
+    pub image: Option<String>,
+    #[serde(rename = "ImageID")]
+    pub image_id: Option<String>,
+    pub labels: Option<HashMap<String, String>>,
+    pub state: Option<String>,
+    pub status: Option<String>,
+    pub health: Option<Health>,
+    pub created: Option<i64>,
+    pub network_settings: Option<Networks>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Health {
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Networks {
+    pub networks: Option<HashMap<String, Endpoint>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Endpoint {
+    #[serde(rename = "EndpointID")]
+    pub endpoint_id: Option<String>,
+}
+
+/// `GET /containers/ID/json`, the parts hal reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Inspect {
+    pub state: Option<State>,
+    pub host_config: Option<HostConfig>,
+    pub restart_count: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct State {
+    pub status: Option<String>,
+    pub health: Option<Health>,
+    pub exit_code: Option<i64>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    #[serde(rename = "OOMKilled")]
+    pub oom_killed: Option<bool>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct HostConfig {
+    pub restart_policy: Option<Policy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Policy {
+    pub name: Option<String>,
+    pub maximum_retry_count: Option<i64>,
+}
+
+/// One entry of Podman's own list (`/libpod/containers/json`): its `Status` is
+/// the health word (`healthy`, `unhealthy`, `starting`; empty without a healthcheck),
+/// which its Docker-compatible list leaves out.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct LibpodRow {
+    pub id: Option<String>,
+    pub status: Option<String>,
+}
+
+/// Gives each listed container the health Podman's own list states for it.
+pub fn add_health(listed: &mut [Listed], rows: Vec<LibpodRow>) {
+    let words: HashMap<String, String> = rows
+        .into_iter()
+        .filter_map(|r| Some((r.id?, r.status.filter(|w| !w.is_empty())?)))
+        .collect();
+    for l in listed.iter_mut().filter(|l| l.health.is_none()) {
+        l.health = words.get(&l.id).cloned();
+    }
+}
+
+impl Summary {
+    pub fn listed(self) -> Listed {
+        let labels = self.labels.unwrap_or_default();
+        let state = self.state.as_deref().and_then(RunState::from_word);
+        let run = match (&self.network_settings, state) {
+            (Some(n), Some(RunState::Running)) => n
+                .networks
+                .as_ref()
+                .and_then(|nets| run_of(nets.values().map(|e| e.endpoint_id.as_deref()))),
+            _ => None,
+        };
+        Listed {
+            id: self.id.unwrap_or_default(),
+            name: self
+                .names
+                .as_ref()
+                .and_then(|n| n.first())
+                .map(|n| n.trim_start_matches('/').to_string())
+                .unwrap_or_default(),
+            image: self.image.unwrap_or_default(),
+            image_id: self.image_id,
+            identity: Identity::of(&labels),
+            labels,
+            state,
+            status_text: self.status,
+            health: self.health.and_then(|h| h.status).filter(|h| !h.is_empty()),
+            created: self.created.unwrap_or_default(),
+            run,
+        }
+    }
+}
+
+impl Inspect {
+    pub fn inspected(self) -> Inspected {
+        let state = self.state.unwrap_or_default();
+        let policy = self.host_config.and_then(|h| h.restart_policy);
+        Inspected {
+            state: state.status.as_deref().and_then(RunState::from_word),
+            health: state.health.and_then(|h| h.status),
+            exit_code: state.exit_code,
+            restart_policy: policy
+                .as_ref()
+                .and_then(|p| p.name.clone())
+                .filter(|n| !n.is_empty()),
+            max_retries: policy.and_then(|p| p.maximum_retry_count),
+            restart_count: self.restart_count,
+            started_at: state.started_at,
+            finished_at: state.finished_at,
+            oom_killed: state.oom_killed,
+            error: state.error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn podmans_stopped_is_read_as_exited_in_list_and_inspect() {
+        let list: Vec<Summary> = serde_json::from_str(
+            r#"[{"Id":"c1","Names":["/j-job-1"],"Image":"localhost/hal-fixture:latest",
+                "State":"stopped","Status":"Exited (0) Less than a second ago","Created":1,
+                "Labels":{"com.docker.compose.project":"j","com.docker.compose.service":"job"},
+                "NetworkSettings":{"Networks":{"j_default":{"EndpointID":""}}},"Unknown":[1]},
+               {"Id":"c2","Names":["/j-web-1"],"State":"running","Labels":null,
+                "NetworkSettings":{"Networks":{"j_default":{"EndpointID":"e1"}}}}]"#,
+        )
+        .unwrap();
+        let listed: Vec<Listed> = list.into_iter().map(Summary::listed).collect();
+        assert_eq!(listed[0].state, Some(RunState::Exited));
+        assert_eq!(listed[0].name, "j-job-1");
+        assert_eq!(listed[0].service(), Some("job"));
+        assert_eq!(listed[1].run.as_deref(), Some("e1"));
+        let inspect: Inspect = serde_json::from_str(
+            r#"{"State":{"Status":"stopped","ExitCode":3,"Health":{"Status":"unhealthy"}},
+                "HostConfig":{"RestartPolicy":{"Name":"always","MaximumRetryCount":0}},
+                "RestartCount":null}"#,
+        )
+        .unwrap();
+        let i = inspect.inspected();
+        assert_eq!(i.state, Some(RunState::Exited));
+        assert_eq!(i.health.as_deref(), Some("unhealthy"));
+        assert_eq!(i.restart_policy.as_deref(), Some("always"));
+        assert_eq!(i.restart_count, None);
+    }
+
+    #[test]
+    fn podmans_own_list_adds_health() {
+        let mut listed = vec![
+            Listed {
+                id: "a".into(),
+                ..Listed::default()
+            },
+            Listed {
+                id: "b".into(),
+                ..Listed::default()
+            },
+        ];
+        let rows: Vec<LibpodRow> = serde_json::from_str(
+            r#"[{"Id":"a","Status":"unhealthy","State":"running"},{"Id":"b","Status":""}]"#,
+        )
+        .unwrap();
+        add_health(&mut listed, rows);
+        assert_eq!(listed[0].health.as_deref(), Some("unhealthy"));
+        assert_eq!(listed[1].health, None);
+    }
+}

@@ -1,0 +1,247 @@
+//! End to end on Podman's Docker-compatible API (the rootful service scripts/provision.sh starts): the stack lifecycle through the same rig as on Docker, where the two engines' words, states and events differ.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::time::{Duration, Instant};
+
+use crate::rig::watch::Watch;
+use crate::rig::{self, Rig, containers, docker, hal, ids, script, stack, wait_child};
+
+/// One Podman test at a time: Podman 4.3 fails a network create now and then
+/// (`route ip+net: no such network interface`) while another bridge is torn down.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn podman() -> Option<(MutexGuard<'static, ()>, Rig)> {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    Some((turn, rig::podman()?))
+}
+
+/// A compose wrapper that logs every call, so a test can see whether compose ran.
+fn spy(rig: &mut Rig) -> PathBuf {
+    let log = rig.dir.join("compose-calls.log");
+    let script = script(
+        &rig.dir,
+        "compose-spy",
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec docker compose \"$@\"\n",
+            log.display()
+        ),
+    );
+    rig.env
+        .push(("HAL_COMPOSE".into(), script.display().to_string()));
+    log
+}
+
+fn calls(log: &PathBuf) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
+fn app(greeting: &str) -> rig::compose::Stack {
+    stack()
+        .service("app")
+        .runs(&format!("echo {greeting}; sleep 100000"))
+        .keeps_running()
+}
+
+#[test]
+fn start_noop_change_status_and_stop_on_podman() {
+    let Some((_turn, mut rig)) = podman() else {
+        return;
+    };
+    let log = spy(&mut rig);
+    let m = rig.stack("life", app("v1"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert!(calls(&log).contains("up -d"), "first start: compose");
+    assert_eq!(rig.state_of(&m), "active");
+    std::thread::sleep(Duration::from_millis(1200));
+
+    // Unchanged (Podman names the image localhost/hal-fixture:latest): no compose at all.
+    std::fs::write(&log, "").unwrap();
+    let before = ids(&m);
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert_eq!(calls(&log), "", "a no-op start ran compose on Podman");
+    assert_eq!(ids(&m), before);
+
+    // An edit is applied.
+    rig.write(&m, "compose.yaml", &app("v2").to_string());
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert!(
+        calls(&log).contains("up -d"),
+        "an edit must go through compose"
+    );
+    assert_ne!(ids(&m), before, "the edited service was not recreated");
+    let logs = hal(&rig).args(["module", "logs", &m]).code(0);
+    assert!(logs.stdout.contains("v2"), "{logs}");
+
+    let table = hal(&rig).args(["status"]).code(0);
+    assert!(
+        table.stdout.contains(&m) && table.stdout.contains("active"),
+        "{table}"
+    );
+
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    assert!(containers(&m).is_empty(), "containers left after stop");
+    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
+    assert_eq!(st.state_of(&m), "inactive");
+}
+
+#[test]
+fn an_unhealthy_service_and_a_finished_job_on_podman() {
+    let Some((_turn, rig)) = podman() else { return };
+    // A one-shot job: Podman says `stopped` for a moment after it exits.
+    let job = rig.stack(
+        "job",
+        stack()
+            .service("migrate")
+            .runs("echo done")
+            .restart("no")
+            .service("web")
+            .keeps_running(),
+    );
+    hal(&rig).args(["module", "start", &job]).code(0);
+    assert_eq!(rig.state_of(&job), "active");
+
+    let sick = rig.stack(
+        "sick",
+        stack()
+            .service("sick")
+            .runs("echo cannot reach the database; sleep 100000")
+            .keeps_running()
+            .healthy_while("/tmp/ready"),
+    );
+    let run = hal(&rig)
+        .args(["module", "start", "--timeout", "10s", &sick])
+        .code(1);
+    assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
+    let st = hal(&rig)
+        .args(["--json", "module", "status", &sick])
+        .code(3);
+    assert_eq!(st.state_of(&sick), "degraded", "{st}");
+    let table = hal(&rig).args(["status", &sick]).code(3);
+    assert!(!table.stdout.contains("active"), "{table}");
+}
+
+#[test]
+fn a_crash_loop_never_fails_a_status_read_on_podman() {
+    let Some((_turn, rig)) = podman() else { return };
+    let m = rig.stack(
+        "crash",
+        stack()
+            .service("crash")
+            .runs("sleep 0.3; exit 3")
+            .restart("always"),
+    );
+    let _ = hal(&rig).args(["module", "start", "--no-wait", &m]).run();
+    // Podman's transient `stopped` comes and goes: no read may fail on it.
+    for _ in 0..15 {
+        let st = hal(&rig).args(["--json", "status", &m]).run();
+        assert_ne!(
+            st.code,
+            Some(6),
+            "an unreadable state is not an unreachable engine: {st}"
+        );
+        assert_ne!(st.code, Some(1), "{st}");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+#[test]
+fn logs_follow_a_recreated_container_on_podman() {
+    let Some((_turn, rig)) = podman() else { return };
+    let m = rig.stack(
+        "boot",
+        stack()
+            .service("app")
+            .runs("echo boot $HOSTNAME; while true; do sleep 1; done")
+            .keeps_running(),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let mut child = hal(&rig)
+        .args(["module", "logs", "-f", "--no-prefix", &m])
+        .spawn();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no first boot line");
+    assert!(first.starts_with("boot "), "{first}");
+    hal(&rig).args(["module", "restart", &m]).code(0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut second = None;
+    while Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500))
+            && l.starts_with("boot ")
+            && l != first
+        {
+            second = Some(l);
+            break;
+        }
+    }
+    let _ = child.kill();
+    let out = wait_child(&mut child, Duration::from_secs(5));
+    assert!(
+        second.is_some(),
+        "follow lost the recreated container: {out:?}"
+    );
+}
+
+#[test]
+fn watch_repairs_a_killed_container_on_podman() {
+    let Some((_turn, rig)) = podman() else { return };
+    let m = rig.stack(
+        "two",
+        stack()
+            .service("a")
+            .keeps_running()
+            .service("b")
+            .keeps_running(),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    // With a resync of an hour only the engine's events can start the repair.
+    let mut w = Watch::spawn_every(&rig, &[], "1h");
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("podman: connected")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let b = format!("{m}-b-1");
+    docker(&["kill", &b]);
+    let why = w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: repairing: "))
+    });
+    assert!(why.contains("service b exited with code 137"), "{why}");
+    assert!(why.contains("the engine is not restarting it"), "{why}");
+    w.expect(Duration::from_secs(45), |l| {
+        l.starts_with(&format!("{m}: restarted, active ("))
+    });
+    assert_eq!(rig.state_of(&m), "active");
+}
+
+#[test]
+fn doctor_asks_podman_for_events_and_reads_its_pools() {
+    let Some((_turn, rig)) = podman() else { return };
+    let doc = hal(&rig).args(["--json", "doctor"]).run().json();
+    let check = |name: &str| {
+        doc["checks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} check: {doc:#}"))
+    };
+    assert_eq!(check("events")["ok"], true, "{doc:#}");
+    let docker = check("docker")["detail"].as_str().unwrap().to_string();
+    assert!(docker.contains("Podman"), "{docker}");
+    let pools = check("address-pools")["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!pools.contains("daemon.json"), "{pools}");
+    assert!(pools.contains("containers"), "{pools}");
+}
