@@ -8,11 +8,12 @@ use tokio::sync::mpsc;
 use crate::cli::LogsArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::logs::stream::{self, Event, Lines, Merge, Source, Window};
+use crate::logs::stream::{self, Event, Lines, Merge, Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
+use crate::stack::history::{self, Plan};
 use crate::stack::logs as stack_logs;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
@@ -27,6 +28,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     crate::run::check_services(&ctx.node, &targets).await?;
     let window = window(&a)?;
     let sources = sources(ctx, &targets).await?;
+    note_cut(ctx, &sources, window);
     let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
         follow(ctx, sources, window, &mut printer).await
@@ -60,13 +62,33 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
     })
 }
 
+/// Says once where the history of a module whose engine keeps logs per
+/// container ends, when the window reaches before it.
+fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
+    let cut = sources.history.cut(window);
+    if cut.is_empty() {
+        return;
+    }
+    let at = |secs: i64| Stamp { secs, nanos: 0 }.rfc3339_trimmed();
+    let list: Vec<String> = cut
+        .iter()
+        .map(|(m, t)| format!("{m} before {}", at(*t)))
+        .collect();
+    ctx.ui.note(&format!(
+        "lines of {} are not kept: the engine keeps logs per container and drops them with it (`hal doctor` says how to keep history)",
+        list.join(", ")
+    ));
+}
+
 /// What a logs command reads: the stacks' containers (with the engine they
 /// are on) and the host modules' units.
 struct Sources {
     /// Asked only when a stack is involved: unit logs need no engine.
     engine: Option<Engine>,
-    /// Container id and log source, ordered by label.
+    /// Container id and log source (the engine keeps their lines), ordered by label.
     containers: Vec<(String, Source)>,
+    /// Which stacks' lines the journal keeps, and which the engine.
+    history: Plan,
     units: Vec<UnitSource>,
     /// The stack targets, whose new containers a follow picks up.
     stacks: Vec<Target>,
@@ -117,13 +139,20 @@ async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
     } else {
         Some(ctx.node.stacks.engine().await?)
     };
-    let containers = match &engine {
-        Some(e) => stack_logs::log_sources(e, &stacks).await?,
-        None => Vec::new(),
+    let history = match &engine {
+        Some(e) => history::plan(e, &stacks).await?,
+        None => Plan::default(),
     };
+    let mut containers: Vec<(String, Source)> = history
+        .engine
+        .iter()
+        .map(|(id, s, _)| (id.clone(), s.clone()))
+        .collect();
+    containers.sort_by(|a, b| a.1.label.cmp(&b.1.label));
     Ok(Sources {
         engine,
         containers,
+        history,
         units,
         stacks,
     })
@@ -131,26 +160,23 @@ async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
 
 /// Every source's lines in the window, merged in time order.
 async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> anyhow::Result<()> {
-    let mut labels = Vec::new();
-    let mut streams = Vec::new();
+    let mut streams: Vec<Tagged> = Vec::new();
     if let Some(engine) = &sources.engine {
         for (id, source) in sources.containers {
-            streams.push((
-                labels.len(),
-                stack_logs::container_lines(engine, &id, false, window),
-            ));
-            labels.push(source);
+            let lines = stack_logs::container_lines(engine, &id, false, window);
+            streams.push(stream::tagged(source, lines));
         }
     }
+    streams.push(sources.history.journal_lines(window, false));
     for u in sources.units {
-        streams.push((labels.len(), u.lines(false, window)));
-        labels.push(u.source);
+        streams.push(stream::tagged(u.source.clone(), u.lines(false, window)));
     }
     let mut merge = Merge::new(streams);
     let mut r = Ok(());
     while let Some(item) = merge.next().await {
-        let (i, line) = item?;
-        r = printer.line(&labels[i], &line);
+        let (source, line) = item?;
+        printer.widen(source.label.len());
+        r = printer.line(&source, &line);
         if r.is_err() {
             break;
         }
@@ -225,6 +251,8 @@ async fn follow(
             on.container(engine, id, source, window);
         }
     }
+    let from_history = from.history;
+    stream::forward_tagged(from_history.journal_lines(window, true), on.tx.clone());
     for u in from.units {
         on.unit(u, window);
     }
@@ -249,6 +277,13 @@ async fn follow(
                     printer.flush()?;
                 }
             }
+            Event::From(source, line) => {
+                printer.widen(source.label.len());
+                printer.line(&source, &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
             Event::Ended(i) => {
                 on.live.retain(|_, v| *v != i);
             }
@@ -260,7 +295,7 @@ async fn follow(
             }
             Event::Started { id, source, at } => {
                 let Some(engine) = engine else { continue };
-                if on.live.contains_key(&id) {
+                if on.live.contains_key(&id) || from_history.in_journal(&source.module) {
                     continue;
                 }
                 // A recreated or restarted container: follow it from its start.

@@ -20,7 +20,8 @@ use crate::stack::endpoint::Endpoint;
 use crate::stack::labels;
 
 pub use model::{
-    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress, RunState,
+    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, LogConfig, PullProgress,
+    RunState,
 };
 
 /// A stream of engine answers, each read into hal's type.
@@ -224,6 +225,17 @@ impl Engine {
             .events(Some(options))
             .map(move |r| r.map(model::event).map_err(|e| engine.fail(e)))
             .boxed()
+    }
+
+    /// The engine's default log driver (`/info`'s `LoggingDriver`), for containers that set none.
+    pub async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
+        let info = self
+            .api
+            .info()
+            .await
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
+            .context("ask the engine for its log driver")?;
+        Ok(info.logging_driver)
     }
 
     /// Answers whether the engine is there right now.

@@ -8,10 +8,12 @@ pub const PROJECT: &str = "com.docker.compose.project";
 pub const SERVICE: &str = "com.docker.compose.service";
 /// Compose's hash of the service's configuration the container was made from.
 pub const CONFIG_HASH: &str = "com.docker.compose.config-hash";
+/// The project's directory, as compose saw it.
+pub const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 /// `True` on a container made by `compose run`.
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.
-const NUMBER: &str = "com.docker.compose.container-number";
+pub const NUMBER: &str = "com.docker.compose.container-number";
 /// Compose v2's record of `depends_on`: `db:service_healthy:true,cache:service_started:false`
 /// (service, condition, restart).
 const DEPENDS_ON: &str = "com.docker.compose.depends_on";

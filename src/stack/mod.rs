@@ -10,6 +10,7 @@ pub mod engine;
 pub mod env;
 pub mod facts;
 pub mod fastpath;
+pub mod history;
 pub mod inputs;
 pub mod labels;
 pub mod logs;
