@@ -27,7 +27,7 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&a.modules, a.modules.is_empty())?;
     crate::run::check_services(&ctx.node, &targets).await?;
     let window = window(&a)?;
-    let sources = sources(ctx, &targets).await?;
+    let sources = sources(ctx, &targets, window).await?;
     note_cut(ctx, &sources, window);
     let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
@@ -89,6 +89,8 @@ struct Sources {
     containers: Vec<(String, Source)>,
     /// Which stacks' lines the journal keeps, and which the engine.
     history: Plan,
+    /// The kept lines of failed runs whose containers are gone.
+    kept: Vec<Tagged>,
     units: Vec<UnitSource>,
     /// The stack targets, whose new containers a follow picks up.
     stacks: Vec<Target>,
@@ -108,7 +110,7 @@ impl Sources {
 }
 
 /// The containers and units of the targets; an invalid module is an error.
-async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
+async fn sources(ctx: &Ctx, targets: &[Target], window: Window) -> anyhow::Result<Sources> {
     let mut stacks = Vec::new();
     let mut hosts = Vec::new();
     for t in targets {
@@ -149,13 +151,82 @@ async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
         .map(|(id, s, _)| (id.clone(), s.clone()))
         .collect();
     containers.sort_by(|a, b| a.1.label.cmp(&b.1.label));
+    let kept = kept_runs(ctx, &stacks, &history, &containers, window);
     Ok(Sources {
         engine,
         containers,
         history,
+        kept,
         units,
         stacks,
     })
+}
+
+/// The lines hal kept of failed runs (`state::last_run`) of containers that
+/// are gone, each run closed by a line that says how it ended; none for a
+/// module whose history the journal holds.
+fn kept_runs(
+    ctx: &Ctx,
+    stacks: &[Target],
+    history: &Plan,
+    live: &[(String, Source)],
+    window: Window,
+) -> Vec<Tagged> {
+    let mut out = Vec::new();
+    for t in stacks {
+        let m = &t.module.name;
+        if history.in_journal(m) {
+            continue;
+        }
+        for run in crate::state::last_run::read(ctx.node.store.dir(), m).runs {
+            let gone = !live.iter().any(|(id, _)| *id == run.container_id);
+            if !gone || t.service.as_ref().is_some_and(|s| *s != run.service) {
+                continue;
+            }
+            out.push(kept_lines(m, run, window));
+        }
+    }
+    out
+}
+
+fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagged {
+    use crate::logs::line::{Line, Stream};
+    use crate::util::timefmt;
+    use futures_util::stream::StreamExt;
+    let source = Source {
+        module: module.to_string(),
+        name: run.service.clone(),
+        label: format!("{module}/{}", run.service),
+    };
+    let end = timefmt::parse(&run.at).unwrap_or_else(Stamp::now);
+    let mut lines: Vec<Line> = run
+        .lines
+        .iter()
+        .map(|k| Line {
+            time: timefmt::parse(&k.time).unwrap_or(end),
+            stream: if k.stderr {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            },
+            message: k.message.clone(),
+        })
+        .collect();
+    lines.push(Line {
+        time: end.max(lines.last().map_or(end, |l| l.time)),
+        stream: Stream::Stderr,
+        message: format!("(hal) container {} ended: {}", run.container, run.how()),
+    });
+    lines.retain(|l| {
+        w.since.is_none_or(|s| l.time.secs >= s) && w.until.is_none_or(|u| l.time.secs < u)
+    });
+    let skip = w.tail.map_or(0, |n| {
+        lines
+            .len()
+            .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX))
+    });
+    let items: Vec<anyhow::Result<Line>> = lines.into_iter().skip(skip).map(Ok).collect();
+    stream::tagged(source, futures_util::stream::iter(items).boxed())
 }
 
 /// Every source's lines in the window, merged in time order.
@@ -168,6 +239,7 @@ async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> an
         }
     }
     streams.push(sources.history.journal_lines(window, false));
+    streams.extend(sources.kept);
     for u in sources.units {
         streams.push(stream::tagged(u.source.clone(), u.lines(false, window)));
     }

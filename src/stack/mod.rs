@@ -8,6 +8,7 @@ pub mod digest;
 pub mod endpoint;
 pub mod engine;
 pub mod env;
+pub mod evidence;
 pub mod facts;
 pub mod fastpath;
 pub mod history;
@@ -220,6 +221,8 @@ async fn through_compose(
             .set_pull_warning(name, warnings.first().cloned())
             .await?;
     }
+    // compose may recreate a failed container (its files changed): keep its last words first.
+    crate::stack::evidence::keep(engine, env.store, name, stack.service).await?;
     match stack.service {
         None => {
             env.progress.step(name, "starting");
@@ -464,6 +467,7 @@ pub async fn stop(
     let engine = env.stacks.engine().await?;
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
+    crate::stack::evidence::keep(&engine, env.store, name, stack.service).await?;
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
