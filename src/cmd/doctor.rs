@@ -2,6 +2,7 @@
 
 mod adopt;
 mod check;
+mod history;
 mod init;
 mod local;
 mod modules;
@@ -26,6 +27,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         units::check(&ctx.node.hosts),
         adopt::check(ctx)
     );
+    let history_line = history::check(ctx).await;
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
     problems.sort_by(|a, b| a.name.cmp(&b.name));
@@ -38,6 +40,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(modules::summary(ctx, &problems, compose.is_some()));
     checks.extend(problems);
     checks.push(pools_line);
+    checks.push(history_line);
     checks.extend(init_lines);
     checks.extend(rescue_line);
     checks.push(adoption);

@@ -57,6 +57,70 @@ pub fn daemon_json_fix() -> String {
     )
 }
 
+/// Whether the engine keeps module history across container generations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keeping {
+    /// Its default driver writes to the journal, with the compose labels (or
+    /// hal could not read `daemon.json` to tell).
+    Journal,
+    /// It writes to the journal, but `daemon.json`'s `labels` lack the compose
+    /// project or working directory: hal finds each container's own lines only.
+    JournalUnlabelled,
+    /// Per container (`json-file`, `local`…): history ends at each recreate.
+    PerContainer(String),
+}
+
+impl Keeping {
+    /// What doctor and adopt say, and the fix (`None` when history is kept).
+    pub fn advice(&self) -> (String, Option<String>) {
+        let fix = format!(
+            "in /etc/docker/daemon.json set {}, then restart the engine (sudo systemctl restart docker); each container uses it from its next recreate (hal restart MODULE)",
+            daemon_json_fix()
+        );
+        match self {
+            Keeping::Journal => (
+                "module history is kept: the engine logs to the journal (journald), across restarts, recreates and reboots".into(),
+                None,
+            ),
+            Keeping::JournalUnlabelled => (
+                "module history is cut at each recreate: the engine logs to the journal, but without the compose labels hal finds a module's earlier containers by".into(),
+                Some(fix),
+            ),
+            Keeping::PerContainer(d) => (
+                format!("module history is not kept: the engine keeps logs per container ({d}), and drops them at each restart, recreate and stop"),
+                Some(fix),
+            ),
+        }
+    }
+}
+
+/// How the engine keeps its containers' lines by default.
+pub async fn keeping(engine: &Engine, daemon_json: &std::path::Path) -> anyhow::Result<Keeping> {
+    let driver = engine.logging_driver().await?.unwrap_or_default();
+    if driver != JOURNALD {
+        return Ok(Keeping::PerContainer(driver));
+    }
+    let labels = std::fs::read_to_string(daemon_json)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .map(|v| {
+            v["log-opts"]["labels"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        });
+    Ok(match labels {
+        Some(l)
+            if ![labels::PROJECT, labels::WORKING_DIR]
+                .iter()
+                .all(|k| l.split(',').any(|x| x.trim() == *k)) =>
+        {
+            Keeping::JournalUnlabelled
+        }
+        _ => Keeping::Journal,
+    })
+}
+
 /// How a logs command reads the stacks asked for.
 #[derive(Default)]
 pub struct Plan {
