@@ -142,11 +142,12 @@ impl Plan {
     }
 
     /// The modules whose history is cut at their oldest container, with its
-    /// creation time, when `window` reaches before it.
+    /// creation time, when `window`'s `--since` reaches before it.
     pub fn cut(&self, window: Window) -> Vec<(String, i64)> {
-        if window.tail.is_some() && window.since.is_none() {
+        // Only a range asked for (`--since`) can reach past what is kept.
+        let Some(since) = window.since else {
             return Vec::new();
-        }
+        };
         let mut oldest: HashMap<&str, i64> = HashMap::new();
         for (_, s, created) in &self.engine {
             let o = oldest.entry(&s.module).or_insert(*created);
@@ -154,7 +155,7 @@ impl Plan {
         }
         let mut out: Vec<(String, i64)> = oldest
             .into_iter()
-            .filter(|(_, at)| window.since.is_none_or(|s| s < *at))
+            .filter(|(_, at)| since < *at)
             .map(|(m, at)| (m.to_string(), at))
             .collect();
         out.sort();
