@@ -230,17 +230,31 @@ fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagg
 }
 
 /// Every source's lines in the window, merged in time order.
-async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> anyhow::Result<()> {
+async fn one_shot(
+    mut sources: Sources,
+    window: Window,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    print_merged(&mut sources, window, printer).await
+}
+
+/// Every source's lines in the window, merged in time order and printed; the
+/// kept lines of failed runs are taken out of `sources`.
+async fn print_merged(
+    sources: &mut Sources,
+    window: Window,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
     let mut streams: Vec<Tagged> = Vec::new();
     if let Some(engine) = &sources.engine {
-        for (id, source) in sources.containers {
-            let lines = stack_logs::container_lines(engine, &id, false, window);
-            streams.push(stream::tagged(source, lines));
+        for (id, source) in &sources.containers {
+            let lines = stack_logs::container_lines(engine, id, false, window);
+            streams.push(stream::tagged(source.clone(), lines));
         }
     }
     streams.push(sources.history.journal_lines(window, false));
-    streams.extend(sources.kept);
-    for u in sources.units {
+    streams.append(&mut sources.kept);
+    for u in &sources.units {
         streams.push(stream::tagged(u.source.clone(), u.lines(false, window)));
     }
     let mut merge = Merge::new(streams);
@@ -254,6 +268,14 @@ async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> an
         }
     }
     r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
+}
+
+/// Only the lines after `cutoff` (the backlog printed the others).
+fn after(lines: Lines, cutoff: Stamp) -> Lines {
+    use futures_util::stream::StreamExt;
+    lines
+        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |l| l.time > cutoff)))
+        .boxed()
 }
 
 /// A host module's unit as a log source (its journal).
@@ -287,17 +309,29 @@ struct Followed {
 }
 
 impl Followed {
-    fn container(&mut self, engine: &Engine, id: String, source: Source, from: Window) {
+    /// Follows a container from `from`, dropping what came before `cutoff`.
+    fn container(
+        &mut self,
+        engine: &Engine,
+        id: String,
+        source: Source,
+        from: Window,
+        cutoff: Option<Stamp>,
+    ) {
         let idx = self.sources.len();
-        let lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        let mut lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        if let Some(c) = cutoff {
+            lines = after(lines, c);
+        }
         stream::forward(idx, lines, self.tx.clone());
         self.live.insert(id, idx);
         self.sources.push(source);
     }
 
     /// The journal keeps following a unit across its restarts by itself.
-    fn unit(&mut self, u: UnitSource, from: Window) {
-        stream::forward(self.sources.len(), u.lines(true, from), self.tx.clone());
+    fn unit(&mut self, u: UnitSource, from: Window, cutoff: Stamp) {
+        let lines = after(u.lines(true, from), cutoff);
+        stream::forward(self.sources.len(), lines, self.tx.clone());
         self.sources.push(u.source);
     }
 }
@@ -306,27 +340,43 @@ impl Followed {
 /// containers that start meanwhile; until a signal, the reader leaves, or the engine is lost.
 async fn follow(
     ctx: &Ctx,
-    from: Sources,
+    mut from: Sources,
     window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {
-    let engine = from.engine.as_ref();
     let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
     let mut on = Followed {
         sources: Vec::new(),
         live: HashMap::new(),
         tx,
     };
+    if let Some(engine) = &from.engine {
+        stack_logs::watch_starts(engine.clone(), from.stacks.clone(), on.tx.clone());
+    }
+    // The backlog first, merged in time order as without -f; then every
+    // source from the second it was read, without what the backlog printed.
+    let cutoff = Stamp::now();
+    print_merged(&mut from, window, printer).await?;
+    let live = Window {
+        tail: None,
+        since: Some(cutoff.secs),
+        until: None,
+    };
+    let engine = from.engine.as_ref();
     if let Some(engine) = engine {
-        stack_logs::watch_starts(engine.clone(), from.stacks, on.tx.clone());
         for (id, source) in from.containers {
-            on.container(engine, id, source, window);
+            on.container(engine, id, source, live, Some(cutoff));
         }
     }
+    use futures_util::stream::StreamExt;
     let from_history = from.history;
-    stream::forward_tagged(from_history.journal_lines(window, true), on.tx.clone());
+    let journal = from_history.journal_lines(live, true);
+    let journal = journal
+        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |(_, l)| l.time > cutoff)))
+        .boxed();
+    stream::forward_tagged(journal, on.tx.clone());
     for u in from.units {
-        on.unit(u, window);
+        on.unit(u, live, cutoff);
     }
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);
@@ -376,7 +426,7 @@ async fn follow(
                     since: Some(at),
                     ..Window::default()
                 };
-                on.container(engine, id, source, from);
+                on.container(engine, id, source, from, None);
             }
         }
     }

@@ -210,3 +210,57 @@ fn a_killed_containers_exit_and_last_lines_survive_its_removal() {
     );
     hal(&rig).args(["stop", &m]).code(0);
 }
+
+#[test]
+fn a_crash_looping_start_shows_each_line_of_its_last_run_once() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "loop",
+        stack()
+            .service("app")
+            .runs("echo boom-once; exit 3")
+            .restart("always"),
+    );
+    let run = hal(&rig).args(["start", &m, "--timeout", "40s"]).code(1);
+    let text = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(text.matches("boom-once").count(), 1, "{run}");
+    hal(&rig).args(["stop", &m]).code(0);
+}
+
+#[test]
+fn the_follow_backlog_is_merged_in_time_order() {
+    let Some(rig) = rig::engine() else { return };
+    let ticks = |me: &str, wait: &str| {
+        format!(
+            "{wait} for i in 1 2 3 4; do echo {me}$i; touch /m/{me}-spoke; sleep 0.3; done; sleep 100000"
+        )
+    };
+    let m = rig.stack(
+        "fback",
+        stack()
+            .service("a")
+            .runs(&ticks("a", ""))
+            .volume("./:/m")
+            .keeps_running()
+            .service("b")
+            .runs(&ticks(
+                "b",
+                "until [ -f /m/a-spoke ]; do sleep 0.02; done; sleep 0.1;",
+            ))
+            .volume("./:/m")
+            .keeps_running(),
+    );
+    hal(&rig).args(["start", &m]).code(0);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut child = rig.cmd(&["logs", "-f", "--no-prefix", &m]).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let want = ["a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4"];
+    assert_eq!(got, want, "the backlog of -f in time order, each line once");
+    hal(&rig).args(["stop", &m]).code(0);
+}
