@@ -16,6 +16,9 @@
 #                   needed; log /var/log/hal-journald.log, pid $RUN_DIR/journald.pid,
 #                   persistent storage in /var/log/journal); `journalctl` and `systemd-cat`
 #                   present. Docker's `journald` log driver and hal's history tests write there.
+#                   /etc/systemd/journald.conf.d/hal-ci.conf: no rate limit (every line the engine
+#                   sends is kept; bench/journal.sh writes 1 M); a journald this step started is
+#                   restarted when that file changes.
 #   dockerd         /etc/docker/daemon.json + dockerd in the background
 #   fixture         hal-fixture:latest (FROM scratch + static busybox)
 #   registry        distribution on 127.0.0.1:5000; pushes 127.0.0.1:5000/hal/fixture:latest
@@ -404,11 +407,27 @@ step_dockerd() {
 # journal_live: a journald takes a line (a socket file left by a dead one does not).
 journal_live() { echo "hal provision: journal probe" | systemd-cat -t hal-provision >/dev/null 2>&1; }
 
+JOURNALD_CONF_TEXT='# Written by hal scripts/provision.sh (step journald).
+# The engine sends every container line as one writer: keep them all.
+[Journal]
+RateLimitIntervalSec=0
+SystemMaxUse=2G'
+
 step_journald() {
     local tool
     for tool in journalctl systemd-cat; do
         command -v "$tool" >/dev/null || install_packages systemd
     done
+    mkdir -p /etc/systemd/journald.conf.d
+    if printf '%s\n' "$JOURNALD_CONF_TEXT" | write_if_changed /etc/systemd/journald.conf.d/hal-ci.conf 0644 &&
+        pid_alive "$JOURNALD_PIDFILE"; then
+        log "journald.conf.d/hal-ci.conf changed: restarting journald pid $(cat "$JOURNALD_PIDFILE")"
+        local pid
+        pid=$(cat "$JOURNALD_PIDFILE")
+        kill -TERM "$pid"
+        wait_for 20 bash -c "! kill -0 $pid" || die "journald (pid $pid) did not exit within 20s"
+        rm -f "$JOURNALD_PIDFILE"
+    fi
     if journal_live; then
         log "a journal answers"
         return 0
