@@ -264,3 +264,34 @@ fn the_follow_backlog_is_merged_in_time_order() {
     assert_eq!(got, want, "the backlog of -f in time order, each line once");
     hal(&rig).args(["stop", &m]).code(0);
 }
+
+#[test]
+fn journal_history_spans_a_watch_recreate() {
+    let Some(rig) = journal_rig() else { return };
+    let m = rig.stack("wrec", counting("gen"));
+    hal(&rig).args(["start", &m]).code(0);
+    let container = format!("{m}-app-1");
+    assert!(eventually(Duration::from_secs(10), || {
+        messages(&rig, &m, "10 min ago") == ["gen-1"]
+    }));
+    let mut w = crate::rig::watch::Watch::spawn(&rig, &[]);
+    let gone = Command::new("docker")
+        .args(["rm", "-f", &container])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(gone.success());
+    w.expect(Duration::from_secs(60), |l| {
+        l.starts_with(&format!("{m}: ")) && l.contains("active")
+    });
+    let mut got = Vec::new();
+    let both = eventually(Duration::from_secs(10), || {
+        got = messages(&rig, &m, "10 min ago");
+        got.len() >= 2
+    });
+    assert!(both, "{got:?}\n{}", w.dump());
+    assert_eq!(got, ["gen-1", "gen-2"], "{}", w.dump());
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+    hal(&rig).args(["stop", &m]).code(0);
+}
