@@ -10,6 +10,15 @@
 #                   zsh, fish, man-db (completion and manual tests), make (make install)
 #   compose-plugin  Compose v2 CLI plugin from Debian trixie's docker-compose .deb
 #                   -> /usr/local/lib/docker/cli-plugins/docker-compose
+#   journald        a live journal: when no journal answers (probed with `systemd-cat`,
+#                   as a stale /run/systemd/journal/socket is not a live journal), start
+#                   /lib/systemd/systemd-journald in the background (no systemd as PID 1
+#                   needed; log /var/log/hal-journald.log, pid $RUN_DIR/journald.pid,
+#                   persistent storage in /var/log/journal); `journalctl` and `systemd-cat`
+#                   present. Docker's `journald` log driver and hal's history tests write there.
+#                   /etc/systemd/journald.conf.d/hal-ci.conf: no rate limit (every line the engine
+#                   sends is kept; bench/journal.sh writes 1 M); a journald this step started is
+#                   restarted when that file changes.
 #   dockerd         /etc/docker/daemon.json + dockerd in the background
 #   fixture         hal-fixture:latest (FROM scratch + static busybox)
 #   registry        distribution on 127.0.0.1:5000; pushes 127.0.0.1:5000/hal/fixture:latest
@@ -44,6 +53,9 @@ RUN_DIR=/run/hal-ci
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 DOCKERD_LOG=/var/log/hal-dockerd.log
+JOURNALD=/lib/systemd/systemd-journald
+JOURNALD_LOG=/var/log/hal-journald.log
+JOURNALD_PIDFILE=$RUN_DIR/journald.pid
 DOCKERD_PIDFILE=/var/run/docker.pid
 REGISTRY_LOG=/var/log/hal-registry.log
 REGISTRY_PIDFILE=$RUN_DIR/registry.pid
@@ -390,6 +402,57 @@ step_dockerd() {
     log "dockerd $(docker version -f '{{.Server.Version}}') up; storage driver: $driver; $cgroup"
     [[ $driver != vfs ]] || log "WARNING: storage driver is vfs (slow, disk hungry)"
     echo "$driver" >"$STATE_DIR/storage-driver"
+}
+
+# journal_live: a journald takes a line (a socket file left by a dead one does not).
+journal_live() { echo "hal provision: journal probe" | systemd-cat -t hal-provision >/dev/null 2>&1; }
+
+JOURNALD_CONF_TEXT='# Written by hal scripts/provision.sh (step journald).
+# The engine sends every container line as one writer: keep them all.
+[Journal]
+RateLimitIntervalSec=0
+SystemMaxUse=2G'
+
+step_journald() {
+    local tool
+    for tool in journalctl systemd-cat; do
+        command -v "$tool" >/dev/null || install_packages systemd
+    done
+    mkdir -p /etc/systemd/journald.conf.d
+    if printf '%s\n' "$JOURNALD_CONF_TEXT" | write_if_changed /etc/systemd/journald.conf.d/hal-ci.conf 0644 &&
+        pid_alive "$JOURNALD_PIDFILE"; then
+        log "journald.conf.d/hal-ci.conf changed: restarting journald pid $(cat "$JOURNALD_PIDFILE")"
+        local pid
+        pid=$(cat "$JOURNALD_PIDFILE")
+        kill -TERM "$pid"
+        wait_for 20 bash -c "! kill -0 $pid" || die "journald (pid $pid) did not exit within 20s"
+        rm -f "$JOURNALD_PIDFILE"
+    fi
+    if journal_live; then
+        log "a journal answers"
+        return 0
+    fi
+    [[ -x $JOURNALD ]] || install_packages systemd
+    [[ -x $JOURNALD ]] || die "$JOURNALD missing (package systemd)"
+    if pid_alive "$JOURNALD_PIDFILE"; then
+        log "journald pid $(cat "$JOURNALD_PIDFILE") exists but takes no line yet; waiting"
+    else
+        log "starting journald (log $JOURNALD_LOG)"
+        # Sockets left by a journald that died would refuse every writer.
+        rm -f /run/systemd/journal/socket /run/systemd/journal/stdout /run/systemd/journal/dev-log
+        mkdir -p /run/systemd/journal /var/log/journal
+        echo "=== $(date -Is) hal provision: starting journald" >>"$JOURNALD_LOG"
+        setsid nohup "$JOURNALD" >>"$JOURNALD_LOG" 2>&1 </dev/null 9>&- &
+        echo $! >"$JOURNALD_PIDFILE"
+    fi
+    if ! wait_for 20 journal_live; then
+        tail -n 20 "$JOURNALD_LOG" || true
+        die "journald did not take a line within 20s (see $JOURNALD_LOG)"
+    fi
+    journalctl --quiet --no-pager -n 1 -t hal-provision >/dev/null || die "journalctl cannot read the journal"
+    # Move to /var/log/journal (kept across reboots), as systemd-journal-flush.service would.
+    journalctl --flush >/dev/null 2>&1 || log "journalctl --flush failed; the journal stays in /run"
+    log "journald up (pid $(cat "$JOURNALD_PIDFILE"))"
 }
 
 fixture_hash() {
@@ -845,6 +908,7 @@ fi
 : >"$LOG_DIR/timings.txt"
 run_step packages step_packages
 run_step compose-plugin step_compose_plugin
+run_step journald step_journald
 run_step dockerd step_dockerd
 run_step fixture step_fixture
 run_step registry step_registry

@@ -2,6 +2,7 @@
 
 mod adopt;
 mod check;
+mod history;
 mod identity;
 mod init;
 mod local;
@@ -36,6 +37,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         adopt::check(ctx),
         identity::check(ctx)
     );
+    let history_line = history::check(ctx).await;
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
     problems.sort_by(|a, b| a.name.cmp(&b.name));
@@ -50,6 +52,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.extend(problems);
     checks.push(ident);
     checks.push(pools_line);
+    checks.push(history_line);
     checks.extend(init_lines);
     checks.extend(rescue_line);
     checks.push(adoption);

@@ -8,11 +8,12 @@ use tokio::sync::mpsc;
 use crate::cli::LogsArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::logs::stream::{self, Event, Lines, Merge, Source, Window};
+use crate::logs::stream::{self, Event, Lines, Merge, Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
+use crate::stack::history::{self, Plan};
 use crate::stack::logs as stack_logs;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
@@ -26,7 +27,8 @@ pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&a.modules, a.modules.is_empty())?;
     crate::run::check_services(&ctx.node, &targets).await?;
     let window = window(&a)?;
-    let sources = sources(ctx, &targets).await?;
+    let sources = sources(ctx, &targets, window).await?;
+    note_cut(ctx, &sources, window);
     let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
         follow(ctx, sources, window, &mut printer).await
@@ -60,13 +62,35 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
     })
 }
 
+/// Says once where the history of a module whose engine keeps logs per
+/// container ends, when the window reaches before it.
+fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
+    let cut = sources.history.cut(window);
+    if cut.is_empty() {
+        return;
+    }
+    let at = |secs: i64| Stamp { secs, nanos: 0 }.rfc3339_trimmed();
+    let list: Vec<String> = cut
+        .iter()
+        .map(|(m, t)| format!("{m} before {}", at(*t)))
+        .collect();
+    ctx.ui.note(&format!(
+        "lines of {} are not kept: the engine keeps logs per container and drops them with it (`hal doctor` says how to keep history)",
+        list.join(", ")
+    ));
+}
+
 /// What a logs command reads: the stacks' containers (with the engine they
 /// are on) and the host modules' units.
 struct Sources {
     /// Asked only when a stack is involved: unit logs need no engine.
     engine: Option<Engine>,
-    /// Container id and log source, ordered by label.
+    /// Container id and log source (the engine keeps their lines), ordered by label.
     containers: Vec<(String, Source)>,
+    /// Which stacks' lines the journal keeps, and which the engine.
+    history: Plan,
+    /// The kept lines of failed runs whose containers are gone.
+    kept: Vec<Tagged>,
     units: Vec<UnitSource>,
     /// The stack targets, whose new containers a follow picks up.
     stacks: Vec<Target>,
@@ -86,7 +110,7 @@ impl Sources {
 }
 
 /// The containers and units of the targets; an invalid module is an error.
-async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
+async fn sources(ctx: &Ctx, targets: &[Target], window: Window) -> anyhow::Result<Sources> {
     let mut stacks = Vec::new();
     let mut hosts = Vec::new();
     for t in targets {
@@ -117,45 +141,141 @@ async fn sources(ctx: &Ctx, targets: &[Target]) -> anyhow::Result<Sources> {
     } else {
         Some(ctx.node.stacks.engine().await?)
     };
-    let containers = match &engine {
-        Some(e) => stack_logs::log_sources(e, &stacks).await?,
-        None => Vec::new(),
+    let history = match &engine {
+        Some(e) => history::plan(e, &stacks).await?,
+        None => Plan::default(),
     };
+    let mut containers: Vec<(String, Source)> = history
+        .engine
+        .iter()
+        .map(|(id, s, _)| (id.clone(), s.clone()))
+        .collect();
+    containers.sort_by(|a, b| a.1.label.cmp(&b.1.label));
+    let kept = kept_runs(ctx, &stacks, &history, &containers, window);
     Ok(Sources {
         engine,
         containers,
+        history,
+        kept,
         units,
         stacks,
     })
 }
 
-/// Every source's lines in the window, merged in time order.
-async fn one_shot(sources: Sources, window: Window, printer: &mut Printer) -> anyhow::Result<()> {
-    let mut labels = Vec::new();
-    let mut streams = Vec::new();
-    if let Some(engine) = &sources.engine {
-        for (id, source) in sources.containers {
-            streams.push((
-                labels.len(),
-                stack_logs::container_lines(engine, &id, false, window),
-            ));
-            labels.push(source);
+/// The lines hal kept of failed runs (`state::last_run`) of containers that
+/// are gone, each run closed by a line that says how it ended; none for a
+/// module whose history the journal holds.
+fn kept_runs(
+    ctx: &Ctx,
+    stacks: &[Target],
+    history: &Plan,
+    live: &[(String, Source)],
+    window: Window,
+) -> Vec<Tagged> {
+    let mut out = Vec::new();
+    for t in stacks {
+        let m = &t.module.name;
+        if history.in_journal(m) {
+            continue;
+        }
+        for run in crate::state::last_run::read(ctx.node.store.dir(), m).runs {
+            let gone = !live.iter().any(|(id, _)| *id == run.container_id);
+            if !gone || t.service.as_ref().is_some_and(|s| *s != run.service) {
+                continue;
+            }
+            out.push(kept_lines(m, run, window));
         }
     }
-    for u in sources.units {
-        streams.push((labels.len(), u.lines(false, window)));
-        labels.push(u.source);
+    out
+}
+
+fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagged {
+    use crate::logs::line::{Line, Stream};
+    use crate::util::timefmt;
+    use futures_util::stream::StreamExt;
+    let source = Source {
+        module: module.to_string(),
+        name: run.service.clone(),
+        label: format!("{module}/{}", run.service),
+    };
+    let end = timefmt::parse(&run.at).unwrap_or_else(Stamp::now);
+    let mut lines: Vec<Line> = run
+        .lines
+        .iter()
+        .map(|k| Line {
+            time: timefmt::parse(&k.time).unwrap_or(end),
+            stream: if k.stderr {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            },
+            message: k.message.clone(),
+        })
+        .collect();
+    lines.push(Line {
+        time: end.max(lines.last().map_or(end, |l| l.time)),
+        stream: Stream::Stderr,
+        message: format!("(hal) container {} ended: {}", run.container, run.how()),
+    });
+    lines.retain(|l| {
+        w.since.is_none_or(|s| l.time.secs >= s) && w.until.is_none_or(|u| l.time.secs < u)
+    });
+    let skip = w.tail.map_or(0, |n| {
+        lines
+            .len()
+            .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX))
+    });
+    let items: Vec<anyhow::Result<Line>> = lines.into_iter().skip(skip).map(Ok).collect();
+    stream::tagged(source, futures_util::stream::iter(items).boxed())
+}
+
+/// Every source's lines in the window, merged in time order.
+async fn one_shot(
+    mut sources: Sources,
+    window: Window,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    print_merged(&mut sources, window, printer).await
+}
+
+/// Every source's lines in the window, merged in time order and printed; the
+/// kept lines of failed runs are taken out of `sources`.
+async fn print_merged(
+    sources: &mut Sources,
+    window: Window,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    let mut streams: Vec<Tagged> = Vec::new();
+    if let Some(engine) = &sources.engine {
+        for (id, source) in &sources.containers {
+            let lines = stack_logs::container_lines(engine, id, false, window);
+            streams.push(stream::tagged(source.clone(), lines));
+        }
+    }
+    streams.push(sources.history.journal_lines(window, false));
+    streams.append(&mut sources.kept);
+    for u in &sources.units {
+        streams.push(stream::tagged(u.source.clone(), u.lines(false, window)));
     }
     let mut merge = Merge::new(streams);
     let mut r = Ok(());
     while let Some(item) = merge.next().await {
-        let (i, line) = item?;
-        r = printer.line(&labels[i], &line);
+        let (source, line) = item?;
+        printer.widen(source.label.len());
+        r = printer.line(&source, &line);
         if r.is_err() {
             break;
         }
     }
     r.and_then(|()| printer.flush()).map_err(anyhow::Error::new)
+}
+
+/// Only the lines after `cutoff` (the backlog printed the others).
+fn after(lines: Lines, cutoff: Stamp) -> Lines {
+    use futures_util::stream::StreamExt;
+    lines
+        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |l| l.time > cutoff)))
+        .boxed()
 }
 
 /// A host module's unit as a log source (its journal).
@@ -189,17 +309,29 @@ struct Followed {
 }
 
 impl Followed {
-    fn container(&mut self, engine: &Engine, id: String, source: Source, from: Window) {
+    /// Follows a container from `from`, dropping what came before `cutoff`.
+    fn container(
+        &mut self,
+        engine: &Engine,
+        id: String,
+        source: Source,
+        from: Window,
+        cutoff: Option<Stamp>,
+    ) {
         let idx = self.sources.len();
-        let lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        let mut lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        if let Some(c) = cutoff {
+            lines = after(lines, c);
+        }
         stream::forward(idx, lines, self.tx.clone());
         self.live.insert(id, idx);
         self.sources.push(source);
     }
 
     /// The journal keeps following a unit across its restarts by itself.
-    fn unit(&mut self, u: UnitSource, from: Window) {
-        stream::forward(self.sources.len(), u.lines(true, from), self.tx.clone());
+    fn unit(&mut self, u: UnitSource, from: Window, cutoff: Stamp) {
+        let lines = after(u.lines(true, from), cutoff);
+        stream::forward(self.sources.len(), lines, self.tx.clone());
         self.sources.push(u.source);
     }
 }
@@ -208,25 +340,43 @@ impl Followed {
 /// containers that start meanwhile; until a signal, the reader leaves, or the engine is lost.
 async fn follow(
     ctx: &Ctx,
-    from: Sources,
+    mut from: Sources,
     window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {
-    let engine = from.engine.as_ref();
     let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
     let mut on = Followed {
         sources: Vec::new(),
         live: HashMap::new(),
         tx,
     };
+    if let Some(engine) = &from.engine {
+        stack_logs::watch_starts(engine.clone(), from.stacks.clone(), on.tx.clone());
+    }
+    // The backlog first, merged in time order as without -f; then every
+    // source from the second it was read, without what the backlog printed.
+    let cutoff = Stamp::now();
+    print_merged(&mut from, window, printer).await?;
+    let live = Window {
+        tail: None,
+        since: Some(cutoff.secs),
+        until: None,
+    };
+    let engine = from.engine.as_ref();
     if let Some(engine) = engine {
-        stack_logs::watch_starts(engine.clone(), from.stacks, on.tx.clone());
         for (id, source) in from.containers {
-            on.container(engine, id, source, window);
+            on.container(engine, id, source, live, Some(cutoff));
         }
     }
+    use futures_util::stream::StreamExt;
+    let from_history = from.history;
+    let journal = from_history.journal_lines(live, true);
+    let journal = journal
+        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |(_, l)| l.time > cutoff)))
+        .boxed();
+    stream::forward_tagged(journal, on.tx.clone());
     for u in from.units {
-        on.unit(u, window);
+        on.unit(u, live, cutoff);
     }
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);
@@ -249,6 +399,13 @@ async fn follow(
                     printer.flush()?;
                 }
             }
+            Event::From(source, line) => {
+                printer.widen(source.label.len());
+                printer.line(&source, &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
             Event::Ended(i) => {
                 on.live.retain(|_, v| *v != i);
             }
@@ -260,7 +417,7 @@ async fn follow(
             }
             Event::Started { id, source, at } => {
                 let Some(engine) = engine else { continue };
-                if on.live.contains_key(&id) {
+                if on.live.contains_key(&id) || from_history.in_journal(&source.module) {
                     continue;
                 }
                 // A recreated or restarted container: follow it from its start.
@@ -269,7 +426,7 @@ async fn follow(
                     since: Some(at),
                     ..Window::default()
                 };
-                on.container(engine, id, source, from);
+                on.container(engine, id, source, from, None);
             }
         }
     }

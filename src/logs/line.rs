@@ -21,16 +21,6 @@ pub struct Line {
     pub message: String,
 }
 
-/// Splits `2024-01-01T00:00:00.123Z message` into its timestamp and message.
-pub fn split_timestamp(line: &str) -> (Option<Stamp>, &str) {
-    if let Some((head, rest)) = line.split_once(' ')
-        && let Some(t) = timefmt::parse(head)
-    {
-        return (Some(t), rest);
-    }
-    (None, line)
-}
-
 /// Reassembles the frames of one container stream into lines. Docker sends one
 /// frame per line, but splits lines over 16 KiB into several frames, each with
 /// its own timestamp and only the last ending in a newline.
@@ -168,13 +158,5 @@ mod tests {
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].message.len(), MAX_LINE);
         assert_eq!(a.finish().unwrap().message.len(), 10);
-    }
-
-    #[test]
-    fn split_timestamp_leaves_plain_lines() {
-        assert_eq!(split_timestamp("plain line").1, "plain line");
-        let (t, m) = split_timestamp("2024-01-01T00:00:00Z x y");
-        assert!(t.is_some());
-        assert_eq!(m, "x y");
     }
 }

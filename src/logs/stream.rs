@@ -1,5 +1,7 @@
 //! Log sources as streams of whole lines, merged in time order or forwarded to a follower (no engine here: the backends make the streams).
 
+use std::sync::Arc;
+
 use futures_util::stream::{BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
@@ -26,23 +28,35 @@ pub struct Window {
 /// A stream of lines from one source.
 pub type Lines = BoxStream<'static, anyhow::Result<Line>>;
 
-/// Merges finished sources by time: each source is already in order, so a
-/// k-way merge keeps one line per source in memory.
+/// A line with its source.
+pub type FromLine = (Arc<Source>, Line);
+
+/// A stream of lines from several sources (the journal), each with its source.
+pub type Tagged = BoxStream<'static, anyhow::Result<FromLine>>;
+
+/// One source's lines, each with the source.
+pub fn tagged(source: Source, lines: Lines) -> Tagged {
+    let source = Arc::new(source);
+    lines.map(move |l| l.map(|l| (source.clone(), l))).boxed()
+}
+
+/// Merges finished streams by time: each is already in order, so a
+/// k-way merge keeps one line per stream in memory.
 pub struct Merge {
-    sources: Vec<(usize, Lines, Option<Line>)>,
+    sources: Vec<(Tagged, Option<FromLine>)>,
     primed: bool,
 }
 
 impl Merge {
-    pub fn new(sources: Vec<(usize, Lines)>) -> Merge {
+    pub fn new(sources: Vec<Tagged>) -> Merge {
         Merge {
-            sources: sources.into_iter().map(|(i, s)| (i, s, None)).collect(),
+            sources: sources.into_iter().map(|s| (s, None)).collect(),
             primed: false,
         }
     }
 
-    /// The next line in time order, with the index of its source.
-    pub async fn next(&mut self) -> Option<anyhow::Result<(usize, Line)>> {
+    /// The next line in time order, with its source.
+    pub async fn next(&mut self) -> Option<anyhow::Result<FromLine>> {
         if !self.primed {
             self.primed = true;
             for k in (0..self.sources.len()).rev() {
@@ -55,22 +69,20 @@ impl Merge {
             .sources
             .iter()
             .enumerate()
-            .filter_map(|(k, (_, _, head))| head.as_ref().map(|l| (k, l.time)))
+            .filter_map(|(k, (_, head))| head.as_ref().map(|(_, l)| (k, l.time)))
             .min_by_key(|&(k, t)| (t, k))
             .map(|(k, _)| k)?;
-        let (idx, _, head) = &mut self.sources[best];
-        let idx = *idx;
-        let line = head.take()?;
+        let line = self.sources[best].1.take()?;
         if let Err(e) = self.refill(best).await {
             return Some(Err(e));
         }
-        Some(Ok((idx, line)))
+        Some(Ok(line))
     }
 
     /// Pulls the next line of source `k`, dropping the source when it ends.
     async fn refill(&mut self, k: usize) -> anyhow::Result<()> {
-        match self.sources[k].1.next().await {
-            Some(Ok(l)) => self.sources[k].2 = Some(l),
+        match self.sources[k].0.next().await {
+            Some(Ok(l)) => self.sources[k].1 = Some(l),
             Some(Err(e)) => return Err(e),
             None => {
                 drop(self.sources.remove(k));
@@ -83,6 +95,8 @@ impl Merge {
 /// What reaches the printer while following.
 pub enum Event {
     Line(usize, Line),
+    /// A line of a stream that carries its own sources (the journal).
+    From(Arc<Source>, Line),
     /// Source `usize` ended (its container stopped or went away).
     Ended(usize),
     /// A source failed; following goes on for the others.
@@ -95,6 +109,22 @@ pub enum Event {
     },
     /// The engine's event stream ended: the engine went away.
     Lost(crate::error::HalError),
+}
+
+/// Forwards a tagged stream's lines into the follow channel (its end is not announced: no
+/// container's liveness hangs on it).
+pub fn forward_tagged(mut lines: Tagged, tx: mpsc::Sender<Event>) {
+    tokio::spawn(async move {
+        while let Some(item) = lines.next().await {
+            let ev = match item {
+                Ok((s, l)) => Event::From(s, l),
+                Err(e) => Event::Problem(crate::error::OneLine(&e).to_string()),
+            };
+            if tx.send(ev).await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Forwards a source's lines into the follow channel. Bounded: a slow reader
@@ -140,10 +170,18 @@ mod tests {
     /// own order, and the sources keep their order between them.
     #[tokio::test]
     async fn equal_times_keep_each_sources_order_and_a_stable_order_between_sources() {
+        let named = |n: &str, lines| {
+            let src = Source {
+                module: "m".into(),
+                name: n.into(),
+                label: format!("m/{n}"),
+            };
+            tagged(src, lines)
+        };
         let mut merge = Merge::new(vec![
-            (0, source(&[(10, "a1"), (10, "a2"), (11, "a3")])),
-            (1, source(&[(9, "b0"), (10, "b1"), (10, "b2")])),
-            (2, source(&[(10, "c1")])),
+            named("a", source(&[(10, "a1"), (10, "a2"), (11, "a3")])),
+            named("b", source(&[(9, "b0"), (10, "b1"), (10, "b2")])),
+            named("c", source(&[(10, "c1")])),
         ]);
         let mut got = Vec::new();
         while let Some(item) = merge.next().await {

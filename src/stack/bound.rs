@@ -135,7 +135,7 @@ pub async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<St
             c.health.as_deref().unwrap_or("none"),
             c.restart_count
         ));
-        for line in engine.last_lines(&c.id, DIAG_LINES).await {
+        for line in crate::stack::logs::this_run(engine, c, DIAG_LINES).await {
             out.push(format!("  {} | {line}", c.label()));
         }
     }

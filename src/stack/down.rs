@@ -25,6 +25,8 @@ pub async fn stop(
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
     let mut warnings = Vec::new();
+    // A crash's evidence outlives the containers this stop removes.
+    crate::stack::evidence::keep(&engine, env.store, name, stack.service).await?;
     if !stack.dir.is_dir() {
         // Its directory is gone: compose has nothing to run in; what runs of
         // it is found by its label alone.

@@ -248,26 +248,6 @@ impl Engine {
             .boxed()
     }
 
-    /// The last `n` log lines of a container, without timestamps.
-    pub async fn last_lines(&self, id: &str, n: u64) -> Vec<String> {
-        let chunks: Vec<LogChunk> = self
-            .logs(id, false, Some(n), None, None)
-            .take(n as usize * 4)
-            .filter_map(|r| async move { r.ok() })
-            .collect()
-            .await;
-        let mut lines = Vec::new();
-        for chunk in chunks {
-            let text = String::from_utf8_lossy(&chunk.bytes).into_owned();
-            for line in text.lines() {
-                let (_, message) = crate::logs::line::split_timestamp(line);
-                lines.push(message.to_string());
-            }
-        }
-        let skip = lines.len().saturating_sub(n as usize);
-        lines.split_off(skip)
-    }
-
     /// Container starts of compose projects (what `logs -f` follows).
     /// An error is the client's own (the follower that reads these says itself
     /// that the engine was lost).
@@ -311,6 +291,17 @@ impl Engine {
                 std::future::ready(compose)
             })
             .boxed()
+    }
+
+    /// The engine's default log driver (`/info`'s `LoggingDriver`), for containers that set none.
+    pub async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
+        let info = self
+            .api
+            .info()
+            .await
+            .map_err(|e| anyhow::Error::from(self.fail(e)))
+            .context("ask the engine for its log driver")?;
+        Ok(info.logging_driver)
     }
 
     /// Answers whether the engine is there right now.

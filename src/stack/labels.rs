@@ -13,7 +13,7 @@ pub const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 /// `True` on a container made by `compose run`.
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.
-const NUMBER: &str = "com.docker.compose.container-number";
+pub const NUMBER: &str = "com.docker.compose.container-number";
 /// Compose v2's record of `depends_on`: `db:service_healthy:true,cache:service_started:false`
 /// (service, condition, restart).
 const DEPENDS_ON: &str = "com.docker.compose.depends_on";

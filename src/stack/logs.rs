@@ -8,6 +8,7 @@ use crate::logs::stream::{Event, Lines, Source, Window};
 use crate::module::target::Target;
 use crate::stack::engine::{Engine, EventAction};
 use crate::stack::labels::Identity;
+use crate::util::timefmt::Stamp;
 
 /// Turns a container's raw frames into whole lines.
 pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Lines {
@@ -48,23 +49,37 @@ pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Li
     .boxed()
 }
 
-/// The long-running containers of the given projects or services (one list
-/// call), each with its log source, ordered by module and service.
-pub async fn log_sources(
+/// The last lines of a container's current (or last) run alone: a crash loop's
+/// earlier runs said the same, and each line is shown once.
+pub async fn this_run(
     engine: &Engine,
-    projects: &[Target],
-) -> anyhow::Result<Vec<(String, Source)>> {
-    let first = projects.first().map(|t| t.module.name.as_str());
-    let single = first.filter(|f| projects.iter().all(|t| t.module.name == *f));
-    let list = engine.compose_containers(single).await?;
-    let mut out = Vec::new();
-    for c in list {
-        if let Some(source) = source_of(&c.labels, projects) {
-            out.push((c.id, source));
-        }
-    }
-    out.sort_by(|a, b| a.1.label.cmp(&b.1.label));
-    Ok(out)
+    c: &crate::stack::assess::ContainerFacts,
+    n: u64,
+) -> Vec<String> {
+    use futures_util::stream::StreamExt;
+    // The engine stamps StartedAt once the process runs: its first words may
+    // come a little earlier. Docker waits 100 ms at least before a restart, so
+    // a margin of half that never reaches the run before.
+    let started = c
+        .started_at
+        .as_deref()
+        .and_then(crate::util::timefmt::parse)
+        .map(|s| Stamp::from_micros(s.secs * 1_000_000 + i64::from(s.nanos / 1000) - 50_000));
+    let w = crate::logs::stream::Window {
+        tail: Some(n * 20),
+        since: started.map(|s| s.secs - 1),
+        until: None,
+    };
+    let lines: Vec<String> = container_lines(engine, &c.id, false, w)
+        .filter_map(|l| async move { l.ok() })
+        .filter(|l| std::future::ready(started.is_none_or(|s| l.time >= s)))
+        .map(|l| l.message)
+        .collect()
+        .await;
+    let skip = lines
+        .len()
+        .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX));
+    lines.into_iter().skip(skip).collect()
 }
 
 /// The log source a compose container's labels describe, if it is a

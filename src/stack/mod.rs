@@ -10,8 +10,10 @@ pub mod down;
 pub mod endpoint;
 pub mod engine;
 pub mod env;
+pub mod evidence;
 pub mod facts;
 pub mod fastpath;
+pub mod history;
 pub mod identity;
 pub mod inputs;
 pub mod labels;
@@ -237,6 +239,8 @@ async fn through_compose(
             .set_pull_warning(name, warnings.first().cloned())
             .await?;
     }
+    // compose may recreate a failed container (its files changed): keep its last words first.
+    crate::stack::evidence::keep(engine, env.store, name, stack.service).await?;
     match stack.service {
         None => {
             env.progress.step(name, "starting");

@@ -157,6 +157,9 @@ pub async fn apply(
                 .await?;
         }
         for service in &recreate {
+            crate::stack::evidence::keep(&engine, env.store, name, Some(service)).await?;
+        }
+        for service in &recreate {
             // The engine refused this container (dead, gone, or a start that
             // failed): compose must make a new one, not start it as it is.
             compose

@@ -1,5 +1,6 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
+pub mod last_run;
 pub mod records;
 pub mod shared;
 

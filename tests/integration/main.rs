@@ -29,6 +29,7 @@ mod doctor;
 mod fastpath;
 mod faults;
 mod help;
+mod history;
 mod host_modules;
 mod identity;
 mod install;

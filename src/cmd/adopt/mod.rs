@@ -31,6 +31,23 @@ use crate::stack::baseline::Baseline;
 /// How long systemd may take to stop a disarmed unit (it only kills `compose up`).
 const STOP_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// Under `hal-module@`, `compose up` ran in the foreground and the unit's
+/// journal kept every line; under hal the engine's log driver keeps them:
+/// say so before taking over, when that driver drops them with each container.
+async fn history_advice(ctx: &Ctx) {
+    let Ok(engine) = ctx.node.stacks.engine().await else {
+        return;
+    };
+    let path = std::path::Path::new("/etc/docker/daemon.json");
+    if let Ok(k) = crate::stack::history::keeping(&engine, path).await
+        && let (detail, Some(fix)) = k.advice()
+    {
+        ctx.ui.warn(&format!(
+            "{detail} (hal-module@'s unit journal kept them); to keep history: {fix}"
+        ));
+    }
+}
+
 /// One line of the report.
 #[derive(Serialize)]
 struct Done<'a> {
@@ -69,6 +86,9 @@ pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
         "nothing to adopt: no {TEMPLATE}@ unit is running, failed or enabled, and hal has a desired state for every running stack"
     );
     let todo = plan.iter().filter(|s| s.refused.is_none()).count();
+    if todo > 0 {
+        history_advice(ctx).await;
+    }
     let ask = Ask {
         dry_run: a.dry_run,
         nothing: &nothing,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::model::{Inspected, Listed, run_of};
+use super::model::{Inspected, Listed, LogConfig, run_of};
 use crate::module::run_state::ContainerRun as RunState;
 use crate::stack::labels::Identity;
 
@@ -70,6 +70,15 @@ pub struct State {
 #[serde(rename_all = "PascalCase", default)]
 pub struct HostConfig {
     pub restart_policy: Option<Policy>,
+    pub log_config: Option<LogCfg>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct LogCfg {
+    #[serde(rename = "Type")]
+    pub typ: Option<String>,
+    pub config: Option<std::collections::HashMap<String, String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -135,8 +144,21 @@ impl Summary {
 impl Inspect {
     pub fn inspected(self) -> Inspected {
         let state = self.state.unwrap_or_default();
-        let policy = self.host_config.and_then(|h| h.restart_policy);
+        let (policy, log) = match self.host_config {
+            Some(h) => (h.restart_policy, h.log_config),
+            None => (None, None),
+        };
+        let log = log.map(|l| LogConfig {
+            driver: l.typ.unwrap_or_default(),
+            labels: l
+                .config
+                .as_ref()
+                .and_then(|c| c.get("labels"))
+                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
+                .unwrap_or_default(),
+        });
         Inspected {
+            log,
             state: state.status.as_deref().and_then(RunState::from_word),
             health: state.health.and_then(|h| h.status),
             exit_code: state.exit_code,

@@ -91,6 +91,16 @@ pub struct Inspected {
     pub finished_at: Option<String>,
     pub oom_killed: Option<bool>,
     pub error: Option<String>,
+    /// Where the engine sends its lines (`HostConfig.LogConfig`).
+    pub log: Option<LogConfig>,
+}
+
+/// A container's log driver and the label names it copies into each line (`labels=` log-opt).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `json-file`, `local`, `journald`…
+    pub driver: String,
+    pub labels: Vec<String>,
 }
 
 /// What a container event says happened.
@@ -225,8 +235,22 @@ pub(super) fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Op
 
 pub(super) fn inspected(i: ContainerInspectResponse) -> Inspected {
     let state = i.state.unwrap_or_default();
+    let log = i
+        .host_config
+        .as_ref()
+        .and_then(|h| h.log_config.as_ref())
+        .map(|l| LogConfig {
+            driver: l.typ.clone().unwrap_or_default(),
+            labels: l
+                .config
+                .as_ref()
+                .and_then(|c| c.get("labels"))
+                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
+                .unwrap_or_default(),
+        });
     let policy = i.host_config.and_then(|h| h.restart_policy);
     Inspected {
+        log,
         state: state
             .status
             .and_then(|st| ContainerRun::from_word(st.as_ref())),

@@ -158,6 +158,21 @@ pub const UNIT_WORDS: Rule = Rule {
             "systemctl",
             "user-facing fix for a stopped Docker daemon (systemctl start docker)",
         ),
+        (
+            "stack/history.rs",
+            "systemctl",
+            "user-facing fix: the daemon.json lines and the engine restart (systemctl restart docker)",
+        ),
+        (
+            "logs/journal.rs",
+            "journalctl",
+            "the node journal's reader: the log store of containers' history, whatever the init",
+        ),
+        (
+            "logs/journal.rs",
+            "SYSTEMD_",
+            "the journal reader's environment (SYSTEMD_COLORS, SYSTEMD_PAGER for journalctl)",
+        ),
     ],
 };
 
@@ -208,6 +223,11 @@ pub const JSON_TEXT: Rule = Rule {
             "stack/facts.rs",
             "serde_json::to_vec",
             "the inspect cache (containers.json), not output",
+        ),
+        (
+            "state/last_run.rs",
+            "serde_json::to_vec",
+            "a crash's evidence (last-run/MODULE.json), not output",
         ),
     ],
 };

@@ -1,9 +1,10 @@
 //! Reading the journal: which `journalctl` matches are a unit's, and its JSON entries as log lines.
 
 use crate::host::init::JournalQuery;
-use crate::logs::line::{Line, Stream};
+use crate::logs::line::Line;
+#[cfg(test)]
+use crate::logs::line::Stream;
 use crate::module::config::Scope;
-use crate::util::timefmt::Stamp;
 
 /// The journalctl arguments for one unit.
 ///
@@ -84,55 +85,13 @@ pub fn user_unit_matches(unit: &str, uid: u32, pid: Option<u32>) -> Vec<String> 
     out
 }
 
-/// One journal entry (`journalctl -o json`) as log lines: the message split at
-/// newlines, PRIORITY 0–3 counted as stderr. Entries without a message give none.
+/// One journal entry (`journalctl -o json`) as log lines (the node's journal
+/// reader's parser: `logs::journal`). Entries without a message give none.
 pub fn parse_journal_line(json: &[u8]) -> Vec<Line> {
-    let Ok(serde_json::Value::Object(entry)) = serde_json::from_slice(json) else {
-        return Vec::new();
-    };
-    let message = match entry.get("MESSAGE") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Array(bytes)) => {
-            let raw: Vec<u8> = bytes
-                .iter()
-                .filter_map(|b| b.as_u64().and_then(|n| u8::try_from(n).ok()))
-                .collect();
-            String::from_utf8_lossy(&raw).into_owned()
-        }
-        _ => return Vec::new(),
-    };
-    let time = entry
-        .get("__REALTIME_TIMESTAMP")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<i64>().ok())
-        .map_or_else(Stamp::now, Stamp::from_micros);
-    let stream = match entry
-        .get("PRIORITY")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<u8>().ok())
-    {
-        Some(p) if p <= 3 => Stream::Stderr,
-        _ => Stream::Stdout,
-    };
-    let body = message.strip_suffix('\n').unwrap_or(&message);
-    body.split('\n')
-        .map(|l| Line {
-            time,
-            stream,
-            message: truncate(l.strip_suffix('\r').unwrap_or(l)),
-        })
-        .collect()
-}
-
-fn truncate(s: &str) -> String {
-    if s.len() <= crate::logs::line::MAX_LINE {
-        return s.to_string();
+    match serde_json::from_slice(json) {
+        Ok(serde_json::Value::Object(entry)) => crate::logs::journal::entry_lines(&entry),
+        _ => Vec::new(),
     }
-    let mut end = crate::logs::line::MAX_LINE;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
 }
 
 #[cfg(test)]

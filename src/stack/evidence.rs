@@ -1,0 +1,77 @@
+//! A crash's evidence is never destroyed by hal: before a verb removes or recreates a stack's containers, those that exited non-zero, were OOM-killed or are unhealthy leave their exit code, time and last lines in hal's state.
+
+use futures_util::stream::StreamExt;
+
+use crate::logs::line::Stream;
+use crate::logs::stream::Window;
+use crate::stack::assess::ContainerFacts;
+use crate::stack::engine::Engine;
+use crate::state::Store;
+use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
+use crate::util::timefmt::Stamp;
+
+/// Whether a container's last run is a failure worth keeping.
+pub fn failed(c: &ContainerFacts) -> bool {
+    let ended = matches!(c.status.as_str(), "exited" | "dead" | "restarting");
+    (ended && c.exit_code.is_some_and(|x| x != 0))
+        || c.oom_killed
+        || c.health.as_deref() == Some("unhealthy")
+}
+
+/// Keeps the failed runs of `module`'s containers (of `service` alone when
+/// given) before they are removed or recreated.
+pub async fn keep(
+    engine: &Engine,
+    store: &Store,
+    module: &str,
+    service: Option<&str>,
+) -> anyhow::Result<()> {
+    let facts = crate::stack::facts::of_project(engine, module).await?;
+    let mut runs = Vec::new();
+    for c in facts.iter().filter(|c| !c.oneoff && failed(c)) {
+        if service.is_some_and(|s| s != c.service) {
+            continue;
+        }
+        runs.push(run_of(engine, c).await);
+    }
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let dir = store.dir().to_path_buf();
+    let module = module.to_string();
+    tokio::task::spawn_blocking(move || last_run::keep(&dir, &module, runs))
+        .await
+        .map_err(anyhow::Error::new)?
+        .map_err(|e| e.context("keep the last lines of a failed container"))
+}
+
+async fn run_of(engine: &Engine, c: &ContainerFacts) -> Run {
+    let w = Window {
+        tail: Some(KEEP_LINES as u64),
+        ..Window::default()
+    };
+    let lines: Vec<KeptLine> = crate::stack::logs::container_lines(engine, &c.id, false, w)
+        .filter_map(|l| async move { l.ok() })
+        .map(|l| KeptLine {
+            time: l.time.rfc3339_nanos(),
+            stderr: l.stream == Stream::Stderr,
+            message: l.message,
+        })
+        .collect()
+        .await;
+    let skip = lines.len().saturating_sub(KEEP_LINES);
+    Run {
+        service: c.label(),
+        container: c.name.clone(),
+        container_id: c.id.clone(),
+        exit_code: c.exit_code,
+        oom_killed: c.oom_killed,
+        unhealthy: c.health.as_deref() == Some("unhealthy"),
+        at: c
+            .finished_at
+            .clone()
+            .filter(|f| !f.starts_with("0001-"))
+            .unwrap_or_else(|| Stamp::now().rfc3339()),
+        lines: lines.into_iter().skip(skip).collect(),
+    }
+}
