@@ -171,8 +171,10 @@ run_step() {
 
 # ---------------------------------------------------------------- steps
 
+# prometheus: promtool checks hal's metrics and example rules (tests/integration/fleet.rs);
+# its daemon is never started here (policy-rc.d below).
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db make tmux)
+    util-linux iproute2 curl socat zsh fish man-db make tmux prometheus)
 
 step_packages() { install_packages "${PACKAGES[@]}"; }
 

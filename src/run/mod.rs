@@ -4,6 +4,7 @@ pub mod adopt;
 pub mod node;
 mod settle;
 pub mod status;
+pub mod would;
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,7 @@ use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 
 use crate::error::{Exit, OneLine, exit_of};
-use crate::module::outcome::{Outcome, StartOpts};
+use crate::module::outcome::{Outcome, StartOpts, Would};
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::status::State;
@@ -75,6 +76,11 @@ pub struct Report {
     pub service: Option<String>,
     pub result: anyhow::Result<Outcome>,
     pub took: Duration,
+    /// Whether the verb started, stopped, restarted or recreated anything
+    /// (false when it found the module as asked, or failed).
+    pub changed: bool,
+    /// Under `--dry-run`: what the verb would do (nothing was done).
+    pub would: Option<Would>,
 }
 
 /// The JSON shape of a [`Report`].
@@ -93,6 +99,11 @@ pub struct ReportJson {
     pub exit_code: u8,
     pub took_ms: u64,
     pub warnings: Vec<String>,
+    /// Whether anything was started, stopped, restarted or recreated.
+    pub changed: bool,
+    /// Only under `--dry-run`: `start`, `recreate`, `stop` or `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would: Option<Would>,
 }
 
 impl Report {
@@ -132,6 +143,8 @@ impl Report {
             exit_code: self.exit().code(),
             took_ms: u64::try_from(self.took.as_millis()).unwrap_or(u64::MAX),
             warnings,
+            changed: self.changed && self.result.is_ok(),
+            would: self.would,
         }
     }
 }
@@ -197,11 +210,14 @@ pub async fn run_targets(
                         .await
                         .with_context(|| format!("{} {}", verb.name(), t.label()));
                     progress.done(&t.module.name);
+                    let changed = result.as_ref().is_ok_and(|(_, c)| *c);
                     let report = Report {
                         module: t.module.clone(),
                         service: t.service.clone(),
-                        result,
+                        result: result.map(|(o, _)| o),
                         took: began.elapsed(),
+                        changed,
+                        would: None,
                     };
                     (i, report)
                 }
@@ -269,7 +285,7 @@ async fn one(
     t: &Target,
     verb: &Verb,
     slots: &tokio::sync::Semaphore,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(Outcome, bool)> {
     let m = &t.module;
     let service = t.service.as_deref();
     m.usable()?;
@@ -278,12 +294,18 @@ async fn one(
     reachable(node, m).await?;
     let lock = node.store.lock_module(&m.name).await?;
     let mut warnings = Vec::new();
+    // Restarts, rescues and repairs always change something.
+    let mut changed = true;
     let launched = match verb {
         Verb::Start { opts, force } => {
             // Refused before anything starts; counted only when something did.
             node.store.check_limit(&m.name, limit_of(node, m), *force)?;
             desire(node, m, Desired::Up, &mut warnings).await?;
+            // Starting an active unit is a no-op for the init.
+            let active_unit = matches!(m.kind, Kind::Host { .. })
+                && status::state_now(node, t).await == Some(State::Active);
             let launched = launch(node, progress, m, service, opts).await;
+            changed = !active_unit && !matches!(launched, Ok(Launched::Unchanged(_)));
             if !matches!(launched, Ok(Launched::Unchanged(_))) {
                 count(node, m, true, &mut warnings).await?;
             }
@@ -295,6 +317,7 @@ async fn one(
                 desire(node, m, Desired::Down, &mut warnings).await?;
             }
             let before = settle::Watchers::look(node, m).await;
+            changed = status::state_now(node, t).await != Some(State::Inactive);
             Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
@@ -353,10 +376,11 @@ async fn one(
         Launched::Host(p) => host::wait(progress, p).await?,
     };
     warnings.extend(outcome.warnings);
-    Ok(Outcome {
+    let outcome = Outcome {
         warnings,
         ..outcome
-    })
+    };
+    Ok((outcome, changed))
 }
 
 /// The supervisor acts only on a module still wanted up once its lock is taken.

@@ -16,6 +16,7 @@ mod deaths;
 mod holds;
 mod hook;
 mod link;
+mod metrics;
 mod modules;
 pub mod policy;
 
@@ -101,6 +102,8 @@ pub struct Watch<'a> {
     pub progress: &'a dyn Progress,
     /// How much a status pass reads of each container.
     pub detail: Detail,
+    /// Where to write Prometheus metrics, if anywhere.
+    pub metrics: Option<std::path::PathBuf>,
 }
 
 /// Supervises the node until Ctrl-C or SIGTERM.
@@ -131,6 +134,7 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
         trim_due: false,
+        metrics: how.metrics.map(metrics::Metrics::new),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -184,6 +188,7 @@ struct Watcher<'a> {
     trim_due: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
+    metrics: Option<metrics::Metrics>,
     stop: Shutdown,
 }
 
@@ -214,12 +219,16 @@ impl<'a> Watcher<'a> {
         let mut holds = !finished.is_empty();
         self.trim_due |= holds;
         for d in finished {
+            if let (Some(m), Done::Restart { scope, report, .. }) = (&mut self.metrics, &d) {
+                m.repaired(&report.module.name, scope, report.result.is_ok());
+            }
             self.on_done(d);
         }
         let now = Instant::now();
         let resync = now >= self.next_resync;
         if resync || now >= self.next_pass {
             holds = true;
+            self.metrics.as_mut().map(metrics::Metrics::pass);
             self.next_pass = now + self.interval;
             if resync {
                 self.next_resync = now + self.resync;
@@ -252,6 +261,14 @@ impl<'a> Watcher<'a> {
         }
         if holds {
             self.save_holds().await?;
+            let written = self
+                .metrics
+                .as_mut()
+                .map(|m| m.write(&self.modules, &self.saved));
+            if let Some(Some(why)) = written {
+                self.log
+                    .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
+            }
         }
         // Once a burst of work is over the watch holds little: give back what the burst used.
         if self.trim_due && self.work.is_empty() && self.dirty.is_empty() {
@@ -410,6 +427,9 @@ impl<'a> Watcher<'a> {
             .await?;
         let (mods, node) = node;
         self.problems(&node.errors, &node.warnings);
+        if let Some(m) = &mut self.metrics {
+            m.saw(&node.modules);
+        }
         if let Some(why) = node.errors.first()
             && self.link.up()
         {

@@ -28,6 +28,7 @@ mod daemon_restart;
 mod doctor;
 mod fastpath;
 mod faults;
+mod fleet;
 mod help;
 mod host_modules;
 mod install;
