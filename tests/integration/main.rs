@@ -29,6 +29,7 @@ mod doctor;
 mod fastpath;
 mod faults;
 mod fleet;
+mod fleet_ansible;
 mod help;
 mod host_modules;
 mod install;
