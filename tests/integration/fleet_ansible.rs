@@ -1,9 +1,10 @@
-//! The hal.node collection on three nodes: three systemd machines, each with its own services root and modules, one playbook run through Ansible (`tests/integration/ansible/`), `changed` and check mode as hal says them.
+//! The hal.node collection on three nodes: three systemd machines with hal from the `.deb`, each with its own services root and modules, one playbook run through Ansible (`tests/integration/ansible/`), `changed` and check mode as hal says them.
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use crate::rig::machine::{IMAGE, Machine, Spec};
+use crate::install;
+use crate::rig::machine::{Machine, Spec};
 use crate::rig::{self, Rig, need, need_that, stack};
 
 const SRC: &str = env!("CARGO_MANIFEST_DIR");
@@ -18,7 +19,8 @@ fn python_prefix() -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// A node: a machine with hal, its config and two stacks of its own (`<run>-a`, `<run>-b`).
+/// A node: a clean machine with hal installed from the `.deb`, its config and
+/// two stacks of its own (`<run>-a`, `<run>-b`).
 fn node(i: usize, python: &str) -> (Machine, Vec<String>) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -29,10 +31,18 @@ fn node(i: usize, python: &str) -> (Machine, Vec<String>) {
         name: &run,
         run: &run,
         label: "fleet",
-        image: IMAGE,
-        mounts: vec![Spec::hal_under_test(), format!("{python}:{python}:ro")],
+        image: install::IMAGE,
+        mounts: vec![format!("{python}:{python}:ro")],
         env: vec!["NO_COLOR=1".into()],
     });
+    let cp = Command::new("docker")
+        .arg("cp")
+        .arg(install::deb())
+        .arg(format!("{run}:/srv/"))
+        .output()
+        .unwrap();
+    assert!(cp.status.success(), "{cp:?}");
+    m.sh_ok("cd /srv && DEBIAN_FRONTEND=noninteractive apt-get install -y ./hal_*.deb 2>&1");
     let services = format!("/srv/{run}/services");
     let mods: Vec<String> = ["a", "b"].iter().map(|s| format!("{run}-{s}")).collect();
     for name in &mods {
@@ -146,9 +156,10 @@ fn a_playbook_on_three_nodes_changes_what_hal_changed() {
     let Some(()) = need("ansible-playbook", "--version") else {
         return;
     };
+    let why = install::missing();
     let Some(()) = need_that(
-        rig::machine::missing(IMAGE).is_none(),
-        "no systemd machine image",
+        why.is_none(),
+        why.as_deref().unwrap_or_default(),
         "run scripts/provision.sh",
     ) else {
         return;
