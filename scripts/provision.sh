@@ -183,8 +183,10 @@ run_step() {
 
 # ---------------------------------------------------------------- steps
 
+# prometheus: promtool checks hal's metrics and example rules (tests/integration/fleet.rs);
+# its daemon is never started here (policy-rc.d below).
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db make tmux)
+    util-linux iproute2 curl socat zsh fish man-db make tmux prometheus)
 
 step_packages() { install_packages "${PACKAGES[@]}"; }
 
@@ -872,6 +874,16 @@ install_recipe_hash() {
     { declare -f step_install_image; docker image inspect -f '{{.Id}}' "$SYSTEMD_IMAGE"; } | sha256sum | cut -c1-16
 }
 
+# ansible-core (ansible-playbook, ansible-galaxy, ansible-test) for the collection in
+# ansible/hal/node and its tests (tests/integration/fleet.rs): from the package index.
+step_ansible() {
+    if command -v ansible-playbook >/dev/null && command -v ansible-test >/dev/null; then
+        log "$(ansible-playbook --version | head -1) present"
+        return 0
+    fi
+    python3 -m pip install --quiet ansible-core || die "pip install ansible-core failed"
+}
+
 step_install_image() {
     local want have
     want=$(install_recipe_hash)
@@ -917,3 +929,4 @@ run_step systemd-image step_systemd_image
 run_step cargo step_cargo
 run_step cargo-deb step_cargo_deb
 run_step install-image step_install_image
+run_step ansible step_ansible

@@ -264,6 +264,10 @@ pub struct StartArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Say what would be done (start, recreate, restart or none) and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub wait: WaitArgs,
 }
@@ -283,6 +287,10 @@ pub struct StopArgs {
     /// (exit 1) while systemd finishes it.
     #[arg(short = 't', long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+
+    /// Say what would be done (stop or none) and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -295,6 +303,17 @@ pub struct StatusArgs {
     /// modules, and modules wanted up that are not active. Exits 0 when there is none.
     #[arg(long)]
     pub failed: bool,
+
+    /// Print in another format: prometheus (node_exporter's textfile format, as `hal watch --metrics` writes it).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<StatusFormat>,
+}
+
+/// `status --format`'s values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    /// node_exporter's textfile-collector format.
+    Prometheus,
 }
 
 #[derive(Debug, Args)]
@@ -396,6 +415,10 @@ pub struct WatchArgs {
     /// How often to read every stack even while Docker's events say nothing changed (a safety net).
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "5m")]
     pub resync: std::time::Duration,
+
+    /// Write Prometheus metrics to PATH (node_exporter's textfile format), replaced at each pass and change [default: the config's metrics_file, else none].
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<std::path::PathBuf>,
 }
 
 /// `--pull`'s values, as the CLI spells and explains them; the config's

@@ -4,6 +4,7 @@ use crate::cli::{StartArgs, StopArgs, Targets};
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::outcome::StartOpts;
+use crate::module::target::Target;
 use crate::run::{self, Verb};
 
 pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -11,12 +12,12 @@ pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
         opts: start_opts(&a),
         force: a.force,
     };
-    run(ctx, &a.targets, verb, false).await
+    run(ctx, &a.targets, verb, false, a.dry_run).await
 }
 
 pub async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Stop { grace: a.timeout };
-    run(ctx, &a.targets, verb, true).await
+    run(ctx, &a.targets, verb, true, a.dry_run).await
 }
 
 pub async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -24,7 +25,7 @@ pub async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
         opts: start_opts(&a),
         force: a.force,
     };
-    run(ctx, &a.targets, verb, true).await
+    run(ctx, &a.targets, verb, true, a.dry_run).await
 }
 
 fn start_opts(a: &StartArgs) -> StartOpts {
@@ -35,8 +36,17 @@ fn start_opts(a: &StartArgs) -> StartOpts {
     }
 }
 
-async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::Result<Exit> {
+async fn run(
+    ctx: &Ctx,
+    t: &Targets,
+    verb: Verb,
+    confirm_all: bool,
+    dry_run: bool,
+) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&t.modules, t.all)?;
+    if dry_run {
+        return plan(ctx, targets, &verb).await;
+    }
     // A hal that cannot write the engine's state is refused, never given its own.
     ctx.node.store.check_writable()?;
     // An engine nobody can reach, or a service the stack does not have, is
@@ -56,4 +66,18 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, confirm_all: bool) -> anyhow::R
     let reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
+}
+
+/// `--dry-run`: what each module would undergo, and nothing done.
+async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Exit> {
+    run::check_reachable(&ctx.node, &targets, verb).await?;
+    run::check_services(&ctx.node, &targets).await?;
+    let began = std::time::Instant::now();
+    let action = verb.name();
+    let reports = run::would::plan(&ctx.node, targets, verb).await;
+    for r in &reports {
+        crate::output::reports::finished(&ctx.ui, action, r);
+    }
+    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
+    Ok(Exit::Ok)
 }

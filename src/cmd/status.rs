@@ -1,6 +1,6 @@
 //! `hal status` / `hal module status`: the state of modules, exit 0 only when all are active.
 
-use crate::cli::StatusArgs;
+use crate::cli::{StatusArgs, StatusFormat};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::module::status::State;
@@ -65,6 +65,11 @@ pub async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
                 Exit::NotActive
             };
         }
+    }
+    if a.format == Some(StatusFormat::Prometheus) {
+        ctx.ui
+            .text(&crate::output::prometheus::render(&statuses, None));
+        return Ok(exit);
     }
     if statuses.is_empty() {
         let why = if a.failed {

@@ -14,6 +14,7 @@ pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
         log: Log::new(&ctx.ui),
         progress: &ctx.ui,
         detail: ctx.ui.status_detail(),
+        metrics: a.metrics.or_else(|| ctx.node.config.metrics_file.clone()),
     };
     crate::watch::run(&ctx.node, how).await
 }

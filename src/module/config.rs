@@ -113,6 +113,7 @@ pub struct ModuleSection {
 #[serde(deny_unknown_fields)]
 struct File {
     services_dir: Option<PathBuf>,
+    metrics_file: Option<PathBuf>,
     #[serde(default)]
     defaults: Defaults,
     #[serde(default)]
@@ -134,6 +135,8 @@ pub struct Config {
     /// The file that was read, if one existed.
     pub path: Option<PathBuf>,
     pub services_dir: Option<PathBuf>,
+    /// Where `hal watch` writes Prometheus metrics (none: it writes none).
+    pub metrics_file: Option<PathBuf>,
     pub defaults: Defaults,
     pub modules: BTreeMap<String, ModuleSection>,
     /// The file's text, for errors that name a key's line after parsing.
@@ -179,6 +182,7 @@ impl Config {
         let cfg = Config {
             path: Some(path.to_path_buf()),
             services_dir: file.services_dir,
+            metrics_file: file.metrics_file,
             defaults: file.defaults,
             modules: file.module,
             text: text.to_string(),

@@ -77,6 +77,14 @@ pub const KEYS: &[Key] = &[
         "\"/services\"",
     ),
     key(
+        Table::Top,
+        "metrics_file",
+        "path",
+        "none",
+        "Where hal watch writes Prometheus metrics in node_exporter's textfile-collector format (the file is replaced at each pass and each change; point node_exporter's --collector.textfile.directory at its directory). --metrics overrides it; unset, hal watch writes none.",
+        "\"/var/lib/prometheus/node-exporter/hal.prom\"",
+    ),
+    key(
         Table::Defaults,
         "pull",
         "always | missing | never",

@@ -5,6 +5,7 @@ pub mod color;
 pub mod hangup;
 pub mod json;
 pub mod log_lines;
+pub mod prometheus;
 pub mod render;
 pub mod reports;
 pub mod tables;

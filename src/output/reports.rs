@@ -20,8 +20,16 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
     if ui.format() == Format::Json {
         return;
     }
-    match &r.result {
-        Ok(o) => {
+    match (&r.result, r.would) {
+        (Ok(o), Some(would)) => {
+            let state = paint(ui.style().color, state_colors(o.state).0, o.state.as_str());
+            let what = match would {
+                crate::module::outcome::Would::None => "nothing to do".to_string(),
+                w => format!("would {}", w.as_str()),
+            };
+            ui.say(&format!("{}: {what} (now {state})", r.label()));
+        }
+        (Ok(o), None) => {
             for w in &o.warnings {
                 ui.warn(&format!("{}: {w}", r.label()));
             }
@@ -36,7 +44,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
                 r.took.as_secs_f64()
             ));
         }
-        Err(e) => ui.fail(e),
+        (Err(e), _) => ui.fail(e),
     }
 }
 

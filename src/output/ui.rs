@@ -109,6 +109,12 @@ impl Ui {
         }
     }
 
+    /// A document in a format of its own (Prometheus text), on stdout as is,
+    /// whatever `--json` or `-q` say: it was asked for by name.
+    pub fn text(&self, text: &str) {
+        stdout(text);
+    }
+
     /// A plan for a person to read before a question, on stderr (not with
     /// `--json` or `-q`).
     pub fn preview(&self, view: &impl View) {

@@ -6,12 +6,13 @@ pub mod node;
 mod report;
 mod settle;
 pub mod status;
+pub mod would;
 
 use std::time::{Duration, Instant};
 
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
-use crate::module::status::Desired;
+use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
@@ -130,11 +131,14 @@ pub async fn run_targets(
                         .await
                         .with_context(|| format!("{} {}", verb.name(), t.label()));
                     progress.done(&t.module.name);
+                    let changed = result.as_ref().is_ok_and(|(_, c)| *c);
                     let report = Report {
                         module: t.module.clone(),
                         service: t.service.clone(),
-                        result,
+                        result: result.map(|(o, _)| o),
                         took: began.elapsed(),
+                        changed,
+                        would: None,
                     };
                     (i, report)
                 }
@@ -194,7 +198,7 @@ async fn one(
     t: &Target,
     verb: &Verb,
     slots: &tokio::sync::Semaphore,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(Outcome, bool)> {
     let m = &t.module;
     let service = t.service.as_deref();
     m.usable()?;
@@ -203,7 +207,11 @@ async fn one(
     reachable(node, m).await?;
     let mut lock = Some(node.store.lock_module(&m.name).await?);
     let mut warnings = Vec::new();
-    let result = act(node, progress, t, verb, slot, &mut lock, &mut warnings).await;
+    let (result, changed) = match act(node, progress, t, verb, slot, &mut lock, &mut warnings).await
+    {
+        Ok((o, changed)) => (Ok(o), changed),
+        Err(e) => (Err(e), false),
+    };
     // Under the lock (a stop recorded itself before letting it go).
     if lock.is_some()
         && let Some(starter) = starter(verb)
@@ -214,13 +222,15 @@ async fn one(
     drop(lock);
     let outcome = result?;
     warnings.extend(outcome.warnings);
-    Ok(Outcome {
+    let outcome = Outcome {
         warnings,
         ..outcome
-    })
+    };
+    Ok((outcome, changed))
 }
 
-/// The verb's work on one target, its lock taken: launched, then waited for.
+/// The verb's work on one target, its lock taken: launched, then waited for;
+/// with whether it started, stopped, restarted or recreated anything.
 async fn act(
     node: &Node,
     progress: &dyn Progress,
@@ -229,16 +239,22 @@ async fn act(
     slot: tokio::sync::SemaphorePermit<'_>,
     lock: &mut Option<crate::state::ModuleLock>,
     warnings: &mut Vec<String>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(Outcome, bool)> {
     let m = &t.module;
     let service = t.service.as_deref();
+    // Restarts, rescues and repairs always change something.
+    let mut changed = true;
     let launched = match verb {
         Verb::Start { opts, force } => {
             // Refused before anything starts; counted only when something did.
             stack::identity::refuse_start(&node.stacks, m).await?;
             node.store.check_limit(&m.name, limit_of(node, m), *force)?;
             desire(node, m, Desired::Up, warnings).await?;
+            // Starting an active unit is a no-op for the init.
+            let active_unit = matches!(m.kind, Kind::Host { .. })
+                && status::state_now(node, t).await == Some(State::Active);
             let launched = launch(node, progress, m, service, opts).await;
+            changed = !active_unit && !matches!(launched, Ok(Launched::Unchanged(_)));
             if !matches!(launched, Ok(Launched::Unchanged(_))) {
                 count(node, m, true, warnings).await?;
             }
@@ -254,6 +270,7 @@ async fn act(
             let ended = Ended::Stopped(service.map(str::to_string));
             ended::record(node, m, ended, warnings).await;
             let before = settle::Watchers::look(node, m).await;
+            changed = status::state_now(node, t).await != Some(State::Inactive);
             Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
         }
         Verb::Restart { opts, force } => {
@@ -295,7 +312,7 @@ async fn act(
         Launched::Stack(p) => stack::wait(progress, p).await?,
         Launched::Host(p) => host::wait(progress, p).await?,
     };
-    Ok(outcome)
+    Ok((outcome, changed))
 }
 
 /// The supervisor's smallest repair of a stack, once it holds the lock.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
-use crate::module::outcome::Outcome;
+use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 
 /// What happened to one module, or to one service of it.
@@ -16,6 +16,11 @@ pub struct Report {
     pub service: Option<String>,
     pub result: anyhow::Result<Outcome>,
     pub took: Duration,
+    /// Whether the verb started, stopped, restarted or recreated anything
+    /// (false when it found the module as asked, or failed).
+    pub changed: bool,
+    /// Under `--dry-run`: what the verb would do (nothing was done).
+    pub would: Option<Would>,
 }
 
 /// The JSON shape of a [`Report`].
@@ -37,6 +42,11 @@ pub struct ReportJson {
     pub exit_code: u8,
     pub took_ms: u64,
     pub warnings: Vec<String>,
+    /// Whether anything was started, stopped, restarted or recreated.
+    pub changed: bool,
+    /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would: Option<Would>,
 }
 
 impl Report {
@@ -82,6 +92,8 @@ impl Report {
             exit_code: self.exit().code(),
             took_ms: u64::try_from(self.took.as_millis()).unwrap_or(u64::MAX),
             warnings,
+            changed: self.changed && self.result.is_ok(),
+            would: self.would,
         }
     }
 }
@@ -129,6 +141,8 @@ mod tests {
             service: None,
             result: Err(err),
             took: Duration::ZERO,
+            changed: false,
+            would: None,
         };
         let j = r.to_json("start");
         assert_eq!(j.state, Some(State::Failed));

@@ -300,3 +300,9 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
         });
     }
 }
+
+/// The state of one target now, as `status` reads it (`None` when it cannot be read).
+pub async fn state_now(node: &Node, t: &Target) -> Option<State> {
+    let read = collect_targets(node, std::slice::from_ref(t), Detail::Settled).await;
+    read.modules.first().map(|s| s.state)
+}

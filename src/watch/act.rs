@@ -302,6 +302,8 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             service: None,
             result: Err(anyhow::anyhow!("no report")),
             took: Duration::ZERO,
+            changed: false,
+            would: None,
         });
     Done::Restart {
         act: a.act,

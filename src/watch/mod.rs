@@ -16,8 +16,10 @@ mod deaths;
 mod holds;
 mod hook;
 mod link;
+mod metrics;
 mod modules;
 pub mod policy;
+mod shutdown;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -26,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::error::Exit;
 use crate::module::inventory::Inventory;
@@ -39,6 +40,7 @@ use crate::run::node::Node;
 use crate::stack::engine::{EngineEvent, EventAction};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, RepairScope, Supervisor};
+use crate::watch::shutdown::Shutdown;
 
 /// Engine events come in bursts (die, stop, destroy…): look once they settle.
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
@@ -64,30 +66,6 @@ enum Done {
 /// SIGTERM or SIGINT arrived (the name of the signal).
 struct Stopped(&'static str);
 
-/// SIGTERM and SIGINT, as one thing to wait for.
-struct Shutdown {
-    term: Signal,
-    int: Signal,
-}
-
-impl Shutdown {
-    fn new() -> anyhow::Result<Shutdown> {
-        let listen =
-            |kind, name| signal(kind).map_err(|e| anyhow::anyhow!("watch: listen for {name}: {e}"));
-        Ok(Shutdown {
-            term: listen(SignalKind::terminate(), "SIGTERM")?,
-            int: listen(SignalKind::interrupt(), "SIGINT")?,
-        })
-    }
-
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-        }
-    }
-}
-
 /// How the supervisor runs.
 pub struct Watch<'a> {
     /// Host units, holds lifted by others and new stack directories are read this often.
@@ -102,6 +80,8 @@ pub struct Watch<'a> {
     pub progress: &'a dyn Progress,
     /// How much a status pass reads of each container.
     pub detail: Detail,
+    /// Where to write Prometheus metrics, if anywhere.
+    pub metrics: Option<std::path::PathBuf>,
 }
 
 /// Supervises the node until Ctrl-C or SIGTERM.
@@ -132,6 +112,7 @@ pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
         trim_due: false,
+        metrics: how.metrics.map(metrics::Metrics::new),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -185,6 +166,7 @@ struct Watcher<'a> {
     trim_due: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
+    metrics: Option<metrics::Metrics>,
     stop: Shutdown,
 }
 
@@ -216,12 +198,16 @@ impl<'a> Watcher<'a> {
         let mut holds = !finished.is_empty();
         self.trim_due |= holds;
         for d in finished {
+            if let (Some(m), Done::Restart { scope, report, .. }) = (&mut self.metrics, &d) {
+                m.repaired(&report.module.name, scope, report.result.is_ok());
+            }
             self.on_done(d);
         }
         let now = Instant::now();
         let resync = now >= self.next_resync;
         if resync || now >= self.next_pass {
             holds = true;
+            self.metrics.as_mut().map(metrics::Metrics::pass);
             self.next_pass = now + self.interval;
             if resync {
                 self.next_resync = now + self.resync;
@@ -254,6 +240,14 @@ impl<'a> Watcher<'a> {
         }
         if holds {
             self.save_holds().await?;
+            let written = self
+                .metrics
+                .as_mut()
+                .map(|m| m.write(&self.modules, &self.saved));
+            if let Some(Some(why)) = written {
+                self.log
+                    .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
+            }
         }
         // Once a burst of work is over the watch holds little: give back what the burst used.
         if self.trim_due && self.work.is_empty() && self.dirty.is_empty() {
@@ -439,6 +433,9 @@ impl<'a> Watcher<'a> {
             .await?;
         let (mods, node) = node;
         self.problems(&node.errors, &node.warnings);
+        if let Some(m) = &mut self.metrics {
+            m.saw(&node.modules);
+        }
         if let Some(why) = node.errors.first()
             && self.link.up()
         {

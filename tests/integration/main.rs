@@ -28,6 +28,8 @@ mod daemon_restart;
 mod doctor;
 mod fastpath;
 mod faults;
+mod fleet;
+mod fleet_ansible;
 mod help;
 mod history;
 mod host_modules;

@@ -1,0 +1,192 @@
+//! The node's modules in node_exporter's textfile-collector format: `hal status --format prometheus` and `hal watch --metrics`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::module::status::{Desired, ModuleStatus, State};
+use crate::util::timefmt::Stamp;
+
+/// Every state a module can be in: each module has a series for each, 1 for the current one.
+const STATES: [State; 7] = [
+    State::Active,
+    State::Starting,
+    State::Degraded,
+    State::Inactive,
+    State::Failed,
+    State::Invalid,
+    State::Unknown,
+];
+
+/// What only `hal watch` knows: its repairs so far and its last pass.
+pub struct WatchSeries<'a> {
+    /// Repairs by (module, action), counted since the watch started.
+    pub repairs: &'a BTreeMap<(String, String), u64>,
+    /// When the watch last read its modules.
+    pub last_pass: Stamp,
+}
+
+/// The text of the metrics file: HELP and TYPE before each family, one sample a line.
+pub fn render(modules: &[ModuleStatus], watch: Option<&WatchSeries<'_>>) -> String {
+    let mut out = String::new();
+    family(
+        &mut out,
+        "hal_module_state",
+        "gauge",
+        "1 for the module's current state, 0 for the others.",
+    );
+    for m in modules {
+        let mut states = STATES.to_vec();
+        if !states.contains(&m.state) {
+            states.push(m.state);
+        }
+        for s in states {
+            let labels = [
+                ("module", label(m)),
+                ("kind", m.kind.as_str().to_string()),
+                ("state", s.as_str().to_string()),
+            ];
+            sample(
+                &mut out,
+                "hal_module_state",
+                &labels,
+                u64::from(m.state == s),
+            );
+        }
+    }
+    family(
+        &mut out,
+        "hal_module_desired",
+        "gauge",
+        "1 for the state hal was last asked for: up, down, or none when hal never started or stopped it.",
+    );
+    for m in modules {
+        for d in ["up", "down", "none"] {
+            let now = m.desired.map_or("none", Desired::as_str);
+            let labels = [
+                ("module", label(m)),
+                ("kind", m.kind.as_str().to_string()),
+                ("desired", d.to_string()),
+            ];
+            sample(&mut out, "hal_module_desired", &labels, u64::from(now == d));
+        }
+    }
+    family(
+        &mut out,
+        "hal_module_held",
+        "gauge",
+        "1 while hal watch holds the module (its start limit is hit), else 0.",
+    );
+    per_module(&mut out, modules, "hal_module_held", |m| {
+        u64::from(m.held.is_some())
+    });
+    family(
+        &mut out,
+        "hal_module_starts",
+        "gauge",
+        "Starts counted in the module's current start-limit window.",
+    );
+    per_module(&mut out, modules, "hal_module_starts", |m| {
+        u64::from(m.limit.used)
+    });
+    family(
+        &mut out,
+        "hal_module_start_limit",
+        "gauge",
+        "Starts the module may make in one window (its burst).",
+    );
+    per_module(&mut out, modules, "hal_module_start_limit", |m| {
+        u64::from(m.limit.burst)
+    });
+    if let Some(w) = watch {
+        watch_series(&mut out, w);
+    }
+    out
+}
+
+fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
+    family(
+        out,
+        "hal_watch_repairs_total",
+        "counter",
+        "Repairs hal watch made since it started, by module and action (containers or module).",
+    );
+    for ((module, action), n) in w.repairs {
+        let labels = [("module", module.clone()), ("action", action.clone())];
+        sample(out, "hal_watch_repairs_total", &labels, *n);
+    }
+    family(
+        out,
+        "hal_watch_last_pass_timestamp_seconds",
+        "gauge",
+        "When hal watch last read its modules (Unix time).",
+    );
+    let secs = w.last_pass.secs as f64 + f64::from(w.last_pass.nanos) / 1e9;
+    let _ = writeln!(out, "hal_watch_last_pass_timestamp_seconds {secs:.3}");
+}
+
+fn per_module(
+    out: &mut String,
+    modules: &[ModuleStatus],
+    name: &str,
+    value: impl Fn(&ModuleStatus) -> u64,
+) {
+    for m in modules {
+        let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
+        sample(out, name, &labels, value(m));
+    }
+}
+
+/// `web`, or `web/worker` for one service's status.
+fn label(m: &ModuleStatus) -> String {
+    match &m.service {
+        Some(s) => format!("{}/{s}", m.name),
+        None => m.name.clone(),
+    }
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+fn sample(out: &mut String, name: &str, labels: &[(&str, String)], value: u64) {
+    let labels: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
+}
+
+/// A label value as the exposition format quotes it.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn watch_series_name_each_repair() {
+        let mut repairs = BTreeMap::new();
+        repairs.insert(("web".to_string(), "containers".to_string()), 2);
+        let w = WatchSeries {
+            repairs: &repairs,
+            last_pass: Stamp {
+                secs: 10,
+                nanos: 500_000_000,
+            },
+        };
+        let text = render(&[], Some(&w));
+        assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
+        assert!(text.contains("hal_watch_last_pass_timestamp_seconds 10.500\n"));
+        assert!(text.contains("# TYPE hal_module_state gauge\n"));
+    }
+}

@@ -1,0 +1,82 @@
+//! Whether a verb changed a module, and what a start or stop would do without doing it (`--dry-run`).
+
+use std::time::Instant;
+
+use crate::module::Kind;
+use crate::module::outcome::{Outcome, Would};
+use crate::module::status::State;
+use crate::module::target::Target;
+use crate::run::node::Node;
+use crate::run::{Report, Verb};
+
+/// What a start of `t`, found in `state`, would do.
+fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
+    if state != Some(State::Active) {
+        return Would::Start;
+    }
+    let Kind::Stack { dir, .. } = &t.module.kind else {
+        return Would::None;
+    };
+    // Files changed since hal last started the stack: compose recreates what they change.
+    let now = crate::stack::digest::of_module(dir)
+        .ok()
+        .and_then(|d| d.key);
+    let (file, _) = node.store.read();
+    let was = file
+        .modules
+        .get(&t.module.name)
+        .and_then(|r| r.digest.clone());
+    match (now, was) {
+        (Some(now), Some(was)) if now != was => Would::Recreate,
+        _ => Would::None,
+    }
+}
+
+/// What a stop of `t`, found in `state`, would do.
+fn stop_would(state: Option<State>) -> Would {
+    if state == Some(State::Inactive) {
+        Would::None
+    } else {
+        Would::Stop
+    }
+}
+
+/// `--dry-run`: a report per target saying what `verb` would do, its state
+/// now as the outcome; nothing is touched and nothing is counted.
+pub async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<Report> {
+    let mut out = Vec::with_capacity(targets.len());
+    for t in targets {
+        let began = Instant::now();
+        let state = crate::run::status::state_now(node, &t).await;
+        let would = match verb {
+            Verb::Stop { .. } => stop_would(state),
+            Verb::Start { .. } => start_would(node, &t, state),
+            _ => Would::Restart,
+        };
+        out.push(Report {
+            module: t.module,
+            service: t.service,
+            result: Ok(Outcome {
+                state: state.unwrap_or(State::Unknown),
+                reason: None,
+                warnings: Vec::new(),
+            }),
+            took: began.elapsed(),
+            changed: false,
+            would: Some(would),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_of_a_stopped_module_would_do_nothing() {
+        assert_eq!(stop_would(Some(State::Inactive)), Would::None);
+        assert_eq!(stop_would(Some(State::Failed)), Would::Stop);
+        assert_eq!(stop_would(None), Would::Stop);
+    }
+}

@@ -1,0 +1,225 @@
+//! The hal.node collection on three nodes: three systemd machines with hal from the `.deb`, each with its own services root and modules, one playbook run through Ansible (`tests/integration/ansible/`), `changed` and check mode as hal says them.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use crate::install;
+use crate::rig::machine::{Machine, Spec};
+use crate::rig::{self, Rig, need, need_that, stack};
+
+const SRC: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The Python that runs Ansible here, mounted at the same path in each machine
+/// (the machines have none of their own).
+fn python_prefix() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A node: a clean machine with hal installed from the `.deb`, its config and
+/// two stacks of its own (`<run>-a`, `<run>-b`).
+fn node(i: usize, python: &str) -> (Machine, Vec<String>) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let run = format!("hf{}{}n{i}", std::process::id() % 100_000, nanos % 1000);
+    let m = Machine::boot(Spec {
+        name: &run,
+        run: &run,
+        label: "fleet",
+        image: install::IMAGE,
+        mounts: vec![format!("{python}:{python}:ro")],
+        env: vec!["NO_COLOR=1".into()],
+    });
+    let cp = Command::new("docker")
+        .arg("cp")
+        .arg(install::deb())
+        .arg(format!("{run}:/srv/"))
+        .output()
+        .unwrap();
+    assert!(cp.status.success(), "{cp:?}");
+    m.sh_ok("cd /srv && DEBIAN_FRONTEND=noninteractive apt-get install -y ./hal_*.deb 2>&1");
+    let services = format!("/srv/{run}/services");
+    let mods: Vec<String> = ["a", "b"].iter().map(|s| format!("{run}-{s}")).collect();
+    for name in &mods {
+        let compose = stack().service("app").runs("sleep 100000").keeps_running();
+        m.write(
+            &format!("{services}/{name}/compose.yaml"),
+            &compose.to_string(),
+        );
+    }
+    m.write(
+        "/etc/hal/hal.toml",
+        &format!("services_dir = \"{services}\"\n\n[defaults]\npull = \"never\"\n"),
+    );
+    (m, mods)
+}
+
+/// Builds the collection with ansible-galaxy and installs it under the rig.
+fn install_collection(rig: &Rig) -> std::path::PathBuf {
+    let ok = |args: &[&str]| {
+        let out = Command::new("ansible-galaxy").args(args).output().unwrap();
+        assert!(out.status.success(), "ansible-galaxy {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let dir = rig.dir.to_str().unwrap();
+    let said = ok(&[
+        "collection",
+        "build",
+        &format!("{SRC}/ansible/hal/node"),
+        "--output-path",
+        dir,
+        "--force",
+    ]);
+    let tarball = said.split_whitespace().last().unwrap().to_string();
+    let into = rig.dir.join("collections");
+    ok(&[
+        "collection",
+        "install",
+        &tarball,
+        "-p",
+        into.to_str().unwrap(),
+        "--force",
+    ]);
+    into
+}
+
+/// Each node's `changed=N` from a playbook run's recap.
+fn changed(recap: &str) -> BTreeMap<String, u32> {
+    recap
+        .lines()
+        .filter_map(|l| {
+            let (host, rest) = l.split_once(" : ")?;
+            let n = rest
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("changed="))?;
+            Some((host.trim().to_string(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+struct Fleet {
+    inventory: std::path::PathBuf,
+    collections: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+}
+
+impl Fleet {
+    /// `ansible-playbook site.yml ARGS`: each node's changed count; the run must succeed.
+    fn play(&self, args: &[&str]) -> BTreeMap<String, u32> {
+        let out = Command::new("ansible-playbook")
+            .arg("-i")
+            .arg(&self.inventory)
+            .arg(format!("{SRC}/tests/integration/ansible/site.yml"))
+            .args(args)
+            .env("ANSIBLE_COLLECTIONS_PATH", &self.collections)
+            .env(
+                "ANSIBLE_CONNECTION_PLUGINS",
+                format!("{SRC}/tests/integration/ansible/connection_plugins"),
+            )
+            .env("ANSIBLE_PIPELINING", "true")
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", &self.tmp)
+            .env("ANSIBLE_HOME", &self.tmp)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "ansible-playbook {args:?}:\n{said}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        changed(&said)
+    }
+}
+
+fn states(m: &Machine, mods: &[String]) -> Vec<String> {
+    mods.iter()
+        .map(|n| {
+            let r = m.sh(&format!("hal status {n} --json"));
+            let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+            doc["modules"][0]["state"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_playbook_on_three_nodes_changes_what_hal_changed() {
+    let Some(rig) = rig::engine() else { return };
+    let Some(()) = need("ansible-playbook", "--version") else {
+        return;
+    };
+    let why = install::missing();
+    let Some(()) = need_that(
+        why.is_none(),
+        why.as_deref().unwrap_or_default(),
+        "run scripts/provision.sh",
+    ) else {
+        return;
+    };
+    let python = python_prefix();
+    let nodes: Vec<(Machine, Vec<String>)> = (0..3).map(|i| node(i, &python)).collect();
+    let mut inventory = String::from("[nodes]\n");
+    for (m, mods) in &nodes {
+        let mods = serde_json::to_string(mods).unwrap();
+        inventory.push_str(&format!(
+            "{} ansible_connection=hal_machine ansible_python_interpreter={python}/bin/python3 mods='{mods}'\n",
+            m.name
+        ));
+    }
+    let path = rig.dir.join("inventory.ini");
+    std::fs::write(&path, inventory).unwrap();
+    let tmp = rig.dir.join("ansible-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let fleet = Fleet {
+        inventory: path,
+        collections: install_collection(&rig),
+        tmp,
+    };
+    let names: Vec<String> = nodes.iter().map(|(m, _)| m.name.clone()).collect();
+    let each = |n: u32| {
+        names
+            .iter()
+            .map(|h| (h.clone(), n))
+            .collect::<BTreeMap<_, _>>()
+    };
+
+    // Check mode says a start would change every node, and starts nothing.
+    assert_eq!(fleet.play(&["--check"]), each(1));
+    for (m, mods) in &nodes {
+        assert_eq!(
+            states(m, mods),
+            ["inactive", "inactive"],
+            "check mode started something"
+        );
+    }
+    assert_eq!(fleet.play(&[]), each(1), "the first run changes every node");
+    for (m, mods) in &nodes {
+        assert_eq!(states(m, mods), ["active", "active"]);
+    }
+    assert_eq!(fleet.play(&[]), each(0), "the second run changes nothing");
+
+    // A stop on one node changes that node alone.
+    let first = &names[0];
+    let stopped = fleet.play(&["-e", "want=stopped", "--limit", first]);
+    assert_eq!(stopped, BTreeMap::from([(first.clone(), 1)]));
+    assert_eq!(states(&nodes[0].0, &nodes[0].1), ["inactive", "inactive"]);
+    for (m, mods) in &nodes[1..] {
+        assert_eq!(states(m, mods), ["active", "active"]);
+    }
+    assert_eq!(
+        fleet.play(&[]),
+        BTreeMap::from([
+            (names[0].clone(), 1),
+            (names[1].clone(), 0),
+            (names[2].clone(), 0)
+        ])
+    );
+}
