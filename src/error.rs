@@ -165,7 +165,7 @@ impl HalError {
 
 /// [`HalError::row_reason`] of the first `HalError` in the chain, else the
 /// whole error on one line.
-pub fn row_reason(err: &anyhow::Error) -> String {
+pub(crate) fn row_reason(err: &anyhow::Error) -> String {
     err.chain()
         .find_map(|e| e.downcast_ref::<HalError>())
         .map_or_else(|| OneLine(err).to_string(), HalError::row_reason)
@@ -173,14 +173,14 @@ pub fn row_reason(err: &anyhow::Error) -> String {
 
 /// An I/O error in words, as a person reads them (`no such file or
 /// directory`), without the `(os error 2)` the standard library adds.
-pub fn io_words(e: &std::io::Error) -> String {
+pub(crate) fn io_words(e: &std::io::Error) -> String {
     without_os_error(&e.to_string())
 }
 
 /// `text` with every ` (os error N)` taken out, and a system message that
 /// starts it lowercased (`No such file or directory` reads as the rest of a
 /// `hal: what: why` line).
-pub fn without_os_error(text: &str) -> String {
+pub(crate) fn without_os_error(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(" (os error ") {
@@ -224,7 +224,7 @@ fn services_of(module: &str, known: &[String]) -> String {
 /// An error whose one-line summary is followed by indented detail lines
 /// (which service is not up, its last log lines).
 #[derive(Debug, Clone)]
-pub struct Detailed {
+pub(crate) struct Detailed {
     pub summary: String,
     pub details: Vec<String>,
 }
@@ -238,7 +238,7 @@ impl fmt::Display for Detailed {
 impl std::error::Error for Detailed {}
 
 /// The detail lines carried anywhere in an error's chain.
-pub fn details_of(err: &anyhow::Error) -> &[String] {
+pub(crate) fn details_of(err: &anyhow::Error) -> &[String] {
     err.chain()
         .find_map(|e| e.downcast_ref::<Detailed>())
         .map_or(&[], |d| d.details.as_slice())
@@ -246,14 +246,14 @@ pub fn details_of(err: &anyhow::Error) -> &[String] {
 
 /// The exit code an arbitrary error maps to: a [`HalError`] anywhere in the
 /// chain decides, otherwise 1.
-pub fn exit_of(err: &anyhow::Error) -> Exit {
+pub(crate) fn exit_of(err: &anyhow::Error) -> Exit {
     err.chain()
         .find_map(|e| e.downcast_ref::<HalError>())
         .map_or(Exit::Failed, HalError::exit)
 }
 
 /// Renders an error as the single line `what: why: why` (no debug formatting).
-pub struct OneLine<'a>(pub &'a anyhow::Error);
+pub(crate) struct OneLine<'a>(pub &'a anyhow::Error);
 
 impl fmt::Display for OneLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,7 +283,7 @@ impl fmt::Display for OneLine<'_> {
 }
 
 /// Prints `hal: <error>` once on stderr.
-pub fn report(err: &anyhow::Error) {
+pub(crate) fn report(err: &anyhow::Error) {
     use std::io::Write;
     let mut text = format!("hal: {}\n", OneLine(err));
     for d in details_of(err) {

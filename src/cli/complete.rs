@@ -19,10 +19,10 @@ use crate::module::config::Config;
 use crate::module::inventory::{Inventory, services_root};
 
 /// The command the generated scripts call back: `hal`, found on `PATH`.
-pub const COMPLETER: &str = "hal";
+pub(crate) const COMPLETER: &str = "hal";
 
 /// The variable that asks hal for completions (or, alone, for a shell's script).
-pub const VAR: &str = "HAL_COMPLETE";
+pub(crate) const VAR: &str = "HAL_COMPLETE";
 
 /// Module names starting with `current`, for every MODULE argument.
 ///
@@ -30,7 +30,7 @@ pub const VAR: &str = "HAL_COMPLETE";
 /// `HAL_SERVICES_DIR` / `HAL_CONFIG`, then the config and the defaults, as in a
 /// real run. Names already on the line are not offered again. Nothing is ever
 /// printed on stderr: a config that does not load counts as empty.
-pub fn modules(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn modules(current: &OsStr) -> Vec<CompletionCandidate> {
     let words = typed_words(std::env::args_os());
     let Some(current) = current.to_str() else {
         return Vec::new();

@@ -1,7 +1,7 @@
 //! The whole command-line interface: every verb, flag and help text lives here.
 
-pub mod complete;
-pub mod parse;
+pub(crate) mod complete;
+pub(crate) mod parse;
 
 use std::path::PathBuf;
 
@@ -450,7 +450,7 @@ fn pull_policy() -> impl clap::builder::TypedValueParser<Value = PullPolicy> {
 
 /// An environment boolean as people write it: `1/0`, `true/false`, `yes/no`,
 /// `on/off` (and `y/n`, `t/f`), in any case; empty is no.
-pub fn yes_or_no(s: &str) -> Result<bool, String> {
+pub(crate) fn yes_or_no(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
         "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),

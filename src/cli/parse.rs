@@ -27,7 +27,7 @@ const DISRUPTIVE: [&str; 4] = ["stop", "restart", "rescue", "adopt"];
 /// The verb to suggest for `typed`, out of clap's similar ones (least similar
 /// first): the nearest close one that stops nothing; else a disruptive verb if
 /// it is the only close match; else clap's likeliest one that stops nothing.
-pub fn tip<'a>(typed: &str, similar: &'a [String]) -> Option<&'a str> {
+pub(crate) fn tip<'a>(typed: &str, similar: &'a [String]) -> Option<&'a str> {
     use crate::module::name::{distance, is_close};
     let gentle = |v: &&String| !DISRUPTIVE.contains(&v.as_str());
     let close: Vec<&String> = similar.iter().filter(|v| is_close(typed, v)).collect();

@@ -7,7 +7,7 @@ use crate::module::outcome::StartOpts;
 use crate::module::target::Target;
 use crate::run::{self, Verb};
 
-pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Start {
         opts: start_opts(&a),
         force: a.force,
@@ -15,12 +15,12 @@ pub async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     run(ctx, &a.targets, verb, false, a.dry_run).await
 }
 
-pub async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Stop { grace: a.timeout };
     run(ctx, &a.targets, verb, true, a.dry_run).await
 }
 
-pub async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Restart {
         opts: start_opts(&a),
         force: a.force,

@@ -17,10 +17,10 @@ use crate::cli::complete::{COMPLETER, VAR};
 use crate::error::Exit;
 
 /// The shells a script can be printed for (clap_complete's built-in ones).
-pub const SHELLS: [&str; 5] = ["bash", "elvish", "fish", "powershell", "zsh"];
+pub(crate) const SHELLS: [&str; 5] = ["bash", "elvish", "fish", "powershell", "zsh"];
 
 /// Prints the completion script for `shell` on stdout.
-pub fn run(shell: &str) -> anyhow::Result<Exit> {
+pub(crate) fn run(shell: &str) -> anyhow::Result<Exit> {
     let mut script = Vec::new();
     write_script(shell, &mut script)?;
     crate::output::raw(&script)
@@ -29,7 +29,7 @@ pub fn run(shell: &str) -> anyhow::Result<Exit> {
 }
 
 /// Writes the registration script for `shell`, as `HAL_COMPLETE=SHELL hal` would.
-pub fn write_script(shell: &str, buf: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_script(shell: &str, buf: &mut dyn Write) -> anyhow::Result<()> {
     let shells = Shells::builtins();
     let Some(completer) = shells.completer(shell) else {
         anyhow::bail!(

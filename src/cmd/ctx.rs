@@ -5,14 +5,14 @@ use crate::error::HalError;
 use crate::output::ui::{self, Asked, Ui};
 use crate::run::node::Node;
 
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub ui: Ui,
     pub node: Node,
 }
 
 /// The printer the flags ask for. Made before the node is loaded, so that an
 /// error loading it (a bad config) is printed as the flags say too.
-pub fn printer(g: &Global) -> Ui {
+pub(crate) fn printer(g: &Global) -> Ui {
     Ui::new(Asked {
         json: g.json,
         quiet: g.quiet,
@@ -27,7 +27,7 @@ pub fn printer(g: &Global) -> Ui {
 
 impl Ctx {
     /// Loads the node for the printer `ui`; touches no engine.
-    pub fn new(ui: Ui, g: &Global) -> Result<Ctx, HalError> {
+    pub(crate) fn new(ui: Ui, g: &Global) -> Result<Ctx, HalError> {
         Ok(Ctx {
             ui,
             node: Node::load(

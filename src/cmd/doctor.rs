@@ -21,7 +21,7 @@ use crate::stack::engine::{Engine, EngineKind};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
-pub async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     let (
         docker,
         (compose_line, compose),

@@ -22,7 +22,7 @@ use crate::util::when;
 /// How many lines may wait for the printer while following.
 const FOLLOW_BUFFER: usize = 1024;
 
-pub async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     // No module named: every module, as `docker compose logs` does for services.
     let targets = ctx.node.targets(&a.modules, a.modules.is_empty())?;
     crate::run::check_services(&ctx.node, &targets).await?;

@@ -1,18 +1,18 @@
 //! One file per command: each gathers its modules, calls the logic, and renders.
 
-pub mod ctx;
+pub(crate) mod ctx;
 
-pub mod adopt;
-pub mod change;
-pub mod completions;
-pub mod doctor;
-pub mod list;
-pub mod logs;
-pub mod plan;
-pub mod rescue;
-pub mod reset_failed;
-pub mod status;
-pub mod watch;
+pub(crate) mod adopt;
+pub(crate) mod change;
+pub(crate) mod completions;
+pub(crate) mod doctor;
+pub(crate) mod list;
+pub(crate) mod logs;
+pub(crate) mod plan;
+pub(crate) mod rescue;
+pub(crate) mod reset_failed;
+pub(crate) mod status;
+pub(crate) mod watch;
 
 use crate::cli::{Command, ModuleCommand};
 use crate::cmd::ctx::Ctx;
@@ -20,7 +20,7 @@ use crate::error::Exit;
 
 /// Runs the parsed command. The shortcuts (`hal start` …) are the `hal
 /// module` verbs themselves, so they run exactly the same.
-pub async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
+pub(crate) async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit> {
     match command {
         Command::Module(verb) | Command::Verb(verb) => module_verb(ctx, verb).await,
         Command::Watch(a) => watch::run(ctx, a).await,

@@ -7,7 +7,7 @@ use crate::error::Exit;
 use crate::output::view::{Modules, Rows};
 
 /// What is asked before a plan is applied.
-pub struct Ask<'a> {
+pub(crate) struct Ask<'a> {
     /// `--dry-run`: the plan is the answer (its document), nothing is done.
     pub dry_run: bool,
     /// Said when the plan is empty.
@@ -17,7 +17,7 @@ pub struct Ask<'a> {
 }
 
 /// What a plan came to.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Nothing to do, a dry run, or a person said no: the exit to end with.
     Stopped(Exit),
     /// Applied and reported: the exit the work came to, and how long it took.
@@ -28,7 +28,7 @@ pub enum Outcome {
 /// otherwise its table goes to stderr, the question is asked once, `apply`
 /// does the work (printing what went wrong as it goes), and its rows are the
 /// report.
-pub async fn confirm_and_apply<S: Rows, D: Rows>(
+pub(crate) async fn confirm_and_apply<S: Rows, D: Rows>(
     ctx: &Ctx,
     plan: &[S],
     ask: Ask<'_>,

@@ -41,7 +41,7 @@ struct Done<'a> {
     error: Option<String>,
 }
 
-pub async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     let modules = if a.modules.is_empty() {
         ctx.node.inventory.modules.clone()
     } else {

@@ -24,7 +24,7 @@ impl Rows for Cleared<'_> {
     }
 }
 
-pub async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
     let modules = ctx.node.inventory.resolve(&a.modules)?;
     ctx.node.store.check_writable()?;
     let mut exit = Exit::Ok;

@@ -5,7 +5,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::output::watch_log::Log;
 
-pub async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: WatchArgs) -> anyhow::Result<Exit> {
     ctx.node.store.check_writable()?;
     let how = crate::watch::Watch {
         interval: a.interval,

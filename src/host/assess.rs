@@ -6,7 +6,7 @@ use crate::module::status::{ServiceStatus, State};
 use crate::util::timefmt::Stamp;
 
 /// A unit as one "service" of the status document.
-pub fn service_status(s: &UnitStatus) -> ServiceStatus {
+pub(crate) fn service_status(s: &UnitStatus) -> ServiceStatus {
     ServiceStatus {
         name: s.unit.clone(),
         container: None,
@@ -28,7 +28,7 @@ pub fn service_status(s: &UnitStatus) -> ServiceStatus {
 }
 
 /// The spec's state of a unit, and why it is not `active`.
-pub fn assess(s: &UnitStatus) -> (State, Option<String>) {
+pub(crate) fn assess(s: &UnitStatus) -> (State, Option<String>) {
     let u = &s.unit;
     match &s.load {
         Load::NotFound => return (State::Invalid, Some(format!("unit {u} not found"))),

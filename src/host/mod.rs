@@ -1,14 +1,14 @@
 //! Verbs on host modules (init units): start, stop, reset-failed, status and logs, answering like stacks do.
 
 mod assess;
-pub mod init;
-pub mod pick;
-pub mod timer;
+pub(crate) mod init;
+pub(crate) mod pick;
+pub(crate) mod timer;
 
-pub use self::assess::{assess, service_status};
+pub(crate) use self::assess::{assess, service_status};
 use self::init::show_one;
-pub use self::pick::Hosts;
-pub use self::timer::log_units;
+pub(crate) use self::pick::Hosts;
+pub(crate) use self::timer::log_units;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,12 +36,12 @@ const DIAG_LINES: u64 = 8;
 const DIAG_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether the init can be reached at all (cheap; no child process).
-pub fn reachable(init: &dyn Init) -> Result<(), HalError> {
+pub(crate) fn reachable(init: &dyn Init) -> Result<(), HalError> {
     init.reachable()
 }
 
 /// A unit whose start job is done and that still has to stay active a moment.
-pub struct Pending {
+pub(crate) struct Pending {
     init: Arc<dyn Init>,
     name: String,
     unit: String,
@@ -50,7 +50,7 @@ pub struct Pending {
 }
 
 /// What a launch left: done, or started and waiting for `active`.
-pub enum Launch {
+pub(crate) enum Launch {
     Done(Outcome),
     Wait(Pending),
 }
@@ -59,7 +59,7 @@ pub enum Launch {
 /// the unit's result, exit status and last journal lines. With `wait`, the
 /// rest (staying active a moment) is [`wait`]'s, so that the caller can free
 /// its `--jobs` slot in between.
-pub async fn launch(
+pub(crate) async fn launch(
     init: Arc<dyn Init>,
     progress: &dyn Progress,
     name: &str,
@@ -92,7 +92,7 @@ pub async fn launch(
 }
 
 /// Waits until a started unit is active and stays so for a moment.
-pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
     let Pending {
         init,
         name,
@@ -145,7 +145,7 @@ pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome
 /// Stops the unit, then reads the state it left. A failed unit stopped by request
 /// has its failed state cleared, so it reads `inactive` as a stopped stack does;
 /// so has a timer's failed job (else a restart would leave the module failed).
-pub async fn stop(
+pub(crate) async fn stop(
     init: &dyn Init,
     progress: &dyn Progress,
     name: &str,
@@ -168,19 +168,19 @@ pub async fn stop(
 
 /// Forgets the unit's failed state and the init's own start count (and, for
 /// a timer, its job's: a failed last run is what made the module failed).
-pub async fn reset_failed(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
+pub(crate) async fn reset_failed(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
     init.reset_failed(unit).await?;
     timer::forget_failed_job(init, unit).await
 }
 
 /// The unit's journal as log lines.
-pub fn journal(init: &dyn Init, unit: &str, q: JournalQuery) -> Lines {
+pub(crate) fn journal(init: &dyn Init, unit: &str, q: JournalQuery) -> Lines {
     init.journal(unit, q)
 }
 
 /// The status of every host module given, from one `show` call per scope.
 /// The flag is set when an init could not be asked (those modules are `unknown`).
-pub async fn node_status(
+pub(crate) async fn node_status(
     hosts: &Hosts,
     modules: &[Module],
 ) -> (BTreeMap<String, ModuleStatus>, bool) {

@@ -8,14 +8,14 @@ use crate::module::config::{Config, Scope};
 
 /// The init that manages units of `scope` on this node: the one line to
 /// change (or make a choice) when hal learns another init.
-pub fn for_scope(scope: Scope) -> Arc<dyn Init> {
+pub(crate) fn for_scope(scope: Scope) -> Arc<dyn Init> {
     Arc::new(systemd::Systemd::new(scope))
 }
 
 /// The node's inits, one per scope. The runner and the commands hold one and
 /// ask it for a unit's init; nothing else picks one.
 #[derive(Clone)]
-pub struct Hosts {
+pub(crate) struct Hosts {
     user: Arc<dyn Init>,
     system: Arc<dyn Init>,
 }
@@ -29,12 +29,12 @@ impl Default for Hosts {
 
 impl Hosts {
     /// Given inits (the unit tests give scripted ones).
-    pub fn with(user: Arc<dyn Init>, system: Arc<dyn Init>) -> Hosts {
+    pub(crate) fn with(user: Arc<dyn Init>, system: Arc<dyn Init>) -> Hosts {
         Hosts { user, system }
     }
 
     /// The init of `scope`.
-    pub fn init(&self, scope: Scope) -> Arc<dyn Init> {
+    pub(crate) fn init(&self, scope: Scope) -> Arc<dyn Init> {
         match scope {
             Scope::User => self.user.clone(),
             Scope::System => self.system.clone(),
@@ -43,7 +43,7 @@ impl Hosts {
 
     /// Every `unit = ` of the config checked against its init's naming rule;
     /// the error names the file, line and key, as a parse error does.
-    pub fn check_units(&self, config: &Config) -> Result<(), HalError> {
+    pub(crate) fn check_units(&self, config: &Config) -> Result<(), HalError> {
         for (name, m) in &config.modules {
             let Some(unit) = &m.unit else { continue };
             if let Some(why) = self.init(m.scope.unwrap_or_default()).unit_problem(unit) {

@@ -19,7 +19,7 @@ const REASON_KEEP: usize = 3;
 const REASON_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The job a loaded timer starts, if `s` is such a timer.
-pub fn job_of(s: &UnitStatus) -> Option<&str> {
+pub(crate) fn job_of(s: &UnitStatus) -> Option<&str> {
     if s.load != Load::Loaded || !s.unit.ends_with(".timer") {
         return None;
     }
@@ -28,7 +28,7 @@ pub fn job_of(s: &UnitStatus) -> Option<&str> {
 
 /// The status of the job of each timer among `statuses`, keyed by the timer
 /// (one call to the init). Best effort: an init that cannot tell leaves them out.
-pub async fn jobs(init: &dyn Init, statuses: &[UnitStatus]) -> BTreeMap<String, UnitStatus> {
+pub(crate) async fn jobs(init: &dyn Init, statuses: &[UnitStatus]) -> BTreeMap<String, UnitStatus> {
     let wanted: Vec<(String, String)> = statuses
         .iter()
         .filter_map(|s| Some((s.unit.clone(), job_of(s)?.to_string())))
@@ -49,7 +49,7 @@ pub async fn jobs(init: &dyn Init, statuses: &[UnitStatus]) -> BTreeMap<String, 
 }
 
 /// Forgets the failed state of the job of timer `unit` (nothing for other units).
-pub async fn forget_failed_job(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
+pub(crate) async fn forget_failed_job(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
     if !unit.ends_with(".timer") {
         return Ok(());
     }
@@ -65,13 +65,13 @@ pub async fn forget_failed_job(init: &dyn Init, unit: &str) -> anyhow::Result<()
 }
 
 /// Whether the job's last run failed: the init holds it failed.
-pub fn last_run_failed(job: &UnitStatus) -> bool {
+pub(crate) fn last_run_failed(job: &UnitStatus) -> bool {
     job.activity == Activity::Failed
 }
 
 /// A timer module's state: the timer's, unless it is active and its job's
 /// last run failed; then `failed`, saying how and when.
-pub fn assess(timer: &UnitStatus, job: Option<&UnitStatus>) -> (State, Option<String>) {
+pub(crate) fn assess(timer: &UnitStatus, job: Option<&UnitStatus>) -> (State, Option<String>) {
     let own = assess_unit(timer);
     match job {
         Some(j) if own.0 == State::Active && last_run_failed(j) => {
@@ -89,7 +89,7 @@ pub fn assess(timer: &UnitStatus, job: Option<&UnitStatus>) -> (State, Option<St
 }
 
 /// The runs of a timer, as `status` publishes them.
-pub fn runs(timer: &UnitStatus, job: &UnitStatus) -> TimerStatus {
+pub(crate) fn runs(timer: &UnitStatus, job: &UnitStatus) -> TimerStatus {
     let ran = timer.last_trigger.is_some() || job.exited_at.is_some() || job.main_exit.is_some();
     TimerStatus {
         job: job.unit.clone(),
@@ -106,7 +106,7 @@ pub fn runs(timer: &UnitStatus, job: &UnitStatus) -> TimerStatus {
 
 /// The last few lines the failed job itself wrote, on one line (the init's
 /// own "Failed with result…" lines left out: the reason says that already).
-pub async fn last_words(init: &dyn Init, job: &UnitStatus) -> Option<String> {
+pub(crate) async fn last_words(init: &dyn Init, job: &UnitStatus) -> Option<String> {
     let q = JournalQuery {
         tail: Some(REASON_LINES),
         pid: job.main_pid,
@@ -143,7 +143,7 @@ fn from_the_init(line: &str, unit: &str) -> bool {
 
 /// One journal to read for `logs`: a host module's unit, or the job its timer starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogUnit {
+pub(crate) struct LogUnit {
     pub module: String,
     pub unit: String,
     pub scope: Scope,
@@ -155,7 +155,7 @@ pub struct LogUnit {
 /// The journals of host modules `(module, unit, scope)`: each unit's, and a
 /// timer's job's after it. One `show` per scope; best effort (a unit the init
 /// cannot tell about is read alone).
-pub async fn log_units(hosts: &Hosts, modules: &[(String, String, Scope)]) -> Vec<LogUnit> {
+pub(crate) async fn log_units(hosts: &Hosts, modules: &[(String, String, Scope)]) -> Vec<LogUnit> {
     let mut out = Vec::new();
     for scope in [Scope::User, Scope::System] {
         let mine: Vec<&(String, String, Scope)> =

@@ -22,7 +22,7 @@ const MAX_JSON_LINE: usize = 8 * MAX_LINE;
 /// Which entries to read: any of `groups` (each a list of `FIELD=value`
 /// matches that must all hold), in `window`, with `fields` kept beside the message.
 #[derive(Clone, Debug, Default)]
-pub struct Query {
+pub(crate) struct Query {
     pub groups: Vec<Vec<String>>,
     pub fields: Vec<String>,
     pub window: Window,
@@ -31,13 +31,13 @@ pub struct Query {
 
 /// One journal entry: the fields asked for, and its message as lines.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub fields: HashMap<String, String>,
     pub lines: Vec<Line>,
 }
 
 /// The journalctl arguments for a query (no group: nothing is read, see [`read`]).
-pub fn args(q: &Query) -> Vec<String> {
+pub(crate) fn args(q: &Query) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     for (i, g) in q.groups.iter().enumerate() {
         if i > 0 {
@@ -67,7 +67,7 @@ pub fn args(q: &Query) -> Vec<String> {
 }
 
 /// One `journalctl -o json` line as an entry, keeping the string `fields` named.
-pub fn parse_entry(json: &[u8], fields: &[String]) -> Option<Entry> {
+pub(crate) fn parse_entry(json: &[u8], fields: &[String]) -> Option<Entry> {
     let Ok(serde_json::Value::Object(entry)) = serde_json::from_slice(json) else {
         return None;
     };
@@ -84,7 +84,7 @@ pub fn parse_entry(json: &[u8], fields: &[String]) -> Option<Entry> {
 
 /// An entry's message as log lines: split at newlines, PRIORITY 0–3 counted as
 /// stderr. An entry without a message gives none.
-pub fn entry_lines(entry: &serde_json::Map<String, serde_json::Value>) -> Vec<Line> {
+pub(crate) fn entry_lines(entry: &serde_json::Map<String, serde_json::Value>) -> Vec<Line> {
     let message = match entry.get("MESSAGE") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Array(bytes)) => {
@@ -133,7 +133,7 @@ fn truncate(s: &str) -> String {
 /// The entries a query matches, oldest first; with `follow`, until dropped.
 /// `journalctl` is killed when the stream is dropped; its failure ends the
 /// stream with an error carrying its last words.
-pub fn read(q: Query) -> BoxStream<'static, anyhow::Result<Entry>> {
+pub(crate) fn read(q: Query) -> BoxStream<'static, anyhow::Result<Entry>> {
     if q.groups.is_empty() {
         return futures_util::stream::empty().boxed();
     }

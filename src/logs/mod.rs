@@ -1,5 +1,5 @@
 //! Log lines from any source, framed and merged into one stream.
 
-pub mod journal;
-pub mod line;
-pub mod stream;
+pub(crate) mod journal;
+pub(crate) mod line;
+pub(crate) mod stream;

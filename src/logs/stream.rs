@@ -9,7 +9,7 @@ use crate::logs::line::Line;
 
 /// Where a line comes from: a container of a stack, or a unit.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Source {
+pub(crate) struct Source {
     pub module: String,
     /// The compose service or the unit name.
     pub name: String,
@@ -19,36 +19,36 @@ pub struct Source {
 
 /// Which lines of each source: the last `tail`, between `since` and `until` (Unix seconds).
 #[derive(Copy, Clone, Debug, Default)]
-pub struct Window {
+pub(crate) struct Window {
     pub tail: Option<u64>,
     pub since: Option<i64>,
     pub until: Option<i64>,
 }
 
 /// A stream of lines from one source.
-pub type Lines = BoxStream<'static, anyhow::Result<Line>>;
+pub(crate) type Lines = BoxStream<'static, anyhow::Result<Line>>;
 
 /// A line with its source.
-pub type FromLine = (Arc<Source>, Line);
+pub(crate) type FromLine = (Arc<Source>, Line);
 
 /// A stream of lines from several sources (the journal), each with its source.
-pub type Tagged = BoxStream<'static, anyhow::Result<FromLine>>;
+pub(crate) type Tagged = BoxStream<'static, anyhow::Result<FromLine>>;
 
 /// One source's lines, each with the source.
-pub fn tagged(source: Source, lines: Lines) -> Tagged {
+pub(crate) fn tagged(source: Source, lines: Lines) -> Tagged {
     let source = Arc::new(source);
     lines.map(move |l| l.map(|l| (source.clone(), l))).boxed()
 }
 
 /// Merges finished streams by time: each is already in order, so a
 /// k-way merge keeps one line per stream in memory.
-pub struct Merge {
+pub(crate) struct Merge {
     sources: Vec<(Tagged, Option<FromLine>)>,
     primed: bool,
 }
 
 impl Merge {
-    pub fn new(sources: Vec<Tagged>) -> Merge {
+    pub(crate) fn new(sources: Vec<Tagged>) -> Merge {
         Merge {
             sources: sources.into_iter().map(|s| (s, None)).collect(),
             primed: false,
@@ -56,7 +56,7 @@ impl Merge {
     }
 
     /// The next line in time order, with its source.
-    pub async fn next(&mut self) -> Option<anyhow::Result<FromLine>> {
+    pub(crate) async fn next(&mut self) -> Option<anyhow::Result<FromLine>> {
         if !self.primed {
             self.primed = true;
             for k in (0..self.sources.len()).rev() {
@@ -93,7 +93,7 @@ impl Merge {
 }
 
 /// What reaches the printer while following.
-pub enum Event {
+pub(crate) enum Event {
     Line(usize, Line),
     /// A line of a stream that carries its own sources (the journal).
     From(Arc<Source>, Line),
@@ -113,7 +113,7 @@ pub enum Event {
 
 /// Forwards a tagged stream's lines into the follow channel (its end is not announced: no
 /// container's liveness hangs on it).
-pub fn forward_tagged(mut lines: Tagged, tx: mpsc::Sender<Event>) {
+pub(crate) fn forward_tagged(mut lines: Tagged, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
         while let Some(item) = lines.next().await {
             let ev = match item {
@@ -129,7 +129,7 @@ pub fn forward_tagged(mut lines: Tagged, tx: mpsc::Sender<Event>) {
 
 /// Forwards a source's lines into the follow channel. Bounded: a slow reader
 /// slows the stream instead of growing memory.
-pub fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
+pub(crate) fn forward(idx: usize, mut lines: Lines, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
         while let Some(item) = lines.next().await {
             let ev = match item {

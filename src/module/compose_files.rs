@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// with no default file: `None` when it names none, `Err` with the reason
 /// when `.env` cannot be read or a file it names is missing. Reads `.env`
 /// only: cheap enough for discovery and completion.
-pub fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
+pub(crate) fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
     let dotenv_path = dir.join(".env");
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
         Ok(text) => parse_dotenv(&text),
@@ -46,7 +46,7 @@ pub fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
 
 /// `KEY=VALUE` lines as compose reads `.env`: `#` comments, optional
 /// `export `, single or double quotes around the value.
-pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let line = line.trim();

@@ -288,7 +288,7 @@ fn key_error(text: &str, path: &Path, key: &str, message: String) -> HalError {
 }
 
 /// `~/.config/hal/hal.toml` for a user, `/etc/hal/hal.toml` for root.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     if crate::util::sys::is_root() {
         return PathBuf::from("/etc/hal/hal.toml");
     }

@@ -9,7 +9,7 @@ use crate::module::target::Target;
 use crate::module::{Kind, Module};
 
 /// Compose file names, in the order compose itself prefers them.
-pub const COMPOSE_FILES: [&str; 4] = [
+pub(crate) const COMPOSE_FILES: [&str; 4] = [
     "compose.yaml",
     "compose.yml",
     "docker-compose.yaml",
@@ -18,7 +18,7 @@ pub const COMPOSE_FILES: [&str; 4] = [
 
 /// Every module on the node, sorted by name.
 #[derive(Clone, Debug, Default)]
-pub struct Inventory {
+pub(crate) struct Inventory {
     pub root: PathBuf,
     pub modules: Vec<Module>,
     /// Set when the services root could not be read (it is then treated as empty).
@@ -30,7 +30,7 @@ pub struct Inventory {
 }
 
 /// The services root: the flag, else `HAL_SERVICES_DIR`, else the config, else `/services`.
-pub fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
+pub(crate) fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
     if let Some(p) = flag {
         return p.to_path_buf();
     }
@@ -44,7 +44,7 @@ pub fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
 }
 
 /// The compose file of a stack directory, in preference order.
-pub fn compose_file(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn compose_file(dir: &Path) -> Option<PathBuf> {
     COMPOSE_FILES
         .iter()
         .map(|f| dir.join(f))
@@ -55,7 +55,7 @@ pub fn compose_file(dir: &Path) -> Option<PathBuf> {
 /// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
 /// compose finds a project there. `None`: compose finds none, not a module;
 /// `Err`: compose would look for one that hal cannot read (listed invalid).
-pub fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
+pub(crate) fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
     if let Some(file) = compose_file(dir) {
         return Some(Ok(file));
     }
@@ -71,7 +71,7 @@ pub fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
 
 impl Inventory {
     /// Scans `root` and merges the host units declared in `config`.
-    pub fn discover(root: &Path, config: &Config) -> Inventory {
+    pub(crate) fn discover(root: &Path, config: &Config) -> Inventory {
         let mut modules = Vec::new();
         let mut root_problem = None;
         match std::fs::read_dir(root) {
@@ -152,7 +152,7 @@ impl Inventory {
 
     /// Takes note of the stacks hal once ran (the names its state remembers)
     /// that are no module now: their directory under the root is gone.
-    pub fn remember<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
+    pub(crate) fn remember<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
         if self.root_problem.is_some() {
             return;
         }
@@ -173,7 +173,7 @@ impl Inventory {
     }
 
     /// A module by name; one whose directory is gone too (see [`Inventory::gone`]).
-    pub fn get(&self, name: &str) -> Option<&Module> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Module> {
         self.modules
             .iter()
             .chain(&self.gone)
@@ -184,7 +184,7 @@ impl Inventory {
     /// without duplicates: names and quoted shell patterns (`'mail*'`). An
     /// unusable name is refused before anything is touched; `MODULE/SERVICE`
     /// is refused too, for the verbs that act on whole modules only.
-    pub fn resolve(&self, names: &[String]) -> Result<Vec<Module>, HalError> {
+    pub(crate) fn resolve(&self, names: &[String]) -> Result<Vec<Module>, HalError> {
         let targets = self.targets(names)?;
         if let Some(t) = targets.iter().find(|t| t.service.is_some()) {
             return Err(HalError::Usage(format!(
@@ -206,13 +206,13 @@ impl Inventory {
     /// A pattern takes what `--all` takes, narrowed by name: never an
     /// `invalid` directory, which a verb could only fail on (named, one is
     /// reported as before).
-    pub fn targets(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
+    pub(crate) fn targets(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
         self.select(words, false)
     }
 
     /// As [`Inventory::targets`], but a pattern also takes `invalid`
     /// modules: `status` shows them, as it does with no name at all.
-    pub fn targets_to_show(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
+    pub(crate) fn targets_to_show(&self, words: &[String]) -> Result<Vec<Target>, HalError> {
         self.select(words, true)
     }
 
@@ -288,7 +288,7 @@ impl Inventory {
     }
 
     /// Names of every module, for completion.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.modules.iter().map(|m| m.name.as_str())
     }
 }

@@ -2,18 +2,18 @@
 //!
 //! Everything here is plain data and pure rules: no engine, no init, no printing.
 
-pub mod compose_files;
-pub mod config;
-pub mod inventory;
+pub(crate) mod compose_files;
+pub(crate) mod config;
+pub(crate) mod inventory;
 pub mod keys;
-pub mod name;
-pub mod order;
-pub mod outcome;
-pub mod pattern;
-pub mod progress;
-pub mod run_state;
-pub mod status;
-pub mod target;
+pub(crate) mod name;
+pub(crate) mod order;
+pub(crate) mod outcome;
+pub(crate) mod pattern;
+pub(crate) mod progress;
+pub(crate) mod run_state;
+pub(crate) mod status;
+pub(crate) mod target;
 
 use std::path::PathBuf;
 
@@ -24,7 +24,7 @@ use crate::module::config::Scope;
 
 /// What a module is and how it is driven.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A compose project in `dir`, described by `file`.
     Stack { dir: PathBuf, file: PathBuf },
     /// An init unit.
@@ -34,19 +34,19 @@ pub enum Kind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Module {
+pub(crate) struct Module {
     pub name: String,
     pub kind: Kind,
 }
 
 impl Module {
     /// `stack`, `host` or `invalid`, as shown in tables and JSON.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         self.kind_tag().as_str()
     }
 
     /// The kind without its details, for comparing and publishing.
-    pub fn kind_tag(&self) -> KindTag {
+    pub(crate) fn kind_tag(&self) -> KindTag {
         match self.kind {
             Kind::Stack { .. } => KindTag::Stack,
             Kind::Host { .. } => KindTag::Host,
@@ -55,7 +55,7 @@ impl Module {
     }
 
     /// Where the module is defined: the compose file, or `unit (scope)`.
-    pub fn source(&self) -> String {
+    pub(crate) fn source(&self) -> String {
         match &self.kind {
             Kind::Stack { file, .. } => file.display().to_string(),
             Kind::Host { unit, scope } => format!("{unit} ({})", scope.as_str()),
@@ -65,7 +65,7 @@ impl Module {
 
     /// `Err` with the reason for a module hal found but cannot drive (an
     /// invalid declaration): what every verb answers for it.
-    pub fn usable(&self) -> Result<(), HalError> {
+    pub(crate) fn usable(&self) -> Result<(), HalError> {
         match &self.kind {
             Kind::Invalid { reason } => Err(HalError::InvalidModule {
                 name: self.name.clone(),
@@ -136,14 +136,14 @@ impl Condition {
 /// A module's kind without its details: `stack`, `host` or `invalid`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum KindTag {
+pub(crate) enum KindTag {
     Stack,
     Host,
     Invalid,
 }
 
 impl KindTag {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             KindTag::Stack => "stack",
             KindTag::Host => "host",

@@ -5,7 +5,7 @@
 /// The rule is compose v2's project-name rule: lowercase letters, digits, `-`
 /// and `_`, starting with a letter or digit. It also keeps every name safe as a
 /// path component and as a single argument.
-pub fn problem(name: &str) -> Option<String> {
+pub(crate) fn problem(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("the name is empty".into());
     }
@@ -38,7 +38,7 @@ pub fn is_valid(name: &str) -> bool {
 
 /// Why `service` is not a valid compose service name, or `None` when it is:
 /// letters, digits, `.`, `-` and `_`, starting with a letter or digit.
-pub fn service_problem(service: &str) -> Option<String> {
+pub(crate) fn service_problem(service: &str) -> Option<String> {
     let Some(first) = service.chars().next() else {
         return Some("the service name is empty".into());
     };
@@ -65,7 +65,7 @@ pub fn service_problem(service: &str) -> Option<String> {
 
 /// The edit distance between `a` and `b`: insertions, deletions,
 /// substitutions and swaps of two neighbours (`ux-wbe` is one from `ux-web`).
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     // Three rows of the table: two back (for a swap), the last, this one.
     let mut two_back: Vec<usize> = vec![0; b.len() + 1];
@@ -86,12 +86,15 @@ pub fn distance(a: &str, b: &str) -> usize {
 
 /// Whether `candidate` is close enough to `typed` to be what was meant: at
 /// most one edit for a short word, one per three characters for a longer one.
-pub fn is_close(typed: &str, candidate: &str) -> bool {
+pub(crate) fn is_close(typed: &str, candidate: &str) -> bool {
     distance(typed, candidate) <= (typed.chars().count() / 3).max(1)
 }
 
 /// The candidate nearest to `typed`, if one is close (the first of equals).
-pub fn nearest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    typed: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .filter(|c| is_close(typed, c))

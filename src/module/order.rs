@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Splits `names` into layers: every module comes after the modules it names
 /// in `after` (among those in `names`; others are not waited for).
 /// `reverse` gives the stop order: dependents first.
-pub fn layers(
+pub(crate) fn layers(
     names: &[String],
     after: &dyn Fn(&str) -> Vec<String>,
     reverse: bool,
@@ -50,7 +50,7 @@ pub fn layers(
 }
 
 /// The first cycle in the `after` graph, as `a → b → a`.
-pub fn find_cycle(graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+pub(crate) fn find_cycle(graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,

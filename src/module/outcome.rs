@@ -9,7 +9,7 @@ use crate::module::status::State;
 
 /// What a verb left behind.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub state: State,
     pub reason: Option<String>,
     pub warnings: Vec<String>,
@@ -17,7 +17,7 @@ pub struct Outcome {
 
 /// How a start behaves.
 #[derive(Clone, Debug)]
-pub struct StartOpts {
+pub(crate) struct StartOpts {
     pub pull: Option<PullPolicy>,
     pub wait: bool,
     pub timeout: Option<Duration>,
@@ -26,7 +26,7 @@ pub struct StartOpts {
 /// What a verb would do to one module (`--dry-run`'s answer).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Would {
+pub(crate) enum Would {
     /// Nothing: a start of an active module, a stop of a stopped one.
     None,
     /// Start what is not running.
@@ -40,7 +40,7 @@ pub enum Would {
 }
 
 impl Would {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Would::None => "none",
             Would::Start => "start",

@@ -4,7 +4,7 @@
 //! brace expansion. `\` makes the next character literal, as in fnmatch(3).
 
 /// Whether a word given on the command line is a pattern rather than a name.
-pub fn is_pattern(word: &str) -> bool {
+pub(crate) fn is_pattern(word: &str) -> bool {
     word.contains(['*', '?', '['])
 }
 
@@ -13,7 +13,7 @@ pub fn is_pattern(word: &str) -> bool {
 /// `*` matches any run of characters (also none), `?` any one character,
 /// `[abc]`, `[a-z]` one of a set, `[!abc]` or `[^abc]` one not in it. A `[`
 /// without its `]` matches itself.
-pub fn matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // Iterative wildcard matching with one backtrack point (the last `*`):

@@ -2,7 +2,7 @@
 
 /// Where a backend reports what it is doing. Implementations must be cheap:
 /// they are called from the middle of a start.
-pub trait Progress: Send + Sync {
+pub(crate) trait Progress: Send + Sync {
     /// `module` is now doing `what` (`starting`, `waiting (service db starting)`).
     fn step(&self, module: &str, what: &str);
     /// A pull moved: `layer` of `module`'s image is at `status`, `current` of `total` bytes.
@@ -14,7 +14,7 @@ pub trait Progress: Send + Sync {
 /// Progress nobody sees: for the backends' unit tests.
 #[cfg(test)]
 #[derive(Debug, Default)]
-pub struct Silent;
+pub(crate) struct Silent;
 
 #[cfg(test)]
 impl Progress for Silent {

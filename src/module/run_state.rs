@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 /// Where a unit is in its life, in the words systemd made common (its
 /// `ActiveState`); an init with other words maps them onto these.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Activity {
+pub(crate) enum Activity {
     Active,
     Activating,
     Reloading,
@@ -18,7 +18,7 @@ pub enum Activity {
 
 impl Activity {
     /// The activity an init's word names.
-    pub fn from_word(word: &str) -> Activity {
+    pub(crate) fn from_word(word: &str) -> Activity {
         match word {
             "active" => Activity::Active,
             "activating" => Activity::Activating,
@@ -31,7 +31,7 @@ impl Activity {
     }
 
     /// The word, as `from_word` reads it.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Activity::Active => "active",
             Activity::Activating => "activating",
@@ -48,7 +48,7 @@ impl Activity {
 /// word hal does not know is read as the nearest one it does (Podman's
 /// transient `stopped` is `exited`), never a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContainerRun {
+pub(crate) enum ContainerRun {
     Created,
     Running,
     Paused,
@@ -61,7 +61,7 @@ pub enum ContainerRun {
 
 impl ContainerRun {
     /// The state an engine's word names; `None` for an empty word (the engine said nothing).
-    pub fn from_word(word: &str) -> Option<ContainerRun> {
+    pub(crate) fn from_word(word: &str) -> Option<ContainerRun> {
         Some(match word {
             "" => return None,
             "running" => ContainerRun::Running,
@@ -79,7 +79,7 @@ impl ContainerRun {
     }
 
     /// Docker's word for the state (what `status --json` and the logs print).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ContainerRun::Created => "created",
             ContainerRun::Running => "running",
@@ -95,7 +95,7 @@ impl ContainerRun {
 
 /// The state of one service row: a container's, or a unit's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServiceState {
+pub(crate) enum ServiceState {
     /// A container's run state; `None` when the engine said nothing of it.
     Container(Option<ContainerRun>),
     Unit {
@@ -107,7 +107,7 @@ pub enum ServiceState {
 
 impl ServiceState {
     /// What the status document says: the engine's word, or the init's words.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             ServiceState::Container(run) => run.map_or("", ContainerRun::as_str),
             ServiceState::Unit { words, .. } => words,
@@ -115,7 +115,7 @@ impl ServiceState {
     }
 
     /// The container's run state, if this is a container.
-    pub fn container(&self) -> Option<ContainerRun> {
+    pub(crate) fn container(&self) -> Option<ContainerRun> {
         match self {
             ServiceState::Container(run) => *run,
             ServiceState::Unit { .. } => None,
@@ -123,7 +123,7 @@ impl ServiceState {
     }
 
     /// The unit's activity, if this is a unit.
-    pub fn unit(&self) -> Option<&Activity> {
+    pub(crate) fn unit(&self) -> Option<&Activity> {
         match self {
             ServiceState::Unit { activity, .. } => Some(activity),
             ServiceState::Container(_) => None,

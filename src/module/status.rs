@@ -26,7 +26,7 @@ impl Desired {
 /// The spec's module states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub(crate) enum State {
     Active,
     Starting,
     Degraded,
@@ -41,7 +41,7 @@ pub enum State {
 }
 
 impl State {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             State::Active => "active",
             State::Starting => "starting",
@@ -58,7 +58,7 @@ impl State {
 
 /// One container of a stack, or the unit of a host module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ServiceStatus {
+pub(crate) struct ServiceStatus {
     /// The compose service, or the unit name.
     pub name: String,
     /// The container name (stacks).
@@ -83,7 +83,7 @@ pub struct ServiceStatus {
 
 /// The start-limit figures of a module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LimitStatus {
+pub(crate) struct LimitStatus {
     /// Starts counted in the current window.
     pub used: u32,
     pub burst: u32,
@@ -96,7 +96,7 @@ pub struct LimitStatus {
 
 /// A module's status, as `status --json` publishes it.
 #[derive(Clone, Debug, Serialize)]
-pub struct ModuleStatus {
+pub(crate) struct ModuleStatus {
     pub name: String,
     /// Only for `status MODULE/SERVICE`: the one service this status is of
     /// (its state, and its containers alone in `services`).
@@ -127,7 +127,7 @@ pub struct ModuleStatus {
 
 /// A service of a stack's expected set that has fewer containers than compose runs for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MissingService {
+pub(crate) struct MissingService {
     pub name: String,
     /// How many containers compose runs for it.
     pub expected: u32,
@@ -137,7 +137,7 @@ pub struct MissingService {
 
 impl MissingService {
     /// `db: no container`, or `web: 1 of 3 containers`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.containers {
             0 => format!("{}: no container", self.name),
             n => format!("{}: {n} of {} containers", self.name, self.expected),
@@ -147,7 +147,7 @@ impl MissingService {
 
 /// A hold of `hal watch`'s: since when, until when, and why.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct HeldStatus {
+pub(crate) struct HeldStatus {
     /// When the hold began (RFC 3339).
     #[serde(serialize_with = "rfc3339_one")]
     pub since: Stamp,
@@ -160,7 +160,7 @@ pub struct HeldStatus {
 
 /// The runs of a host module whose unit is a timer: the job it starts, how it last went, when next.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct TimerStatus {
+pub(crate) struct TimerStatus {
     /// The unit the timer starts (`Triggers=`).
     pub job: String,
     /// When the timer last started the job (RFC 3339), or null if it never did.
@@ -201,12 +201,12 @@ fn rfc3339_trimmed<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::E
 impl ModuleStatus {
     /// A module's status with nothing known but its state: no reason, time,
     /// desired state, services or limit figures yet.
-    pub fn of(m: &Module, state: State) -> ModuleStatus {
+    pub(crate) fn of(m: &Module, state: State) -> ModuleStatus {
         ModuleStatus::named(&m.name, m.kind_tag(), state)
     }
 
     /// [`ModuleStatus::of`] by name and kind.
-    pub fn named(name: &str, kind: KindTag, state: State) -> ModuleStatus {
+    pub(crate) fn named(name: &str, kind: KindTag, state: State) -> ModuleStatus {
         ModuleStatus {
             name: name.to_string(),
             service: None,
@@ -225,12 +225,12 @@ impl ModuleStatus {
     }
 
     /// Whether a person asked for it to run (hal started it and nobody stopped it since).
-    pub fn wanted_up(&self) -> bool {
+    pub(crate) fn wanted_up(&self) -> bool {
         self.desired == Some(Desired::Up)
     }
 
     /// `web`, or `web/worker` for one service's status.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.service {
             Some(s) => format!("{}/{s}", self.name),
             None => self.name.clone(),
@@ -241,7 +241,7 @@ impl ModuleStatus {
     /// degraded or unknown, or wanted up (started by request) and not active.
     /// A module stopped on purpose, or never started and merely inactive or
     /// invalid, is not listed.
-    pub fn needs_person(&self) -> bool {
+    pub(crate) fn needs_person(&self) -> bool {
         matches!(
             self.state,
             State::Failed | State::Degraded | State::Unknown | State::Conflict | State::Orphaned
@@ -251,7 +251,7 @@ impl ModuleStatus {
 
 /// How much a status needs to know about each container.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Detail {
+pub(crate) enum Detail {
     /// Inspect every container (exact start times and restart counts).
     Full,
     /// Inspect only containers the summary cannot describe.
@@ -260,7 +260,7 @@ pub enum Detail {
 
 /// How one container counts toward its module's state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Running, healthy where it has a healthcheck.
     Up,
     /// Exited 0 and not meant to be restarted: a finished job.

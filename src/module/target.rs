@@ -5,7 +5,7 @@ use crate::module::Module;
 /// A module, or one service of a stack module: `web` or `web/worker`, the same
 /// `module/service` that prefixes a stack's log lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     pub module: Module,
     /// The compose service; `None` means the whole module.
     pub service: Option<String>,
@@ -13,7 +13,7 @@ pub struct Target {
 
 impl Target {
     /// The whole module.
-    pub fn whole(module: Module) -> Target {
+    pub(crate) fn whole(module: Module) -> Target {
         Target {
             module,
             service: None,
@@ -21,7 +21,7 @@ impl Target {
     }
 
     /// `web`, or `web/worker` for one service: how people see the target.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.service {
             Some(s) => format!("{}/{s}", self.module.name),
             None => self.module.name.clone(),
@@ -38,7 +38,7 @@ impl From<Module> for Target {
 /// Splits a word from the command line into its module and service parts:
 /// `web` → (`web`, none), `web/worker` → (`web`, `worker`). Only the first
 /// `/` splits, so a stray second one is part of the service and refused there.
-pub fn split(word: &str) -> (&str, Option<&str>) {
+pub(crate) fn split(word: &str) -> (&str, Option<&str>) {
     match word.split_once('/') {
         Some((m, s)) => (m, Some(s)),
         None => (word, None),

@@ -19,7 +19,7 @@ const MARGIN: usize = 4;
 const FLOOR: usize = 3;
 
 /// The spinners and bars of one command, on stderr (or nowhere).
-pub struct Area {
+pub(crate) struct Area {
     bars: MultiProgress,
     /// Lines the area may hold, including `+N more`; `None`: as many as the terminal
     /// has, minus [`MARGIN`].
@@ -45,7 +45,7 @@ struct Running {
 
 impl Area {
     /// An area drawn on stderr, or a hidden one (nothing is drawn, nothing is kept).
-    pub fn new(drawn: bool) -> Area {
+    pub(crate) fn new(drawn: bool) -> Area {
         Area {
             bars: MultiProgress::with_draw_target(if drawn {
                 ProgressDrawTarget::stderr()
@@ -75,7 +75,7 @@ impl Area {
 
     /// Runs `f` (which prints whole lines) with the area wiped, then draws it again
     /// below what `f` printed.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+    pub(crate) fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         self.bars.suspend(f)
     }
 
@@ -91,7 +91,7 @@ impl Area {
     }
 
     /// `module` is now doing `what`.
-    pub fn step(&self, module: &str, what: &str) {
+    pub(crate) fn step(&self, module: &str, what: &str) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
@@ -116,7 +116,7 @@ impl Area {
 
     /// A pull moved. A layer gets a line only while its module has one and
     /// there is room; a finished layer's line goes.
-    pub fn layer(&self, module: &str, layer: &str, status: &str, bytes: Option<(u64, u64)>) {
+    pub(crate) fn layer(&self, module: &str, layer: &str, status: &str, bytes: Option<(u64, u64)>) {
         let Ok(mut guard) = self.state.lock() else {
             return;
         };
@@ -156,7 +156,7 @@ impl Area {
     }
 
     /// `module`'s work is over: its lines go, and a module that had none takes the room.
-    pub fn done(&self, module: &str) {
+    pub(crate) fn done(&self, module: &str) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };

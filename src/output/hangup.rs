@@ -13,7 +13,7 @@ use tokio::io::Interest;
 use tokio::net::unix::pipe;
 
 /// Resolves once stdout's reader has gone; never, when that cannot be told.
-pub async fn reader_gone() {
+pub(crate) async fn reader_gone() {
     if let Some(out) = watch() {
         loop {
             match out.ready(Interest::ERROR).await {

@@ -7,7 +7,7 @@ use crate::logs::stream::Source;
 use crate::output::ui::{Format, Ui};
 
 /// Writes lines as people or scripts read them.
-pub struct Printer {
+pub(crate) struct Printer {
     out: BufWriter<Stdout>,
     json: bool,
     prefix: bool,
@@ -19,7 +19,7 @@ pub struct Printer {
 impl Printer {
     /// Lines in the printer's format; `prefix` and `timestamps` as asked,
     /// prefixes padded to at least `width`.
-    pub fn new(ui: &Ui, prefix: bool, timestamps: bool, width: usize) -> Printer {
+    pub(crate) fn new(ui: &Ui, prefix: bool, timestamps: bool, width: usize) -> Printer {
         Printer {
             out: BufWriter::with_capacity(64 * 1024, io::stdout()),
             json: ui.format() == Format::Json,
@@ -30,11 +30,11 @@ impl Printer {
         }
     }
 
-    pub fn widen(&mut self, w: usize) {
+    pub(crate) fn widen(&mut self, w: usize) {
         self.width = self.width.max(w);
     }
 
-    pub fn line(&mut self, src: &Source, line: &Line) -> io::Result<()> {
+    pub(crate) fn line(&mut self, src: &Source, line: &Line) -> io::Result<()> {
         if self.json {
             let doc = serde_json::json!({
                 "module": src.module,
@@ -66,7 +66,7 @@ impl Printer {
         self.out.write_all(b"\n")
     }
 
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 }

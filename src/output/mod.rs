@@ -1,21 +1,21 @@
 //! Everything hal shows a person or a script: decided once, printed in one place.
 
-pub mod area;
+pub(crate) mod area;
 pub mod color;
-pub mod hangup;
-pub mod json;
-pub mod log_lines;
-pub mod prometheus;
-pub mod render;
-pub mod reports;
-pub mod tables;
-pub mod ui;
-pub mod view;
-pub mod watch_log;
+pub(crate) mod hangup;
+pub(crate) mod json;
+pub(crate) mod log_lines;
+pub(crate) mod prometheus;
+pub(crate) mod render;
+pub(crate) mod reports;
+pub(crate) mod tables;
+pub(crate) mod ui;
+pub(crate) mod view;
+pub(crate) mod watch_log;
 
 /// Bytes as they are on stdout (a completion script): a reader that stops
 /// early (`hal completions bash | head`) is no failure.
-pub fn raw(bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn raw(bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {

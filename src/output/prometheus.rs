@@ -18,7 +18,7 @@ const STATES: [State; 7] = [
 ];
 
 /// What only `hal watch` knows: its repairs so far and its last pass.
-pub struct WatchSeries<'a> {
+pub(crate) struct WatchSeries<'a> {
     /// Repairs by (module, action), counted since the watch started.
     pub repairs: &'a BTreeMap<(String, String), u64>,
     /// When the watch last read its modules.
@@ -26,7 +26,7 @@ pub struct WatchSeries<'a> {
 }
 
 /// The text of the metrics file: HELP and TYPE before each family, one sample a line.
-pub fn render(modules: &[ModuleStatus], watch: Option<&WatchSeries<'_>>) -> String {
+pub(crate) fn render(modules: &[ModuleStatus], watch: Option<&WatchSeries<'_>>) -> String {
     let mut out = String::new();
     family(
         &mut out,

@@ -25,7 +25,7 @@ struct ErrorBody<'a> {
 
 /// `{"schema": 1, "error": {"exit_code": N, "message": "..."}}`: what a
 /// script reads on stdout when a command stopped before its own document.
-pub fn error_json(exit_code: u8, message: &str) -> String {
+pub(crate) fn error_json(exit_code: u8, message: &str) -> String {
     json::document(&ErrorDoc {
         schema: SCHEMA,
         error: ErrorBody { exit_code, message },
@@ -33,7 +33,7 @@ pub fn error_json(exit_code: u8, message: &str) -> String {
 }
 
 /// A borderless table, styled only when `color` is on.
-pub fn table(color: bool) -> Table {
+pub(crate) fn table(color: bool) -> Table {
     let mut t = Table::new();
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic);
@@ -46,7 +46,7 @@ pub fn table(color: bool) -> Table {
 }
 
 /// The one colour table: each state's ANSI code (lines) and table colour.
-pub fn state_colors(s: State) -> (&'static str, Color) {
+pub(crate) fn state_colors(s: State) -> (&'static str, Color) {
     match s {
         State::Active => ("32", Color::Green),
         State::Starting => ("36", Color::Cyan),
@@ -57,11 +57,11 @@ pub fn state_colors(s: State) -> (&'static str, Color) {
     }
 }
 
-pub fn state_color(s: State) -> Color {
+pub(crate) fn state_color(s: State) -> Color {
     state_colors(s).1
 }
 
-pub fn state_cell(s: State, color: bool) -> Cell {
+pub(crate) fn state_cell(s: State, color: bool) -> Cell {
     let c = Cell::new(s.as_str());
     if color { c.fg(state_color(s)) } else { c }
 }
@@ -69,7 +69,7 @@ pub fn state_cell(s: State, color: bool) -> Cell {
 /// Status table: module (or `module/service`), kind, state, desired state
 /// (`up`, `down`, or `-` when hal never started or stopped it), detail,
 /// starts in window, since.
-pub fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String {
+pub(crate) fn status_table(modules: &[ModuleStatus], color: bool, now: Stamp) -> String {
     let mut t = table(color);
     t.set_header([
         "MODULE", "KIND", "STATE", "DESIRED", "DETAIL", "STARTS", "SINCE",
@@ -129,7 +129,7 @@ fn detail(m: &ModuleStatus, now: Stamp) -> String {
 
 /// One row per module of `hal module list`.
 #[derive(Serialize)]
-pub struct ListEntry<'a> {
+pub(crate) struct ListEntry<'a> {
     pub name: &'a str,
     pub kind: &'static str,
     /// The compose file, or `unit (scope)`.
@@ -141,7 +141,7 @@ pub struct ListEntry<'a> {
     pub reason: Option<&'a str>,
 }
 
-pub fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
+pub(crate) fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
     modules
         .iter()
         .map(|m| {
@@ -166,7 +166,7 @@ pub fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
         .collect()
 }
 
-pub fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
+pub(crate) fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
     let mut t = table(color);
     t.set_header(["MODULE", "KIND", "SOURCE"]);
     for e in entries {
@@ -191,7 +191,7 @@ impl Rows for ListEntry<'_> {
 }
 
 /// `3s`, `5m`, `2h`, `4d` ago.
-pub fn ago(now: Stamp, then: Stamp) -> String {
+pub(crate) fn ago(now: Stamp, then: Stamp) -> String {
     let s = now.since(then).as_secs();
     match s {
         0..=119 => format!("{s}s"),
@@ -201,7 +201,7 @@ pub fn ago(now: Stamp, then: Stamp) -> String {
     }
 }
 
-pub fn trim_lines(s: String) -> String {
+pub(crate) fn trim_lines(s: String) -> String {
     let mut out: String = s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
     out.push('\n');
     out

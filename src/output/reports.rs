@@ -16,7 +16,7 @@ impl Rows for ReportJson {
 
 /// Prints one module's result for people as soon as its work is over (above the
 /// progress area on a terminal); nothing for scripts, whose document comes at the end.
-pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
+pub(crate) fn finished(ui: &Ui, action: &'static str, r: &Report) {
     if ui.format() == Format::Json {
         return;
     }
@@ -50,7 +50,7 @@ pub fn finished(ui: &Ui, action: &'static str, r: &Report) {
 
 /// Ends a verb's output: the one document for scripts (modules in the given
 /// order), or for several modules a summary on stderr for people.
-pub fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
+pub(crate) fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
     if ui.format() == Format::Json {
         let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
         ui.show(&Modules::new(&docs));

@@ -6,7 +6,7 @@ use crate::module::status::State;
 use crate::output::render::{state_cell, table, trim_lines};
 
 /// One module of a rescue plan.
-pub struct RescueStep<'a> {
+pub(crate) struct RescueStep<'a> {
     pub name: &'a str,
     pub critical: bool,
     /// Its state when the plan was made.
@@ -17,7 +17,10 @@ pub struct RescueStep<'a> {
 }
 
 /// `MODULE WAS ACTION WHY`, a critical module marked so.
-pub fn rescue_plan<'a>(steps: impl IntoIterator<Item = RescueStep<'a>>, color: bool) -> String {
+pub(crate) fn rescue_plan<'a>(
+    steps: impl IntoIterator<Item = RescueStep<'a>>,
+    color: bool,
+) -> String {
     let rows = steps.into_iter().map(|s| {
         let name = if s.critical {
             format!("{} (critical)", s.name)
@@ -35,7 +38,7 @@ pub fn rescue_plan<'a>(steps: impl IntoIterator<Item = RescueStep<'a>>, color: b
 }
 
 /// One module of a rescue's report.
-pub struct RescueDone<'a> {
+pub(crate) struct RescueDone<'a> {
     pub step: RescueStep<'a>,
     /// Its state now, or `None` when the rescue failed.
     pub now: Option<State>,
@@ -43,7 +46,10 @@ pub struct RescueDone<'a> {
 }
 
 /// `MODULE WAS ACTION NOW TOOK`.
-pub fn rescue_report<'a>(rows: impl IntoIterator<Item = RescueDone<'a>>, color: bool) -> String {
+pub(crate) fn rescue_report<'a>(
+    rows: impl IntoIterator<Item = RescueDone<'a>>,
+    color: bool,
+) -> String {
     let rows = rows.into_iter().map(|r| {
         vec![
             Cell::new(r.step.name),
@@ -58,7 +64,7 @@ pub fn rescue_report<'a>(rows: impl IntoIterator<Item = RescueDone<'a>>, color: 
 }
 
 /// One module of an adopt plan.
-pub struct AdoptStep<'a> {
+pub(crate) struct AdoptStep<'a> {
     pub name: &'a str,
     /// What runs it now, in words.
     pub was: &'a str,
@@ -69,7 +75,10 @@ pub struct AdoptStep<'a> {
 }
 
 /// `MODULE RUN BY NOW HAL WILL`.
-pub fn adopt_plan<'a>(steps: impl IntoIterator<Item = AdoptStep<'a>>, color: bool) -> String {
+pub(crate) fn adopt_plan<'a>(
+    steps: impl IntoIterator<Item = AdoptStep<'a>>,
+    color: bool,
+) -> String {
     let rows = steps.into_iter().map(|s| {
         let will = match s.refused {
             Some(why) => format!("refuse: {why}"),
@@ -81,7 +90,7 @@ pub fn adopt_plan<'a>(steps: impl IntoIterator<Item = AdoptStep<'a>>, color: boo
 }
 
 /// One module of an adopt's report.
-pub struct AdoptDone<'a> {
+pub(crate) struct AdoptDone<'a> {
     pub step: AdoptStep<'a>,
     /// Who runs it now, in words.
     pub now: &'a str,
@@ -90,7 +99,10 @@ pub struct AdoptDone<'a> {
 }
 
 /// `MODULE WAS NOW NEXT START`.
-pub fn adopt_report<'a>(rows: impl IntoIterator<Item = AdoptDone<'a>>, color: bool) -> String {
+pub(crate) fn adopt_report<'a>(
+    rows: impl IntoIterator<Item = AdoptDone<'a>>,
+    color: bool,
+) -> String {
     let rows = rows.into_iter().map(|r| {
         [r.step.name, r.step.was, r.now, r.next_start]
             .map(Cell::new)

@@ -7,14 +7,14 @@ use crate::error::{Exit, HalError};
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 use crate::output::area::Area;
-pub use crate::output::color::ColorChoice;
+pub(crate) use crate::output::color::ColorChoice;
 use crate::output::color::Colors;
 use crate::output::json;
 use crate::output::view::{Modules, Style, View};
 
 /// The output flags, as given on the command line.
 #[derive(Copy, Clone, Debug)]
-pub struct Asked {
+pub(crate) struct Asked {
     pub json: bool,
     pub quiet: bool,
     pub yes: bool,
@@ -23,7 +23,7 @@ pub struct Asked {
 
 /// Whom the output is for: decided once, from `--json`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Tables and lines for a person.
     Human,
     /// One JSON document on stdout (or one object per line for streams), nothing else there.
@@ -32,7 +32,7 @@ pub enum Format {
 
 /// The one printer: every command's output goes through it.
 #[derive(Clone)]
-pub struct Ui {
+pub(crate) struct Ui {
     format: Format,
     /// Colour and quiet, for every view and line the printer renders.
     style: Style,
@@ -46,7 +46,7 @@ pub struct Ui {
 }
 
 impl Ui {
-    pub fn new(g: Asked) -> Ui {
+    pub(crate) fn new(g: Asked) -> Ui {
         let err_tty = std::io::stderr().is_terminal();
         let in_tty = std::io::stdin().is_terminal();
         let colors = Colors::of_process(g.color);
@@ -82,7 +82,7 @@ impl Ui {
     /// How much a status must read: scripts get exact start times and restart
     /// counts; the table only needs what the list call already says about
     /// settled containers.
-    pub fn status_detail(&self) -> Detail {
+    pub(crate) fn status_detail(&self) -> Detail {
         if self.format == Format::Json {
             Detail::Full
         } else {
@@ -91,7 +91,7 @@ impl Ui {
     }
 
     /// Whom the output is for.
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         self.format
     }
 
@@ -102,7 +102,7 @@ impl Ui {
 
     /// A command's answer: its JSON document for scripts, or its text for
     /// people (on stdout, as is).
-    pub fn show(&self, view: &impl View) {
+    pub(crate) fn show(&self, view: &impl View) {
         match self.format {
             Format::Json => stdout(&format!("{}\n", json::document(view))),
             Format::Human => stdout(&view.human(&self.style)),
@@ -111,13 +111,13 @@ impl Ui {
 
     /// A document in a format of its own (Prometheus text), on stdout as is,
     /// whatever `--json` or `-q` say: it was asked for by name.
-    pub fn text(&self, text: &str) {
+    pub(crate) fn text(&self, text: &str) {
         stdout(text);
     }
 
     /// A plan for a person to read before a question, on stderr (not with
     /// `--json` or `-q`).
-    pub fn preview(&self, view: &impl View) {
+    pub(crate) fn preview(&self, view: &impl View) {
         if self.format == Format::Human && !self.style.quiet {
             let text = view.human(&self.style.for_stderr());
             self.above(|| stderr(&format!("{}\n", text.trim_end_matches('\n'))));
@@ -126,7 +126,7 @@ impl Ui {
 
     /// There is nothing to show: an empty document for scripts, `hal: {why}`
     /// on stderr for people (unless quiet).
-    pub fn nothing(&self, why: &str) {
+    pub(crate) fn nothing(&self, why: &str) {
         match self.format {
             Format::Json => stdout(&format!("{}\n", json::document(&Modules::<()>::new(&[])))),
             Format::Human => self.note(why),
@@ -134,27 +134,27 @@ impl Ui {
     }
 
     /// A line for people on stdout (not with `--json` or `-q`).
-    pub fn say(&self, text: &str) {
+    pub(crate) fn say(&self, text: &str) {
         if self.format == Format::Human && !self.style.quiet {
             self.above(|| stdout(&format!("{text}\n")));
         }
     }
 
     /// A message for people on stderr, `hal: {text}` (not with `--json` or `-q`).
-    pub fn note(&self, text: &str) {
+    pub(crate) fn note(&self, text: &str) {
         if self.format == Format::Human && !self.style.quiet {
             self.above(|| stderr(&said(text)));
         }
     }
 
     /// Something that went wrong, on stderr for everyone: `hal: {text}`.
-    pub fn problem(&self, text: &str) {
+    pub(crate) fn problem(&self, text: &str) {
         self.above(|| stderr(&said(text)));
     }
 
     /// A module's error for people (`hal: what: why`); under `--json` the
     /// document carries it instead.
-    pub fn fail(&self, e: &anyhow::Error) {
+    pub(crate) fn fail(&self, e: &anyhow::Error) {
         if self.format == Format::Human {
             self.above(|| crate::error::report(e));
         }
@@ -163,7 +163,7 @@ impl Ui {
     /// The error that ended the command: `hal: what: why` on stderr for
     /// everyone and, under `--json`, the error document on stdout, so that a
     /// script's `jq` gets its input. Returns the exit code it maps to.
-    pub fn error(&self, e: &anyhow::Error) -> Exit {
+    pub(crate) fn error(&self, e: &anyhow::Error) -> Exit {
         crate::error::report(e);
         let exit = crate::error::exit_of(e);
         if self.format == Format::Json {
@@ -173,14 +173,14 @@ impl Ui {
     }
 
     /// Prints a warning on stderr without disturbing progress bars.
-    pub fn warn(&self, text: &str) {
+    pub(crate) fn warn(&self, text: &str) {
         let warning = paint(self.style.color_err, "33", "hal: warning:");
         self.above(|| stderr(&format!("{warning} {text}\n")));
     }
 
     /// Asks once; `--yes` answers for the person. With no terminal, the
     /// question cannot be asked, and that is a usage error (exit 2).
-    pub fn confirm(&self, question: &str) -> Result<bool, HalError> {
+    pub(crate) fn confirm(&self, question: &str) -> Result<bool, HalError> {
         if self.yes {
             return Ok(true);
         }
@@ -233,14 +233,14 @@ fn said(text: &str) -> String {
 }
 
 /// What every message of hal on stderr starts with.
-pub const PREFIX: &str = "hal: ";
+pub(crate) const PREFIX: &str = "hal: ";
 
 fn dumb_term() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
 }
 
 /// ANSI colour for text, when `on`.
-pub fn paint(on: bool, code: &str, text: &str) -> String {
+pub(crate) fn paint(on: bool, code: &str, text: &str) -> String {
     if on {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {
@@ -250,14 +250,14 @@ pub fn paint(on: bool, code: &str, text: &str) -> String {
 
 /// Writes to stdout. A reader that went away (`hal --json status | head -1`)
 /// is no reason to panic: what it did not read is simply not written.
-pub fn stdout(text: &str) {
+pub(crate) fn stdout(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Writes to stderr, never panicking on a closed stream.
-pub fn stderr(text: &str) {
+pub(crate) fn stderr(text: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -3,12 +3,12 @@
 use serde::Serialize;
 
 /// The version of every JSON document hal prints. Fields are added, never renamed.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 
 /// How text for people looks, decided once by the printer from the flags and
 /// the terminals; a command never chooses it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Style {
+pub(crate) struct Style {
     /// Colour in the text being rendered (stdout's decision, or stderr's for
     /// text bound there: see [`Style::for_stderr`]).
     pub color: bool,
@@ -20,7 +20,7 @@ pub struct Style {
 
 impl Style {
     /// The style of text printed on stderr: its colour is stderr's.
-    pub fn for_stderr(self) -> Style {
+    pub(crate) fn for_stderr(self) -> Style {
         Style {
             color: self.color_err,
             ..self
@@ -30,25 +30,25 @@ impl Style {
 
 /// One answer of a command: the JSON document scripts read (its `Serialize`),
 /// and the text people read, in the printer's style.
-pub trait View: Serialize {
+pub(crate) trait View: Serialize {
     fn human(&self, style: &Style) -> String;
 }
 
 /// Rows of an answer about modules, which people read as one table.
-pub trait Rows: Serialize + Sized {
+pub(crate) trait Rows: Serialize + Sized {
     fn table(rows: &[Self], style: &Style) -> String;
 }
 
 /// `{"schema": 1, "modules": [...]}`: the answer of every command about
 /// modules; people read its rows' table.
 #[derive(Serialize)]
-pub struct Modules<'a, T> {
+pub(crate) struct Modules<'a, T> {
     schema: u32,
     modules: &'a [T],
 }
 
 impl<'a, T> Modules<'a, T> {
-    pub fn new(modules: &'a [T]) -> Modules<'a, T> {
+    pub(crate) fn new(modules: &'a [T]) -> Modules<'a, T> {
         Modules {
             schema: SCHEMA,
             modules,

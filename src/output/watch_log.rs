@@ -8,7 +8,7 @@ use crate::output::ui::{Format, Ui};
 use crate::util::timefmt::Stamp;
 
 /// One line of the log.
-pub struct Entry {
+pub(crate) struct Entry {
     /// The module it is about; `None` for the watcher itself or the engine.
     pub module: Option<String>,
     /// What the human line starts with: the module, `docker` or `watch`.
@@ -26,7 +26,7 @@ pub struct Entry {
 
 impl Entry {
     /// A line about module `m`.
-    pub fn module(
+    pub(crate) fn module(
         m: &str,
         event: &'static str,
         action: Option<&'static str>,
@@ -44,7 +44,7 @@ impl Entry {
     }
 
     /// A line about the watcher or an engine (`watch`, `docker`).
-    pub fn about(
+    pub(crate) fn about(
         subject: &str,
         event: &'static str,
         action: Option<&'static str>,
@@ -56,31 +56,31 @@ impl Entry {
         }
     }
 
-    pub fn reason(mut self, r: impl Into<String>) -> Entry {
+    pub(crate) fn reason(mut self, r: impl Into<String>) -> Entry {
         self.reason = Some(r.into());
         self
     }
 
-    pub fn with(mut self, key: &'static str, v: impl Into<Value>) -> Entry {
+    pub(crate) fn with(mut self, key: &'static str, v: impl Into<Value>) -> Entry {
         self.extra.push((key, v.into()));
         self
     }
 }
 
 /// Where the lines go.
-pub struct Log {
+pub(crate) struct Log {
     format: Format,
 }
 
 impl Log {
     /// The log in the printer's format.
-    pub fn new(ui: &Ui) -> Log {
+    pub(crate) fn new(ui: &Ui) -> Log {
         Log {
             format: ui.format(),
         }
     }
 
-    pub fn emit(&self, e: Entry) {
+    pub(crate) fn emit(&self, e: Entry) {
         // A log reader that went away must not stop the supervisor.
         let mut out = std::io::stdout().lock();
         let _ = if self.format == Format::Json {

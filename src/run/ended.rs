@@ -10,7 +10,7 @@ use crate::state::records::Ended;
 
 /// Who started a module, for its record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Starter {
+pub(super) enum Starter {
     /// A person (`start`, `restart`, `rescue`), by the verb's word.
     Person(&'static str),
     /// The supervisor's restart or repair, by the verb's word.
@@ -18,7 +18,7 @@ pub enum Starter {
 }
 
 /// What a start's result changes in the record, if anything.
-pub fn of_start(
+pub(super) fn of_start(
     node: &Node,
     m: &Module,
     starter: Starter,
@@ -66,7 +66,7 @@ pub fn of_start(
 
 /// Records how a verb ended; a record that cannot be written is a warning,
 /// never the verb's failure.
-pub async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<String>) {
+pub(super) async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<String>) {
     match node.store.ended(&m.name, ended).await {
         Ok(w) => warnings.extend(w),
         Err(e) => warnings.push(format!(
@@ -78,7 +78,7 @@ pub async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<St
 
 /// The supervisor's fixes, less those of services a person has stopped
 /// since it decided on them (read under the module's lock).
-pub fn not_stopped(node: &Node, m: &Module, fixes: &[Fix]) -> anyhow::Result<Vec<Fix>> {
+pub(super) fn not_stopped(node: &Node, m: &Module, fixes: &[Fix]) -> anyhow::Result<Vec<Fix>> {
     let (state, _) = node.store.read();
     let stopped = state
         .modules
@@ -98,7 +98,7 @@ pub fn not_stopped(node: &Node, m: &Module, fixes: &[Fix]) -> anyhow::Result<Vec
 
 /// The supervisor's repair found nothing left to do once it held the lock.
 #[derive(Debug)]
-pub struct LeftAlone(&'static str);
+pub(super) struct LeftAlone(&'static str);
 
 impl std::fmt::Display for LeftAlone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

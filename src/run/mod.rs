@@ -1,12 +1,12 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
-pub mod adopt;
+pub(crate) mod adopt;
 mod ended;
-pub mod node;
+pub(crate) mod node;
 mod report;
 mod settle;
-pub mod status;
-pub mod would;
+pub(crate) mod status;
+pub(crate) mod would;
 
 use std::time::{Duration, Instant};
 
@@ -22,11 +22,11 @@ use crate::{host, stack};
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
 
-pub use report::{Report, ReportJson};
+pub(crate) use report::{Report, ReportJson};
 
 /// A verb that changes modules.
 #[derive(Clone, Debug)]
-pub enum Verb {
+pub(crate) enum Verb {
     Start {
         opts: StartOpts,
         force: bool,
@@ -59,7 +59,7 @@ pub enum Verb {
 }
 
 impl Verb {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Verb::Start { .. } => "start",
             Verb::Stop { .. } => "stop",
@@ -72,7 +72,7 @@ impl Verb {
 
 /// Runs `verb` on every module, at most `jobs` at once, modules named in a
 /// module's `after` first (last when stopping); reports come back in the given order.
-pub async fn run(
+pub(crate) async fn run(
     node: &Node,
     progress: &dyn Progress,
     modules: Vec<Module>,
@@ -91,7 +91,7 @@ pub async fn run(
 /// `jobs` bounds the work (compose, the engine, the init): a module holds a
 /// slot while it is launched, and gives it back before it only waits for `active`.
 /// Two targets of one module (`web/www web/worker`) take its lock in turn.
-pub async fn run_targets(
+pub(crate) async fn run_targets(
     node: &Node,
     progress: &dyn Progress,
     targets: Vec<Target>,
@@ -157,7 +157,11 @@ pub async fn run_targets(
 /// (Docker for stacks, the init for units): the command then ends with that
 /// error (exit 6) rather than one failed report per module. When some can be
 /// reached, each of the others is reported as it fails.
-pub async fn check_reachable(node: &Node, targets: &[Target], verb: &Verb) -> anyhow::Result<()> {
+pub(crate) async fn check_reachable(
+    node: &Node,
+    targets: &[Target],
+    verb: &Verb,
+) -> anyhow::Result<()> {
     let mut first = None;
     for t in targets {
         match reachable(node, &t.module).await {
@@ -172,7 +176,7 @@ pub async fn check_reachable(node: &Node, targets: &[Target], verb: &Verb) -> an
 
 /// Refuses, before anything is touched, a `MODULE/SERVICE` whose stack has no
 /// such service (exit 4, naming the services it has).
-pub async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<()> {
+pub(crate) async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<()> {
     for t in targets {
         if let (Some(service), Kind::Stack { dir, .. }) = (&t.service, &t.module.kind) {
             stack::check_service(&node.stacks, &node.store, &t.module.name, dir, service).await?;

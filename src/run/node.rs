@@ -14,7 +14,7 @@ use crate::state::Store;
 use crate::state::shared::locate;
 
 /// The node as hal sees it. Holds no output: whoever drives it says where progress goes.
-pub struct Node {
+pub(crate) struct Node {
     pub config: Config,
     pub inventory: Inventory,
     pub store: Store,
@@ -24,7 +24,7 @@ pub struct Node {
 
 impl Node {
     /// Loads the config and scans the services root; touches no engine.
-    pub fn load(
+    pub(crate) fn load(
         config: Option<&Path>,
         services_dir: Option<&Path>,
         endpoint: Option<String>,
@@ -47,7 +47,7 @@ impl Node {
     }
 
     /// What a stack verb needs, reporting to `progress`.
-    pub fn stack_env<'a>(&'a self, progress: &'a dyn Progress) -> Env<'a> {
+    pub(crate) fn stack_env<'a>(&'a self, progress: &'a dyn Progress) -> Env<'a> {
         Env {
             stacks: &self.stacks,
             store: &self.store,
@@ -57,7 +57,7 @@ impl Node {
 
     /// What the command line names (modules, patterns, `MODULE/SERVICE`),
     /// or every valid module with `--all`.
-    pub fn targets(&self, names: &[String], all: bool) -> Result<Vec<Target>, HalError> {
+    pub(crate) fn targets(&self, names: &[String], all: bool) -> Result<Vec<Target>, HalError> {
         if all {
             Ok(self
                 .inventory
@@ -79,7 +79,7 @@ impl Node {
     /// stacks started fastest 8 at a time (BENCHMARKS.md: `--jobs 8` 16 s,
     /// `--jobs 4` 20 s, `--jobs 2` 39 s), where the engine's own floor is
     /// `docker start` 8 at a time.
-    pub fn jobs(&self, flag: Option<u16>) -> usize {
+    pub(crate) fn jobs(&self, flag: Option<u16>) -> usize {
         flag.map(usize::from).unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get() * 4)

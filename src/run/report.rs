@@ -10,7 +10,7 @@ use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 
 /// What happened to one module, or to one service of it.
-pub struct Report {
+pub(crate) struct Report {
     pub module: Module,
     /// The service acted on (`MODULE/SERVICE`), or `None` for the whole module.
     pub service: Option<String>,
@@ -25,7 +25,7 @@ pub struct Report {
 
 /// The JSON shape of a [`Report`].
 #[derive(Serialize)]
-pub struct ReportJson {
+pub(crate) struct ReportJson {
     pub name: String,
     /// Only for `MODULE/SERVICE`: the service acted on.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,19 +50,19 @@ pub struct ReportJson {
 }
 
 impl Report {
-    pub fn exit(&self) -> Exit {
+    pub(crate) fn exit(&self) -> Exit {
         self.result.as_ref().err().map_or(Exit::Ok, exit_of)
     }
 
     /// `web`, or `web/worker` when one service was acted on.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.service {
             Some(s) => format!("{}/{s}", self.module.name),
             None => self.module.name.clone(),
         }
     }
 
-    pub fn to_json(&self, action: &'static str) -> ReportJson {
+    pub(crate) fn to_json(&self, action: &'static str) -> ReportJson {
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
             // A start that failed leaves the module failed, with the cause.
@@ -105,7 +105,7 @@ fn starts(action: &str) -> bool {
 
 /// A failure's cause on one line: the summary of a diagnosed failure, or
 /// the error without the `start web:` the runner adds.
-pub fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
+pub(super) fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
     if let Some(d) = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Detailed>())

@@ -10,16 +10,16 @@ use crate::run::node::Node;
 /// How long after a stop hal looks for the module coming back. A watch
 /// reacts to a container's death within a fraction of a second and its start
 /// is under way well before this.
-pub const WINDOW: Duration = Duration::from_secs(3);
+pub(super) const WINDOW: Duration = Duration::from_secs(3);
 
 /// What could bring a module back, seen as the stop begins.
-pub struct Watchers {
+pub(super) struct Watchers {
     /// Every live `hal watch` on the node but this process: pid and user.
     watches: Vec<(u32, String)>,
 }
 
 impl Watchers {
-    pub async fn look(_node: &Node, _m: &Module) -> Watchers {
+    pub(super) async fn look(_node: &Node, _m: &Module) -> Watchers {
         Watchers {
             watches: live_watches(),
         }
@@ -29,7 +29,7 @@ impl Watchers {
 /// The stop's outcome, or an error naming who started the module again
 /// within [`WINDOW`]. Looks only when a watch runs: nothing else on a node
 /// undoes a `compose down` or a unit's stop job by itself.
-pub async fn held(
+pub(super) async fn held(
     node: &Node,
     m: &Module,
     service: Option<&str>,

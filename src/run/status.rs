@@ -18,7 +18,7 @@ use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::{self, Stamp};
 
 /// The status of many modules, and what went wrong reading it.
-pub struct NodeStatus {
+pub(crate) struct NodeStatus {
     pub modules: Vec<ModuleStatus>,
     /// What `status` exits with: 0 all active, 3 some not, 6 an engine is
     /// unreachable, 2 its endpoint, context or TLS setting is wrong.
@@ -32,14 +32,14 @@ pub struct NodeStatus {
 /// Every given module's status, and the exit code `status` should end with.
 /// `detail` says how much to read of settled containers: exact times and
 /// counts cost an inspect per container, the list call alone says the rest.
-pub async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
+pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
     let targets: Vec<Target> = modules.iter().cloned().map(Target::whole).collect();
     collect_targets(node, &targets, detail).await
 }
 
 /// The status of every target: a whole module, or one service of a stack
 /// (that service's containers alone, and the state they add up to).
-pub async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
+pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
     let mut modules: Vec<Module> = Vec::new();
     for t in targets {
         if !modules.contains(&t.module) {
@@ -302,7 +302,7 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
 }
 
 /// The state of one target now, as `status` reads it (`None` when it cannot be read).
-pub async fn state_now(node: &Node, t: &Target) -> Option<State> {
+pub(crate) async fn state_now(node: &Node, t: &Target) -> Option<State> {
     let read = collect_targets(node, std::slice::from_ref(t), Detail::Settled).await;
     read.modules.first().map(|s| s.state)
 }

@@ -43,7 +43,7 @@ fn stop_would(state: Option<State>) -> Would {
 
 /// `--dry-run`: a report per target saying what `verb` would do, its state
 /// now as the outcome; nothing is touched and nothing is counted.
-pub async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<Report> {
+pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<Report> {
     let mut out = Vec::with_capacity(targets.len());
     for t in targets {
         let began = Instant::now();

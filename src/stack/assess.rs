@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-pub mod expected;
+pub(crate) mod expected;
 
 use crate::module::run_state::{ContainerRun, ServiceState};
 use crate::module::status::{ServiceStatus, State, Verdict};
@@ -10,7 +10,7 @@ use crate::util::timefmt::{self, Stamp};
 
 /// What hal needs to know about one container, gathered from list and inspect.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ContainerFacts {
+pub(crate) struct ContainerFacts {
     pub id: String,
     pub name: String,
     pub project: String,
@@ -38,16 +38,16 @@ pub struct ContainerFacts {
 }
 
 /// A container without a healthcheck counts as up once it has stayed up this long.
-pub const SETTLE: Duration = Duration::from_secs(1);
+pub(crate) const SETTLE: Duration = Duration::from_secs(1);
 /// After a crash, a container must stay up this long before it counts as up again.
-pub const RESETTLE: Duration = Duration::from_secs(5);
+pub(crate) const RESETTLE: Duration = Duration::from_secs(5);
 
 /// Restarts by Docker after which a container that is still crashing is in a
 /// crash loop: `failed`, and the supervisor's to repair.
-pub const LOOP_RESTARTS: i64 = 3;
+pub(crate) const LOOP_RESTARTS: i64 = 3;
 
 impl ContainerFacts {
-    pub fn verdict(&self) -> Verdict {
+    pub(crate) fn verdict(&self) -> Verdict {
         let restarts = matches!(
             self.restart_policy.as_str(),
             "always" | "unless-stopped" | "on-failure"
@@ -127,7 +127,7 @@ impl ContainerFacts {
     }
 
     /// Why this container is not `Up`, as part of a module's one-line reason.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let who = format!("service {}", self.label());
         match self.verdict() {
             Verdict::Up => format!("{who} is running"),
@@ -170,7 +170,7 @@ impl ContainerFacts {
     }
 
     /// `service`, or `service-N` when the service runs more than one container.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if self.number > 1 {
             format!("{}-{}", self.service, self.number)
         } else {
@@ -178,7 +178,7 @@ impl ContainerFacts {
         }
     }
 
-    pub fn to_status(&self) -> ServiceStatus {
+    pub(crate) fn to_status(&self) -> ServiceStatus {
         ServiceStatus {
             name: self.service.clone(),
             container: Some(self.name.clone()),
@@ -194,7 +194,7 @@ impl ContainerFacts {
 }
 
 /// The module state that a project's containers add up to, with the reason.
-pub fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
+pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
     let main: Vec<&ContainerFacts> = containers.iter().copied().filter(|c| !c.oneoff).collect();
     if main.is_empty() {
         return (State::Inactive, Some("no containers".into()));
@@ -231,7 +231,7 @@ pub fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
 /// When a module waits for nothing but its running containers to settle: how
 /// long until the last of them has (as of when the facts were read). `None`
 /// when it waits for anything else: a healthcheck, a restart, a stopped container.
-pub fn settles_in(containers: &[&ContainerFacts]) -> Option<Duration> {
+pub(crate) fn settles_in(containers: &[&ContainerFacts]) -> Option<Duration> {
     let mut longest = Duration::ZERO;
     for c in containers.iter().filter(|c| !c.oneoff) {
         match c.verdict() {
@@ -244,7 +244,7 @@ pub fn settles_in(containers: &[&ContainerFacts]) -> Option<Duration> {
 }
 
 /// Whether waiting longer cannot help: something failed in a way Docker will not repair.
-pub fn hopeless(containers: &[&ContainerFacts]) -> bool {
+pub(crate) fn hopeless(containers: &[&ContainerFacts]) -> bool {
     containers
         .iter()
         .filter(|c| !c.oneoff)
@@ -253,7 +253,7 @@ pub fn hopeless(containers: &[&ContainerFacts]) -> bool {
 
 /// How long a container has been up, from a `docker ps` status text such as
 /// `Up 5 minutes (healthy)` (Docker's own rounding: "About an hour" is 1 h).
-pub fn uptime_from_status(text: &str) -> Option<Duration> {
+pub(crate) fn uptime_from_status(text: &str) -> Option<Duration> {
     let rest = text.strip_prefix("Up ")?;
     let rest = rest.split(" (").next()?.trim();
     if rest.starts_with("Less than a second") {

@@ -20,7 +20,7 @@ use crate::stack::labels::CONFIG_HASH;
 
 /// What adopting a stack left for its next start.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Baseline {
+pub(crate) enum Baseline {
     /// The containers are what compose would make: the next start is a no-op.
     Recorded,
     /// These services' containers differ from the files (or are missing):
@@ -31,7 +31,7 @@ pub enum Baseline {
 }
 
 /// Records the baseline of `stack` when its containers match its files.
-pub async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline> {
+pub(crate) async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline> {
     let name = stack.name;
     let compose = env.stacks.compose().await?;
     if compose.flavor == Flavor::V1 {

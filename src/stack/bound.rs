@@ -15,14 +15,14 @@ const DIAG_LINES: u64 = 5;
 
 /// When a start must be over, and the timeout that set it (for messages).
 #[derive(Copy, Clone, Debug)]
-pub struct Bound {
+pub(crate) struct Bound {
     pub timeout: Duration,
     pub deadline: Instant,
 }
 
 impl Bound {
     /// A start that may take `timeout` from now.
-    pub fn from_now(timeout: Duration) -> Bound {
+    pub(crate) fn from_now(timeout: Duration) -> Bound {
         Bound {
             timeout,
             deadline: Instant::now() + timeout,
@@ -30,19 +30,19 @@ impl Bound {
     }
 
     /// Whether the time is up.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         Instant::now() >= self.deadline
     }
 
     /// The time left (zero once it is up).
-    pub fn left(&self) -> Duration {
+    pub(crate) fn left(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
     /// Runs `work` until the deadline. Past it, `work` is dropped (a compose
     /// child is killed with it; what it made stays) and the error names what
     /// the start was waiting for, as the engine sees the project now.
-    pub async fn run<T>(
+    pub(crate) async fn run<T>(
         &self,
         engine: &Engine,
         project: &str,
@@ -99,7 +99,10 @@ impl Bound {
 /// The containers a start was still waiting for: those not up that a
 /// container not yet running depends on (compose holds its dependents back
 /// for them); when none is such, every container not up.
-pub fn waited_for<'a>(list: &[Listed], facts: &'a [ContainerFacts]) -> Vec<&'a ContainerFacts> {
+pub(crate) fn waited_for<'a>(
+    list: &[Listed],
+    facts: &'a [ContainerFacts],
+) -> Vec<&'a ContainerFacts> {
     let not_up =
         |f: &&ContainerFacts| !f.oneoff && !matches!(f.verdict(), Verdict::Up | Verdict::Completed);
     let held: BTreeSet<String> = list
@@ -121,7 +124,7 @@ pub fn waited_for<'a>(list: &[Listed], facts: &'a [ContainerFacts]) -> Vec<&'a C
 }
 
 /// For each service that is not up: its state, exit code, health and last log lines.
-pub async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String> {
+pub(crate) async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) -> Vec<String> {
     let mut out = Vec::new();
     for c in containers.iter().filter(|c| !c.oneoff) {
         if matches!(c.verdict(), Verdict::Up | Verdict::Completed) {

@@ -15,14 +15,14 @@ use crate::stack::endpoint::Endpoint;
 
 /// Which generation of compose answers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum Flavor {
+pub(crate) enum Flavor {
     V1,
     V2,
 }
 
 /// A compose command line prefix, e.g. `docker compose` or `docker-compose`.
 #[derive(Clone, Debug)]
-pub struct Compose {
+pub(crate) struct Compose {
     pub program: PathBuf,
     pub prefix: Vec<String>,
     pub flavor: Flavor,
@@ -34,7 +34,7 @@ pub struct Compose {
 
 /// Whether `up` of one service makes new containers when nothing changed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Fresh {
+pub(crate) enum Fresh {
     /// Compose's own rule: recreate what changed, start the rest as it is.
     IfChanged,
     /// `--force-recreate`: the containers there cannot be started as they are.
@@ -43,7 +43,7 @@ pub enum Fresh {
 
 /// One compose project: its name and directory (compose finds the files).
 #[derive(Clone, Debug)]
-pub struct Project<'a> {
+pub(crate) struct Project<'a> {
     pub name: &'a str,
     pub dir: &'a Path,
 }
@@ -53,7 +53,12 @@ impl Compose {
     /// with no `-f`: compose finds the files there by its own rules (the
     /// default file and its override, or `COMPOSE_FILE`; `.env`;
     /// `COMPOSE_PROFILES`), exactly as a person running it there would.
-    pub fn command(&self, project: &Project<'_>, endpoint: &Endpoint, args: &[&str]) -> Command {
+    pub(crate) fn command(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+        args: &[&str],
+    ) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.prefix)
             .arg("-p")
@@ -77,7 +82,7 @@ impl Compose {
     }
 
     /// `up -d --remove-orphans`, with `--pull` where the compose generation has it.
-    pub async fn up(
+    pub(crate) async fn up(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -96,7 +101,7 @@ impl Compose {
     /// `down --remove-orphans`: containers and the project network go, named
     /// volumes stay. `grace` is `-t`: how long a container may take to stop
     /// before SIGKILL (compose's default is the service's `stop_grace_period`, else 10 s).
-    pub async fn down(
+    pub(crate) async fn down(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -117,7 +122,7 @@ impl Compose {
     /// (recreating them when their configuration changed), nothing else.
     /// With [`Fresh::Always`], `--force-recreate`: new containers even when
     /// nothing changed, for a container the engine refuses to start as it is.
-    pub async fn up_service(
+    pub(crate) async fn up_service(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -144,7 +149,7 @@ impl Compose {
     /// `stop [-t N] SERVICE` then `rm -f SERVICE`: one service's containers
     /// go, as `down` takes a whole project's (compose v1 has no `down
     /// SERVICE`); the network stays for the rest of the project.
-    pub async fn remove_service(
+    pub(crate) async fn remove_service(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -167,7 +172,7 @@ impl Compose {
     }
 
     /// The project's service names, as compose resolves the files (`config --services`).
-    pub async fn services(
+    pub(crate) async fn services(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -185,7 +190,7 @@ impl Compose {
     }
 
     /// The services of a project and their images, as compose resolves the file.
-    pub async fn images(
+    pub(crate) async fn images(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -209,7 +214,7 @@ impl Compose {
     }
 
     /// Runs compose and turns a failure into compose's own words.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
@@ -236,7 +241,7 @@ impl Compose {
     }
 
     /// `docker compose` or `docker-compose`, for messages.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         self.label.clone()
     }
 }
@@ -248,7 +253,7 @@ fn seconds(d: Duration) -> String {
 }
 
 /// The most telling lines of compose's output: its last non-empty lines, without progress noise.
-pub fn last_words(stderr: &str, stdout: &str) -> String {
+pub(crate) fn last_words(stderr: &str, stdout: &str) -> String {
     let text = if stderr.trim().is_empty() {
         stdout
     } else {
@@ -292,7 +297,7 @@ fn is_progress(line: &str) -> bool {
 }
 
 /// Reads services from `docker compose config --format json` (v2).
-pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
+pub(crate) fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
     let doc: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| anyhow::anyhow!("compose config printed something that is not JSON: {e}"))?;
     let Some(services) = doc.get("services").and_then(|s| s.as_object()) else {
@@ -322,7 +327,7 @@ pub fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
 
 /// Reads services from `docker-compose config` (v1), whose YAML output is
 /// normalised: services at two spaces, their keys at four.
-pub fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
+pub(crate) fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
     let mut deps = deps::of_v1_yaml(text);
     let mut out: Vec<ServiceImage> = Vec::new();
     let mut in_services = false;

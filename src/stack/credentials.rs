@@ -21,7 +21,7 @@ const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a pull sends to the registry: a user and password, or an identity token.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RegistryAuth {
+pub(crate) struct RegistryAuth {
     pub username: Option<String>,
     pub password: Option<String>,
     pub identitytoken: Option<String>,
@@ -58,7 +58,7 @@ struct HelperAnswer {
 
 /// The registry an image is pulled from, as `docker login` names it
 /// (`docker.io` for Docker Hub).
-pub fn registry_of(image: &str) -> &str {
+pub(crate) fn registry_of(image: &str) -> &str {
     match image.split_once('/') {
         Some((first, _)) if first.contains(['.', ':']) || first == "localhost" => first,
         _ => "docker.io",
@@ -82,7 +82,7 @@ fn host_of(key: &str) -> &str {
 }
 
 /// Where the Docker CLI keeps its config.
-pub fn config_path() -> Option<PathBuf> {
+pub(crate) fn config_path() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("DOCKER_CONFIG").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("config.json"));
     }
@@ -92,7 +92,7 @@ pub fn config_path() -> Option<PathBuf> {
 }
 
 /// The credentials `docker pull IMAGE` would use; `None` for an anonymous pull.
-pub async fn for_image(image: &str) -> anyhow::Result<Option<RegistryAuth>> {
+pub(crate) async fn for_image(image: &str) -> anyhow::Result<Option<RegistryAuth>> {
     let Some(path) = config_path() else {
         return Ok(None);
     };

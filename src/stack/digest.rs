@@ -21,12 +21,12 @@ const MAX_FILE: u64 = 4 << 20;
 
 /// A module's fingerprint (`None`: a file could not be read whole, so
 /// compose decides, always).
-pub struct Digest {
+pub(crate) struct Digest {
     pub key: Option<String>,
 }
 
 /// Reads what compose reads in `dir` and fingerprints it.
-pub fn of_module(dir: &Path) -> Result<Digest, InputError> {
+pub(crate) fn of_module(dir: &Path) -> Result<Digest, InputError> {
     let inputs = inputs::read(dir)?;
     let key = key(dir, &inputs);
     Ok(Digest { key })

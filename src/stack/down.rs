@@ -14,7 +14,7 @@ use crate::stack::{Stack, facts, identity, of_service};
 /// `compose down`: containers and network go, named volumes stay. For one
 /// service, its containers go (`compose stop` then `rm`) and the rest of the
 /// project runs on. `grace` is compose's `-t`.
-pub async fn stop(
+pub(crate) async fn stop(
     env: Env<'_>,
     stack: &Stack<'_>,
     grace: Option<Duration>,
@@ -81,7 +81,7 @@ async fn finish(
 /// Stops (each with its own grace period, or `grace`), then removes, every
 /// container of `project` in `of`, and, with `networks`, the project's
 /// networks. The volumes stay, as `compose down` leaves them.
-pub async fn by_labels(
+pub(crate) async fn by_labels(
     engine: &Engine,
     project: &str,
     of: &[Listed],
@@ -122,7 +122,7 @@ fn first_error(results: Vec<anyhow::Result<()>>) -> anyhow::Result<()> {
 }
 
 /// The warning a fallback stop leaves in the outcome: that it fell back, and why.
-pub fn fell_back(why: &anyhow::Error) -> String {
+pub(crate) fn fell_back(why: &anyhow::Error) -> String {
     let root = why.root_cause().to_string();
     let line = root
         .lines()

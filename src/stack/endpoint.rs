@@ -15,11 +15,11 @@ use sha2::{Digest, Sha256};
 use crate::error::HalError;
 
 /// The local socket, the default context's endpoint.
-pub const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
+pub(crate) const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
 
 /// Where the endpoint came from, for `doctor` and messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Flag,
     DockerHost,
     /// `DOCKER_CONTEXT=name`.
@@ -45,7 +45,7 @@ impl fmt::Display for Source {
 
 /// An engine endpoint: its address, how to secure it, and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// `unix:///path` or `tcp://host:port`.
     pub host: String,
     /// The directory of `ca.pem`, `cert.pem` and `key.pem` when the engine
@@ -56,7 +56,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Resolves the endpoint from `-H` and the process's environment.
-    pub fn resolve(flag: Option<&str>) -> Result<Endpoint, HalError> {
+    pub(crate) fn resolve(flag: Option<&str>) -> Result<Endpoint, HalError> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let config_dir = var("DOCKER_CONFIG")
             .map(PathBuf::from)
@@ -65,7 +65,7 @@ impl Endpoint {
     }
 
     /// The variables a compose child gets so that it reaches this engine and no other.
-    pub fn child_env(&self) -> Vec<(&'static str, Option<String>)> {
+    pub(crate) fn child_env(&self) -> Vec<(&'static str, Option<String>)> {
         let mut env = vec![
             ("DOCKER_HOST", Some(self.host.clone())),
             ("DOCKER_CONTEXT", None),
@@ -86,7 +86,7 @@ impl Endpoint {
 }
 
 /// [`Endpoint::resolve`] with the environment and the CLI config directory given.
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     flag: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
     config_dir: Option<&Path>,

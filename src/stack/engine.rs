@@ -25,19 +25,21 @@ use crate::stack::labels;
 use connect::{CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, unreachable};
 use wire::Wire;
 
-pub use connect::EngineKind;
+pub(crate) use connect::EngineKind;
 
-pub use model::{EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress};
+pub(crate) use model::{
+    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
+};
 
 /// A stream of engine answers, each read into hal's type.
-pub type EngineStream<T> = BoxStream<'static, Result<T, EngineError>>;
+pub(crate) type EngineStream<T> = BoxStream<'static, Result<T, EngineError>>;
 
 /// How long hal waits for a list or inspect (bollard's own calls wait 120 s).
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A connection to one engine that speaks the Docker Engine API (Docker, or Podman's compatible API).
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Engine {
     api: Docker,
     /// hal's own requests (list, inspect, ping) and who answers them.
     conn: std::sync::Arc<Conn>,
@@ -57,7 +59,7 @@ struct Conn {
 impl Engine {
     /// Connects and takes the API version from the engine's ping (`Api-Version`),
     /// never from `GET /version` (Podman answers that in half a second).
-    pub async fn connect(to: &Endpoint) -> Result<Engine, HalError> {
+    pub(crate) async fn connect(to: &Endpoint) -> Result<Engine, HalError> {
         let endpoint = to.host.clone();
         let wire = Wire::of(&endpoint);
         let (version, kind) = match &wire {
@@ -102,7 +104,7 @@ impl Engine {
     }
 
     /// Which engine answers (from its ping), for messages and per-engine checks.
-    pub fn kind(&self) -> EngineKind {
+    pub(crate) fn kind(&self) -> EngineKind {
         self.conn.kind
     }
 
@@ -130,7 +132,10 @@ impl Engine {
     }
 
     /// Every compose container on the node (one list call), or those of one project.
-    pub async fn compose_containers(&self, project: Option<&str>) -> anyhow::Result<Vec<Listed>> {
+    pub(crate) async fn compose_containers(
+        &self,
+        project: Option<&str>,
+    ) -> anyhow::Result<Vec<Listed>> {
         let label = labels::project_filter(project);
         let Some(wire) = &self.conn.wire else {
             let options = ListContainersOptions {
@@ -177,7 +182,7 @@ impl Engine {
 
     /// What an inspect says of a container; `None` when it is gone (removed
     /// between list and inspect).
-    pub async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
+    pub(crate) async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
         let Some(wire) = &self.conn.wire else {
             return match self
                 .api
@@ -220,7 +225,7 @@ impl Engine {
     }
 
     /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
-    pub fn logs(
+    pub(crate) fn logs(
         &self,
         id: &str,
         follow: bool,
@@ -251,7 +256,7 @@ impl Engine {
     /// Container starts of compose projects (what `logs -f` follows).
     /// An error is the client's own (the follower that reads these says itself
     /// that the engine was lost).
-    pub fn container_events(&self, since: Option<i64>) -> EngineStream<EngineEvent> {
+    pub(crate) fn container_events(&self, since: Option<i64>) -> EngineStream<EngineEvent> {
         self.container_events_of(since, &[EventAction::Start])
     }
 
@@ -260,7 +265,7 @@ impl Engine {
     /// The filter is one both engines honour: `type=container` and both engines'
     /// words for each action (Docker ignores Podman's `died`, Podman ignores `die`);
     /// the project label is checked here (Podman's `label=KEY` matches nothing).
-    pub fn container_events_of(
+    pub(crate) fn container_events_of(
         &self,
         since: Option<i64>,
         actions: &[EventAction],
@@ -294,7 +299,7 @@ impl Engine {
     }
 
     /// The engine's default log driver (`/info`'s `LoggingDriver`), for containers that set none.
-    pub async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
+    pub(crate) async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
         let info = self
             .api
             .info()
@@ -305,7 +310,7 @@ impl Engine {
     }
 
     /// Answers whether the engine is there right now.
-    pub async fn ping(&self) -> anyhow::Result<()> {
+    pub(crate) async fn ping(&self) -> anyhow::Result<()> {
         if let Some(wire) = &self.conn.wire {
             let answer = wire.get("/_ping", CONNECT_TIMEOUT).await;
             let answer = answer.map_err(|e| unreachable(&self.endpoint, &e))?;
@@ -323,12 +328,12 @@ impl Engine {
 
     /// How long the engine takes to deliver an event of hal's own making (a test
     /// volume made and removed), or why it delivered none within `limit`.
-    pub async fn event_round_trip(&self, limit: Duration) -> Result<Duration, String> {
+    pub(crate) async fn event_round_trip(&self, limit: Duration) -> Result<Duration, String> {
         probe::event_round_trip(&self.api, limit).await
     }
 
     /// Whether an image is present locally.
-    pub async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
+    pub(crate) async fn image_present(&self, image: &str) -> anyhow::Result<bool> {
         match self.api.inspect_image(image).await {
             Ok(_) => Ok(true),
             Err(bollard::errors::Error::DockerResponseServerError {
@@ -340,7 +345,7 @@ impl Engine {
     }
 
     /// The local image id of a reference, or `None` when it is absent.
-    pub async fn image_id(&self, image: &str) -> anyhow::Result<Option<String>> {
+    pub(crate) async fn image_id(&self, image: &str) -> anyhow::Result<Option<String>> {
         match self.api.inspect_image(image).await {
             Ok(i) => Ok(i.id),
             Err(bollard::errors::Error::DockerResponseServerError {
@@ -353,7 +358,7 @@ impl Engine {
 
     /// Pulls `repo:tag` with the given registry credentials, streaming the
     /// engine's progress messages.
-    pub fn pull(
+    pub(crate) fn pull(
         &self,
         repo: &str,
         tag: Option<&str>,
@@ -383,7 +388,7 @@ fn filter_words(action: &EventAction) -> Vec<&str> {
 
 /// A network on the engine: its name, compose project (if any) and subnets.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NetworkFacts {
+pub(crate) struct NetworkFacts {
     pub name: String,
     pub project: Option<String>,
     pub subnets: Vec<String>,
@@ -391,14 +396,14 @@ pub struct NetworkFacts {
 
 /// One of the engine's default address pools: subnets of `/size` carved out of `base`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AddressPool {
+pub(crate) struct AddressPool {
     pub base: String,
     pub size: u8,
 }
 
 impl Engine {
     /// Every network on the engine (one list call).
-    pub async fn networks(&self) -> anyhow::Result<Vec<NetworkFacts>> {
+    pub(crate) async fn networks(&self) -> anyhow::Result<Vec<NetworkFacts>> {
         let list = self
             .api
             .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
@@ -423,7 +428,7 @@ impl Engine {
 
     /// The default address pools the engine reports (`docker info`), or `None`
     /// when it reports none (older engines, or the stock pools).
-    pub async fn address_pools(&self) -> anyhow::Result<Option<Vec<AddressPool>>> {
+    pub(crate) async fn address_pools(&self) -> anyhow::Result<Option<Vec<AddressPool>>> {
         let info = self
             .api
             .info()

@@ -11,7 +11,7 @@ use crate::state::Store;
 
 /// The owner of the Docker endpoint: connects to the engine once and finds
 /// the compose CLI once, lazily, so a command that needs neither touches neither.
-pub struct Stacks {
+pub(crate) struct Stacks {
     /// The one endpoint hal and every compose child use (or why there is none).
     endpoint: Result<Endpoint, HalError>,
     engine: Mutex<Option<Engine>>,
@@ -21,11 +21,11 @@ pub struct Stacks {
 /// Why no compose CLI could be used, found once per run and said at every use.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct NoCompose(String);
+pub(crate) struct NoCompose(String);
 
 impl Stacks {
     /// `flag` is `-H`; the rest of the resolution is the docker CLI's (`endpoint.rs`).
-    pub fn new(flag: Option<String>) -> Stacks {
+    pub(crate) fn new(flag: Option<String>) -> Stacks {
         Stacks {
             endpoint: Endpoint::resolve(flag.as_deref()),
             engine: Mutex::new(None),
@@ -34,13 +34,13 @@ impl Stacks {
     }
 
     /// The endpoint in use; an unknown context or an ssh:// endpoint is an error here (exit 2).
-    pub fn endpoint(&self) -> Result<&Endpoint, HalError> {
+    pub(crate) fn endpoint(&self) -> Result<&Endpoint, HalError> {
         self.endpoint.as_ref().map_err(Clone::clone)
     }
 
     /// The Docker engine: connected once and reused; a failed connection is
     /// not remembered, so a long-running command can try again later.
-    pub async fn engine(&self) -> Result<Engine, HalError> {
+    pub(crate) async fn engine(&self) -> Result<Engine, HalError> {
         let mut slot = self.engine.lock().await;
         if let Some(e) = slot.as_ref() {
             return Ok(e.clone());
@@ -51,7 +51,7 @@ impl Stacks {
     }
 
     /// The compose CLI, found once per run.
-    pub async fn compose(&self) -> anyhow::Result<Compose> {
+    pub(crate) async fn compose(&self) -> anyhow::Result<Compose> {
         let r = self
             .compose
             .get_or_init(|| async {
@@ -66,7 +66,7 @@ impl Stacks {
 
 /// Everything one stack verb needs, borrowed from the runner.
 #[derive(Clone, Copy)]
-pub struct Env<'a> {
+pub(crate) struct Env<'a> {
     pub stacks: &'a Stacks,
     pub store: &'a Store,
     pub progress: &'a dyn Progress,

@@ -11,7 +11,7 @@ use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
 use crate::util::timefmt::Stamp;
 
 /// Whether a container's last run is a failure worth keeping.
-pub fn failed(c: &ContainerFacts) -> bool {
+pub(crate) fn failed(c: &ContainerFacts) -> bool {
     let ended = matches!(c.status.as_str(), "exited" | "dead" | "restarting");
     (ended && c.exit_code.is_some_and(|x| x != 0))
         || c.oom_killed
@@ -20,7 +20,7 @@ pub fn failed(c: &ContainerFacts) -> bool {
 
 /// Keeps the failed runs of `module`'s containers (of `service` alone when
 /// given) before they are removed or recreated.
-pub async fn keep(
+pub(crate) async fn keep(
     engine: &Engine,
     store: &Store,
     module: &str,

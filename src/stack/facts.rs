@@ -14,7 +14,10 @@ const INSPECT_CONCURRENCY: usize = 16;
 
 /// The facts of the given containers: the summary plus one inspect each (for
 /// restart policy, restart count, exit code, health and start time).
-pub async fn read(engine: &Engine, listed: Vec<Listed>) -> anyhow::Result<Vec<ContainerFacts>> {
+pub(crate) async fn read(
+    engine: &Engine,
+    listed: Vec<Listed>,
+) -> anyhow::Result<Vec<ContainerFacts>> {
     read_with(engine, listed, Detail::Full).await
 }
 
@@ -22,7 +25,7 @@ pub async fn read(engine: &Engine, listed: Vec<Listed>) -> anyhow::Result<Vec<Co
 /// that has been running for a while is described from its summary alone
 /// (health from the list's own health field, start time from "Up …"); only
 /// the others are inspected. That keeps a whole-node status near one engine call.
-pub async fn read_with(
+pub(crate) async fn read_with(
     engine: &Engine,
     listed: Vec<Listed>,
     detail: Detail,
@@ -51,7 +54,10 @@ pub async fn read_with(
 }
 
 /// Facts of every container of `project`.
-pub async fn of_project(engine: &Engine, project: &str) -> anyhow::Result<Vec<ContainerFacts>> {
+pub(crate) async fn of_project(
+    engine: &Engine,
+    project: &str,
+) -> anyhow::Result<Vec<ContainerFacts>> {
     let list = engine.compose_containers(Some(project)).await?;
     read(engine, list).await
 }
@@ -63,7 +69,7 @@ pub async fn of_project(engine: &Engine, project: &str) -> anyhow::Result<Vec<Co
 /// "(unhealthy)" is display text, never read: an engine whose list has no
 /// health field (Docker before 1.52, Podman) has its containers inspected,
 /// or described from what an inspect of the same run said ([`InspectCache`]).
-pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     if !s.is_running() {
         return None;
     }
@@ -87,7 +93,7 @@ pub fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
 }
 
 /// Builds the facts of one container from its summary and its inspect.
-pub fn of(s: &Listed, i: Inspected) -> ContainerFacts {
+pub(crate) fn of(s: &Listed, i: Inspected) -> ContainerFacts {
     let status = i
         .state
         .or(s.state)
@@ -154,7 +160,7 @@ fn identity(s: &Listed) -> ContainerFacts {
 /// healthcheck: one that has is described with the list's own health field
 /// where the engine has one, and inspected again where it has not.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct InspectCache {
+pub(crate) struct InspectCache {
     /// The engine these containers are on (`-H`, `DOCKER_HOST` or the socket).
     endpoint: String,
     containers: std::collections::BTreeMap<String, KnownRun>,
@@ -179,12 +185,12 @@ struct KnownRun {
 }
 
 /// The file in the state directory that holds [`InspectCache`].
-pub const CACHE_FILE: &str = "containers.json";
+pub(crate) const CACHE_FILE: &str = "containers.json";
 
 impl InspectCache {
     /// What the file in `dir` remembers of `endpoint`'s containers (nothing
     /// when it is missing, unreadable, of another engine or not hal's).
-    pub fn load(dir: &std::path::Path, endpoint: &str) -> InspectCache {
+    pub(crate) fn load(dir: &std::path::Path, endpoint: &str) -> InspectCache {
         let empty = || InspectCache {
             endpoint: endpoint.to_string(),
             ..InspectCache::default()
@@ -202,7 +208,7 @@ impl InspectCache {
     /// said, when one did; `None` when it must be inspected. Only for a
     /// container up long enough that its status text shows it settled (the
     /// engine's word, not the cache's, says it is still in that run).
-    pub fn facts(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+    pub(crate) fn facts(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
         let text = s.status_text.as_deref()?;
         let up = crate::stack::assess::uptime_from_status(text)?;
         if up < crate::stack::assess::RESETTLE * 2 {
@@ -235,7 +241,7 @@ impl InspectCache {
     }
 
     /// Remembers what an inspect said of a running container in run `run`.
-    pub fn learn(&mut self, f: &ContainerFacts, run: String) {
+    pub(crate) fn learn(&mut self, f: &ContainerFacts, run: String) {
         if f.status != "running" || f.error.is_some() {
             return;
         }
@@ -257,7 +263,7 @@ impl InspectCache {
 
     /// Forgets every container but those listed (after a list of every
     /// compose container of the engine, so no entry outlives its container).
-    pub fn keep_only(&mut self, listed: &std::collections::HashSet<&str>) {
+    pub(crate) fn keep_only(&mut self, listed: &std::collections::HashSet<&str>) {
         let before = self.containers.len();
         self.containers.retain(|id, _| listed.contains(id.as_str()));
         self.changed |= self.containers.len() != before;
@@ -266,7 +272,7 @@ impl InspectCache {
     /// Writes the file again if anything changed, by an atomic rename; only
     /// into an existing state directory that is not a symlink and that others
     /// cannot write to. A cache: failing to write it loses nothing.
-    pub fn save(&self, dir: &std::path::Path) {
+    pub(crate) fn save(&self, dir: &std::path::Path) {
         use std::io::Write;
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         if !self.changed {

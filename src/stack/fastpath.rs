@@ -19,7 +19,7 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// What the fast path may use, all of it remembered from the last compose run
 /// for the same files.
-pub struct FastInputs<'a> {
+pub(crate) struct FastInputs<'a> {
     pub services: &'a [ServiceImage],
     pub policy: PullPolicy,
     pub pull_timeout: Duration,
@@ -31,7 +31,7 @@ pub struct FastInputs<'a> {
 /// Starts `name` without compose when that is certainly what compose would do;
 /// `None` means "go through compose". With the outcome come the module's
 /// containers as listed, for the caller's wait.
-pub async fn try_start(
+pub(crate) async fn try_start(
     env: Env<'_>,
     engine: &Engine,
     name: &str,

@@ -22,11 +22,11 @@ use crate::stack::engine::Engine;
 use crate::stack::labels::{self, Identity};
 
 /// The log driver that keeps lines in the node's journal.
-pub const JOURNALD: &str = "journald";
+pub(crate) const JOURNALD: &str = "journald";
 
 /// The labels the journald driver must copy into each line for hal to find
 /// every generation of a module's containers: the `labels=` log-opt.
-pub const KEEP_LABELS: [&str; 4] = [
+pub(crate) const KEEP_LABELS: [&str; 4] = [
     labels::PROJECT,
     labels::SERVICE,
     labels::WORKING_DIR,
@@ -34,7 +34,7 @@ pub const KEEP_LABELS: [&str; 4] = [
 ];
 
 /// The journal field the journald driver names a label by.
-pub fn field_of(label: &str) -> String {
+pub(crate) fn field_of(label: &str) -> String {
     label
         .chars()
         .map(|c| {
@@ -50,7 +50,7 @@ pub fn field_of(label: &str) -> String {
 }
 
 /// The `daemon.json` lines that keep every module's history in the journal.
-pub fn daemon_json_fix() -> String {
+pub(crate) fn daemon_json_fix() -> String {
     format!(
         "\"log-driver\": \"journald\", \"log-opts\": {{\"labels\": \"{}\"}}",
         KEEP_LABELS.join(",")
@@ -59,7 +59,7 @@ pub fn daemon_json_fix() -> String {
 
 /// Whether the engine keeps module history across container generations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Keeping {
+pub(crate) enum Keeping {
     /// Its default driver writes to the journal, with the compose labels (or
     /// hal could not read `daemon.json` to tell).
     Journal,
@@ -72,7 +72,7 @@ pub enum Keeping {
 
 impl Keeping {
     /// What doctor and adopt say, and the fix (`None` when history is kept).
-    pub fn advice(&self) -> (String, Option<String>) {
+    pub(crate) fn advice(&self) -> (String, Option<String>) {
         let fix = format!(
             "in /etc/docker/daemon.json set {}, then restart the engine (sudo systemctl restart docker); each container uses it from its next recreate (hal restart MODULE)",
             daemon_json_fix()
@@ -95,7 +95,10 @@ impl Keeping {
 }
 
 /// How the engine keeps its containers' lines by default.
-pub async fn keeping(engine: &Engine, daemon_json: &std::path::Path) -> anyhow::Result<Keeping> {
+pub(crate) async fn keeping(
+    engine: &Engine,
+    daemon_json: &std::path::Path,
+) -> anyhow::Result<Keeping> {
     let driver = engine.logging_driver().await?.unwrap_or_default();
     if driver != JOURNALD {
         return Ok(Keeping::PerContainer(driver));
@@ -123,7 +126,7 @@ pub async fn keeping(engine: &Engine, daemon_json: &std::path::Path) -> anyhow::
 
 /// How a logs command reads the stacks asked for.
 #[derive(Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Containers whose lines the engine keeps (id, source, created).
     pub engine: Vec<(String, Source, i64)>,
     /// What to ask the journal; no group when nothing logs there.
@@ -137,13 +140,13 @@ pub struct Plan {
 impl Plan {
     /// Whether the journal already yields every container of `module` (a
     /// follower then reads no container of it from the engine).
-    pub fn in_journal(&self, module: &str) -> bool {
+    pub(crate) fn in_journal(&self, module: &str) -> bool {
         self.labelled.contains(module)
     }
 
     /// The modules whose history is cut at their oldest container, with its
     /// creation time, when `window`'s `--since` reaches before it.
-    pub fn cut(&self, window: Window) -> Vec<(String, i64)> {
+    pub(crate) fn cut(&self, window: Window) -> Vec<(String, i64)> {
         // Only a range asked for (`--since`) can reach past what is kept.
         let Some(since) = window.since else {
             return Vec::new();
@@ -163,7 +166,7 @@ impl Plan {
     }
 
     /// The journal's lines for this plan, each with its source.
-    pub fn journal_lines(&self, window: Window, follow: bool) -> Tagged {
+    pub(crate) fn journal_lines(&self, window: Window, follow: bool) -> Tagged {
         let q = Query {
             window,
             follow,
@@ -229,7 +232,7 @@ fn fields() -> Vec<String> {
 
 /// Where each of the targets' containers keeps its lines: one list call, an
 /// inspect per container, and the engine's default driver.
-pub async fn plan(engine: &Engine, targets: &[Target]) -> anyhow::Result<Plan> {
+pub(crate) async fn plan(engine: &Engine, targets: &[Target]) -> anyhow::Result<Plan> {
     let first = targets.first().map(|t| t.module.name.as_str());
     let single = first.filter(|f| targets.iter().all(|t| t.module.name == *f));
     let list = engine.compose_containers(single).await?;

@@ -12,7 +12,7 @@ use crate::stack::labels;
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
 /// folder in it: compose takes the first `COMPOSE_FILE`'s folder), the
 /// directory's links resolved.
-pub fn from_dir(working_dir: &str, dir: &Path) -> bool {
+pub(crate) fn from_dir(working_dir: &str, dir: &Path) -> bool {
     let wd = Path::new(working_dir);
     if wd.starts_with(dir) {
         return true;
@@ -25,14 +25,14 @@ pub fn from_dir(working_dir: &str, dir: &Path) -> bool {
 
 /// The other directory a project named like the module runs from, when
 /// one of the directories its containers name is not the module's.
-pub fn other_dir<'a>(dirs: impl IntoIterator<Item = &'a str>, dir: &Path) -> Option<String> {
+pub(crate) fn other_dir<'a>(dirs: impl IntoIterator<Item = &'a str>, dir: &Path) -> Option<String> {
     dirs.into_iter()
         .find(|d| !from_dir(d, dir))
         .map(str::to_string)
 }
 
 /// The directories a project's containers were run from.
-pub fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet<String> {
+pub(crate) fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet<String> {
     containers
         .into_iter()
         .filter_map(|c| labels::working_dir(&c.labels))
@@ -41,14 +41,14 @@ pub fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet
 }
 
 /// A status reason for a project of the module's name from `other`.
-pub fn conflict_reason(other: &str) -> String {
+pub(crate) fn conflict_reason(other: &str) -> String {
     format!(
         "a project of this name runs from {other}: it is not this module, and hal leaves it alone"
     )
 }
 
 /// A status reason for a module whose directory is gone while containers run.
-pub fn orphan_reason(name: &str, dirs: &BTreeSet<String>, dir: &Path) -> String {
+pub(crate) fn orphan_reason(name: &str, dirs: &BTreeSet<String>, dir: &Path) -> String {
     let from = dirs
         .iter()
         .next()
@@ -62,7 +62,7 @@ pub fn orphan_reason(name: &str, dirs: &BTreeSet<String>, dir: &Path) -> String 
 /// The project's containers, or [`HalError::Conflict`] when a project of
 /// the module's name runs from another directory: refused before anything
 /// is touched.
-pub async fn own_containers(
+pub(crate) async fn own_containers(
     engine: &Engine,
     name: &str,
     dir: &Path,
@@ -83,7 +83,7 @@ pub async fn own_containers(
 /// Refuses a start of a stack before anything is touched: one whose
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
-pub async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<()> {
+pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<()> {
     let Kind::Stack { dir, .. } = &m.kind else {
         return Ok(());
     };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use yaml_serde::Value;
 
 /// The compose file names compose looks for, in its order of preference.
-pub const DEFAULT_FILES: [&str; 4] = [
+pub(crate) const DEFAULT_FILES: [&str; 4] = [
     "compose.yaml",
     "compose.yml",
     "docker-compose.yaml",
@@ -22,7 +22,7 @@ pub const DEFAULT_FILES: [&str; 4] = [
 ];
 
 /// The override files compose adds to a default file, in its order of preference.
-pub const OVERRIDE_FILES: [&str; 4] = [
+pub(crate) const OVERRIDE_FILES: [&str; 4] = [
     "compose.override.yaml",
     "compose.override.yml",
     "docker-compose.override.yaml",
@@ -40,7 +40,7 @@ const COMPOSE_VARS: [&str; 4] = [
 
 /// What compose reads for one project directory.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The compose files (the default file and its override, or `COMPOSE_FILE`'s), in order.
     pub compose_files: Vec<PathBuf>,
     /// Every file read: compose files, `include:` and `extends:` targets,
@@ -55,7 +55,7 @@ pub struct Inputs {
 impl Inputs {
     /// The project name compose would pick by itself, when it is not the
     /// directory's: `COMPOSE_PROJECT_NAME`, else `name:`.
-    pub fn own_name(&self) -> Option<(&str, &'static str)> {
+    pub(crate) fn own_name(&self) -> Option<(&str, &'static str)> {
         if let Some(Some(n)) = self.vars.get("COMPOSE_PROJECT_NAME")
             && !n.is_empty()
         {
@@ -67,7 +67,7 @@ impl Inputs {
 
 /// Why hal cannot say what compose reads.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum InputError {
+pub(crate) enum InputError {
     #[error("{}: {what} {} is not there", at(.named_by, *.line), .file.display())]
     Missing {
         file: PathBuf,
@@ -93,7 +93,7 @@ fn at(file: &Path, line: Option<usize>) -> String {
 }
 
 /// Reads `dir` as compose does when run there with no `-f`.
-pub fn read(dir: &Path) -> Result<Inputs, InputError> {
+pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     let dotenv_path = dir.join(".env");
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
         Ok(text) => parse_dotenv(&text),
@@ -384,7 +384,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-pub use crate::module::compose_files::parse_dotenv;
+pub(crate) use crate::module::compose_files::parse_dotenv;
 
 mod interpolate;
 #[cfg(test)]

@@ -3,24 +3,24 @@
 use std::collections::HashMap;
 
 /// The compose project (hal's module name).
-pub const PROJECT: &str = "com.docker.compose.project";
+pub(crate) const PROJECT: &str = "com.docker.compose.project";
 /// The compose service.
-pub const SERVICE: &str = "com.docker.compose.service";
+pub(crate) const SERVICE: &str = "com.docker.compose.service";
 /// Compose's hash of the service's configuration the container was made from.
-pub const CONFIG_HASH: &str = "com.docker.compose.config-hash";
+pub(crate) const CONFIG_HASH: &str = "com.docker.compose.config-hash";
 /// The directory compose ran the project from (absolute).
-pub const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
+pub(crate) const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 /// `True` on a container made by `compose run`.
 const ONEOFF: &str = "com.docker.compose.oneoff";
 /// The replica number, from 1.
-pub const NUMBER: &str = "com.docker.compose.container-number";
+pub(crate) const NUMBER: &str = "com.docker.compose.container-number";
 /// Compose v2's record of `depends_on`: `db:service_healthy:true,cache:service_started:false`
 /// (service, condition, restart).
 const DEPENDS_ON: &str = "com.docker.compose.depends_on";
 
 /// Who a compose container is, as its labels say.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub project: String,
     /// Empty when the label is missing.
     pub service: String,
@@ -31,7 +31,7 @@ pub struct Identity {
 impl Identity {
     /// The identity in a label map (a container's labels, or an event's
     /// attributes); `None` when the container belongs to no compose project.
-    pub fn of(labels: &HashMap<String, String>) -> Option<Identity> {
+    pub(crate) fn of(labels: &HashMap<String, String>) -> Option<Identity> {
         Some(Identity {
             project: labels.get(PROJECT)?.clone(),
             service: labels.get(SERVICE).cloned().unwrap_or_default(),
@@ -44,7 +44,7 @@ impl Identity {
 
     /// `service`, or `service-N` for the second replica on: the name a log
     /// line and a status row use.
-    pub fn replica_name(&self) -> String {
+    pub(crate) fn replica_name(&self) -> String {
         if self.number > 1 {
             format!("{}-{}", self.service, self.number)
         } else {
@@ -55,7 +55,7 @@ impl Identity {
 
 /// The services a container must be restarted with, as compose would: those
 /// its service names in `depends_on` with `restart: true`.
-pub fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
+pub(crate) fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
     let Some(deps) = labels.get(DEPENDS_ON) else {
         return Vec::new();
     };
@@ -74,7 +74,7 @@ pub fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
 /// What a container's service starts after, as compose v2 recorded it
 /// (implicit dependencies, such as `network_mode: service:X`, included);
 /// empty without the label (compose v1).
-pub fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Dependency> {
+pub(crate) fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Dependency> {
     use crate::module::{Condition, Dependency};
     let Some(deps) = labels.get(DEPENDS_ON) else {
         return Vec::new();
@@ -96,7 +96,7 @@ pub fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Depend
 }
 
 /// The directory compose ran a container's project from, when it says.
-pub fn working_dir(labels: &HashMap<String, String>) -> Option<&str> {
+pub(crate) fn working_dir(labels: &HashMap<String, String>) -> Option<&str> {
     labels
         .get(WORKING_DIR)
         .map(String::as_str)
@@ -104,7 +104,7 @@ pub fn working_dir(labels: &HashMap<String, String>) -> Option<&str> {
 }
 
 /// The list filter for one project's containers, or every compose container.
-pub fn project_filter(project: Option<&str>) -> String {
+pub(crate) fn project_filter(project: Option<&str>) -> String {
     match project {
         Some(p) => format!("{PROJECT}={p}"),
         None => PROJECT.to_string(),

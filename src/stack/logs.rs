@@ -11,7 +11,7 @@ use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 
 /// Turns a container's raw frames into whole lines.
-pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Lines {
+pub(crate) fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Lines {
     let frames = engine.logs(id, follow, w.tail, w.since, w.until);
     let state = (
         frames,
@@ -51,7 +51,7 @@ pub fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window) -> Li
 
 /// The last lines of a container's current (or last) run alone: a crash loop's
 /// earlier runs said the same, and each line is shown once.
-pub async fn this_run(
+pub(crate) async fn this_run(
     engine: &Engine,
     c: &crate::stack::assess::ContainerFacts,
     n: u64,
@@ -85,7 +85,7 @@ pub async fn this_run(
 /// The log source a compose container's labels describe, if it is a
 /// long-running container (not a one-off `run`) of one of `wanted`: a whole
 /// project, or one service of it.
-pub fn source_of(
+pub(crate) fn source_of(
     labels: &std::collections::HashMap<String, String>,
     wanted: &[Target],
 ) -> Option<Source> {
@@ -105,7 +105,7 @@ pub fn source_of(
 }
 
 /// Announces every container start of the given projects (or services).
-pub fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Event>) {
+pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
         let since = crate::util::timefmt::Stamp::now().secs;
         let mut events = engine.container_events(Some(since));

@@ -1,28 +1,28 @@
 //! Verbs on stack modules: compose creates and removes containers, the Engine API watches them.
 
-pub mod assess;
-pub mod baseline;
-pub mod bound;
-pub mod compose;
-pub mod credentials;
-pub mod digest;
-pub mod down;
-pub mod endpoint;
-pub mod engine;
-pub mod env;
-pub mod evidence;
-pub mod facts;
-pub mod fastpath;
-pub mod history;
-pub mod identity;
-pub mod inputs;
-pub mod labels;
-pub mod logs;
+pub(crate) mod assess;
+pub(crate) mod baseline;
+pub(crate) mod bound;
+pub(crate) mod compose;
+pub(crate) mod credentials;
+pub(crate) mod digest;
+pub(crate) mod down;
+pub(crate) mod endpoint;
+pub(crate) mod engine;
+pub(crate) mod env;
+pub(crate) mod evidence;
+pub(crate) mod facts;
+pub(crate) mod fastpath;
+pub(crate) mod history;
+pub(crate) mod identity;
+pub(crate) mod inputs;
+pub(crate) mod labels;
+pub(crate) mod logs;
 mod node;
-pub mod project_name;
-pub mod pull;
-pub mod repair;
-pub mod start_order;
+pub(crate) mod project_name;
+pub(crate) mod pull;
+pub(crate) mod repair;
+pub(crate) mod start_order;
 
 use std::path::Path;
 use std::time::Duration;
@@ -40,7 +40,7 @@ use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
-pub use node::{NodeFacts, node_facts, running_projects};
+pub(crate) use node::{NodeFacts, node_facts, running_projects};
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -49,7 +49,7 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 /// One stack as a verb sees it: its compose project, and the one service a
 /// `MODULE/SERVICE` names (`None`: the whole project).
 #[derive(Clone, Copy, Debug)]
-pub struct Stack<'a> {
+pub(crate) struct Stack<'a> {
     pub name: &'a str,
     pub dir: &'a Path,
     pub service: Option<&'a str>,
@@ -65,7 +65,7 @@ impl<'a> Stack<'a> {
 }
 
 /// A started stack that still has to reach `active`.
-pub struct Pending {
+pub(crate) struct Pending {
     engine: Engine,
     name: String,
     /// Only this service's containers count (`MODULE/SERVICE`).
@@ -78,7 +78,7 @@ pub struct Pending {
 }
 
 /// What a launch left: done, or started and waiting for `active`.
-pub enum Launch {
+pub(crate) enum Launch {
     Done(Outcome),
     /// Already active and unchanged: nothing was started (it counts nothing).
     Unchanged(Outcome),
@@ -93,7 +93,7 @@ pub enum Launch {
 /// The start's timeout bounds all of it, the pull and compose included:
 /// past it, hal stops waiting (compose is killed, what it made stays) and
 /// says what the start was waiting for.
-pub async fn launch(
+pub(crate) async fn launch(
     env: Env<'_>,
     stack: &Stack<'_>,
     settings: &Settings,
@@ -308,7 +308,7 @@ fn listed_of(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
 /// the files (`config --services`) settles the rest. When neither can say
 /// (no engine, a compose file compose refuses), the verb goes ahead and
 /// meets the real problem itself.
-pub async fn check_service(
+pub(crate) async fn check_service(
     stacks: &crate::stack::env::Stacks,
     store: &crate::state::Store,
     name: &str,
@@ -384,7 +384,7 @@ fn remembered(
 /// process creates any while hal waits, and a list call costs the engine
 /// several inspects when many modules start at once. One that went away makes
 /// the next poll list again.
-pub async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
     let Pending {
         engine,
         name,

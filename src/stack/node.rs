@@ -13,7 +13,7 @@ use crate::util::timefmt::Stamp;
 
 /// The containers of a node's projects, and the directories compose ran each from.
 #[derive(Debug, Default)]
-pub struct NodeFacts {
+pub(crate) struct NodeFacts {
     pub containers: BTreeMap<String, Vec<ContainerFacts>>,
     /// Per project, the `working_dir` its containers name.
     pub dirs: BTreeMap<String, BTreeSet<String>>,
@@ -24,7 +24,7 @@ pub struct NodeFacts {
 /// ([`InspectCache`], in the state directory) or else an inspect. With
 /// [`Detail::Settled`] a settled running container that hal has no memory of
 /// is described from the list alone. What the inspects teach is remembered.
-pub async fn node_facts(
+pub(crate) async fn node_facts(
     engine: &Engine,
     state_dir: &Path,
     projects: &[&str],
@@ -94,7 +94,7 @@ pub async fn node_facts(
 }
 
 /// The compose projects with a running container (one list call).
-pub async fn running_projects(engine: &Engine) -> anyhow::Result<BTreeSet<String>> {
+pub(crate) async fn running_projects(engine: &Engine) -> anyhow::Result<BTreeSet<String>> {
     let list = engine.compose_containers(None).await?;
     Ok(list
         .into_iter()

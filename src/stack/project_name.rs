@@ -8,7 +8,7 @@ use crate::stack::inputs::{DEFAULT_FILES, OVERRIDE_FILES, read};
 /// The warnings of [`name_mismatch`] for every stack among `modules`, in their
 /// order. For many stacks the time is the file system's (a few small reads per
 /// stack), so the stacks are split among the CPUs.
-pub fn mismatches(modules: &[Module]) -> Vec<String> {
+pub(crate) fn mismatches(modules: &[Module]) -> Vec<String> {
     let of = |part: &[Module]| -> Vec<String> {
         part.iter()
             .filter_map(|m| name_mismatch(&m.name, &m.kind))
@@ -42,7 +42,7 @@ const PARALLEL_FROM: usize = 64;
 ///
 /// The files are read in full (every input, as a start reads them) only when
 /// a glance says they could name the project; most stacks never do.
-pub fn name_mismatch(module: &str, kind: &crate::module::Kind) -> Option<String> {
+pub(crate) fn name_mismatch(module: &str, kind: &crate::module::Kind) -> Option<String> {
     let crate::module::Kind::Stack { dir, .. } = kind else {
         return None;
     };

@@ -12,7 +12,7 @@ use crate::stack::engine::Engine;
 
 /// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
 /// default); a digest reference stays whole.
-pub fn split_ref(image: &str) -> (String, Option<String>) {
+pub(crate) fn split_ref(image: &str) -> (String, Option<String>) {
     if image.contains('@') {
         return (image.to_string(), None);
     }
@@ -28,7 +28,7 @@ pub fn split_ref(image: &str) -> (String, Option<String>) {
 
 /// Pulls what the policy asks for. Returns warnings (a pull failed but a cached
 /// image is present); fails when an image is absent and cannot be pulled.
-pub async fn pull(
+pub(crate) async fn pull(
     engine: &Engine,
     progress: &dyn Progress,
     module: &str,

@@ -11,7 +11,7 @@ use crate::stack::{Pending, Stack};
 
 /// How one container is repaired.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum How {
+pub(crate) enum How {
     /// It exited and Docker will not restart it: start the same container again (Engine API).
     Start,
     /// It is running but unhealthy, or crash-looping: restart it (Engine API).
@@ -25,7 +25,7 @@ pub enum How {
 
 impl How {
     /// The log's `action` word.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             How::Start => "start",
             How::Restart => "restart",
@@ -37,7 +37,7 @@ impl How {
 
 /// One container to repair.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fix {
+pub(crate) struct Fix {
     pub service: String,
     /// The container's name (`web-app-1`).
     pub container: String,
@@ -48,7 +48,7 @@ pub struct Fix {
 
 impl Fix {
     /// What the repair does, for the log: `started container web-app-1 again`.
-    pub fn describe(&self, done: bool) -> String {
+    pub(crate) fn describe(&self, done: bool) -> String {
         let what = match (self.how, done) {
             (How::Start, false) => format!("starting container {} again", self.container),
             (How::Start, true) => format!("started container {} again", self.container),
@@ -72,13 +72,17 @@ impl Fix {
 
 /// Every fix, then the containers of services that declare `depends_on: {X: {restart: true}}`
 /// on a fixed service X: compose restarts those with their dependency, and so does hal.
-pub async fn plan(engine: &Engine, module: &str, fixes: Vec<Fix>) -> anyhow::Result<Vec<Fix>> {
+pub(crate) async fn plan(
+    engine: &Engine,
+    module: &str,
+    fixes: Vec<Fix>,
+) -> anyhow::Result<Vec<Fix>> {
     let list = engine.compose_containers(Some(module)).await?;
     Ok(with_dependents(fixes, &list))
 }
 
 /// [`plan`] on a container list (pure).
-pub fn with_dependents(mut fixes: Vec<Fix>, list: &[Listed]) -> Vec<Fix> {
+pub(crate) fn with_dependents(mut fixes: Vec<Fix>, list: &[Listed]) -> Vec<Fix> {
     let mut seen: BTreeSet<String> = fixes.iter().map(|f| f.container.clone()).collect();
     // Dependents of dependents too, as compose's restart walks the graph.
     let mut i = 0;
@@ -110,7 +114,7 @@ pub fn with_dependents(mut fixes: Vec<Fix>, list: &[Listed]) -> Vec<Fix> {
 /// returns the wait for the repaired containers alone to be up. A container
 /// that cannot be started as it is (gone, or the engine refuses) is recreated
 /// with `compose up -d --no-deps --force-recreate SERVICE`; the warnings say so.
-pub async fn apply(
+pub(crate) async fn apply(
     env: Env<'_>,
     stack: &Stack<'_>,
     fixes: &[Fix],

@@ -8,7 +8,7 @@ use crate::stack::labels;
 
 /// Every service's dependencies: what compose's configuration said when hal
 /// last ran it (`services`), and what compose wrote on the containers.
-pub fn dependencies(
+pub(crate) fn dependencies(
     containers: &[&Listed],
     services: &[ServiceImage],
 ) -> BTreeMap<String, Vec<Dependency>> {
@@ -41,7 +41,7 @@ pub fn dependencies(
 /// The services in start order: each after every service it depends on
 /// (among `present`), the first by name among those ready; a cycle (which
 /// compose refuses) is broken at the first by name.
-pub fn services(
+pub(crate) fn services(
     present: &BTreeSet<String>,
     deps: &BTreeMap<String, Vec<Dependency>>,
 ) -> Vec<String> {
@@ -68,7 +68,7 @@ pub fn services(
 
 /// The containers in start order: by their service's place in
 /// [`services`], then replica number.
-pub fn containers<'a>(
+pub(crate) fn containers<'a>(
     containers: &[&'a Listed],
     deps: &BTreeMap<String, Vec<Dependency>>,
 ) -> Vec<&'a Listed> {

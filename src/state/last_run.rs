@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 /// The folder of the state directory that holds one file per module.
 const DIR: &str = "last-run";
 /// Lines kept of a failed run.
-pub const KEEP_LINES: usize = 200;
+pub(crate) const KEEP_LINES: usize = 200;
 
 /// One line of a failed run, as the engine gave it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KeptLine {
+pub(crate) struct KeptLine {
     /// RFC 3339 with nanoseconds.
     pub time: String,
     #[serde(default)]
@@ -23,7 +23,7 @@ pub struct KeptLine {
 
 /// A failed run of one container.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Run {
+pub(crate) struct Run {
     /// `service`, or `service-N` for a later replica.
     pub service: String,
     pub container: String,
@@ -40,7 +40,7 @@ pub struct Run {
 
 impl Run {
     /// `exit 137 (OOM)`, `exit 1`, `unhealthy`.
-    pub fn how(&self) -> String {
+    pub(crate) fn how(&self) -> String {
         let mut words = Vec::new();
         if let Some(c) = self.exit_code.filter(|c| *c != 0 || !self.unhealthy) {
             words.push(format!("exit {c}"));
@@ -57,7 +57,7 @@ impl Run {
 
 /// What is kept of a module: the last failed run of each of its services.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastRuns {
+pub(crate) struct LastRuns {
     pub runs: Vec<Run>,
 }
 
@@ -66,7 +66,7 @@ fn path(state_dir: &Path, module: &str) -> PathBuf {
 }
 
 /// What is kept of `module` (nothing when no file, or an unreadable one).
-pub fn read(state_dir: &Path, module: &str) -> LastRuns {
+pub(crate) fn read(state_dir: &Path, module: &str) -> LastRuns {
     std::fs::read(path(state_dir, module))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -75,7 +75,7 @@ pub fn read(state_dir: &Path, module: &str) -> LastRuns {
 
 /// Keeps `runs` for `module`, each replacing the one kept for its service;
 /// written whole to a new file and renamed over the old one.
-pub fn keep(state_dir: &Path, module: &str, runs: Vec<Run>) -> anyhow::Result<()> {
+pub(crate) fn keep(state_dir: &Path, module: &str, runs: Vec<Run>) -> anyhow::Result<()> {
     if runs.is_empty() {
         return Ok(());
     }

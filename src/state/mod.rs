@@ -1,8 +1,8 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
-pub mod last_run;
-pub mod records;
-pub mod shared;
+pub(crate) mod last_run;
+pub(crate) mod records;
+pub(crate) mod shared;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -21,7 +21,7 @@ const LOCK_FILE: &str = "state.lock";
 
 /// Where a state lives, and so who shares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// The node's: every hal that drives the system engine. Group-shared:
     /// a setgid directory, group-writable files.
     Node,
@@ -33,29 +33,29 @@ pub enum Place {
 
 /// The state directory and its files.
 #[derive(Clone, Debug)]
-pub struct Store {
+pub(crate) struct Store {
     dir: PathBuf,
     place: Place,
 }
 
 /// An exclusive hold on one module: operations on it never interleave. The
 /// kernel releases it when the process dies, so a SIGKILL leaves nothing stuck.
-pub struct ModuleLock {
+pub(crate) struct ModuleLock {
     _file: File,
 }
 
 impl Store {
     /// A private state in `dir` (`HAL_STATE_DIR`, tests).
-    pub fn new(dir: PathBuf) -> Store {
+    pub(crate) fn new(dir: PathBuf) -> Store {
         Store::at(dir, Place::Given)
     }
 
     /// The state in `dir`, shared as `place` says ([`shared::locate`]).
-    pub fn at(dir: PathBuf, place: Place) -> Store {
+    pub(crate) fn at(dir: PathBuf, place: Place) -> Store {
         Store { dir, place }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -96,7 +96,7 @@ impl Store {
     }
 
     /// Takes the per-module operation lock, waiting for another hal that holds it.
-    pub async fn lock_module(&self, name: &str) -> anyhow::Result<ModuleLock> {
+    pub(crate) async fn lock_module(&self, name: &str) -> anyhow::Result<ModuleLock> {
         self.ensure_dir()?;
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -115,7 +115,7 @@ impl Store {
 
     /// Whether some operation holds the module's lock right now (a start, stop
     /// or restart in progress, in this process or another). Creates nothing.
-    pub fn busy(&self, name: &str) -> bool {
+    pub(crate) fn busy(&self, name: &str) -> bool {
         let path = self.dir.join("locks").join(format!("{name}.lock"));
         let Ok(file) = OpenOptions::new()
             .read(true)
@@ -132,7 +132,7 @@ impl Store {
 
     /// Reads the state without locking (writes are atomic renames). A missing
     /// file is empty state; a corrupt one is reported and treated as empty.
-    pub fn read(&self) -> (StateFile, Option<String>) {
+    pub(crate) fn read(&self) -> (StateFile, Option<String>) {
         let path = self.dir.join(STATE_FILE);
         let mut text = String::new();
         let file = match OpenOptions::new()
@@ -181,7 +181,7 @@ impl Store {
     /// Returns the closure's result and a warning if the old file was unusable.
     /// The lock wait and the fsync run off the async thread: other modules'
     /// work goes on meanwhile.
-    pub async fn update<R: Send + 'static>(
+    pub(crate) async fn update<R: Send + 'static>(
         &self,
         change: impl FnOnce(&mut StateFile) -> R + Send + 'static,
     ) -> anyhow::Result<(R, Option<String>)> {
@@ -239,7 +239,7 @@ impl Store {
 
     /// Counts a start against the limit, or refuses (exit 5) when the limit is
     /// hit, unless `force`. The check and the count are one locked step.
-    pub async fn count_start(
+    pub(crate) async fn count_start(
         &self,
         name: &str,
         limit: RestartLimit,
@@ -267,7 +267,11 @@ impl Store {
     }
 
     /// Records (or clears) the supervisor's hold of a module.
-    pub async fn set_hold(&self, name: &str, hold: Option<HoldRecord>) -> anyhow::Result<()> {
+    pub(crate) async fn set_hold(
+        &self,
+        name: &str,
+        hold: Option<HoldRecord>,
+    ) -> anyhow::Result<()> {
         let key = name.to_string();
         self.update(move |s| match hold {
             Some(h) => s.modules.entry(key).or_default().hold = Some(h),
@@ -282,7 +286,7 @@ impl Store {
     }
 
     /// Forgets a module's start count and the supervisor's hold (`reset-failed`, rescue).
-    pub async fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
+    pub(crate) async fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
         let key = name.to_string();
         let ((), w) = self
             .update(move |s| {
@@ -299,7 +303,7 @@ impl Store {
     }
 
     /// Records what a person asked for.
-    pub async fn set_desired(
+    pub(crate) async fn set_desired(
         &self,
         name: &str,
         desired: Desired,
@@ -314,7 +318,7 @@ impl Store {
     }
 
     /// Remembers what compose resolved for the module's files, for the fast path.
-    pub async fn remember(
+    pub(crate) async fn remember(
         &self,
         name: &str,
         digest: Option<String>,
@@ -335,7 +339,7 @@ impl Store {
 
     /// Records how a verb on the module ended (its failed start, the services
     /// a person stopped), under the module's lock.
-    pub async fn ended(
+    pub(crate) async fn ended(
         &self,
         name: &str,
         ended: crate::state::records::Ended,
@@ -349,7 +353,7 @@ impl Store {
     }
 
     /// Records (or clears) the pull warning shown by status.
-    pub async fn set_pull_warning(
+    pub(crate) async fn set_pull_warning(
         &self,
         name: &str,
         warning: Option<String>,

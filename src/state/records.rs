@@ -12,7 +12,7 @@ use crate::module::status::Desired;
 use crate::util::timefmt::Stamp;
 
 /// The version of the state file this hal writes.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 
 /// What hal remembers about one module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -143,12 +143,12 @@ impl HoldRecord {
 }
 
 /// Unix milliseconds of a time.
-pub fn ms_of(t: Stamp) -> i64 {
+pub(crate) fn ms_of(t: Stamp) -> i64 {
     t.secs.saturating_mul(1000) + i64::from(t.nanos / 1_000_000)
 }
 
 /// The time of unix milliseconds.
-pub fn stamp_of_ms(ms: i64) -> Stamp {
+pub(crate) fn stamp_of_ms(ms: i64) -> Stamp {
     Stamp::from_micros(ms.saturating_mul(1000))
 }
 
@@ -201,7 +201,7 @@ impl ModuleRecord {
 }
 
 /// The exit-5 refusal, saying when the module is free and how to clear it.
-pub fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
+pub(crate) fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
     let free = u
         .free_at
         .map(|t| {

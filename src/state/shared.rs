@@ -10,12 +10,12 @@ use crate::state::{Place, Store};
 use crate::util::timefmt::Stamp;
 
 /// The node's state directory, for the system engine and host units.
-pub const NODE_DIR: &str = "/var/lib/hal";
+pub(crate) const NODE_DIR: &str = "/var/lib/hal";
 
 /// `HAL_STATE_DIR`; else, for a user other than root, the user's own state
 /// when the engine belongs to this user or the user may not drive the
 /// system engine at all (their hal drives only their own user units); else the node's.
-pub fn locate(endpoint_flag: Option<&str>) -> (PathBuf, Place) {
+pub(crate) fn locate(endpoint_flag: Option<&str>) -> (PathBuf, Place) {
     if let Some(d) = std::env::var_os("HAL_STATE_DIR").filter(|v| !v.is_empty()) {
         return (PathBuf::from(d), Place::Given);
     }
@@ -29,14 +29,14 @@ pub fn locate(endpoint_flag: Option<&str>) -> (PathBuf, Place) {
 }
 
 /// The user's own state directory, where an older hal kept a private copy.
-pub fn user_state_dir() -> Option<PathBuf> {
+pub(crate) fn user_state_dir() -> Option<PathBuf> {
     crate::util::sys::user_dir("XDG_STATE_HOME", ".local/state", "hal")
 }
 
 /// Whether the engine hal would talk to belongs to this user: a unix socket
 /// this user owns, or one under the user's runtime directory (rootless
 /// Docker, Podman). A TCP engine or the system socket is the node's.
-pub fn users_own_engine(endpoint_flag: Option<&str>) -> bool {
+pub(crate) fn users_own_engine(endpoint_flag: Option<&str>) -> bool {
     let Ok(ep) = crate::stack::endpoint::Endpoint::resolve(endpoint_flag) else {
         return false;
     };
@@ -63,7 +63,7 @@ fn may_drive_system_engine(endpoint_flag: Option<&str>) -> bool {
 }
 
 /// The group that may drive the system engine: its socket's group (`docker`).
-pub fn engine_gid() -> Option<u32> {
+pub(crate) fn engine_gid() -> Option<u32> {
     std::fs::metadata("/var/run/docker.sock")
         .ok()
         .map(|m| m.gid())
@@ -71,7 +71,7 @@ pub fn engine_gid() -> Option<u32> {
 }
 
 /// A group's name from `/etc/group`, else its number.
-pub fn group_name(gid: u32) -> String {
+pub(crate) fn group_name(gid: u32) -> String {
     let text = std::fs::read_to_string("/etc/group").unwrap_or_default();
     text.lines()
         .find_map(|l| {
@@ -144,7 +144,7 @@ impl Store {
 
     /// Refuses, before anything changes, a hal that cannot write this state:
     /// never a silent private copy. Says which group to join.
-    pub fn check_writable(&self) -> Result<(), HalError> {
+    pub(crate) fn check_writable(&self) -> Result<(), HalError> {
         if self.place != Place::Node || crate::util::sys::is_root() {
             return Ok(());
         }
@@ -194,7 +194,12 @@ impl Store {
 
     /// Refuses (exit 5) a start while the limit is hit, unless `force`;
     /// counts nothing (the caller counts once something started).
-    pub fn check_limit(&self, name: &str, limit: RestartLimit, force: bool) -> anyhow::Result<()> {
+    pub(crate) fn check_limit(
+        &self,
+        name: &str,
+        limit: RestartLimit,
+        force: bool,
+    ) -> anyhow::Result<()> {
         if force {
             return Ok(());
         }
@@ -212,7 +217,7 @@ impl Store {
     }
 
     /// Where this state lives.
-    pub fn place(&self) -> Place {
+    pub(crate) fn place(&self) -> Place {
         self.place
     }
 }

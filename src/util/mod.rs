@@ -1,9 +1,9 @@
 //! Small helpers with no knowledge of modules: durations, times and time zones, signals, the process's user.
 
 pub mod duration;
-pub mod signals;
-pub mod sys;
+pub(crate) mod signals;
+pub(crate) mod sys;
 pub mod timefmt;
-pub mod trust;
-pub mod tz;
-pub mod when;
+pub(crate) mod trust;
+pub(crate) mod tz;
+pub(crate) mod when;

@@ -6,7 +6,7 @@ use crate::error::HalError;
 
 /// Completes when SIGINT or SIGTERM arrives, with the matching error
 /// (exit 130 or 143). If the handlers cannot be installed, never completes.
-pub async fn stop_requested() -> HalError {
+pub(crate) async fn stop_requested() -> HalError {
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),

@@ -2,13 +2,13 @@
 #![allow(unsafe_code)] // geteuid(2), malloc_trim(3), access(2): no preconditions, cannot fail.
 
 /// Whether hal runs as root (effective uid 0).
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// The effective user id of this process.
-pub fn euid() -> u32 {
+pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
@@ -16,7 +16,7 @@ pub fn euid() -> u32 {
 /// Hands the memory the allocator keeps free back to the system. A process
 /// that lives for months (`hal watch`) calls it after a burst of work, so its
 /// resident size is what it holds, not the high water of its busiest moment.
-pub fn give_back_memory() {
+pub(crate) fn give_back_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim has no preconditions; it only releases free memory.
     unsafe {
@@ -25,7 +25,7 @@ pub fn give_back_memory() {
 }
 
 /// The user's login name for messages, from the environment or the uid.
-pub fn user_name() -> String {
+pub(crate) fn user_name() -> String {
     for var in ["USER", "LOGNAME"] {
         if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
             return v.to_string_lossy().into_owned();
@@ -37,7 +37,7 @@ pub fn user_name() -> String {
 }
 
 /// `$XDG_VAR/rel`, else `$HOME/home_rel/rel`, for per-user files; `None` with neither.
-pub fn user_dir(xdg_var: &str, home_rel: &str, rel: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn user_dir(xdg_var: &str, home_rel: &str, rel: &str) -> Option<std::path::PathBuf> {
     let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     match nonempty(xdg_var) {
         Some(x) => Some(std::path::PathBuf::from(x).join(rel)),
@@ -46,7 +46,7 @@ pub fn user_dir(xdg_var: &str, home_rel: &str, rel: &str) -> Option<std::path::P
 }
 
 /// The login name of `uid` from `/etc/passwd`, else `uid N`.
-pub fn name_of_uid(uid: u32) -> String {
+pub(crate) fn name_of_uid(uid: u32) -> String {
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
     passwd
         .lines()
@@ -59,7 +59,7 @@ pub fn name_of_uid(uid: u32) -> String {
 }
 
 /// `access(2)`: whether this process's user may use `path` for `mode`.
-pub fn access(path: &std::ffi::CStr, mode: libc::c_int) -> bool {
+pub(crate) fn access(path: &std::ffi::CStr, mode: libc::c_int) -> bool {
     // SAFETY: `path` is a valid NUL-terminated string for the call's duration.
     unsafe { libc::access(path.as_ptr(), mode) == 0 }
 }

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Ok when `config` may name commands for this process to run; otherwise why not, in one line.
-pub fn config_trusted(config: &Path) -> Result<(), String> {
+pub(crate) fn config_trusted(config: &Path) -> Result<(), String> {
     let me = crate::util::sys::euid();
     for (what, path) in paths_to_check(config)? {
         let meta =
@@ -39,7 +39,7 @@ fn paths_to_check(config: &Path) -> Result<Vec<(&'static str, PathBuf)>, String>
 }
 
 /// The rule itself, on an owner and a mode (pure, for tests).
-pub fn judge(what: &str, path: &Path, uid: u32, mode: u32, me: u32) -> Result<(), String> {
+pub(crate) fn judge(what: &str, path: &Path, uid: u32, mode: u32, me: u32) -> Result<(), String> {
     if uid != 0 && uid != me {
         return Err(format!(
             "{what} {} is owned by uid {uid}, not by root or by the user running hal (uid {me})",

@@ -12,7 +12,7 @@ use crate::util::timefmt::days_from_civil;
 
 /// Why a TZif file or a POSIX `TZ` rule cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ZoneError {
+pub(crate) enum ZoneError {
     #[error("not a TZif file (too short)")]
     TooShort,
     #[error("not a TZif file")]
@@ -31,7 +31,7 @@ pub enum ZoneError {
 
 /// A zone: UTC offsets by instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Zone {
+pub(crate) struct Zone {
     /// (instant, offset east of UTC in seconds), ascending.
     transitions: Vec<(i64, i32)>,
     /// The offset before the first transition.
@@ -62,12 +62,12 @@ struct Edge {
 }
 
 impl Zone {
-    pub fn utc() -> Zone {
+    pub(crate) fn utc() -> Zone {
         Zone::fixed(0)
     }
 
     /// A zone always `offset` seconds east of UTC.
-    pub fn fixed(offset: i32) -> Zone {
+    pub(crate) fn fixed(offset: i32) -> Zone {
         Zone {
             transitions: Vec::new(),
             initial: offset,
@@ -77,7 +77,7 @@ impl Zone {
 
     /// The zone this process's local time is in (see the module's note). The
     /// error is text, as `when::parse`'s zone argument takes it.
-    pub fn local() -> Result<Zone, String> {
+    pub(crate) fn local() -> Result<Zone, String> {
         let dir = std::env::var_os("TZDIR")
             .filter(|d| !d.is_empty())
             .map_or_else(|| PathBuf::from("/usr/share/zoneinfo"), PathBuf::from);
@@ -93,7 +93,7 @@ impl Zone {
     }
 
     /// The zone `TZ` names, with the zone database in `dir`.
-    pub fn named(tz: &str, dir: &Path) -> Result<Zone, String> {
+    pub(crate) fn named(tz: &str, dir: &Path) -> Result<Zone, String> {
         let name = tz.strip_prefix(':').unwrap_or(tz);
         if name.is_empty() || name == "UTC" || name == "UTC0" {
             return Ok(Zone::utc());
@@ -118,7 +118,7 @@ impl Zone {
     }
 
     /// Reads a TZif file (versions 1 to 4).
-    pub fn from_tzif(b: &[u8]) -> Result<Zone, ZoneError> {
+    pub(crate) fn from_tzif(b: &[u8]) -> Result<Zone, ZoneError> {
         let head = header(b, 0)?;
         // Version 2 and later repeat the data with 64-bit times after the first block.
         let wide = head.version >= b'2';
@@ -167,7 +167,7 @@ impl Zone {
     }
 
     /// Seconds east of UTC at the instant `utc` (Unix seconds).
-    pub fn offset_at(&self, utc: i64) -> i32 {
+    pub(crate) fn offset_at(&self, utc: i64) -> i32 {
         match self.transitions.iter().rposition(|&(t, _)| t <= utc) {
             None if self.transitions.is_empty() => self.rule.map_or(self.initial, |r| r.at(utc)),
             None => self.initial,
@@ -180,14 +180,14 @@ impl Zone {
 
     /// The instant of a local wall-clock time (given as seconds, as if it were
     /// UTC). In a gap or an overlap (a clock change), one of the near instants.
-    pub fn to_utc(&self, local: i64) -> i64 {
+    pub(crate) fn to_utc(&self, local: i64) -> i64 {
         let guess = local - i64::from(self.offset_at(local));
         let t = local - i64::from(self.offset_at(guess));
         local - i64::from(self.offset_at(t))
     }
 
     /// The local wall-clock seconds (as if UTC) of an instant.
-    pub fn to_local(&self, utc: i64) -> i64 {
+    pub(crate) fn to_local(&self, utc: i64) -> i64 {
         utc + i64::from(self.offset_at(utc))
     }
 }

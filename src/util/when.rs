@@ -4,13 +4,13 @@ use crate::util::timefmt::{self, Stamp, days_from_civil};
 use crate::util::tz::Zone;
 
 /// What `--help` says a WHEN may be.
-pub const FORMS: &str = "a duration back from now (10m, 1h30m, -1h, '5 minutes ago'), now, today, yesterday, \
+pub(crate) const FORMS: &str = "a duration back from now (10m, 1h30m, -1h, '5 minutes ago'), now, today, yesterday, \
 YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time (2026-11-30T12:00:00Z), or @UNIX; \
 a bare number is a Unix time, as docker reads it";
 
 /// Parses a WHEN relative to `now`; `zone` is asked only for the local-time
 /// forms (`today`, `YYYY-MM-DD …`).
-pub fn parse(
+pub(crate) fn parse(
     text: &str,
     now: Stamp,
     zone: impl FnOnce() -> Result<Zone, String>,

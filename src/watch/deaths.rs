@@ -9,17 +9,17 @@ use crate::stack::engine::EngineEvent;
 use crate::util::timefmt::Stamp;
 
 /// How soon to read a module again whose death its status does not show yet.
-pub const RELOOK: Duration = Duration::from_millis(25);
+pub(super) const RELOOK: Duration = Duration::from_millis(25);
 /// How long a reported death waits to be seen before it is forgotten (a full pass catches it).
 const FORGET: Duration = Duration::from_secs(5);
 
 /// Module → (container name, when it died).
 #[derive(Default)]
-pub struct Deaths(BTreeMap<String, Vec<(String, Stamp)>>);
+pub(super) struct Deaths(BTreeMap<String, Vec<(String, Stamp)>>);
 
 impl Deaths {
     /// Remembers a `die` (or `oom`) event of `module`'s.
-    pub fn saw(&mut self, module: &str, ev: &EngineEvent) {
+    pub(super) fn saw(&mut self, module: &str, ev: &EngineEvent) {
         let Some(name) = ev.container() else {
             return;
         };
@@ -30,7 +30,7 @@ impl Deaths {
     }
 
     /// How much to read of these modules: every container exactly when one just died.
-    pub fn detail(&self, modules: &[String], usual: Detail) -> Detail {
+    pub(super) fn detail(&self, modules: &[String], usual: Detail) -> Detail {
         if modules.iter().any(|m| self.0.contains_key(m)) {
             Detail::Full
         } else {
@@ -40,7 +40,7 @@ impl Deaths {
 
     /// Forgets the deaths the statuses show; returns the modules whose status
     /// still shows a dead container running from before its death (read them again).
-    pub fn settle(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<String> {
+    pub(super) fn settle(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<String> {
         let mut again = Vec::new();
         for s in statuses {
             let Some(list) = self.0.get_mut(&s.name) else {

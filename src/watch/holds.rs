@@ -7,7 +7,7 @@ use crate::output::watch_log::Entry;
 use crate::state::records::{HoldRecord, ms_of, stamp_of_ms};
 use crate::watch::policy::Hold;
 
-pub fn record_of(h: &Hold) -> HoldRecord {
+pub(super) fn record_of(h: &Hold) -> HoldRecord {
     HoldRecord {
         since: ms_of(h.since),
         not_before: ms_of(h.not_before),
@@ -18,7 +18,7 @@ pub fn record_of(h: &Hold) -> HoldRecord {
     }
 }
 
-pub fn hold_of(r: &HoldRecord) -> Hold {
+pub(super) fn hold_of(r: &HoldRecord) -> Hold {
     Hold {
         since: stamp_of_ms(r.since),
         not_before: stamp_of_ms(r.not_before),

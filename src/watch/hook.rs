@@ -8,14 +8,14 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::run::node::Node;
 
 /// How long `on_failure` may run before it is killed.
-pub const TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of its output is read, and how many of its lines are logged.
 const OUTPUT_BYTES: u64 = 64 * 1024;
 const OUTPUT_LINES: usize = 20;
 const LINE_CHARS: usize = 300;
 
 /// How a run ended.
-pub struct Finished {
+pub(super) struct Finished {
     /// `exited with 0`, `killed by signal 9`, `timed out after 1m`.
     pub how: String,
     pub ok: bool,
@@ -24,7 +24,7 @@ pub struct Finished {
 }
 
 /// The module's `on_failure` argv, if one is configured.
-pub fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
+pub(super) fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
     node.config
         .modules
         .get(module)
@@ -34,7 +34,7 @@ pub fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
 
 /// Why the command must not run, if it must not: the config could have been
 /// written by someone other than root or the user running hal.
-pub fn refusal(node: &Node) -> Option<String> {
+pub(super) fn refusal(node: &Node) -> Option<String> {
     match &node.config.path {
         Some(p) => crate::util::trust::config_trusted(p).err(),
         None => Some("no config file".into()),
@@ -42,7 +42,7 @@ pub fn refusal(node: &Node) -> Option<String> {
 }
 
 /// Runs `argv` with `HAL_MODULE` and `HAL_REASON` set; an error means it could not start.
-pub async fn run(argv: &[String], module: &str, reason: &str) -> Result<Finished, String> {
+pub(super) async fn run(argv: &[String], module: &str, reason: &str) -> Result<Finished, String> {
     let Some((program, args)) = argv.split_first() else {
         return Err("empty command".into());
     };

@@ -13,7 +13,7 @@ use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
 
 /// The container events that can change what the supervisor should do.
-pub const ACTIONS: [EventAction; 5] = [
+pub(super) const ACTIONS: [EventAction; 5] = [
     EventAction::Die,
     EventAction::Health { unhealthy: false },
     EventAction::Oom,
@@ -23,11 +23,11 @@ pub const ACTIONS: [EventAction; 5] = [
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-pub type Events = EngineStream<EngineEvent>;
+pub(super) type Events = EngineStream<EngineEvent>;
 
 /// An event the link could not hand over.
 #[derive(Debug)]
-pub enum Missed {
+pub(super) enum Missed {
     /// The engine sent something hal could not read; the stream goes on.
     Unreadable(String),
     /// The stream broke: the engine is gone (or went away for a moment).
@@ -35,7 +35,7 @@ pub enum Missed {
 }
 
 /// Connected (with an event stream) or waiting to try again.
-pub struct Link {
+pub(super) struct Link {
     engine: Option<Engine>,
     events: Option<Events>,
     retry_at: Instant,
@@ -47,7 +47,7 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new() -> Link {
+    pub(super) fn new() -> Link {
         Link {
             engine: None,
             events: None,
@@ -58,20 +58,20 @@ impl Link {
         }
     }
 
-    pub fn up(&self) -> bool {
+    pub(super) fn up(&self) -> bool {
         self.events.is_some()
     }
 
-    pub fn ever_up(&self) -> bool {
+    pub(super) fn ever_up(&self) -> bool {
         self.ever_up
     }
 
     /// When to try to connect, while not connected.
-    pub fn retry_at(&self) -> Option<Instant> {
+    pub(super) fn retry_at(&self) -> Option<Instant> {
         (!self.up()).then_some(self.retry_at)
     }
 
-    pub fn connected(&mut self, engine: Engine, events: Events) {
+    pub(super) fn connected(&mut self, engine: Engine, events: Events) {
         self.engine = Some(engine);
         self.events = Some(events);
         self.backoff = BACKOFF_FIRST;
@@ -80,14 +80,14 @@ impl Link {
     }
 
     /// Whether a subscription is live and not yet said in the log (true once per connection).
-    pub fn take_unsaid(&mut self) -> bool {
+    pub(super) fn take_unsaid(&mut self) -> bool {
         let say = self.unsaid && self.up();
         self.unsaid &= !say;
         say
     }
 
     /// The link is down (or could not be made): returns how long until the next try.
-    pub fn down(&mut self) -> Duration {
+    pub(super) fn down(&mut self) -> Duration {
         self.events = None;
         let wait = self.backoff;
         self.retry_at = Instant::now() + wait;
@@ -96,12 +96,12 @@ impl Link {
     }
 
     /// The engine's name for the log (`docker`, `podman`; `engine` before it answered).
-    pub fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         self.engine.as_ref().map_or("engine", |e| e.kind().name())
     }
 
     /// The next event; never ready while not connected.
-    pub async fn next(&mut self) -> Option<Result<EngineEvent, Missed>> {
+    pub(super) async fn next(&mut self) -> Option<Result<EngineEvent, Missed>> {
         let Some(events) = self.events.as_mut() else {
             return std::future::pending().await;
         };
@@ -116,7 +116,7 @@ impl Link {
 
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
-pub async fn connect(node: &Node) -> Result<(Engine, Events), String> {
+pub(super) async fn connect(node: &Node) -> Result<(Engine, Events), String> {
     let engine = node.stacks.engine().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
     let since = Stamp::now().secs - 1;
@@ -125,7 +125,10 @@ pub async fn connect(node: &Node) -> Result<(Engine, Events), String> {
 }
 
 /// The module an event is about (a stack this node has), and what it says about health.
-pub fn meaning(ev: &EngineEvent, stacks: &BTreeSet<String>) -> Option<(String, Option<Seen>)> {
+pub(super) fn meaning(
+    ev: &EngineEvent,
+    stacks: &BTreeSet<String>,
+) -> Option<(String, Option<Seen>)> {
     let who = Identity::of(&ev.attributes)?;
     if !stacks.contains(&who.project) || who.oneoff {
         return None;

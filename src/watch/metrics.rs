@@ -11,7 +11,7 @@ use crate::util::timefmt::Stamp;
 use crate::watch::policy::RepairScope;
 
 /// What the metrics file says, kept between writes.
-pub struct Metrics {
+pub(super) struct Metrics {
     path: PathBuf,
     /// Each module's status as last read.
     modules: BTreeMap<String, ModuleStatus>,
@@ -23,7 +23,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(path: PathBuf) -> Metrics {
+    pub(super) fn new(path: PathBuf) -> Metrics {
         Metrics {
             path,
             modules: BTreeMap::new(),
@@ -46,19 +46,19 @@ fn action(scope: &RepairScope) -> &'static str {
 
 impl Metrics {
     /// A pass began: the time the metrics give as the watch's last.
-    pub fn pass(&mut self) {
+    pub(super) fn pass(&mut self) {
         self.last_pass = Stamp::now();
     }
 
     /// Keeps the statuses a look read.
-    pub fn saw(&mut self, statuses: &[ModuleStatus]) {
+    pub(super) fn saw(&mut self, statuses: &[ModuleStatus]) {
         for s in statuses.iter().filter(|s| s.service.is_none()) {
             self.modules.insert(s.name.clone(), s.clone());
         }
     }
 
     /// Counts a repair that ran (`ran`: one refused by the start limit did not).
-    pub fn repaired(&mut self, module: &str, scope: &RepairScope, ran: bool) {
+    pub(super) fn repaired(&mut self, module: &str, scope: &RepairScope, ran: bool) {
         if ran {
             let key = (module.to_string(), action(scope).to_string());
             *self.repairs.entry(key).or_default() += 1;
@@ -67,7 +67,11 @@ impl Metrics {
 
     /// Replaces the metrics file with what the watch knows of `modules` now
     /// (held: those in `holds`). Returns why it failed, once per new reason.
-    pub fn write<T>(&mut self, modules: &[Module], holds: &BTreeMap<String, T>) -> Option<String> {
+    pub(super) fn write<T>(
+        &mut self,
+        modules: &[Module],
+        holds: &BTreeMap<String, T>,
+    ) -> Option<String> {
         let statuses: Vec<ModuleStatus> = modules
             .iter()
             .filter_map(|module| self.modules.get(&module.name))
@@ -102,7 +106,7 @@ impl Metrics {
 
 /// Writes `text` beside `path` and renames it over `path`: a reader sees the
 /// old file or the new one, never half of one.
-pub fn replace(path: &Path, text: &str) -> std::io::Result<()> {
+pub(super) fn replace(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

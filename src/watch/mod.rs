@@ -18,7 +18,7 @@ mod hook;
 mod link;
 mod metrics;
 mod modules;
-pub mod policy;
+pub(crate) mod policy;
 mod shutdown;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,7 +67,7 @@ enum Done {
 struct Stopped(&'static str);
 
 /// How the supervisor runs.
-pub struct Watch<'a> {
+pub(crate) struct Watch<'a> {
     /// Host units, holds lifted by others and new stack directories are read this often.
     pub interval: Duration,
     /// Every stack is read at least this often, events or not.
@@ -85,7 +85,7 @@ pub struct Watch<'a> {
 }
 
 /// Supervises the node until Ctrl-C or SIGTERM.
-pub async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
+pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
     let mut w = Watcher {
         node,
         progress: how.progress,

@@ -38,20 +38,20 @@ use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
 
 /// The first pause between tries of a held module; it doubles after each failed try.
-pub const BACKOFF_FIRST: Duration = Duration::from_secs(10);
-pub const BACKOFF_MAX: Duration = Duration::from_secs(600);
+pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(600);
 /// The pause after a failed restart before the next one; it doubles while they keep failing.
-pub const PAUSE_FIRST: Duration = Duration::from_secs(2);
-pub const PAUSE_MAX: Duration = Duration::from_secs(60);
+pub(crate) const PAUSE_FIRST: Duration = Duration::from_secs(2);
+pub(crate) const PAUSE_MAX: Duration = Duration::from_secs(60);
 /// Slack after a window's end: `free_at` is printed to the second.
 const FREE_SLACK: Duration = Duration::from_secs(1);
 /// How soon after its repair a container failing again escalates to the
 /// module, when the module's start-limit window cannot be read.
-pub const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
+pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
 
 /// What to do about a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Act {
+pub(crate) enum Act {
     /// Restart it (counts against its start limit).
     Restart,
     /// Try a held module again: its window has passed.
@@ -63,7 +63,7 @@ pub enum Act {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub module: String,
     pub act: Act,
     /// Why, in a few words, for the log: `service web unhealthy for 60s`.
@@ -74,7 +74,7 @@ pub struct Action {
 
 /// What a repair touches: the smallest scope that works.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RepairScope {
+pub(crate) enum RepairScope {
     /// These containers alone (their siblings keep their containers and uptime).
     Containers(Vec<Fix>),
     /// The whole module, as `hal module restart` does: nothing smaller fits
@@ -94,7 +94,7 @@ struct Fixed {
 
 /// How a restart or retry ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     Recovered,
     /// The start limit refused it.
     Refused,
@@ -103,7 +103,7 @@ pub enum Attempt {
 
 /// Something the engine said about one container, between status passes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub module: String,
     pub container: String,
     pub unhealthy: bool,
@@ -112,7 +112,7 @@ pub struct Seen {
 
 /// A module the supervisor has given up on for now.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hold {
+pub(crate) struct Hold {
     pub since: Stamp,
     /// No try before this (the backoff).
     pub not_before: Stamp,
@@ -128,7 +128,7 @@ pub struct Hold {
 
 impl Hold {
     /// When the module is tried again.
-    pub fn due_at(&self) -> Stamp {
+    pub(crate) fn due_at(&self) -> Stamp {
         match self.free_at {
             Some(f) => self.not_before.max(f.plus(FREE_SLACK)),
             None => self.not_before,
@@ -138,7 +138,7 @@ impl Hold {
 
 /// The supervisor's memory: when containers turned unhealthy, and which modules are held.
 #[derive(Clone, Debug)]
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     grace: Duration,
     /// (module, container) → since when it has been unhealthy.
     unhealthy: BTreeMap<(String, String), Stamp>,
@@ -152,7 +152,7 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    pub fn new(grace: Duration) -> Supervisor {
+    pub(crate) fn new(grace: Duration) -> Supervisor {
         Supervisor {
             grace,
             unhealthy: BTreeMap::new(),
@@ -163,12 +163,12 @@ impl Supervisor {
         }
     }
 
-    pub fn hold(&self, module: &str) -> Option<&Hold> {
+    pub(crate) fn hold(&self, module: &str) -> Option<&Hold> {
         self.holds.get(module)
     }
 
     /// Remembers an engine event: the earliest time a container was seen unhealthy.
-    pub fn saw(&mut self, ev: Seen) {
+    pub(crate) fn saw(&mut self, ev: Seen) {
         let key = (ev.module, ev.container);
         if ev.unhealthy {
             let t = self.unhealthy.entry(key).or_insert(ev.at);
@@ -179,7 +179,7 @@ impl Supervisor {
     }
 
     /// What to do about each given module now. Modules not given keep their memory.
-    pub fn decide(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<Action> {
+    pub(crate) fn decide(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<Action> {
         let mut out = Vec::new();
         for s in statuses {
             let action = |act, reason: String| Action {
@@ -277,7 +277,7 @@ impl Supervisor {
 
     /// A repair of `a`'s begins now: remembered, so that the same container
     /// failing again within the window escalates to the module.
-    pub fn began(&mut self, a: &Action, now: Stamp) {
+    pub(crate) fn began(&mut self, a: &Action, now: Stamp) {
         let (whole, containers) = match &a.scope {
             RepairScope::Containers(fixes) => {
                 (false, fixes.iter().map(|f| f.container.clone()).collect())
@@ -295,22 +295,22 @@ impl Supervisor {
     }
 
     /// A hold remembered from before (hal's state): held again, without a new `on_failure`.
-    pub fn restore(&mut self, module: &str, hold: Hold) {
+    pub(crate) fn restore(&mut self, module: &str, hold: Hold) {
         self.holds.insert(module.to_string(), hold);
     }
 
     /// Forgets a hold that was lifted elsewhere (`reset-failed`, `rescue`).
-    pub fn release(&mut self, module: &str) -> bool {
+    pub(crate) fn release(&mut self, module: &str) -> bool {
         self.holds.remove(module).is_some()
     }
 
     /// Every hold, to be kept in hal's state.
-    pub fn holds(&self) -> &BTreeMap<String, Hold> {
+    pub(crate) fn holds(&self) -> &BTreeMap<String, Hold> {
         &self.holds
     }
 
     /// Notes that `on_failure` was run (or refused) for the module's hold, and why it is held.
-    pub fn notified(&mut self, module: &str, why: &str) {
+    pub(crate) fn notified(&mut self, module: &str, why: &str) {
         if let Some(h) = self.holds.get_mut(module) {
             h.notified = true;
             h.reason = why.to_string();
@@ -318,7 +318,7 @@ impl Supervisor {
     }
 
     /// Records how a restart or retry ended; true when a hold began (run `on_failure`).
-    pub fn record(&mut self, module: &str, attempt: Attempt, now: Stamp) -> bool {
+    pub(crate) fn record(&mut self, module: &str, attempt: Attempt, now: Stamp) -> bool {
         match attempt {
             Attempt::Recovered => {
                 self.holds.remove(module);
@@ -359,7 +359,7 @@ impl Supervisor {
 
     /// The next moment after `now` when something becomes due without any event:
     /// a grace period running out, a pause ending, or a held module's next try.
-    pub fn next_due(&self, now: Stamp) -> Option<Stamp> {
+    pub(crate) fn next_due(&self, now: Stamp) -> Option<Stamp> {
         let graces = self
             .unhealthy
             .iter()
@@ -371,7 +371,7 @@ impl Supervisor {
     }
 
     /// Modules with something due at `now` (to be looked at again).
-    pub fn due(&self, now: Stamp) -> Vec<String> {
+    pub(crate) fn due(&self, now: Stamp) -> Vec<String> {
         let mut out: Vec<String> = self
             .unhealthy
             .iter()

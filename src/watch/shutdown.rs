@@ -3,13 +3,13 @@
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// SIGTERM and SIGINT, as one thing to wait for.
-pub struct Shutdown {
+pub(super) struct Shutdown {
     term: Signal,
     int: Signal,
 }
 
 impl Shutdown {
-    pub fn new() -> anyhow::Result<Shutdown> {
+    pub(super) fn new() -> anyhow::Result<Shutdown> {
         let listen =
             |kind, name| signal(kind).map_err(|e| anyhow::anyhow!("watch: listen for {name}: {e}"));
         Ok(Shutdown {
@@ -18,7 +18,7 @@ impl Shutdown {
         })
     }
 
-    pub async fn recv(&mut self) -> &'static str {
+    pub(super) async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",

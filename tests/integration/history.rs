@@ -9,7 +9,7 @@ use crate::rig::{self, Rig, eventually, hal, stack};
 const LABELS: &str = "com.docker.compose.project,com.docker.compose.service,com.docker.compose.project.working_dir,com.docker.compose.container-number";
 
 /// Whether the shared engine's default log driver is the journal.
-pub fn engine_logs_to_journal() -> bool {
+pub(crate) fn engine_logs_to_journal() -> bool {
     Command::new("docker")
         .args(["info", "-f", "{{.LoggingDriver}}"])
         .output()

@@ -21,7 +21,7 @@ use crate::rig::guard::Lease;
 use crate::rig::machine::{self, Machine, Spec};
 use crate::rig::{docker, eventually, stack};
 
-pub const IMAGE: &str = "hal-install:bookworm";
+pub(crate) const IMAGE: &str = "hal-install:bookworm";
 /// Where the machine sees the source tree (make's working directory), read-only.
 const SRC: &str = "/src";
 /// Where the machine sees the release binary `make install` copies.
@@ -54,7 +54,7 @@ fn manifest_dir() -> &'static Path {
 // ---------------------------------------------------------------- prerequisites
 
 /// Why these tests cannot run here, if they cannot.
-pub fn missing() -> Option<String> {
+pub(crate) fn missing() -> Option<String> {
     if let Some(why) = machine::missing(IMAGE) {
         return Some(why);
     }
@@ -92,7 +92,7 @@ fn cargo() -> String {
 }
 
 /// The package, built once per test binary with `cargo deb --locked` (the fleet test installs it too).
-pub fn deb() -> &'static Path {
+pub(crate) fn deb() -> &'static Path {
     static DEB: OnceLock<PathBuf> = OnceLock::new();
     DEB.get_or_init(|| {
         let out = Command::new(cargo())

@@ -11,6 +11,8 @@
 //! and one that changes the shared systemd machine takes that alone
 //! (`systemd::scene_alone`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// A test crate exports nothing: `pub` there only shares the rig between areas.
+#![allow(unreachable_pub)]
 
 mod lib_paths;
 mod rig;

@@ -14,7 +14,7 @@ fn idle(rig: &Rig, short: &str) -> String {
 }
 
 /// The one container of a single-service module.
-pub fn container_of(m: &str) -> String {
+pub(crate) fn container_of(m: &str) -> String {
     let names = containers(m);
     assert_eq!(names.len(), 1, "{m}: {names:?}");
     names[0].clone()

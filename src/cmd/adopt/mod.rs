@@ -9,7 +9,7 @@
 //! and the next run finishes the job: a disarmed unit is found again by its
 //! drop-in, a module without a desired state by its running containers.
 
-pub mod plan;
+pub(crate) mod plan;
 
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ struct Done<'a> {
     error: Option<String>,
 }
 
-pub async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     let node = &ctx.node;
     node.store.check_writable()?;
     let instances = find_instances(ctx).await?;

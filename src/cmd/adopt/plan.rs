@@ -12,11 +12,11 @@ use crate::module::status::{Desired, ModuleStatus};
 use crate::module::{Kind, KindTag, Module};
 
 /// The systemd template hal replaces.
-pub const TEMPLATE: &str = "hal-module";
+pub(crate) const TEMPLATE: &str = "hal-module";
 
 /// One unit that runs a module now.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct UnitRef {
+pub(crate) struct UnitRef {
     pub unit: String,
     pub scope: &'static str,
     #[serde(skip)]
@@ -28,7 +28,7 @@ pub struct UnitRef {
 
 /// One line of the plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Step {
+pub(crate) struct Step {
     pub name: String,
     /// What runs it now, in words.
     pub was: String,
@@ -45,13 +45,13 @@ pub struct Step {
 
 /// Whether an instance is still someone's supervisor: running, failed,
 /// enabled, or half handed over.
-pub fn live(i: &Instance) -> bool {
+pub(crate) fn live(i: &Instance) -> bool {
     i.activity != Activity::Inactive || i.enabled || i.handing_over
 }
 
 /// The plan: every live `hal-module@` instance's module, then every running
 /// stack hal has no desired state for, in name order.
-pub fn build(
+pub(crate) fn build(
     instances: &[(Scope, Instance)],
     modules: &[Module],
     statuses: &[ModuleStatus],
@@ -188,7 +188,11 @@ fn by_hand_step(s: &ModuleStatus) -> Option<Step> {
 /// `docker compose` (or `docker-compose`) with `--project-directory
 /// ROOT/INSTANCE --project-name INSTANCE up`, and no compose file named (`-f`),
 /// so compose reads what hal reads.
-pub fn template_problem(commands: &[Vec<String>], instance: &str, root: &Path) -> Option<String> {
+pub(crate) fn template_problem(
+    commands: &[Vec<String>],
+    instance: &str,
+    root: &Path,
+) -> Option<String> {
     let [argv] = commands else {
         return Some(format!(
             "it has {} ExecStart= commands, the template has one",

@@ -12,7 +12,7 @@ const FIX: &str =
     "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
 
 /// One line: what still needs `hal adopt`, or that nothing does.
-pub async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx) -> Check {
     let mut found = Vec::new();
     let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {

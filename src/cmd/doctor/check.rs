@@ -7,7 +7,7 @@ use crate::output::view::{Style, View};
 
 /// The outcome of one check. `hint` says what to do and is set when `ok` is false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(super) struct Check {
     pub name: String,
     pub ok: bool,
     pub detail: String,
@@ -18,7 +18,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+    pub(super) fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             ok: true,
@@ -29,7 +29,7 @@ impl Check {
     }
 
     /// A check hal could not make, and why: "not checked: WHY".
-    pub fn not_checked(name: impl Into<String>, why: impl std::fmt::Display) -> Check {
+    pub(super) fn not_checked(name: impl Into<String>, why: impl std::fmt::Display) -> Check {
         Check {
             name: name.into(),
             ok: true,
@@ -39,7 +39,7 @@ impl Check {
         }
     }
 
-    pub fn fail(
+    pub(super) fn fail(
         name: impl Into<String>,
         detail: impl Into<String>,
         hint: impl Into<String>,
@@ -57,13 +57,13 @@ impl Check {
 /// Doctor's answer: `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`,
 /// or a line per check for people.
 #[derive(Serialize)]
-pub struct Checks<'a> {
+pub(super) struct Checks<'a> {
     schema: u32,
     checks: &'a [Check],
 }
 
 impl<'a> Checks<'a> {
-    pub fn new(checks: &'a [Check]) -> Checks<'a> {
+    pub(super) fn new(checks: &'a [Check]) -> Checks<'a> {
         Checks {
             schema: crate::output::view::SCHEMA,
             checks,
@@ -79,7 +79,7 @@ impl View for Checks<'_> {
 
 /// One line per check (`✓ name  detail`), each failure followed by its hint.
 /// `quiet` keeps the failures only.
-pub fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
+pub(super) fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
     let width = checks
         .iter()
         .map(|c| c.name.chars().count())

@@ -5,7 +5,7 @@ use super::pools::DAEMON_JSON;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 
-pub async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx) -> Check {
     let engine = match ctx.node.stacks.engine().await {
         Ok(e) => e,
         Err(_) => {

@@ -11,7 +11,7 @@ use crate::stack::identity;
 const NAME: &str = "identity";
 
 /// One line: the conflicts and orphans, or that there are none.
-pub async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx) -> Check {
     let inv = &ctx.node.inventory;
     let engine = match ctx.node.stacks.engine().await {
         Ok(e) => e,

@@ -12,7 +12,7 @@ type HostUnit<'a> = (&'a str, &'a str);
 
 /// One line per scope in use (or one saying none is), and a failed check per
 /// host module whose unit the init does not know.
-pub async fn checks(ctx: &Ctx) -> (Vec<Check>, Vec<Check>) {
+pub(super) async fn checks(ctx: &Ctx) -> (Vec<Check>, Vec<Check>) {
     let mut scopes: Vec<(Scope, Vec<HostUnit<'_>>)> = Vec::new();
     for m in &ctx.node.inventory.modules {
         let Kind::Host { unit, scope } = &m.kind else {

@@ -12,7 +12,7 @@ use crate::module::Kind;
 const SHOWN: usize = 4;
 
 /// The services root exists and can be read.
-pub fn services_root(ctx: &Ctx) -> Check {
+pub(super) fn services_root(ctx: &Ctx) -> Check {
     let root = &ctx.node.inventory.root;
     if ctx.node.inventory.root_problem.is_some() {
         use std::io::ErrorKind;
@@ -45,7 +45,7 @@ pub fn services_root(ctx: &Ctx) -> Check {
 }
 
 /// hal can create and remove a file in its state directory (or create the directory).
-pub fn state_dir(ctx: &Ctx) -> Check {
+pub(super) fn state_dir(ctx: &Ctx) -> Check {
     let dir = ctx.node.store.dir();
     let hint =
         "run hal as the user that owns it, or set HAL_STATE_DIR to a directory this user can write";
@@ -116,7 +116,7 @@ fn probe(dir: &Path) -> std::io::Result<()> {
 
 /// Nobody but their owners may write the services root, a stack directory or its files:
 /// whoever can write a compose file is root on a Docker host.
-pub fn permissions(ctx: &Ctx) -> Check {
+pub(super) fn permissions(ctx: &Ctx) -> Check {
     if ctx.node.inventory.root_problem.is_some() {
         return Check::pass("permissions", "nothing to check: no services root");
     }

@@ -16,7 +16,7 @@ const CONFIG_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One failed check per module that cannot be used: an invalid name, a name
 /// used twice, or (when compose was found) a compose file compose rejects.
-pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
+pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
     let mut out: Vec<Check> = ctx
         .node
         .inventory
@@ -62,7 +62,7 @@ pub async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
 }
 
 /// The name of a module's own check line.
-pub fn check_name(module: &str) -> String {
+pub(super) fn check_name(module: &str) -> String {
     format!("module:{module}")
 }
 
@@ -119,7 +119,7 @@ fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
 }
 
 /// The summary line over every module, given the problems found.
-pub fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
+pub(super) fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
     let modules = &ctx.node.inventory.modules;
     let stacks = modules
         .iter()

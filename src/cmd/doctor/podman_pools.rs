@@ -6,7 +6,7 @@ use crate::stack::engine::AddressPool;
 
 /// Podman 4's pools when no file sets `default_subnet_pools`: 10.89.0.0/16 up to
 /// 10.255.0.0/16, /24 subnets each.
-pub fn stock() -> Vec<AddressPool> {
+pub(super) fn stock() -> Vec<AddressPool> {
     (89..=255)
         .map(|b| AddressPool {
             base: format!("10.{b}.0.0/16"),
@@ -17,7 +17,7 @@ pub fn stock() -> Vec<AddressPool> {
 
 /// The files Podman reads, in order (a later one overrides an earlier one):
 /// the distribution's, the system's, its drop-ins, then a rootless user's own.
-pub fn files(user_config: Option<&Path>) -> Vec<PathBuf> {
+pub(super) fn files(user_config: Option<&Path>) -> Vec<PathBuf> {
     let mut out = vec![PathBuf::from("/usr/share/containers/containers.conf")];
     let mut dirs = vec![PathBuf::from("/etc/containers")];
     dirs.extend(user_config.map(|c| c.join("containers")));
@@ -36,7 +36,7 @@ pub fn files(user_config: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The `[network] default_subnet_pools` one file sets, if it sets them.
-pub fn from_conf(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
+pub(super) fn from_conf(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
     #[derive(serde::Deserialize)]
     struct Pool {
         base: String,
@@ -64,7 +64,7 @@ pub fn from_conf(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
 }
 
 /// The pools Podman uses here and the file that set them (or its stock pools).
-pub fn read(user_config: Option<&Path>) -> Result<(Vec<AddressPool>, String), String> {
+pub(super) fn read(user_config: Option<&Path>) -> Result<(Vec<AddressPool>, String), String> {
     let mut found = (stock(), "Podman's stock pools".to_string());
     for path in files(user_config) {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -80,7 +80,7 @@ pub fn read(user_config: Option<&Path>) -> Result<(Vec<AddressPool>, String), St
 }
 
 /// What to set to hold `want` networks of /24.
-pub fn widen_hint(want: u64) -> String {
+pub(super) fn widen_hint(want: u64) -> String {
     let sixteens = want.div_ceil(256).clamp(1, 64);
     format!(
         "widen the pools: in /etc/containers/containers.conf.d/pools.conf set [network] \

@@ -7,11 +7,11 @@ use super::check::Check;
 use crate::stack::engine::{AddressPool, NetworkFacts};
 
 /// Where the local daemon's config lives (rootful Docker).
-pub const DAEMON_JSON: &str = "/etc/docker/daemon.json";
+pub(super) const DAEMON_JSON: &str = "/etc/docker/daemon.json";
 
 /// The pools a stock dockerd uses when `default-address-pools` is not set:
 /// 172.17-31.0.0/16 as /16s and 192.168.0.0/16 as /20s, 31 networks in all.
-pub fn stock() -> Vec<AddressPool> {
+pub(super) fn stock() -> Vec<AddressPool> {
     let mut pools: Vec<AddressPool> = (17..=31)
         .map(|n| AddressPool {
             base: format!("172.{n}.0.0/16"),
@@ -27,14 +27,14 @@ pub fn stock() -> Vec<AddressPool> {
 
 /// An IPv4 network in CIDR notation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Cidr {
+pub(super) struct Cidr {
     addr: u32,
     prefix: u8,
 }
 
 impl Cidr {
     /// Parses `10.200.0.0/16`; `None` for IPv6 or anything malformed.
-    pub fn parse(text: &str) -> Option<Cidr> {
+    pub(super) fn parse(text: &str) -> Option<Cidr> {
         let (addr, prefix) = text.trim().split_once('/')?;
         let addr: Ipv4Addr = addr.parse().ok()?;
         let prefix: u8 = prefix.parse().ok().filter(|p| *p <= 32)?;
@@ -51,13 +51,13 @@ impl Cidr {
     }
 
     /// Whether `inner` lies entirely inside this network.
-    pub fn contains(self, inner: Cidr) -> bool {
+    pub(super) fn contains(self, inner: Cidr) -> bool {
         inner.prefix >= self.prefix && (inner.addr & self.mask()) == (self.addr & self.mask())
     }
 }
 
 /// How many networks the IPv4 pools hold: each gives 2^(size - prefix) subnets.
-pub fn capacity(pools: &[AddressPool]) -> u64 {
+pub(super) fn capacity(pools: &[AddressPool]) -> u64 {
     pools
         .iter()
         .filter_map(|p| {
@@ -69,7 +69,7 @@ pub fn capacity(pools: &[AddressPool]) -> u64 {
 }
 
 /// How many existing networks took their IPv4 subnet from one of the pools.
-pub fn used(pools: &[AddressPool], networks: &[NetworkFacts]) -> u64 {
+pub(super) fn used(pools: &[AddressPool], networks: &[NetworkFacts]) -> u64 {
     let bases: Vec<Cidr> = pools.iter().filter_map(|p| Cidr::parse(&p.base)).collect();
     let inside =
         |subnet: &String| Cidr::parse(subnet).is_some_and(|s| bases.iter().any(|b| b.contains(s)));
@@ -82,7 +82,7 @@ pub fn used(pools: &[AddressPool], networks: &[NetworkFacts]) -> u64 {
 }
 
 /// The `default-address-pools` that daemon.json sets, if it sets them.
-pub fn from_daemon_json(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
+pub(super) fn from_daemon_json(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
     #[derive(serde::Deserialize)]
     struct Pool {
         base: String,
@@ -106,7 +106,7 @@ pub fn from_daemon_json(text: &str) -> Result<Option<Vec<AddressPool>>, String> 
 }
 
 /// The pools in `path`, or `None` when the file is absent or does not set them.
-pub fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String> {
+pub(super) fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String> {
     match std::fs::read_to_string(path) {
         Ok(text) => from_daemon_json(&text).map_err(|e| format!("{}: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -116,12 +116,12 @@ pub fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String>
 
 /// Whether `need` more networks fit, given `used` of `capacity` subnets from `source`.
 #[cfg(test)]
-pub fn verdict(capacity: u64, used: u64, need: u64, source: &str) -> Check {
+pub(super) fn verdict(capacity: u64, used: u64, need: u64, source: &str) -> Check {
     verdict_with(capacity, used, need, source, widen_hint)
 }
 
 /// [`verdict`], with the engine's own way to widen its pools.
-pub fn verdict_with(
+pub(super) fn verdict_with(
     capacity: u64,
     used: u64,
     need: u64,
@@ -145,7 +145,7 @@ pub fn verdict_with(
 }
 
 /// What to add to daemon.json to hold `want` networks of /24.
-pub fn widen_hint(want: u64) -> String {
+pub(super) fn widen_hint(want: u64) -> String {
     let sixteens = want.div_ceil(256).clamp(1, 64);
     let example = if sixteens == 1 {
         "{\"base\": \"10.200.0.0/16\", \"size\": 24}".to_string()

@@ -11,7 +11,7 @@ use crate::state::shared::user_state_dir;
 /// kept per user): two desired states for one engine, and the watch reads
 /// only the node's. A rootless engine's user state and `HAL_STATE_DIR` are
 /// the one state of their engine and pass.
-pub fn one_state(ctx: &Ctx) -> Option<Check> {
+pub(super) fn one_state(ctx: &Ctx) -> Option<Check> {
     let store = &ctx.node.store;
     if store.place() != Place::Node {
         return None;

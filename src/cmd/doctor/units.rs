@@ -14,7 +14,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// One line; "not checked" when systemd is not this node's init (there is
 /// nothing of ours to check; `hal watch` must then run under whatever init
 /// there is).
-pub async fn check(hosts: &Hosts) -> Option<Check> {
+pub(super) async fn check(hosts: &Hosts) -> Option<Check> {
     if let Err(why) = hosts.init(Scope::System).reachable() {
         return Some(Check::not_checked(
             "automatic-rescue",

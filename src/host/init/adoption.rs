@@ -9,7 +9,7 @@ use crate::module::run_state::Activity;
 /// Handing units of a template (systemd's `hal-module@`) over to hal without
 /// stopping what they started. An init offers it through
 /// [`super::Init::adoption`]. Every call is bounded in time; nothing prints.
-pub trait Adopt: Send + Sync {
+pub(crate) trait Adopt: Send + Sync {
     /// Every instance of `template` (e.g. `hal-module`) the manager knows:
     /// running, failed, enabled or merely loaded, and any whose hand-over
     /// ([`Adopt::hand_over`]) was left half-done. For `hal adopt` and `doctor`.
@@ -33,7 +33,7 @@ pub trait Adopt: Send + Sync {
 
 /// One instance of a template unit, as [`Adopt::instances`] finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Instance {
+pub(crate) struct Instance {
     /// `hal-module@web.service`.
     pub unit: String,
     /// `web`.

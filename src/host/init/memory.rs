@@ -20,7 +20,7 @@ use crate::util::timefmt::Stamp;
 
 /// What a unit does when it is started.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Script {
+pub(crate) enum Script {
     /// Starts and stays active.
     Runs,
     /// Its start job fails: the main process exits with this status.
@@ -53,7 +53,7 @@ struct Unit {
 
 /// The scripted init. Units it was not told about are not found.
 #[derive(Debug, Default)]
-pub struct Memory {
+pub(crate) struct Memory {
     units: Mutex<BTreeMap<String, Unit>>,
     calls: Mutex<Vec<String>>,
     /// Why the manager cannot be reached, when it cannot.
@@ -65,12 +65,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Memory {
-    pub fn new() -> Memory {
+    pub(crate) fn new() -> Memory {
         Memory::default()
     }
 
     /// A unit, inactive until started, doing what `script` says then.
-    pub fn unit(self, name: &str, script: Script) -> Memory {
+    pub(crate) fn unit(self, name: &str, script: Script) -> Memory {
         lock(&self.units).insert(
             name.to_string(),
             Unit {
@@ -91,7 +91,7 @@ impl Memory {
     }
 
     /// A timer, active (waiting), that starts `job` (which must be a unit too), next at `next`.
-    pub fn timer(self, name: &str, job: &str, next: Stamp) -> Memory {
+    pub(crate) fn timer(self, name: &str, job: &str, next: Stamp) -> Memory {
         let m = self.unit(name, Script::Runs);
         if let Some(u) = lock(&m.units).get_mut(name) {
             u.activity = Activity::Active;
@@ -103,7 +103,7 @@ impl Memory {
 
     /// The job `name` last ran and ended at `at` with exit status `code`
     /// (non-zero: the unit is failed, as systemd leaves a failed job).
-    pub fn ran(self, name: &str, code: i64, at: Stamp) -> Memory {
+    pub(crate) fn ran(self, name: &str, code: i64, at: Stamp) -> Memory {
         if let Some(u) = lock(&self.units).get_mut(name) {
             u.exited_at = Some(at);
             u.main_pid = Some(4343);
@@ -118,7 +118,7 @@ impl Memory {
     }
 
     /// The lines the unit's journal holds.
-    pub fn journal(self, name: &str, lines: &[&str]) -> Memory {
+    pub(crate) fn journal(self, name: &str, lines: &[&str]) -> Memory {
         if let Some(u) = lock(&self.units).get_mut(name) {
             u.journal = lines.iter().map(|l| (*l).to_string()).collect();
         }
@@ -126,7 +126,7 @@ impl Memory {
     }
 
     /// A manager that cannot be reached, for this reason.
-    pub fn down(self, why: &str) -> Memory {
+    pub(crate) fn down(self, why: &str) -> Memory {
         Memory {
             down: Some(why.to_string()),
             ..self
@@ -134,7 +134,7 @@ impl Memory {
     }
 
     /// Every call so far, e.g. `start web.service`, `reset-failed web.service`.
-    pub fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         lock(&self.calls).clone()
     }
 

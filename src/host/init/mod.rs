@@ -10,10 +10,10 @@
 //! Handing template units over to hal (`hal adopt`) is a capability an init
 //! may have ([`Init::adoption`], `adoption.rs`); systemd has it.
 
-pub mod adoption;
+pub(crate) mod adoption;
 #[cfg(test)]
-pub mod memory;
-pub mod systemd;
+pub(crate) mod memory;
+pub(crate) mod systemd;
 
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -26,18 +26,18 @@ use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::util::timefmt::Stamp;
 
-pub use self::adoption::{Adopt, Instance};
-pub use crate::module::run_state::Activity;
+pub(crate) use self::adoption::{Adopt, Instance};
+pub(crate) use crate::module::run_state::Activity;
 
 /// `init`'s adoption, or the error saying it has none.
-pub fn adoption_of(init: &dyn Init) -> anyhow::Result<&dyn Adopt> {
+pub(crate) fn adoption_of(init: &dyn Init) -> anyhow::Result<&dyn Adopt> {
     init.adoption()
         .ok_or_else(|| anyhow::anyhow!("{} has no template units to hand over", init.name()))
 }
 
 /// Whether the init could load the unit's definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Load {
+pub(crate) enum Load {
     Loaded,
     NotFound,
     Masked,
@@ -47,14 +47,14 @@ pub enum Load {
 
 /// How the unit's main process last ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum MainExit {
+pub(crate) enum MainExit {
     Exited(i64),
     Signal(i64),
 }
 
 /// One unit as the init sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnitStatus {
+pub(crate) struct UnitStatus {
     /// The unit name as asked for.
     pub unit: String,
     pub load: Load,
@@ -88,7 +88,7 @@ pub struct UnitStatus {
 
 impl UnitStatus {
     /// The words as a phrase for people: `inactive/dead` → `inactive (dead)`.
-    pub fn phrase(&self) -> String {
+    pub(crate) fn phrase(&self) -> String {
         match self.words.split_once('/') {
             Some((state, sub)) if !sub.is_empty() && sub != state => format!("{state} ({sub})"),
             Some((state, _)) => state.to_string(),
@@ -99,7 +99,7 @@ impl UnitStatus {
 
 /// Which journal lines to read.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct JournalQuery {
+pub(crate) struct JournalQuery {
     pub follow: bool,
     /// The last N lines; all when `None`.
     pub tail: Option<u64>,
@@ -115,7 +115,7 @@ pub struct JournalQuery {
 /// What hal needs from an init. Every call is bounded in time; nothing prints.
 /// Errors are `anyhow` errors carrying [`HalError::InitUnreachable`] (exit 6)
 /// when the init cannot be reached, or an [`InitError`] otherwise.
-pub trait Init: Send + Sync {
+pub(crate) trait Init: Send + Sync {
     /// The init's name, for messages and `doctor`'s check names: `systemd`.
     fn name(&self) -> &'static str;
 
@@ -170,7 +170,7 @@ pub trait Init: Send + Sync {
 }
 
 /// The status of one unit.
-pub async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
+pub(crate) async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus> {
     let units = [unit.to_string()];
     init.show(&units)
         .await?
@@ -180,7 +180,7 @@ pub async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<UnitStatus>
 
 /// What `doctor` learns from asking a manager how it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Health {
+pub(crate) enum Health {
     /// The manager answers: its word for its state (`running`, `degraded`),
     /// and what to look at when not all is well.
     Up { state: String, note: Option<String> },
@@ -190,7 +190,7 @@ pub enum Health {
 
 /// A unit the init could not load, in the init's words, for `doctor`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadProblem {
+pub(crate) struct LoadProblem {
     /// What the init says, e.g. `LoadState=not-found`.
     pub words: String,
     /// How to see what the init sees, e.g. `systemctl cat x.service shows what systemd sees`.
@@ -199,7 +199,7 @@ pub struct LoadProblem {
 
 /// A failure the init reported about a unit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InitError {
+pub(crate) enum InitError {
     #[error("unit {0} not found")]
     NotFound(String),
     #[error("needs root: run with sudo ({0})")]
@@ -219,7 +219,7 @@ const STDERR_KEEP: usize = 8 * 1024;
 /// A child process command with the settings every init call shares: no
 /// stdin, piped output, killed when dropped, C locale, no colour (an init's
 /// own switches, such as systemd's pager, are its own to add).
-pub fn command(program: &str, args: &[String]) -> Command {
+pub(crate) fn command(program: &str, args: &[String]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
@@ -232,7 +232,7 @@ pub fn command(program: &str, args: &[String]) -> Command {
 }
 
 /// Runs `cmd` to the end, or kills it after `timeout` (`Ok(None)`).
-pub async fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<Output>> {
+pub(crate) async fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<Output>> {
     let child = cmd.spawn()?;
     match tokio::time::timeout(timeout, child.wait_with_output()).await {
         Ok(out) => out.map(Some),
@@ -245,7 +245,7 @@ pub async fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<
 /// may turn one line into none or several). The child is killed when the
 /// stream is dropped; a non-zero exit ends the stream with an error naming
 /// `what` and the child's last stderr words.
-pub fn line_stream<T, F>(mut cmd: Command, what: String, max_line: usize, parse: F) -> Lines
+pub(crate) fn line_stream<T, F>(mut cmd: Command, what: String, max_line: usize, parse: F) -> Lines
 where
     T: IntoIterator<Item = crate::logs::line::Line> + Send + 'static,
     F: Fn(&[u8]) -> T + Send + 'static,
@@ -318,7 +318,7 @@ fn tokio_stream_from<T: Send + 'static>(
 
 /// Reads one `\n`-terminated line into `buf` (without the newline), keeping at
 /// most `max` bytes of it. `Ok(false)` at the end of input.
-pub async fn next_line<R: AsyncBufRead + Unpin>(
+pub(crate) async fn next_line<R: AsyncBufRead + Unpin>(
     r: &mut R,
     buf: &mut Vec<u8>,
     max: usize,
@@ -345,7 +345,7 @@ pub async fn next_line<R: AsyncBufRead + Unpin>(
 }
 
 /// The last few non-empty lines of a child's stderr, on one line.
-pub fn last_words(text: &str) -> String {
+pub(crate) fn last_words(text: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

@@ -2,8 +2,8 @@
 
 mod adopt;
 mod bus;
-pub mod journal;
-pub mod show;
+pub(crate) mod journal;
+pub(crate) mod show;
 
 use std::path::Path;
 use std::time::Duration;
@@ -29,12 +29,12 @@ const MAX_JSON_LINE: usize = 8 * crate::logs::line::MAX_LINE;
 
 /// The system manager, or the calling user's manager.
 #[derive(Clone, Debug)]
-pub struct Systemd {
+pub(crate) struct Systemd {
     scope: Scope,
 }
 
 impl Systemd {
-    pub fn new(scope: Scope) -> Systemd {
+    pub(crate) fn new(scope: Scope) -> Systemd {
         Systemd { scope }
     }
 
@@ -295,7 +295,7 @@ impl Init for Systemd {
 
 /// Why a unit name is unusable for systemd, or `None`: one of the suffixes
 /// hal can start and wait for, and only the characters systemd allows.
-pub fn unit_problem(unit: &str) -> Option<String> {
+pub(crate) fn unit_problem(unit: &str) -> Option<String> {
     const SUFFIXES: [&str; 4] = [".service", ".target", ".socket", ".timer"];
     if !SUFFIXES
         .iter()

@@ -6,7 +6,7 @@ use crate::stack::assess::{ContainerFacts, assess};
 
 /// What a stack module is expected to run.
 #[derive(Clone, Copy, Debug)]
-pub struct Expected<'a> {
+pub(crate) struct Expected<'a> {
     /// What compose resolved the last time hal brought the module up: the
     /// services of the active profiles, each with its replica count.
     pub services: &'a [ServiceImage],
@@ -16,7 +16,7 @@ pub struct Expected<'a> {
 
 /// A stack's state against its expected set.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Judged {
+pub(crate) struct Judged {
     pub state: State,
     pub reason: Option<String>,
     pub missing: Vec<MissingService>,
@@ -24,7 +24,10 @@ pub struct Judged {
 
 /// The services of `expected` with fewer containers than compose runs for
 /// them (one-off `compose run` containers do not count).
-pub fn missing(expected: Expected<'_>, containers: &[&ContainerFacts]) -> Vec<MissingService> {
+pub(crate) fn missing(
+    expected: Expected<'_>,
+    containers: &[&ContainerFacts],
+) -> Vec<MissingService> {
     expected
         .services
         .iter()
@@ -49,7 +52,7 @@ pub fn missing(expected: Expected<'_>, containers: &[&ContainerFacts]) -> Vec<Mi
 /// containers than expected makes the module `degraded`, or `failed` when
 /// nothing of it runs; the reason names it first. Containers of a service a
 /// person stopped do not count.
-pub fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_>>) -> Judged {
+pub(crate) fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_>>) -> Judged {
     let counted: Vec<&ContainerFacts> = match expected {
         Some(e) => containers
             .iter()

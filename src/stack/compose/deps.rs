@@ -12,7 +12,7 @@ use crate::module::{Condition, Dependency};
 /// `volumes_from` (`X`, `X:ro`, `service:X:rw`; a `container:` is none),
 /// `links` (`X`, `X:alias`). Sorted by name, each once, the strictest
 /// condition kept.
-pub fn of_service(service: &Value) -> Vec<Dependency> {
+pub(super) fn of_service(service: &Value) -> Vec<Dependency> {
     let mut out: Vec<Dependency> = Vec::new();
     let mut add = |name: &str, condition: Condition| {
         let name = name.trim();
@@ -76,7 +76,7 @@ pub fn of_service(service: &Value) -> Vec<Dependency> {
 
 /// Every service's dependencies in `docker-compose config`'s YAML (v1);
 /// empty when it cannot be read.
-pub fn of_v1_yaml(text: &str) -> HashMap<String, Vec<Dependency>> {
+pub(super) fn of_v1_yaml(text: &str) -> HashMap<String, Vec<Dependency>> {
     let Ok(doc) = yaml_serde::from_str::<Value>(text) else {
         return HashMap::new();
     };

@@ -28,7 +28,7 @@ impl Compose {
     /// Finds compose: `HAL_COMPOSE` if set; else, when the docker CLI is on
     /// `PATH`, the compose plugin it would run for `docker compose`, run
     /// directly (or `docker compose` itself); else a `docker-compose` binary (which may itself be v1 or v2).
-    pub async fn detect() -> anyhow::Result<Compose> {
+    pub(crate) async fn detect() -> anyhow::Result<Compose> {
         if let Some(spec) = std::env::var_os("HAL_COMPOSE").filter(|v| !v.is_empty()) {
             let spec = spec.to_string_lossy().into_owned();
             let mut words = spec.split_whitespace().map(str::to_string);

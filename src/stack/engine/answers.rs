@@ -11,7 +11,7 @@ use crate::stack::labels::Identity;
 /// One entry of `GET /containers/json`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct Summary {
+pub(super) struct Summary {
     pub id: Option<String>,
     pub names: Option<Vec<String>>,
     pub image: Option<String>,
@@ -27,19 +27,19 @@ pub struct Summary {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct Health {
+pub(super) struct Health {
     pub status: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct Networks {
+pub(super) struct Networks {
     pub networks: Option<HashMap<String, Endpoint>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Endpoint {
+pub(super) struct Endpoint {
     #[serde(rename = "EndpointID")]
     pub endpoint_id: Option<String>,
 }
@@ -47,7 +47,7 @@ pub struct Endpoint {
 /// `GET /containers/ID/json`, the parts hal reads.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct Inspect {
+pub(super) struct Inspect {
     pub state: Option<State>,
     pub host_config: Option<HostConfig>,
     pub restart_count: Option<i64>,
@@ -55,7 +55,7 @@ pub struct Inspect {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct State {
+pub(super) struct State {
     pub status: Option<String>,
     pub health: Option<Health>,
     pub exit_code: Option<i64>,
@@ -68,14 +68,14 @@ pub struct State {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct HostConfig {
+pub(super) struct HostConfig {
     pub restart_policy: Option<Policy>,
     pub log_config: Option<LogCfg>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct LogCfg {
+pub(super) struct LogCfg {
     #[serde(rename = "Type")]
     pub typ: Option<String>,
     pub config: Option<std::collections::HashMap<String, String>>,
@@ -83,7 +83,7 @@ pub struct LogCfg {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct Policy {
+pub(super) struct Policy {
     pub name: Option<String>,
     pub maximum_retry_count: Option<i64>,
 }
@@ -93,13 +93,13 @@ pub struct Policy {
 /// which its Docker-compatible list leaves out.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub struct LibpodRow {
+pub(super) struct LibpodRow {
     pub id: Option<String>,
     pub status: Option<String>,
 }
 
 /// Gives each listed container the health Podman's own list states for it.
-pub fn add_health(listed: &mut [Listed], rows: Vec<LibpodRow>) {
+pub(super) fn add_health(listed: &mut [Listed], rows: Vec<LibpodRow>) {
     let words: HashMap<String, String> = rows
         .into_iter()
         .filter_map(|r| Some((r.id?, r.status.filter(|w| !w.is_empty())?)))
@@ -110,7 +110,7 @@ pub fn add_health(listed: &mut [Listed], rows: Vec<LibpodRow>) {
 }
 
 impl Summary {
-    pub fn listed(self) -> Listed {
+    pub(super) fn listed(self) -> Listed {
         let labels = self.labels.unwrap_or_default();
         let state = self.state.as_deref().and_then(RunState::from_word);
         let run = match (&self.network_settings, state) {
@@ -142,7 +142,7 @@ impl Summary {
 }
 
 impl Inspect {
-    pub fn inspected(self) -> Inspected {
+    pub(super) fn inspected(self) -> Inspected {
         let state = self.state.unwrap_or_default();
         let (policy, log) = match self.host_config {
             Some(h) => (h.restart_policy, h.log_config),

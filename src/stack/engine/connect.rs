@@ -14,7 +14,7 @@ pub(super) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fro
 
 /// The engine behind the endpoint, as its ping names itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EngineKind {
+pub(crate) enum EngineKind {
     Docker,
     Podman,
     /// It did not say (a TLS endpoint, or an engine hal does not know).
@@ -23,7 +23,7 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Its name in messages (`docker: connected to …`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EngineKind::Docker => "docker",
             EngineKind::Podman => "podman",

@@ -10,7 +10,7 @@ use super::Engine;
 
 impl Engine {
     /// Starts an existing container (used by the fast path).
-    pub async fn start_container(&self, id: &str) -> anyhow::Result<()> {
+    pub(crate) async fn start_container(&self, id: &str) -> anyhow::Result<()> {
         self.api
             .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
             .await
@@ -21,7 +21,11 @@ impl Engine {
     /// Restarts a container as `docker restart` does (stop, then start; the
     /// container's own stop timeout unless `grace` is given): the supervisor's
     /// repair of one unhealthy or crash-looping container.
-    pub async fn restart_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
+    pub(crate) async fn restart_container(
+        &self,
+        id: &str,
+        grace: Option<Duration>,
+    ) -> anyhow::Result<()> {
         let options = bollard::query_parameters::RestartContainerOptions {
             signal: None,
             t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
@@ -35,7 +39,11 @@ impl Engine {
 
     /// Stops a container as `docker stop` does: its own stop timeout (compose's
     /// `stop_grace_period`) unless `grace` is given. One already gone is stopped.
-    pub async fn stop_container(&self, id: &str, grace: Option<Duration>) -> anyhow::Result<()> {
+    pub(crate) async fn stop_container(
+        &self,
+        id: &str,
+        grace: Option<Duration>,
+    ) -> anyhow::Result<()> {
         let options = bollard::query_parameters::StopContainerOptions {
             signal: None,
             t: grace.map(|g| i32::try_from(g.as_secs()).unwrap_or(i32::MAX)),
@@ -52,7 +60,7 @@ impl Engine {
 
     /// Removes a container, keeping its volumes (anonymous ones too, as `compose
     /// down` without `-v`). One already gone is removed.
-    pub async fn remove_container(&self, id: &str) -> anyhow::Result<()> {
+    pub(crate) async fn remove_container(&self, id: &str) -> anyhow::Result<()> {
         let options = bollard::query_parameters::RemoveContainerOptions {
             v: false,
             force: true,
@@ -69,7 +77,7 @@ impl Engine {
     }
 
     /// Removes a network by name or id; one already gone is removed.
-    pub async fn remove_network(&self, name: &str) -> anyhow::Result<()> {
+    pub(crate) async fn remove_network(&self, name: &str) -> anyhow::Result<()> {
         match self.api.remove_network(name).await {
             Ok(())
             | Err(bollard::errors::Error::DockerResponseServerError {

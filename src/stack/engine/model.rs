@@ -39,7 +39,7 @@ impl From<EngineError> for anyhow::Error {
 
 /// One container as the list call describes it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub id: String,
     /// Its name, without the leading `/`.
     pub name: String,
@@ -62,24 +62,24 @@ pub struct Listed {
 }
 
 impl Listed {
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         self.state == Some(ContainerRun::Running)
     }
 
     /// Its compose service, when it has one.
-    pub fn service(&self) -> Option<&str> {
+    pub(crate) fn service(&self) -> Option<&str> {
         self.identity.as_ref().map(|who| who.service.as_str())
     }
 
     /// Whether compose made it for `compose run`.
-    pub fn is_oneoff(&self) -> bool {
+    pub(crate) fn is_oneoff(&self) -> bool {
         self.identity.as_ref().is_some_and(|who| who.oneoff)
     }
 }
 
 /// What an inspect adds to the list: how the container runs and ran.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Inspected {
+pub(crate) struct Inspected {
     pub state: Option<ContainerRun>,
     /// The health word of the engine's own field (`none` when no healthcheck).
     pub health: Option<String>,
@@ -97,7 +97,7 @@ pub struct Inspected {
 
 /// A container's log driver and the label names it copies into each line (`labels=` log-opt).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LogConfig {
+pub(crate) struct LogConfig {
     /// `json-file`, `local`, `journald`…
     pub driver: String,
     pub labels: Vec<String>,
@@ -105,7 +105,7 @@ pub struct LogConfig {
 
 /// What a container event says happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EventAction {
+pub(crate) enum EventAction {
     Start,
     Die,
     Oom,
@@ -119,7 +119,7 @@ pub enum EventAction {
 
 impl EventAction {
     /// The action an engine's word names (`health_status: unhealthy` carries its result).
-    pub fn from_word(word: &str) -> EventAction {
+    pub(crate) fn from_word(word: &str) -> EventAction {
         match word {
             "start" => EventAction::Start,
             // Podman 4 says `died`, and `remove` for `destroy`.
@@ -134,7 +134,7 @@ impl EventAction {
     }
 
     /// The word the engine's `event` filter takes for this action.
-    pub fn filter_word(&self) -> &str {
+    pub(crate) fn filter_word(&self) -> &str {
         match self {
             EventAction::Start => "start",
             EventAction::Die => "die",
@@ -148,7 +148,7 @@ impl EventAction {
 
 /// One container event.
 #[derive(Clone, Debug, PartialEq)]
-pub struct EngineEvent {
+pub(crate) struct EngineEvent {
     pub action: EventAction,
     /// The container's id.
     pub id: Option<String>,
@@ -160,21 +160,21 @@ pub struct EngineEvent {
 
 impl EngineEvent {
     /// The container's name.
-    pub fn container(&self) -> Option<&str> {
+    pub(crate) fn container(&self) -> Option<&str> {
         self.attributes.get("name").map(String::as_str)
     }
 }
 
 /// One chunk of a container's log, from one of its streams.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogChunk {
+pub(crate) struct LogChunk {
     pub stream: Stream,
     pub bytes: bytes::Bytes,
 }
 
 /// One progress message of a pull.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PullProgress {
+pub(crate) struct PullProgress {
     /// The layer it is about.
     pub id: Option<String>,
     pub status: Option<String>,

@@ -12,14 +12,14 @@ use hyper_util::rt::TokioIo;
 /// Where hal's own requests go: the engine's socket or TCP address. TLS
 /// endpoints have none (bollard's typed calls serve them).
 #[derive(Clone, Debug)]
-pub enum Wire {
+pub(super) enum Wire {
     Unix(PathBuf),
     Tcp(String),
 }
 
 /// An engine's answer: its status, headers and whole body.
 #[derive(Debug)]
-pub struct Answer {
+pub(super) struct Answer {
     pub status: u16,
     pub headers: hyper::HeaderMap,
     pub body: Bytes,
@@ -27,12 +27,12 @@ pub struct Answer {
 
 impl Answer {
     /// A header's value, when it is there and readable.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
     /// The engine's own words for a refusal (`{"message": …}`), or the status.
-    pub fn refusal(&self) -> String {
+    pub(super) fn refusal(&self) -> String {
         #[derive(serde::Deserialize)]
         struct Message {
             message: String,
@@ -45,7 +45,7 @@ impl Answer {
 
 impl Wire {
     /// The wire for an endpoint hal can reach without TLS (`unix://`, `tcp://`, `http://`).
-    pub fn of(endpoint: &str) -> Option<Wire> {
+    pub(super) fn of(endpoint: &str) -> Option<Wire> {
         if let Some(path) = endpoint.strip_prefix("unix://") {
             return Some(Wire::Unix(PathBuf::from(path)));
         }
@@ -56,7 +56,7 @@ impl Wire {
     }
 
     /// `GET path` (with its query), the whole answer read, within `limit`.
-    pub async fn get(&self, path: &str, limit: Duration) -> Result<Answer, WireError> {
+    pub(super) async fn get(&self, path: &str, limit: Duration) -> Result<Answer, WireError> {
         match tokio::time::timeout(limit, self.exchange(path)).await {
             Ok(answer) => answer,
             Err(_) => Err(WireError::TimedOut(limit)),
@@ -103,7 +103,7 @@ where
 
 /// A request that got no answer.
 #[derive(Debug, thiserror::Error)]
-pub enum WireError {
+pub(super) enum WireError {
     // Not transparent: the io::Error itself is the source, so its kind (permission
     // denied, no socket) reaches the message with the fix.
     #[error("{0}")]
@@ -117,7 +117,7 @@ pub enum WireError {
 }
 
 /// A query value percent-encoded (everything but RFC 3986's unreserved characters).
-pub fn encode(value: &str) -> String {
+pub(super) fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len() * 2);
     for b in value.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {

@@ -9,7 +9,7 @@ use crate::stack::repair::{Fix, How};
 use crate::util::timefmt::Stamp;
 
 /// What is wrong with a module, and which containers to repair (none: the whole module).
-pub struct Trouble {
+pub(super) struct Trouble {
     pub why: String,
     pub fixes: Vec<Fix>,
 }
@@ -23,7 +23,7 @@ impl Trouble {
     }
 }
 
-pub fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
+pub(super) fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
     let unit = s.services.first()?;
     matches!(
         unit.state.unit(),
@@ -33,7 +33,7 @@ pub fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
 }
 
 /// `unhealthy`: (module, container) → since when; `grace`: how long that may last.
-pub fn stack_trouble(
+pub(super) fn stack_trouble(
     s: &ModuleStatus,
     unhealthy: &BTreeMap<(String, String), Stamp>,
     grace: Duration,
@@ -169,7 +169,7 @@ fn and_more(why: String, n: usize) -> String {
     }
 }
 
-pub fn is_unhealthy(c: &ServiceStatus) -> bool {
+pub(super) fn is_unhealthy(c: &ServiceStatus) -> bool {
     c.verdict == Some(Verdict::Unhealthy)
 }
 
@@ -190,7 +190,7 @@ fn run(c: &ServiceStatus) -> Option<ContainerRun> {
     c.state.container()
 }
 
-pub fn key_of(c: &ServiceStatus) -> String {
+pub(super) fn key_of(c: &ServiceStatus) -> String {
     c.container.clone().unwrap_or_else(|| c.name.clone())
 }
 

@@ -11,7 +11,7 @@ use super::imports::module_of;
 
 /// One file of `src/`, read for the tidy rules.
 #[derive(Debug)]
-pub struct Source {
+pub(super) struct Source {
     /// The path under `src/`, e.g. `stack/engine.rs`.
     pub path: String,
     /// Comments, literal contents and test code blanked.
@@ -22,13 +22,13 @@ pub struct Source {
 
 impl Source {
     /// The 1-based line of byte offset `at`.
-    pub fn line_of(&self, at: usize) -> usize {
+    pub(super) fn line_of(&self, at: usize) -> usize {
         self.code[..at].matches('\n').count() + 1
     }
 }
 
 /// The non-test files among `files` (`(path under src/, text)`), read.
-pub fn sources(files: &[(String, String)]) -> Vec<Source> {
+pub(super) fn sources(files: &[(String, String)]) -> Vec<Source> {
     let mut test_modules: BTreeSet<String> = BTreeSet::new();
     let read: Vec<(String, String, String)> = files
         .iter()

@@ -15,18 +15,18 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A module path, e.g. `commands::doctor` (`""` is the root).
-pub type Module = String;
+pub(super) type Module = String;
 
 /// Who depends on whom, with where each dependency was first seen.
 #[derive(Debug, Default)]
-pub struct Graph {
+pub(super) struct Graph {
     pub modules: BTreeSet<Module>,
     /// from → to → `file:line`.
     pub edges: BTreeMap<Module, BTreeMap<Module, String>>,
 }
 
 /// The module a file under `src/` holds (`None` for a file that is not a module, e.g. under `bin/`).
-pub fn module_of(path: &str) -> Option<Module> {
+pub(super) fn module_of(path: &str) -> Option<Module> {
     let stem = path.strip_suffix(".rs")?;
     if stem.starts_with("bin/") {
         return None;
@@ -63,7 +63,7 @@ fn within(module: &str, ancestor: &str) -> bool {
 }
 
 /// Builds the graph of `files`: `(path under src/, text)`.
-pub fn graph(files: &[(String, String)]) -> Graph {
+pub(super) fn graph(files: &[(String, String)]) -> Graph {
     let scanned: Vec<(String, Module, Scan)> = files
         .iter()
         .filter_map(|(path, text)| Some((path.clone(), module_of(path)?, scan(text))))
@@ -151,7 +151,7 @@ impl Graph {
     /// "c", "a::b"]`: for each strongly connected group of modules, the
     /// shortest cycle through its smallest module, then through each member
     /// no cycle so far went through, so every module caught in one is named.
-    pub fn cycles(&self) -> Vec<Vec<Module>> {
+    pub(super) fn cycles(&self) -> Vec<Vec<Module>> {
         let mut cycles = Vec::new();
         for group in self.groups() {
             if group.len() < 2 {
@@ -267,7 +267,7 @@ impl Graph {
     }
 
     /// `a::b -> c -> a::b`, with where each step was seen.
-    pub fn describe(&self, cycle: &[Module]) -> String {
+    pub(super) fn describe(&self, cycle: &[Module]) -> String {
         let steps: Vec<String> = cycle
             .windows(2)
             .map(|w| {

@@ -12,7 +12,7 @@ use super::imports;
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.
 /// `cli/` is a leaf beside the stack that only `cmd/` (and `main.rs`) uses.
 /// An entry is a folder or a module inside one (`stack::endpoint`).
-pub const MAY_USE: &[(&str, &[&str])] = &[
+pub(super) const MAY_USE: &[(&str, &[&str])] = &[
     (
         "cmd",
         &[
@@ -52,7 +52,7 @@ pub const MAY_USE: &[(&str, &[&str])] = &[
 ];
 
 /// Every import from one folder into another that `MAY_USE` does not allow.
-pub fn folder_edges(files: &[(String, String)]) -> Vec<String> {
+pub(super) fn folder_edges(files: &[(String, String)]) -> Vec<String> {
     let graph = imports::graph(files);
     let folder = |m: &str| m.split("::").next().unwrap_or("").to_string();
     let mut out = Vec::new();
@@ -85,7 +85,7 @@ pub fn folder_edges(files: &[(String, String)]) -> Vec<String> {
 
 /// Which view of a file a rule reads.
 #[derive(Clone, Copy, Debug)]
-pub enum View {
+pub(super) enum View {
     /// Names in code (literal contents blanked).
     Code,
     /// Code and literals: words a string can carry.
@@ -94,7 +94,7 @@ pub enum View {
 
 /// One rule: these words may appear only in these places.
 #[derive(Debug)]
-pub struct Rule {
+pub(super) struct Rule {
     pub name: &'static str,
     pub words: &'static [&'static str],
     pub view: View,
@@ -106,7 +106,7 @@ pub struct Rule {
 }
 
 /// `bollard::` only in the engine adapter (the engine row of ARCHITECTURE.md).
-pub const BOLLARD: Rule = Rule {
+pub(super) const BOLLARD: Rule = Rule {
     name: "only stack/engine.rs and its model (stack/engine/) name bollard",
     words: &["bollard"],
     view: View::Code,
@@ -126,7 +126,7 @@ pub const BOLLARD: Rule = Rule {
 };
 
 /// Human or JSON is decided once, in the printer.
-pub const FORMAT: Rule = Rule {
+pub(super) const FORMAT: Rule = Rule {
     name: "Format is matched only in output/",
     words: &["Format"],
     view: View::Code,
@@ -135,7 +135,7 @@ pub const FORMAT: Rule = Rule {
 };
 
 /// The init's words are the init's: nothing outside `host/init/` runs or parses them.
-pub const UNIT_WORDS: Rule = Rule {
+pub(super) const UNIT_WORDS: Rule = Rule {
     name: "unit words (systemctl, journalctl, ActiveState, SubState, SYSTEMD_) only in host/init/",
     words: &[
         "systemctl",
@@ -177,7 +177,7 @@ pub const UNIT_WORDS: Rule = Rule {
 };
 
 /// Only the printer writes to stdout or stderr.
-pub const PRINTS: Rule = Rule {
+pub(super) const PRINTS: Rule = Rule {
     name: "only output/ prints (plus main.rs and error::report)",
     words: &[
         "println!",
@@ -203,7 +203,7 @@ pub const PRINTS: Rule = Rule {
 };
 
 /// JSON text is made in one place; the two files hal keeps are its own.
-pub const JSON_TEXT: Rule = Rule {
+pub(super) const JSON_TEXT: Rule = Rule {
     name: "JSON text is made only in output/json.rs (and hal's own files)",
     words: &[
         "serde_json::to_string",
@@ -248,7 +248,7 @@ fn allowed_at(rule: &Rule, path: &str, word: &str) -> bool {
 }
 
 /// Every use of `rule`'s words outside its places, one per line and word.
-pub fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
+pub(super) fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for s in sources(files) {
         let view = match rule.view {
@@ -281,7 +281,7 @@ pub fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
 /// A unit's state split on `/` (systemd's `ActiveState/SubState`) outside
 /// `host/init/`: a `.split('/')` or `.split_once('/')` on something named
 /// `…state` or `…words`.
-pub fn unit_state_splits(files: &[(String, String)]) -> Vec<String> {
+pub(super) fn unit_state_splits(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for s in sources(files) {
         if s.path.starts_with("host/init/") {

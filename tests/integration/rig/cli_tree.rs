@@ -8,14 +8,14 @@ use crate::lib_paths::Cli;
 /// One command of the tree: its path of names (`["module", "start"]`; empty
 /// for `hal` itself) and its definition.
 #[derive(Debug, Clone)]
-pub struct Verb {
+pub(crate) struct Verb {
     pub path: Vec<String>,
     pub cmd: clap::Command,
 }
 
 impl Verb {
     /// The names of its visible subcommands, in the order help shows them.
-    pub fn subcommands(&self) -> Vec<String> {
+    pub(crate) fn subcommands(&self) -> Vec<String> {
         self.cmd
             .get_subcommands()
             .filter(|s| !s.is_hide_set())
@@ -24,7 +24,7 @@ impl Verb {
     }
 
     /// Its visible long flags (`--all`), globals included.
-    pub fn long_flags(&self) -> Vec<String> {
+    pub(crate) fn long_flags(&self) -> Vec<String> {
         self.cmd
             .get_arguments()
             .filter(|a| !a.is_hide_set())
@@ -33,7 +33,7 @@ impl Verb {
     }
 
     /// Its short flags (`-j`), globals included.
-    pub fn short_flags(&self) -> Vec<String> {
+    pub(crate) fn short_flags(&self) -> Vec<String> {
         self.cmd
             .get_arguments()
             .filter(|a| !a.is_hide_set())
@@ -42,7 +42,7 @@ impl Verb {
     }
 
     /// Whether it takes module names (a positional `MODULE`).
-    pub fn takes_modules(&self) -> bool {
+    pub(crate) fn takes_modules(&self) -> bool {
         self.cmd.get_positionals().any(|a| {
             a.get_value_names()
                 .is_some_and(|names| names.iter().any(|n| n == "MODULE"))
@@ -50,7 +50,7 @@ impl Verb {
     }
 
     /// The values flag `--long` accepts, when it names them (`--pull`).
-    pub fn values_of(&self, long: &str) -> Vec<String> {
+    pub(crate) fn values_of(&self, long: &str) -> Vec<String> {
         let arg = self
             .cmd
             .get_arguments()
@@ -66,7 +66,7 @@ impl Verb {
 
 /// Every command of hal, parents before their subcommands, as clap builds
 /// them (global flags propagated, `help` added).
-pub fn verbs() -> Vec<Verb> {
+pub(crate) fn verbs() -> Vec<Verb> {
     let mut root = Cli::command();
     root.build();
     let mut out = Vec::new();
@@ -87,7 +87,7 @@ fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Verb>) {
 }
 
 /// The command at `path` (`&["module", "start"]`).
-pub fn verb(path: &[&str]) -> Verb {
+pub(crate) fn verb(path: &[&str]) -> Verb {
     verbs()
         .into_iter()
         .find(|v| v.path == path)
@@ -96,7 +96,7 @@ pub fn verb(path: &[&str]) -> Verb {
 
 /// Every word of the tree: command names, long and short flags, and the
 /// values flags name; each once, in tree order.
-pub fn words() -> Vec<String> {
+pub(crate) fn words() -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for v in verbs() {
         let mut mine: Vec<String> = v.path.last().cloned().into_iter().collect();

@@ -17,7 +17,7 @@ const IDLE: &str = "sleep 100000";
 
 /// A compose project under construction; `Display` gives its compose.yaml.
 #[derive(Clone, Debug, Default)]
-pub struct Stack {
+pub(crate) struct Stack {
     /// Lines above `services:` (`name: …`, `include: …`).
     top: Vec<String>,
     services: Vec<Service>,
@@ -45,14 +45,14 @@ struct Service {
 }
 
 /// An empty stack: add services with [`Stack::service`].
-pub fn stack() -> Stack {
+pub(crate) fn stack() -> Stack {
     Stack::default()
 }
 
 impl Stack {
     /// Adds service `name`, idle (`sleep 100000`) in the fixture image; the
     /// calls that follow shape this service.
-    pub fn service(mut self, name: &str) -> Stack {
+    pub(crate) fn service(mut self, name: &str) -> Stack {
         self.services.push(Service {
             name: name.to_string(),
             image: FIXTURE.to_string(),
@@ -78,31 +78,31 @@ impl Stack {
     }
 
     /// The shell script the service runs (every `$` is the shell's).
-    pub fn runs(self, script: &str) -> Stack {
+    pub(crate) fn runs(self, script: &str) -> Stack {
         // `$$` is compose's escape for a literal `$`.
         self.runs_as_written(&script.replace('$', "$$"))
     }
 
     /// The script as compose reads it: `${VAR}` is compose's interpolation
     /// (from `.env`), `$$` the shell's `$`.
-    pub fn runs_as_written(mut self, script: &str) -> Stack {
+    pub(crate) fn runs_as_written(mut self, script: &str) -> Stack {
         self.last().script = Some(script.to_string());
         self
     }
 
     /// `restart: POLICY`: `no`, `always`, `unless-stopped`, `on-failure`.
-    pub fn restart(mut self, policy: &str) -> Stack {
+    pub(crate) fn restart(mut self, policy: &str) -> Stack {
         self.last().restart = Some(policy.to_string());
         self
     }
 
     /// `restart: unless-stopped`: a service Docker brings back until someone stops it.
-    pub fn keeps_running(self) -> Stack {
+    pub(crate) fn keeps_running(self) -> Stack {
         self.restart("unless-stopped")
     }
 
     /// Runs for `secs` seconds, then turns healthy (checked every second), and stays up.
-    pub fn healthy_after(self, secs: u32) -> Stack {
+    pub(crate) fn healthy_after(self, secs: u32) -> Stack {
         let script = if secs == 0 {
             format!("touch /tmp/ready; {IDLE}")
         } else {
@@ -112,18 +112,18 @@ impl Stack {
     }
 
     /// A healthcheck: healthy while `file` exists (checked every second, 3 tries).
-    pub fn healthy_while(self, file: &str) -> Stack {
+    pub(crate) fn healthy_while(self, file: &str) -> Stack {
         self.healthcheck(file, "interval: 1s\ntimeout: 2s\nretries: 3")
     }
 
     /// A healthcheck on `file` with its own `healthcheck:` lines (e.g. `retries: 1`).
-    pub fn healthcheck(mut self, file: &str, lines: &str) -> Stack {
+    pub(crate) fn healthcheck(mut self, file: &str, lines: &str) -> Stack {
         self.last().health = Some((file.to_string(), lines.to_string()));
         self
     }
 
     /// Starts only once `other` is healthy (`condition: service_healthy`).
-    pub fn depends_on_healthy(mut self, other: &str) -> Stack {
+    pub(crate) fn depends_on_healthy(mut self, other: &str) -> Stack {
         self.last()
             .deps
             .push((other.to_string(), "service_healthy", None));
@@ -132,7 +132,7 @@ impl Stack {
 
     /// Starts after `other` (`condition: service_started`), and with
     /// `restart: RESTART`: whether compose restarts it with `other`.
-    pub fn depends_on_started(mut self, other: &str, restart: bool) -> Stack {
+    pub(crate) fn depends_on_started(mut self, other: &str, restart: bool) -> Stack {
         self.last()
             .deps
             .push((other.to_string(), "service_started", Some(restart)));
@@ -140,7 +140,7 @@ impl Stack {
     }
 
     /// An `environment:` entry, its value quoted.
-    pub fn environment(mut self, key: &str, value: &str) -> Stack {
+    pub(crate) fn environment(mut self, key: &str, value: &str) -> Stack {
         self.last()
             .environment
             .push((key.to_string(), value.to_string()));
@@ -148,48 +148,48 @@ impl Stack {
     }
 
     /// Started only with this compose profile (`profiles: [NAME]`).
-    pub fn profile(mut self, name: &str) -> Stack {
+    pub(crate) fn profile(mut self, name: &str) -> Stack {
         self.last().profiles.push(name.to_string());
         self
     }
 
     /// `deploy: replicas: N`.
-    pub fn replicas(mut self, n: u32) -> Stack {
+    pub(crate) fn replicas(mut self, n: u32) -> Stack {
         self.last().replicas = Some(n);
         self
     }
 
     /// `network_mode: MODE`, e.g. `none`.
-    pub fn network_mode(mut self, mode: &str) -> Stack {
+    pub(crate) fn network_mode(mut self, mode: &str) -> Stack {
         self.last().network_mode = Some(mode.to_string());
         self
     }
 
     /// A line under the service as written, e.g. a key compose refuses.
-    pub fn line(mut self, yaml: &str) -> Stack {
+    pub(crate) fn line(mut self, yaml: &str) -> Stack {
         self.last().lines.push(yaml.to_string());
         self
     }
 
     /// A top-level line above `services:`, e.g. `name: other`.
-    pub fn top(mut self, yaml: &str) -> Stack {
+    pub(crate) fn top(mut self, yaml: &str) -> Stack {
         self.top.push(yaml.to_string());
         self
     }
 
     /// Runs this image instead of the fixture.
-    pub fn image(mut self, image: &str) -> Stack {
+    pub(crate) fn image(mut self, image: &str) -> Stack {
         self.last().image = image.to_string();
         self
     }
 
-    pub fn env_file(mut self, file: &str) -> Stack {
+    pub(crate) fn env_file(mut self, file: &str) -> Stack {
         self.last().env_file = Some(file.to_string());
         self
     }
 
     /// A `volumes:` entry, e.g. `./:/m:ro`.
-    pub fn volume(mut self, spec: &str) -> Stack {
+    pub(crate) fn volume(mut self, spec: &str) -> Stack {
         self.last().volumes.push(spec.to_string());
         self
     }

@@ -11,17 +11,17 @@ thread_local! {
 }
 
 /// Points this thread's docker CLI calls at `host` (`None`: the default engine).
-pub fn use_host(host: Option<String>) {
+pub(crate) fn use_host(host: Option<String>) {
     HOST.with(|h| *h.borrow_mut() = host);
 }
 
 /// The engine this thread's rig uses, when not the default one.
-pub fn host() -> Option<String> {
+pub(crate) fn host() -> Option<String> {
     HOST.with(|h| h.borrow().clone())
 }
 
 /// The docker CLI, on this thread's engine.
-pub fn cli() -> Command {
+pub(crate) fn cli() -> Command {
     let mut c = Command::new("docker");
     if let Some(h) = host() {
         c.env("DOCKER_HOST", h).env_remove("DOCKER_CONTEXT");
@@ -30,10 +30,10 @@ pub fn cli() -> Command {
 }
 
 /// The image every test stack runs: `FROM scratch` and a static busybox (scripts/provision.sh).
-pub const FIXTURE: &str = "hal-fixture:latest";
+pub(crate) const FIXTURE: &str = "hal-fixture:latest";
 
 /// Whether an engine answers and has the fixture image.
-pub fn engine_ready() -> bool {
+pub(crate) fn engine_ready() -> bool {
     cli()
         .args(["image", "inspect", "--format", "{{.Id}}", FIXTURE])
         .stdout(Stdio::null())
@@ -43,7 +43,7 @@ pub fn engine_ready() -> bool {
 }
 
 /// Runs the docker CLI and returns stdout (empty on failure).
-pub fn docker(args: &[&str]) -> String {
+pub(crate) fn docker(args: &[&str]) -> String {
     cli()
         .args(args)
         .stderr(Stdio::null())
@@ -57,7 +57,7 @@ fn project_label(project: &str) -> String {
 }
 
 /// Container names of a project (all states).
-pub fn containers(project: &str) -> Vec<String> {
+pub(crate) fn containers(project: &str) -> Vec<String> {
     let label = project_label(project);
     docker(&["ps", "-a", "--format", "{{.Names}}", "--filter", &label])
         .lines()
@@ -66,7 +66,7 @@ pub fn containers(project: &str) -> Vec<String> {
 }
 
 /// Network names of a project.
-pub fn networks(project: &str) -> Vec<String> {
+pub(crate) fn networks(project: &str) -> Vec<String> {
     let label = project_label(project);
     docker(&["network", "ls", "--format", "{{.Name}}", "--filter", &label])
         .lines()
@@ -75,12 +75,12 @@ pub fn networks(project: &str) -> Vec<String> {
 }
 
 /// Container ids of a project (all states), as one string for comparisons.
-pub fn ids(project: &str) -> String {
+pub(crate) fn ids(project: &str) -> String {
     docker(&["ps", "-aq", "--filter", &project_label(project)])
 }
 
 /// Ids of a project's running containers, as one string.
-pub fn running_ids(project: &str) -> String {
+pub(crate) fn running_ids(project: &str) -> String {
     docker(&["ps", "-q", "--filter", &project_label(project)])
 }
 
@@ -91,7 +91,7 @@ pub fn running_ids(project: &str) -> String {
 /// compose whatever changed, so a test of the fast path or of the change check
 /// waits this clock out first.
 #[track_caller]
-pub fn past_first_second(project: &str) {
+pub(crate) fn past_first_second(project: &str) {
     let label = project_label(project);
     let settled = || {
         let ps = docker(&["ps", "-a", "--format", "{{.Status}}", "--filter", &label]);
@@ -107,7 +107,7 @@ pub fn past_first_second(project: &str) {
 }
 
 /// Removes every container and network of the project.
-pub fn purge_project(project: &str) {
+pub(crate) fn purge_project(project: &str) {
     let label = project_label(project);
     let ids = docker(&["ps", "-aq", "--filter", &label]);
     let ids: Vec<&str> = ids.split_whitespace().collect();

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 /// The one command that rewrites every generated file (completions/, man/*.1, and
 /// man/hal.toml.5 from src/module/keys.rs).
-pub const REGENERATE: &str =
+pub(crate) const REGENERATE: &str =
     "HAL_REGENERATE=1 cargo test --test integration -- completion:: manpages:: config_manual::";
 
 /// The repository's own directory `name` (e.g. `man`).
-pub fn repo_dir(name: &str) -> PathBuf {
+pub(crate) fn repo_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
 
@@ -19,7 +19,7 @@ fn regenerating() -> bool {
 /// Checks that `dir` holds exactly `files` among the names `owned` accepts;
 /// with `HAL_REGENERATE=1`, makes it so instead. Panics with the list of
 /// stale files and the command that regenerates them.
-pub fn check(dir: &Path, files: &[(String, Vec<u8>)], owned: impl Fn(&str) -> bool) {
+pub(crate) fn check(dir: &Path, files: &[(String, Vec<u8>)], owned: impl Fn(&str) -> bool) {
     if regenerating() {
         write(dir, files, &owned);
         return;
@@ -91,7 +91,7 @@ fn present(dir: &Path, owned: &impl Fn(&str) -> bool) -> Vec<String> {
 
 /// `man --warnings -l` of a page's text, 80 columns, no pager: whether it
 /// succeeded, what it warned on stderr, and what it rendered.
-pub fn render_man(name: &str, text: &[u8]) -> (bool, String, String) {
+pub(crate) fn render_man(name: &str, text: &[u8]) -> (bool, String, String) {
     use std::io::Write;
     let dir = std::env::temp_dir().join(format!("hal-man-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -14,13 +14,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// True when the tests must not skip (`CI=true` or `CI=1`).
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// The running test's path, e.g. `stacks::one_service_start_status_stop`:
 /// libtest names each test's thread after it.
-pub fn test_name() -> String {
+pub(crate) fn test_name() -> String {
     std::thread::current()
         .name()
         .filter(|n| *n != "main")
@@ -29,21 +29,21 @@ pub fn test_name() -> String {
 }
 
 /// The test's own name without its area, e.g. `one_service_start_status_stop`.
-pub fn short_test_name() -> String {
+pub(crate) fn short_test_name() -> String {
     let name = test_name();
     name.rsplit("::").next().unwrap_or(&name).to_string()
 }
 
 /// Prints `SKIP <test>: <why>` where the harness does not swallow it (it
 /// captures `eprintln!` of passing tests, not direct writes to the stream).
-pub fn skip(why: &str) {
+pub(crate) fn skip(why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIP {}: {why}", test_name());
 }
 
 /// Outside CI, skips the test with a visible notice and returns `None`; with
 /// `CI=true` fails it, saying what is missing and how to get it.
 #[track_caller]
-pub fn missing<T>(why: &str, fix: &str) -> Option<T> {
+pub(crate) fn missing<T>(why: &str, fix: &str) -> Option<T> {
     assert!(
         !in_ci(),
         "{}: {why}, and CI=true forbids skipping ({fix})",
@@ -60,14 +60,14 @@ pub fn missing<T>(why: &str, fix: &str) -> Option<T> {
 /// let Some(()) = rig::need_that(is_root(), "needs root", "run as root") else { return };
 /// ```
 #[track_caller]
-pub fn need_that(ok: bool, why: &str, fix: &str) -> Option<()> {
+pub(crate) fn need_that(ok: bool, why: &str, fix: &str) -> Option<()> {
     if ok { Some(()) } else { missing(why, fix) }
 }
 
 /// `Some(())` when `program FLAG` runs here (e.g. `need("socat", "-V")`);
 /// otherwise the test skips (fails in CI), naming the program.
 #[track_caller]
-pub fn need(program: &str, flag: &str) -> Option<()> {
+pub(crate) fn need(program: &str, flag: &str) -> Option<()> {
     need_that(
         have(program, flag),
         &format!("{program} is not installed"),
@@ -76,7 +76,7 @@ pub fn need(program: &str, flag: &str) -> Option<()> {
 }
 
 /// Whether `program --version` (or `flag`) runs here.
-pub fn have(program: &str, flag: &str) -> bool {
+pub(crate) fn have(program: &str, flag: &str) -> bool {
     std::process::Command::new(program)
         .arg(flag)
         .stdout(std::process::Stdio::null())
@@ -97,7 +97,7 @@ thread_local! {
 
 /// A test's hold on the engine, released when dropped.
 #[derive(Debug)]
-pub struct Lease {
+pub(crate) struct Lease {
     /// Locked (shared or alone) while held; `None` where the file cannot be opened.
     _machine_wide: Option<File>,
     _shared: Option<RwLockReadGuard<'static, ()>>,
@@ -120,7 +120,7 @@ fn machine_wide() -> Option<File> {
 
 impl Lease {
     /// The engine, shared with the other tests that use it as it is.
-    pub fn shared() -> Lease {
+    pub(crate) fn shared() -> Lease {
         let first = HELD.get() == 0;
         let shared = first.then(|| ENGINE.read().unwrap_or_else(PoisonError::into_inner));
         let file = if first { machine_wide() } else { None };
@@ -137,7 +137,7 @@ impl Lease {
 
     /// The engine alone: waits until no other test uses it, and keeps every
     /// other engine test waiting until dropped.
-    pub fn alone() -> Lease {
+    pub(crate) fn alone() -> Lease {
         assert_eq!(
             HELD.get(),
             0,
@@ -159,7 +159,7 @@ impl Lease {
 
     /// Records that the engine restarted under this lease: what ran on it
     /// before (the systemd machine) is gone and must be made anew.
-    pub fn engine_restarted(&self) {
+    pub(crate) fn engine_restarted(&self) {
         assert!(
             self.alone.is_some(),
             "restarted the engine without holding it alone"
@@ -175,7 +175,7 @@ impl Drop for Lease {
 }
 
 /// How many times a test has restarted the engine in this process.
-pub fn engine_generation() -> u64 {
+pub(crate) fn engine_generation() -> u64 {
     GENERATION.load(Ordering::SeqCst)
 }
 

@@ -16,9 +16,9 @@ use super::docker::FIXTURE;
 use super::run::{Run, eventually, run_with_timeout, wait_child};
 
 /// The systemd image (scripts/provision.sh).
-pub const IMAGE: &str = "hal-systemd:bookworm";
+pub(crate) const IMAGE: &str = "hal-systemd:bookworm";
 /// Where the user manager of root lives inside the machine.
-pub const USER_RUNTIME: &str = "/run/user/0";
+pub(crate) const USER_RUNTIME: &str = "/run/user/0";
 const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
     "/usr/local/lib/docker/cli-plugins",
     "/usr/local/libexec/docker/cli-plugins",
@@ -28,7 +28,7 @@ const COMPOSE_PLUGIN_DIRS: [&str; 4] = [
 
 /// How to boot a machine.
 #[derive(Debug)]
-pub struct Spec<'a> {
+pub(crate) struct Spec<'a> {
     /// The container's name; its `run` prefix unless [`Spec::run`] says otherwise.
     pub name: &'a str,
     /// The prefix of every container and network the machine makes (cleaned up
@@ -45,12 +45,12 @@ pub struct Spec<'a> {
 
 impl Spec<'_> {
     /// The mount of the hal binary under test at `/usr/local/bin/hal`.
-    pub fn hal_under_test() -> String {
+    pub(crate) fn hal_under_test() -> String {
         format!("{}:/usr/local/bin/hal:ro", env!("CARGO_BIN_EXE_hal"))
     }
 
     /// `XDG_RUNTIME_DIR` of root's user manager, for every exec.
-    pub fn root_user_manager() -> Vec<String> {
+    pub(crate) fn root_user_manager() -> Vec<String> {
         vec![format!("XDG_RUNTIME_DIR={USER_RUNTIME}")]
     }
 }
@@ -58,7 +58,7 @@ impl Spec<'_> {
 /// A systemd container, removed with what it made when dropped (and, after an
 /// abort, once this test process is gone).
 #[derive(Debug)]
-pub struct Machine {
+pub(crate) struct Machine {
     pub name: String,
     /// The prefix of every unit, project and directory this machine's tests make.
     pub run: String,
@@ -66,7 +66,7 @@ pub struct Machine {
 }
 
 /// Why a machine of `image` cannot run here, if it cannot.
-pub fn missing(image: &str) -> Option<String> {
+pub(crate) fn missing(image: &str) -> Option<String> {
     let ok = |args: &[&str]| {
         Command::new("docker")
             .args(args)
@@ -92,7 +92,7 @@ pub fn missing(image: &str) -> Option<String> {
 impl Machine {
     /// Boots the machine (with its reaper) and waits for systemd. Panics when
     /// `docker run` fails: check [`missing`] first.
-    pub fn boot(spec: Spec) -> Machine {
+    pub(crate) fn boot(spec: Spec) -> Machine {
         assert!(spec.name.starts_with(spec.run), "{spec:?}");
         let m = Machine {
             name: spec.name.to_string(),
@@ -107,7 +107,7 @@ impl Machine {
     }
 
     /// `docker exec` in the machine with its environment.
-    pub fn exec(&self, args: &[&str]) -> Command {
+    pub(crate) fn exec(&self, args: &[&str]) -> Command {
         let mut c = Command::new("docker");
         c.arg("exec");
         for e in &self.env {
@@ -122,20 +122,20 @@ impl Machine {
     }
 
     /// Runs a shell script in the machine.
-    pub fn sh(&self, script: &str) -> Run {
+    pub(crate) fn sh(&self, script: &str) -> Run {
         run_with_timeout(self.exec(&["sh", "-c", script]), Duration::from_secs(180))
     }
 
     /// Runs a shell script that must succeed.
     #[track_caller]
-    pub fn sh_ok(&self, script: &str) -> String {
+    pub(crate) fn sh_ok(&self, script: &str) -> String {
         let r = self.sh(script);
         assert_eq!(r.code, Some(0), "in the machine: {script}\n{r:#?}");
         r.stdout
     }
 
     /// Writes a file in the machine (parents created).
-    pub fn write(&self, path: &str, text: &str) {
+    pub(crate) fn write(&self, path: &str, text: &str) {
         let mut c = Command::new("docker");
         c.args(["exec", "-i", &self.name, "sh", "-c"])
             .arg("mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"")
@@ -159,7 +159,7 @@ impl Machine {
     }
 
     /// Waits for systemd to finish booting (`running` or `degraded`).
-    pub fn wait_for_systemd(&self) {
+    pub(crate) fn wait_for_systemd(&self) {
         let mut state = String::new();
         let up = eventually(Duration::from_secs(90), || {
             state = self
@@ -177,7 +177,7 @@ impl Machine {
     }
 
     /// Lingers `user` (uid `uid`), starts their user manager and waits until it answers.
-    pub fn user_manager(&self, user: &str, uid: u32) {
+    pub(crate) fn user_manager(&self, user: &str, uid: u32) {
         self.sh_ok(&format!(
             "loginctl enable-linger {user} && systemctl start user@{uid}.service"
         ));
@@ -189,7 +189,7 @@ impl Machine {
     }
 
     /// The machine restarted, as at a reboot; returns once systemd is up again.
-    pub fn reboot(&self) {
+    pub(crate) fn reboot(&self) {
         let out = Command::new("docker")
             .args(["restart", &self.name])
             .output()

@@ -12,29 +12,31 @@
 //! other precondition is spelt the same way, with `rig::need("socat", "-V")`
 //! or `rig::need_that(CONDITION, WHY, FIX)`.
 
-pub mod cli_tree;
-pub mod compose;
-pub mod docker;
-pub mod fresh;
-pub mod guard;
-pub mod machine;
-pub mod run;
-pub mod spy;
-pub mod systemd;
-pub mod watch;
+pub(crate) mod cli_tree;
+pub(crate) mod compose;
+pub(crate) mod docker;
+pub(crate) mod fresh;
+pub(crate) mod guard;
+pub(crate) mod machine;
+pub(crate) mod run;
+pub(crate) mod spy;
+pub(crate) mod systemd;
+pub(crate) mod watch;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use compose::stack;
-pub use docker::{FIXTURE, containers, docker, ids, networks, past_first_second, running_ids};
-pub use guard::{have, in_ci, missing, need, need_that};
-pub use run::{
+pub(crate) use compose::stack;
+pub(crate) use docker::{
+    FIXTURE, containers, docker, ids, networks, past_first_second, running_ids,
+};
+pub(crate) use guard::{have, in_ci, missing, need, need_that};
+pub(crate) use run::{
     Run, await_line, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
 };
-pub use spy::ComposeCalls;
+pub(crate) use spy::ComposeCalls;
 
 use guard::Lease;
 
@@ -43,20 +45,20 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 /// A rig on the Docker engine, shared with the other engine tests; `None`
 /// (after `SKIP …`) when no engine with the fixture image answers outside CI.
 #[track_caller]
-pub fn engine() -> Option<Rig> {
+pub(crate) fn engine() -> Option<Rig> {
     on_engine(Lease::shared())
 }
 
 /// A rig on the engine for a test that disturbs the whole engine (restarts
 /// dockerd): no other engine test runs until the rig is dropped.
 #[track_caller]
-pub fn engine_alone() -> Option<Rig> {
+pub(crate) fn engine_alone() -> Option<Rig> {
     on_engine(Lease::alone())
 }
 
 /// Where the rootful Podman service listens (scripts/provision.sh's `podman` step);
 /// `HAL_TEST_PODMAN` names another socket.
-pub fn podman_host() -> String {
+pub(crate) fn podman_host() -> String {
     std::env::var("HAL_TEST_PODMAN")
         .unwrap_or_else(|_| "unix:///run/hal-ci/podman.sock".to_string())
 }
@@ -65,7 +67,7 @@ pub fn podman_host() -> String {
 /// own docker CLI calls get `DOCKER_HOST` of [`podman_host`]. `None` (after
 /// `SKIP …`) when it does not answer with the fixture image; under `CI=true` that fails.
 #[track_caller]
-pub fn podman() -> Option<Rig> {
+pub(crate) fn podman() -> Option<Rig> {
     let host = podman_host();
     docker::use_host(Some(host.clone()));
     if !docker::engine_ready() {
@@ -94,7 +96,7 @@ fn on_engine(lease: Lease) -> Option<Rig> {
 }
 
 /// One test's world: services root, state dir, config, and the projects it made.
-pub struct Rig {
+pub(crate) struct Rig {
     pub dir: PathBuf,
     pub root: PathBuf,
     pub state: PathBuf,
@@ -113,7 +115,7 @@ pub struct Rig {
 impl Rig {
     /// A rig that never reaches the engine (hal runs with `-H unix:///nonexistent`
     /// or needs no engine at all); `engine()` gives one that does.
-    pub fn new() -> Rig {
+    pub(crate) fn new() -> Rig {
         Rig::with_lease(None)
     }
 
@@ -147,18 +149,18 @@ impl Rig {
     }
 
     /// The module name for `short` in this rig (unique per run).
-    pub fn name(&self, short: &str) -> String {
+    pub(crate) fn name(&self, short: &str) -> String {
         format!("{}-{short}", self.prefix)
     }
 
     /// Writes stack `short` (its `compose.yaml`: a [`stack()`] or YAML text);
     /// returns the module name.
-    pub fn stack(&self, short: &str, compose: impl ToString) -> String {
+    pub(crate) fn stack(&self, short: &str, compose: impl ToString) -> String {
         self.stack_file(short, "compose.yaml", compose)
     }
 
     /// Writes stack `short` with its compose file named `file`.
-    pub fn stack_file(&self, short: &str, file: &str, compose: impl ToString) -> String {
+    pub(crate) fn stack_file(&self, short: &str, file: &str, compose: impl ToString) -> String {
         let name = self.name(short);
         let d = self.root.join(&name);
         std::fs::create_dir_all(&d).unwrap();
@@ -168,7 +170,7 @@ impl Rig {
     }
 
     /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.
-    pub fn stack_dir(&self, short: &str) -> String {
+    pub(crate) fn stack_dir(&self, short: &str) -> String {
         let name = self.name(short);
         std::fs::create_dir_all(self.root.join(&name)).unwrap();
         self.projects.borrow_mut().push(name.clone());
@@ -176,16 +178,16 @@ impl Rig {
     }
 
     /// Writes `file` in module `module`'s directory.
-    pub fn write(&self, module: &str, file: &str, text: &str) {
+    pub(crate) fn write(&self, module: &str, file: &str, text: &str) {
         std::fs::write(self.root.join(module).join(file), text).unwrap();
     }
 
-    pub fn set_config(&self, text: &str) {
+    pub(crate) fn set_config(&self, text: &str) {
         std::fs::write(&self.config, text).unwrap();
     }
 
     /// A hal command with this rig's environment, stdout and stderr piped.
-    pub fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_hal"));
         c.args(args)
             .env("HAL_SERVICES_DIR", &self.root)
@@ -208,7 +210,7 @@ impl Rig {
 
     /// Records that this test restarted the engine (it holds it alone): what
     /// ran on it before is gone.
-    pub fn engine_restarted(&self) {
+    pub(crate) fn engine_restarted(&self) {
         self.lease
             .as_ref()
             .expect("a rig from rig::engine_alone()")
@@ -216,7 +218,7 @@ impl Rig {
     }
 
     /// What `hal --json status MODULE` says the module's state is.
-    pub fn state_of(&self, module: &str) -> String {
+    pub(crate) fn state_of(&self, module: &str) -> String {
         hal(self)
             .args(["--json", "status", module])
             .run()

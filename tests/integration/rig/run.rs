@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::Rig;
 
 /// How long a hal run may take unless a test says otherwise.
-pub const LIMIT: Duration = Duration::from_secs(180);
+pub(crate) const LIMIT: Duration = Duration::from_secs(180);
 
 /// `hal` with this rig's services root, state and config: add arguments,
 /// then `.code(N)` runs it and asserts its exit code, or `.run()` just runs it.
@@ -17,7 +17,7 @@ pub const LIMIT: Duration = Duration::from_secs(180);
 /// ```text
 /// hal(&rig).args(["module", "start", &web]).code(0);
 /// ```
-pub fn hal(rig: &Rig) -> Hal {
+pub(crate) fn hal(rig: &Rig) -> Hal {
     Hal {
         cmd: rig.cmd(&[]),
         shown: vec!["hal".to_string()],
@@ -27,44 +27,44 @@ pub fn hal(rig: &Rig) -> Hal {
 
 /// One hal command line being put together.
 #[derive(Debug)]
-pub struct Hal {
+pub(crate) struct Hal {
     cmd: Command,
     shown: Vec<String>,
     limit: Duration,
 }
 
 impl Hal {
-    pub fn args<const N: usize>(mut self, args: [&str; N]) -> Hal {
+    pub(crate) fn args<const N: usize>(mut self, args: [&str; N]) -> Hal {
         for a in args {
             self = self.arg(a);
         }
         self
     }
 
-    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Hal {
+    pub(crate) fn arg(mut self, arg: impl AsRef<OsStr>) -> Hal {
         self.shown.push(arg.as_ref().to_string_lossy().into_owned());
         self.cmd.arg(arg);
         self
     }
 
-    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Hal {
+    pub(crate) fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Hal {
         self.cmd.env(key, value);
         self
     }
 
-    pub fn env_remove(mut self, key: &str) -> Hal {
+    pub(crate) fn env_remove(mut self, key: &str) -> Hal {
         self.cmd.env_remove(key);
         self
     }
 
     /// Fails the test if hal has not finished within `limit` (default 180 s).
-    pub fn within(mut self, limit: Duration) -> Hal {
+    pub(crate) fn within(mut self, limit: Duration) -> Hal {
         self.limit = limit;
         self
     }
 
     /// Runs hal to completion, whatever its exit code.
-    pub fn run(self) -> Run {
+    pub(crate) fn run(self) -> Run {
         let mut run = run_with_timeout(self.cmd, self.limit);
         run.line = self.shown.join(" ");
         run
@@ -72,21 +72,21 @@ impl Hal {
 
     /// Runs hal and asserts its exit code, printing its output if it differs.
     #[track_caller]
-    pub fn code(self, want: i32) -> Run {
+    pub(crate) fn code(self, want: i32) -> Run {
         let run = self.run();
         run.expect(want);
         run
     }
 
     /// Starts hal in the background, its stdout and stderr piped.
-    pub fn spawn(mut self) -> Child {
+    pub(crate) fn spawn(mut self) -> Child {
         self.cmd.spawn().expect("spawn hal")
     }
 }
 
 /// What a finished run left.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     /// The command line, for messages.
     pub line: String,
     pub code: Option<i32>,
@@ -96,13 +96,13 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {self}"))
     }
 
     #[track_caller]
-    pub fn expect(&self, code: i32) -> &Run {
+    pub(crate) fn expect(&self, code: i32) -> &Run {
         assert_eq!(
             self.code,
             Some(code),
@@ -113,7 +113,7 @@ impl Run {
     }
 
     /// The state of module `name` in a status document.
-    pub fn state_of(&self, name: &str) -> String {
+    pub(crate) fn state_of(&self, name: &str) -> String {
         let doc = self.json();
         doc["modules"]
             .as_array()
@@ -138,7 +138,7 @@ impl std::fmt::Display for Run {
 }
 
 /// Runs `cmd` to completion (failing the test past `limit`).
-pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Run {
+pub(crate) fn run_with_timeout(mut cmd: Command, limit: Duration) -> Run {
     let line = format!("{cmd:?}");
     let began = Instant::now();
     let mut child = cmd.spawn().expect("spawn");
@@ -153,7 +153,7 @@ pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Run {
 }
 
 /// Waits for a child, killing it (and failing the test) past `limit`.
-pub fn wait_child(child: &mut Child, limit: Duration) -> Output {
+pub(crate) fn wait_child(child: &mut Child, limit: Duration) -> Output {
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let t_out = std::thread::spawn(move || {
@@ -193,7 +193,11 @@ pub fn wait_child(child: &mut Child, limit: Duration) -> Output {
 /// (failing the test if none comes within `limit`); the rest of its stdout is
 /// read and dropped, so a later [`wait_child`] sees none of it.
 #[track_caller]
-pub fn await_line(child: &mut Child, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+pub(crate) fn await_line(
+    child: &mut Child,
+    limit: Duration,
+    pred: impl Fn(&str) -> bool,
+) -> String {
     let stdout = child.stdout.take().expect("a piped stdout");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -219,7 +223,7 @@ pub fn await_line(child: &mut Child, limit: Duration, pred: impl Fn(&str) -> boo
 }
 
 /// Polls `f` until it returns true or `limit` passes.
-pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if f() {
@@ -232,24 +236,24 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 
 /// Waits out a clock the test is about (a restart window, an uptime), never
 /// an event: `what` names the clock, for the reader.
-pub fn wait_out(what: &str, d: Duration) {
+pub(crate) fn wait_out(what: &str, d: Duration) {
     let _ = what;
     std::thread::sleep(d);
 }
 
 /// Writes an executable script `name` into `dir`.
-pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, body).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path
 }
 
-pub fn path_str(p: &Path) -> &str {
+pub(crate) fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 /// `hal ARGS` in the rig, from a slice (for argument lists built at run time).
-pub fn run(rig: &Rig, args: &[&str]) -> Run {
+pub(crate) fn run(rig: &Rig, args: &[&str]) -> Run {
     args.iter().fold(hal(rig), |h, a| h.arg(a)).run()
 }

@@ -8,13 +8,13 @@ use std::time::Duration;
 use super::{Rig, eventually, script};
 
 /// The calls of compose that returned, for every hal run of a rig.
-pub struct ComposeCalls {
+pub(crate) struct ComposeCalls {
     log: PathBuf,
 }
 
 impl ComposeCalls {
     /// Puts the recorder in front of compose for every later hal run of `rig`.
-    pub fn install(rig: &mut Rig) -> ComposeCalls {
+    pub(crate) fn install(rig: &mut Rig) -> ComposeCalls {
         let log = rig.dir.join("compose-returned.log");
         let body = format!(
             "#!/bin/sh\ndocker compose \"$@\"\nrc=$?\necho \"$*\" >> '{}'\nexit $rc\n",
@@ -27,7 +27,7 @@ impl ComposeCalls {
     }
 
     /// How many `compose … up …` calls have returned.
-    pub fn ups(&self) -> usize {
+    pub(crate) fn ups(&self) -> usize {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -38,7 +38,7 @@ impl ComposeCalls {
     /// Waits until the `n`th `up` has returned: hal is then in its wait for
     /// the module to be up, where no compose process runs.
     #[track_caller]
-    pub fn await_up(&self, n: usize) {
+    pub(crate) fn await_up(&self, n: usize) {
         assert!(
             eventually(Duration::from_secs(60), || self.ups() >= n),
             "compose up #{n} did not return within 60s"

@@ -25,13 +25,13 @@ static MACHINE_USE: RwLock<()> = RwLock::new(());
 
 /// Which systemd manager a unit is for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     System,
     User,
 }
 
 impl Scope {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::System => "system",
             Scope::User => "user",
@@ -58,7 +58,7 @@ impl Scope {
 /// `SKIP …`) outside CI when Docker or the image is missing. With `CI=true`
 /// a missing piece fails the test.
 #[track_caller]
-pub fn scene() -> Option<Scene> {
+pub(crate) fn scene() -> Option<Scene> {
     let engine = Lease::shared();
     let turn = Turn {
         _shared: Some(MACHINE_USE.read().unwrap_or_else(PoisonError::into_inner)),
@@ -70,7 +70,7 @@ pub fn scene() -> Option<Scene> {
 /// A scene with the machine to itself, for a test that changes what every
 /// scene would see (hal's own units, /etc/hal).
 #[track_caller]
-pub fn scene_alone() -> Option<Scene> {
+pub(crate) fn scene_alone() -> Option<Scene> {
     let engine = Lease::shared();
     let turn = Turn {
         _shared: None,
@@ -160,7 +160,7 @@ fn new_scene(m: &'static Machine, engine: Lease, turn: Turn) -> Scene {
 }
 
 /// One test's world inside the machine.
-pub struct Scene {
+pub(crate) struct Scene {
     pub m: &'static Machine,
     /// The prefix of this scene's units and stacks.
     pub id: String,
@@ -173,16 +173,16 @@ pub struct Scene {
 }
 
 impl Scene {
-    pub fn services(&self) -> String {
+    pub(crate) fn services(&self) -> String {
         format!("{}/services", self.dir)
     }
 
-    pub fn config_path(&self) -> String {
+    pub(crate) fn config_path(&self) -> String {
         format!("{}/hal.toml", self.dir)
     }
 
     /// Writes the config (the services root is always this scene's).
-    pub fn config(&self, text: &str) {
+    pub(crate) fn config(&self, text: &str) {
         let full = format!(
             "services_dir = \"{}\"\n\n[defaults]\npull = \"never\"\n\n{text}",
             self.services()
@@ -191,7 +191,7 @@ impl Scene {
     }
 
     /// Installs unit `<id>-<short>.service` with `[Service]` lines `body`; returns its name.
-    pub fn unit(&self, scope: Scope, short: &str, body: &str) -> String {
+    pub(crate) fn unit(&self, scope: Scope, short: &str, body: &str) -> String {
         let unit = format!("{}-{short}.service", self.id);
         let text = format!("[Unit]\nDescription=hal test {short}\n\n[Service]\n{body}\n");
         self.m.write(&format!("{}/{unit}", scope.unit_dir()), &text);
@@ -202,7 +202,7 @@ impl Scene {
     }
 
     /// Writes a stack directory `<id>-<short>` with `compose.yaml`; returns the module name.
-    pub fn stack(&self, short: &str, compose: impl ToString) -> String {
+    pub(crate) fn stack(&self, short: &str, compose: impl ToString) -> String {
         let name = format!("{}-{short}", self.id);
         self.m.write(
             &format!("{}/{name}/compose.yaml", self.services()),
@@ -213,17 +213,17 @@ impl Scene {
     }
 
     /// `hal ARGS` in the machine with this scene's config, services root and state.
-    pub fn hal(&self, args: &[&str]) -> Run {
+    pub(crate) fn hal(&self, args: &[&str]) -> Run {
         self.hal_with(&[], args)
     }
 
     /// `PREFIX... hal ARGS`, e.g. with `env -u XDG_RUNTIME_DIR` or `runuser -u ana --`.
-    pub fn hal_with(&self, prefix: &[&str], args: &[&str]) -> Run {
+    pub(crate) fn hal_with(&self, prefix: &[&str], args: &[&str]) -> Run {
         let cmd = self.hal_command(prefix, args);
         run_with_timeout(cmd, Duration::from_secs(180))
     }
 
-    pub fn hal_command(&self, prefix: &[&str], args: &[&str]) -> Command {
+    pub(crate) fn hal_command(&self, prefix: &[&str], args: &[&str]) -> Command {
         let config = format!("HAL_CONFIG={}", self.config_path());
         let state = format!("HAL_STATE_DIR={}/state", self.dir);
         let mut all: Vec<&str> = vec!["env", &config, &state, "NO_COLOR=1"];

@@ -11,10 +11,10 @@ use super::Rig;
 
 /// The line by which watch says the engine's events reach it: from here on, a
 /// container event (a kill, a stop) is seen.
-pub const SUBSCRIBED: &str = "docker: subscribed to container events";
+pub(crate) const SUBSCRIBED: &str = "docker: subscribed to container events";
 
 /// A running `hal watch`, its stdout read line by line; killed when dropped.
-pub struct Watch {
+pub(crate) struct Watch {
     child: Child,
     lines: Receiver<String>,
     /// Every line read so far.
@@ -23,17 +23,17 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn spawn(rig: &Rig, args: &[&str]) -> Watch {
+    pub(crate) fn spawn(rig: &Rig, args: &[&str]) -> Watch {
         Watch::spawn_every(rig, args, "2s")
     }
 
     /// `hal [ARGS] watch --interval EVERY --resync EVERY`: with a long one, only engine events can start a repair.
-    pub fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
+    pub(crate) fn spawn_every(rig: &Rig, args: &[&str], every: &str) -> Watch {
         Watch::spawn_with(rig, args, &["--interval", every, "--resync", every])
     }
 
     /// `hal [ARGS] watch [WATCH_ARGS]`, once it says it is watching.
-    pub fn spawn_with(rig: &Rig, args: &[&str], watch_args: &[&str]) -> Watch {
+    pub(crate) fn spawn_with(rig: &Rig, args: &[&str], watch_args: &[&str]) -> Watch {
         let mut all = args.to_vec();
         all.push("watch");
         all.extend_from_slice(watch_args);
@@ -45,7 +45,7 @@ impl Watch {
     }
 
     /// `hal --json watch --interval 2s --grace GRACE`, once it says it started.
-    pub fn spawn_json(rig: &Rig, grace: &str) -> Watch {
+    pub(crate) fn spawn_json(rig: &Rig, grace: &str) -> Watch {
         let mut w =
             Watch::start(rig.cmd(&["--json", "watch", "--interval", "2s", "--grace", grace]));
         w.expect_json(Duration::from_secs(20), |d| d["event"] == "started");
@@ -80,13 +80,13 @@ impl Watch {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits for a line matching `pred`; fails the test with the whole log if none comes.
     #[track_caller]
-    pub fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
         match self.wait_for(limit, pred) {
             Some(l) => l,
             None => panic!(
@@ -96,7 +96,11 @@ impl Watch {
         }
     }
 
-    pub fn wait_for(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
+    pub(crate) fn wait_for(
+        &mut self,
+        limit: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> Option<String> {
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -119,7 +123,7 @@ impl Watch {
     /// the positive line a test waits for before asserting that something
     /// else was left alone.
     #[track_caller]
-    pub fn canary(&mut self, canary: &str) -> Vec<String> {
+    pub(crate) fn canary(&mut self, canary: &str) -> Vec<String> {
         let before = self.seen.len();
         let names = super::containers(canary);
         assert_eq!(names.len(), 1, "canary {canary}: {names:?}");
@@ -130,13 +134,13 @@ impl Watch {
     }
 
     /// Every line that arrives within `d`.
-    pub fn collect_for(&mut self, d: Duration) -> Vec<String> {
+    pub(crate) fn collect_for(&mut self, d: Duration) -> Vec<String> {
         let before = self.seen.len();
         let _ = self.wait_for(d, |_| false);
         self.seen[before..].to_vec()
     }
 
-    pub fn dump(&self) -> String {
+    pub(crate) fn dump(&self) -> String {
         format!(
             "--- stdout ---\n{}\n--- stderr ---\n{}",
             self.seen.join("\n"),
@@ -145,7 +149,7 @@ impl Watch {
     }
 
     /// Sends `sig` and returns the exit code and how long it took to end.
-    pub fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
+    pub(crate) fn signal(&mut self, sig: &str) -> (Option<i32>, Duration) {
         let began = Instant::now();
         Command::new("kill")
             .args([&format!("-{sig}"), &self.pid().to_string()])
@@ -164,7 +168,7 @@ impl Watch {
 
     /// Waits for a JSON line matching `pred`; every line must be one JSON object.
     #[track_caller]
-    pub fn expect_json(
+    pub(crate) fn expect_json(
         &mut self,
         limit: Duration,
         pred: impl Fn(&serde_json::Value) -> bool,
@@ -181,7 +185,7 @@ impl Watch {
     }
 
     /// utime + stime of the process, in clock ticks.
-    pub fn cpu_ticks(&self) -> u64 {
+    pub(crate) fn cpu_ticks(&self) -> u64 {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
         // Fields after the `(comm)`; utime and stime are fields 14 and 15.
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
@@ -198,7 +202,7 @@ impl Drop for Watch {
 }
 
 /// The lines of `lines` that start with `MODULE: WHAT`.
-pub fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
+pub(crate) fn lines_about<'a>(lines: &'a [String], module: &str, what: &str) -> Vec<&'a String> {
     let prefix = format!("{module}: {what}");
     lines.iter().filter(|l| l.starts_with(&prefix)).collect()
 }

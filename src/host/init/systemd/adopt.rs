@@ -24,7 +24,7 @@ use crate::host::init::{Activity, Init, Instance};
 use crate::module::config::Scope;
 
 /// The drop-in's file name: sorted after any other, so its settings win.
-pub const DROP_IN: &str = "zz-hal-adopt.conf";
+pub(super) const DROP_IN: &str = "zz-hal-adopt.conf";
 
 const DROP_IN_TEXT: &str = "# Written by `hal adopt` while it takes this unit over; removed when it is done.\n\
 [Service]\nExecStop=\nExecStopPost=\nKillMode=control-group\nKillSignal=SIGKILL\nRestart=no\n";
@@ -149,7 +149,7 @@ impl Systemd {
 
 /// `systemctl show -p Id,ActiveState,UnitFileState,ExecStart,DropInPaths` of
 /// several units, as instances of the template named by `prefix` (`hal-module@`).
-pub fn parse_instances(text: &str, prefix: &str) -> Vec<Instance> {
+pub(super) fn parse_instances(text: &str, prefix: &str) -> Vec<Instance> {
     text.split("\n\n")
         .filter_map(|block| {
             let get = |key: &str| {

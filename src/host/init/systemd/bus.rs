@@ -21,7 +21,7 @@ const REACHABLE: [&str; 6] = [
 ];
 
 /// Why the manager of `scope` cannot be asked at all, found without asking it.
-pub fn health_before_asking(scope: Scope) -> Option<Health> {
+pub(super) fn health_before_asking(scope: Scope) -> Option<Health> {
     if scope == Scope::User && std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|v| v.is_empty()) {
         return Some(Health::Down {
             why: "XDG_RUNTIME_DIR is not set, so the user manager cannot be reached".into(),
@@ -41,7 +41,7 @@ pub fn health_before_asking(scope: Scope) -> Option<Health> {
 }
 
 /// The manager's health from its `is-system-running` answer (or why there was none).
-pub fn health(scope: Scope, answer: Result<String, String>) -> Health {
+pub(super) fn health(scope: Scope, answer: Result<String, String>) -> Health {
     match answer {
         Ok(state) if REACHABLE.contains(&state.as_str()) => Health::Up {
             note: (state == "degraded").then(|| "some unit failed: systemctl --failed".into()),
@@ -68,7 +68,7 @@ fn unreachable_hint(scope: Scope) -> String {
 }
 
 /// Runs a systemctl command and returns its first stdout line, or why it could not answer.
-pub async fn answer(cmd: tokio::process::Command) -> Result<String, String> {
+pub(super) async fn answer(cmd: tokio::process::Command) -> Result<String, String> {
     let out = match crate::host::init::run(cmd, ASK_AT_MOST).await {
         Ok(Some(out)) => out,
         Ok(None) => return Err(format!("no answer within {}s", ASK_AT_MOST.as_secs())),
@@ -89,13 +89,13 @@ pub async fn answer(cmd: tokio::process::Command) -> Result<String, String> {
 }
 
 /// The effective uid of this process (the owner of `/proc/self`).
-pub fn current_uid() -> Option<u32> {
+pub(super) fn current_uid() -> Option<u32> {
     std::fs::metadata("/proc/self").ok().map(|m| m.uid())
 }
 
 /// What systemctl's stderr says went wrong.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Complaint {
+pub(super) enum Complaint {
     /// The bus or the manager could not be reached.
     Unreachable(String),
     /// systemd is not PID 1.
@@ -107,7 +107,7 @@ pub enum Complaint {
 }
 
 /// Sorts systemctl's stderr (in the C locale) into a [`Complaint`].
-pub fn classify(scope: Scope, stderr: &str) -> Complaint {
+pub(super) fn classify(scope: Scope, stderr: &str) -> Complaint {
     let words = crate::host::init::last_words(stderr);
     let has = |s: &str| stderr.contains(s);
     if has("has not been booted with systemd") {
@@ -146,7 +146,7 @@ pub fn classify(scope: Scope, stderr: &str) -> Complaint {
     Complaint::Other(words)
 }
 
-pub fn manager_name(scope: Scope) -> &'static str {
+pub(super) fn manager_name(scope: Scope) -> &'static str {
     match scope {
         Scope::User => "user manager",
         Scope::System => "systemd",
@@ -154,7 +154,7 @@ pub fn manager_name(scope: Scope) -> &'static str {
 }
 
 /// The message for a manager systemctl could not reach.
-pub fn unreachable_message(scope: Scope, why: &str, env: &BusEnv) -> String {
+pub(super) fn unreachable_message(scope: Scope, why: &str, env: &BusEnv) -> String {
     match scope {
         Scope::System => format!("systemd not reachable: {why}"),
         Scope::User => match user_bus_problem(env) {
@@ -169,7 +169,7 @@ pub fn unreachable_message(scope: Scope, why: &str, env: &BusEnv) -> String {
 
 /// What decides whether `systemctl --user` can reach the user manager.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BusEnv {
+pub(super) struct BusEnv {
     pub uid: Option<u32>,
     pub user: String,
     /// `XDG_RUNTIME_DIR`, when set and not empty.
@@ -188,7 +188,7 @@ pub struct BusEnv {
 
 impl BusEnv {
     /// Reads the environment and the file system.
-    pub fn read() -> BusEnv {
+    pub(super) fn read() -> BusEnv {
         let uid = current_uid();
         let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
             .filter(|v| !v.is_empty())
@@ -225,7 +225,7 @@ impl BusEnv {
 }
 
 /// Why the user manager cannot be reached, from the environment alone, with the fix.
-pub fn user_bus_problem(env: &BusEnv) -> Option<String> {
+pub(super) fn user_bus_problem(env: &BusEnv) -> Option<String> {
     let home = env.default_runtime_dir();
     let linger = if env.default_bus {
         String::new()

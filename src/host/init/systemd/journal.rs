@@ -12,7 +12,12 @@ use crate::module::config::Scope;
 /// `--user`/`--system`): root's user units log to the system journal, while a
 /// normal user's may be split into a per-user file; both are read this way.
 /// See [`user_unit_matches`] for which entries are the unit's.
-pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery) -> Vec<String> {
+pub(crate) fn journal_args(
+    scope: Scope,
+    unit: &str,
+    uid: Option<u32>,
+    q: JournalQuery,
+) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     match (scope, uid) {
         (Scope::System, _) => a.extend(["--unit".into(), unit.to_string()]),
@@ -56,7 +61,7 @@ pub fn journal_args(scope: Scope, unit: &str, uid: Option<u32>, q: JournalQuery)
 /// words matter most), a user unit's lines carry only `_PID` and `_UID`, and
 /// `--user-unit` misses them. A system unit's lines still get `_SYSTEMD_UNIT`
 /// from the system manager, so `--unit` needs no such help.
-pub fn user_unit_matches(unit: &str, uid: u32, pid: Option<u32>) -> Vec<String> {
+pub(crate) fn user_unit_matches(unit: &str, uid: u32, pid: Option<u32>) -> Vec<String> {
     let me = format!("_UID={uid}");
     let mut groups: Vec<Vec<String>> = vec![
         vec![format!("_SYSTEMD_USER_UNIT={unit}"), me.clone()],
@@ -87,7 +92,7 @@ pub fn user_unit_matches(unit: &str, uid: u32, pid: Option<u32>) -> Vec<String> 
 
 /// One journal entry (`journalctl -o json`) as log lines (the node's journal
 /// reader's parser: `logs::journal`). Entries without a message give none.
-pub fn parse_journal_line(json: &[u8]) -> Vec<Line> {
+pub(crate) fn parse_journal_line(json: &[u8]) -> Vec<Line> {
     match serde_json::from_slice(json) {
         Ok(serde_json::Value::Object(entry)) => crate::logs::journal::entry_lines(&entry),
         _ => Vec::new(),

@@ -4,14 +4,14 @@ use crate::host::init::{Activity, Load, MainExit, UnitStatus};
 use crate::util::timefmt::{self, Stamp};
 
 /// The properties `show` asks for; see [`parse_show`].
-pub const PROPERTIES: &str = "Id,Names,LoadState,LoadError,ActiveState,SubState,Result,\
+pub(crate) const PROPERTIES: &str = "Id,Names,LoadState,LoadError,ActiveState,SubState,Result,\
 ExecMainPID,ExecMainCode,ExecMainStatus,NRestarts,ActiveEnterTimestamp,StateChangeTimestamp,\
 ExecMainExitTimestamp,Triggers,NextElapseUSecRealtime,LastTriggerUSec";
 
 /// Parses `systemctl show -p PROPERTIES UNIT...`: one block per unit, in the
 /// order asked, separated by blank lines. Blocks are matched to the units by
 /// position, or by `Id`/`Names` if their count differs.
-pub fn parse_show(text: &str, units: &[String]) -> Vec<UnitStatus> {
+pub(crate) fn parse_show(text: &str, units: &[String]) -> Vec<UnitStatus> {
     let blocks: Vec<Vec<(&str, &str)>> = text
         .split("\n\n")
         .map(|b| {
@@ -115,7 +115,7 @@ fn load_error(text: &str) -> Option<String> {
 /// A systemctl timestamp: `Mon 2026-11-30 12:00:00 UTC` (optionally with
 /// microseconds), or `@1700000000`. Empty or `n/a` is `None`; so is any zone
 /// but UTC (hal runs systemctl with `TZ=UTC`).
-pub fn parse_stamp(text: &str) -> Option<Stamp> {
+pub(crate) fn parse_stamp(text: &str) -> Option<Stamp> {
     let t = text.trim();
     if let Some(secs) = t.strip_prefix('@') {
         let (whole, frac) = secs.split_once('.').unwrap_or((secs, ""));
