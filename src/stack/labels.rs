@@ -53,9 +53,9 @@ impl Identity {
     }
 }
 
-/// The services a container must be restarted with, as compose would: those
-/// its service names in `depends_on` with `restart: true`.
-pub(crate) fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
+/// Compose v2's `depends_on` label, entry by entry: the service, its
+/// condition word and its `restart` flag (`db:service_healthy:true`).
+fn depends_on_entries(labels: &HashMap<String, String>) -> Vec<(&str, Option<&str>, bool)> {
     let Some(deps) = labels.get(DEPENDS_ON) else {
         return Vec::new();
     };
@@ -63,11 +63,22 @@ pub(crate) fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
         .filter_map(|d| {
             let mut parts = d.trim().split(':');
             let service = parts.next()?.trim();
-            let _condition = parts.next();
-            let restart = parts.next()?.trim();
-            (!service.is_empty() && restart.eq_ignore_ascii_case("true"))
-                .then(|| service.to_string())
+            let condition = parts.next();
+            let restart = parts
+                .next()
+                .is_some_and(|r| r.trim().eq_ignore_ascii_case("true"));
+            (!service.is_empty()).then_some((service, condition, restart))
         })
+        .collect()
+}
+
+/// The services a container must be restarted with, as compose would: those
+/// its service names in `depends_on` with `restart: true`.
+pub(crate) fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
+    depends_on_entries(labels)
+        .into_iter()
+        .filter(|(_, _, restart)| *restart)
+        .map(|(service, _, _)| service.to_string())
         .collect()
 }
 
@@ -76,21 +87,13 @@ pub(crate) fn restarts_with(labels: &HashMap<String, String>) -> Vec<String> {
 /// empty without the label (compose v1).
 pub(crate) fn depends_on(labels: &HashMap<String, String>) -> Vec<crate::module::Dependency> {
     use crate::module::{Condition, Dependency};
-    let Some(deps) = labels.get(DEPENDS_ON) else {
-        return Vec::new();
-    };
-    deps.split(',')
-        .filter_map(|d| {
-            let mut parts = d.trim().split(':');
-            let service = parts.next()?.trim();
-            let condition = parts
-                .next()
+    depends_on_entries(labels)
+        .into_iter()
+        .map(|(service, condition, _)| Dependency {
+            service: service.to_string(),
+            condition: condition
                 .and_then(Condition::parse)
-                .unwrap_or(Condition::ServiceStarted);
-            (!service.is_empty()).then(|| Dependency {
-                service: service.to_string(),
-                condition,
-            })
+                .unwrap_or(Condition::ServiceStarted),
         })
         .collect()
 }
