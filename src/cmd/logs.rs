@@ -344,7 +344,7 @@ async fn follow(
     window: Window,
     printer: &mut Printer,
 ) -> anyhow::Result<()> {
-    let (tx, mut rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
+    let (tx, rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
     let mut on = Followed {
         sources: Vec::new(),
         live: HashMap::new(),
@@ -378,6 +378,19 @@ async fn follow(
     for u in from.units {
         on.unit(u, live, cutoff);
     }
+    follow_events(ctx, &mut on, rx, engine, &from_history, printer).await
+}
+
+/// Prints each followed line as it comes and follows the containers that
+/// start meanwhile; until a signal, the reader leaves, or the engine is lost.
+async fn follow_events(
+    ctx: &Ctx,
+    on: &mut Followed,
+    mut rx: mpsc::Receiver<Event>,
+    engine: Option<&Engine>,
+    from_history: &Plan,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);
     // The reader of a pipe went away (`| grep -m1 ready`): end now, not at the next line.

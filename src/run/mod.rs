@@ -247,51 +247,27 @@ async fn act(
     let m = &t.module;
     let service = t.service.as_deref();
     // Restarts, rescues and repairs always change something.
-    let mut changed = true;
-    let launched = match verb {
-        Verb::Start { opts, force } => {
-            // Refused before anything starts; counted only when something did.
-            stack::identity::refuse_start(&node.stacks, m).await?;
-            node.store.check_limit(&m.name, limit_of(node, m), *force)?;
-            desire(node, m, Desired::Up, warnings).await?;
-            // Starting an active unit is a no-op for the init.
-            let active_unit = matches!(m.kind, Kind::Host { .. })
-                && status::state_now(node, t).await == Some(State::Active);
-            let launched = launch(node, progress, m, service, opts).await;
-            changed = !active_unit && !matches!(launched, Ok(Launched::Unchanged(_)));
-            if !matches!(launched, Ok(Launched::Unchanged(_))) {
-                count(node, m, true, warnings).await?;
-            }
-            launched?
-        }
-        Verb::Stop { grace } => {
-            // One service stopped leaves its module wanted up: the rest of it runs.
-            if service.is_none() {
-                desire(node, m, Desired::Down, warnings).await?;
-            }
-            // Expected down before it goes, as the desired state: the
-            // supervisor must not bring back what is being stopped.
-            let ended = Ended::Stopped(service.map(str::to_string));
-            ended::record(node, m, ended, warnings).await;
-            let before = settle::Watchers::look(node, m).await;
-            changed = status::state_now(node, t).await != Some(State::Inactive);
-            Launched::Stopped(before, stop(node, progress, m, service, *grace).await?)
-        }
+    let (launched, changed) = match verb {
+        Verb::Start { opts, force } => start_one(node, progress, t, opts, *force, warnings).await?,
+        Verb::Stop { grace } => stop_one(node, progress, t, *grace, warnings).await?,
         Verb::Restart { opts, force } => {
             // Refuse before stopping: a held module must not be left down.
             stack::identity::refuse_start(&node.stacks, m).await?;
             count(node, m, *force, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            launch(node, progress, m, service, opts).await?
+            (launch(node, progress, m, service, opts).await?, true)
         }
         Verb::AutoRestart { opts } => {
             still_wanted(node, m)?;
             count(node, m, false, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            launch(node, progress, m, service, opts).await?
+            (launch(node, progress, m, service, opts).await?, true)
         }
-        Verb::Repair { fixes, opts } => repair(node, progress, m, fixes, opts, warnings).await?,
+        Verb::Repair { fixes, opts } => (
+            repair(node, progress, m, fixes, opts, warnings).await?,
+            true,
+        ),
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
@@ -300,7 +276,7 @@ async fn act(
             count(node, m, false, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            launch(node, progress, m, service, opts).await?
+            (launch(node, progress, m, service, opts).await?, true)
         }
     };
     // What is left is waiting: another module may have the slot.
@@ -317,6 +293,54 @@ async fn act(
         Launched::Host(p) => host::wait(progress, p).await?,
     };
     Ok((outcome, changed))
+}
+
+/// The start verb on one target, refused before anything starts; with whether it changed anything.
+async fn start_one(
+    node: &Node,
+    progress: &dyn Progress,
+    t: &Target,
+    opts: &StartOpts,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<(Launched, bool)> {
+    let m = &t.module;
+    // Refused before anything starts; counted only when something did.
+    stack::identity::refuse_start(&node.stacks, m).await?;
+    node.store.check_limit(&m.name, limit_of(node, m), force)?;
+    desire(node, m, Desired::Up, warnings).await?;
+    // Starting an active unit is a no-op for the init.
+    let active_unit = matches!(m.kind, Kind::Host { .. })
+        && status::state_now(node, t).await == Some(State::Active);
+    let launched = launch(node, progress, m, t.service.as_deref(), opts).await;
+    let changed = !active_unit && !matches!(launched, Ok(Launched::Unchanged(_)));
+    if !matches!(launched, Ok(Launched::Unchanged(_))) {
+        count(node, m, true, warnings).await?;
+    }
+    Ok((launched?, changed))
+}
+
+/// The stop verb on one target, wanted down first; with whether it was not already inactive.
+async fn stop_one(
+    node: &Node,
+    progress: &dyn Progress,
+    t: &Target,
+    grace: Option<Duration>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<(Launched, bool)> {
+    let (m, service) = (&t.module, t.service.as_deref());
+    // One service stopped leaves its module wanted up: the rest of it runs.
+    if service.is_none() {
+        desire(node, m, Desired::Down, warnings).await?;
+    }
+    // Expected down before it goes, as the desired state: the
+    // supervisor must not bring back what is being stopped.
+    let ended = Ended::Stopped(service.map(str::to_string));
+    ended::record(node, m, ended, warnings).await;
+    let before = settle::Watchers::look(node, m).await;
+    let changed = status::state_now(node, t).await != Some(State::Inactive);
+    let stopped = stop(node, progress, m, service, grace).await?;
+    Ok((Launched::Stopped(before, stopped), changed))
 }
 
 /// The supervisor's smallest repair of a stack, once it holds the lock.

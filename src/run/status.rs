@@ -1,6 +1,6 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Exit;
 use crate::module::ServiceImage;
@@ -40,86 +40,19 @@ pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> 
 /// The status of every target: a whole module, or one service of a stack
 /// (that service's containers alone, and the state they add up to).
 pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
-    let mut modules: Vec<Module> = Vec::new();
-    for t in targets {
-        if !modules.contains(&t.module) {
-            modules.push(t.module.clone());
-        }
-    }
+    let modules = distinct_modules(targets);
     let modules = modules.as_slice();
     let now = Stamp::now();
     let (state_file, warning) = node.store.read();
     let mut warnings: Vec<String> = warning.into_iter().collect();
-    let stacks: Vec<&str> = modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-        .map(|m| m.name.as_str())
-        .collect();
-    let mut exit = Exit::Ok;
-    let mut stack_facts = Ok(Default::default());
-    if !stacks.is_empty() {
-        stack_facts = match node.stacks.engine().await {
-            // Scripts get exact start times and restart counts; the table only
-            // needs what `docker ps` already says about settled containers.
-            // An answer hal could not read is exit 1 with its message, not an unreachable engine.
-            Ok(engine) => crate::stack::node_facts(&engine, node.store.dir(), &stacks, detail)
-                .await
-                .map_err(|e| {
-                    exit = crate::error::exit_of(&e);
-                    Unread {
-                        row: crate::error::row_reason(&e),
-                        whole: crate::error::OneLine(&e).to_string(),
-                    }
-                }),
-            Err(e) => {
-                // A bad endpoint, context or TLS setting is the user's to fix (2),
-                // whatever the verb; only an engine that does not answer is 6.
-                exit = e.exit();
-                Err(Unread {
-                    row: e.row_reason(),
-                    whole: e.to_string(),
-                })
-            }
-        };
-        if stack_facts.is_err() && exit == Exit::Ok {
-            exit = Exit::Unreachable;
-        }
-    }
+    let (stack_facts, mut exit) = read_stacks(node, modules, detail).await;
     let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
     if hosts_unreachable && exit == Exit::Ok {
         exit = Exit::Unreachable;
     }
-    let empty = Vec::new();
     let mut out = Vec::with_capacity(targets.len());
     for t in targets {
-        let m = &t.module;
-        let mut status = match &m.kind {
-            Kind::Stack { .. } => match &stack_facts {
-                Ok(node_facts) => {
-                    let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
-                    let rec = state_file.modules.get(&m.name);
-                    let mut status = match &t.service {
-                        Some(svc) => {
-                            let mine: Vec<ContainerFacts> =
-                                all.iter().filter(|c| &c.service == svc).cloned().collect();
-                            stack_status(m, &mine, rec, Some(svc))
-                        }
-                        None => stack_status(m, all, rec, None),
-                    };
-                    identity(&mut status, m, node_facts, all.is_empty());
-                    status
-                }
-                Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
-            },
-            Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
-                bare(
-                    m,
-                    State::Unknown,
-                    Some("the init said nothing about it".into()),
-                )
-            }),
-            Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
-        };
+        let mut status = target_status(t, &stack_facts, &mut hosts, &state_file);
         status.service = t.service.clone();
         annotate(node, &mut status, &state_file, now);
         out.push(status);
@@ -136,6 +69,105 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
         errors: stack_facts.err().into_iter().map(|e| e.whole).collect(),
         warnings,
     }
+}
+
+/// The targets' modules, each once, in the order first named.
+fn distinct_modules(targets: &[Target]) -> Vec<Module> {
+    let mut modules: Vec<Module> = Vec::new();
+    for t in targets {
+        if !modules.contains(&t.module) {
+            modules.push(t.module.clone());
+        }
+    }
+    modules
+}
+
+/// The facts of every stack among `modules`, from one engine call, and the
+/// exit `status` ends with when they could not be read.
+async fn read_stacks(
+    node: &Node,
+    modules: &[Module],
+    detail: Detail,
+) -> (Result<NodeFacts, Unread>, Exit) {
+    let stacks: Vec<&str> = modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.as_str())
+        .collect();
+    let mut exit = Exit::Ok;
+    if stacks.is_empty() {
+        return (Ok(Default::default()), exit);
+    }
+    let stack_facts = match node.stacks.engine().await {
+        // Scripts get exact start times and restart counts; the table only
+        // needs what `docker ps` already says about settled containers.
+        // An answer hal could not read is exit 1 with its message, not an unreachable engine.
+        Ok(engine) => crate::stack::node_facts(&engine, node.store.dir(), &stacks, detail)
+            .await
+            .map_err(|e| {
+                exit = crate::error::exit_of(&e);
+                Unread {
+                    row: crate::error::row_reason(&e),
+                    whole: crate::error::OneLine(&e).to_string(),
+                }
+            }),
+        Err(e) => {
+            // A bad endpoint, context or TLS setting is the user's to fix (2),
+            // whatever the verb; only an engine that does not answer is 6.
+            exit = e.exit();
+            Err(Unread {
+                row: e.row_reason(),
+                whole: e.to_string(),
+            })
+        }
+    };
+    if stack_facts.is_err() && exit == Exit::Ok {
+        exit = Exit::Unreachable;
+    }
+    (stack_facts, exit)
+}
+
+/// One target's status from what was read of the node, before the state
+/// file's annotations.
+fn target_status(
+    t: &Target,
+    stack_facts: &Result<NodeFacts, Unread>,
+    hosts: &mut BTreeMap<String, ModuleStatus>,
+    state_file: &StateFile,
+) -> ModuleStatus {
+    let m = &t.module;
+    match &m.kind {
+        Kind::Stack { .. } => match stack_facts {
+            Ok(node_facts) => stack_target_status(t, node_facts, state_file),
+            Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
+        },
+        Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
+            bare(
+                m,
+                State::Unknown,
+                Some("the init said nothing about it".into()),
+            )
+        }),
+        Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
+    }
+}
+
+/// A stack target's status: the whole module's containers, or one service's.
+fn stack_target_status(t: &Target, node_facts: &NodeFacts, state_file: &StateFile) -> ModuleStatus {
+    let m = &t.module;
+    let empty = Vec::new();
+    let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
+    let rec = state_file.modules.get(&m.name);
+    let mut status = match &t.service {
+        Some(svc) => {
+            let mine: Vec<ContainerFacts> =
+                all.iter().filter(|c| &c.service == svc).cloned().collect();
+            stack_status(m, &mine, rec, Some(svc))
+        }
+        None => stack_status(m, all, rec, None),
+    };
+    identity(&mut status, m, node_facts, all.is_empty());
+    status
 }
 
 /// Why the engine could not be read: each row says the cause, and the whole

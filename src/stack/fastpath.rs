@@ -55,24 +55,9 @@ pub(crate) async fn try_start(
         return Ok(None);
     }
     // Under `always` the pull comes first; a new image means compose must recreate.
-    let mut warnings = Vec::new();
-    if known.policy == PullPolicy::Always {
-        warnings = crate::stack::pull::pull(
-            engine,
-            env.progress,
-            name,
-            known.services,
-            known.policy,
-            known.pull_timeout,
-        )
-        .await?;
-        env.store
-            .set_pull_warning(name, warnings.first().cloned())
-            .await?;
-        if !same_images(engine, &main, known.services).await? {
-            return Ok(None);
-        }
-    }
+    let Some(warnings) = pull_first(env, engine, name, known, &main).await? else {
+        return Ok(None);
+    };
     if all_up {
         let outcome = Outcome {
             state: State::Active,
@@ -81,9 +66,60 @@ pub(crate) async fn try_start(
         };
         return Ok(Some((outcome, Vec::new())));
     }
-    // Stopped (`docker compose stop`): start the same containers in compose's
-    // order, each after what it depends on, waiting where compose would.
-    let deps = start_order::dependencies(&main, known.services);
+    if !start_stopped(env, engine, name, known, &main).await? {
+        return Ok(None);
+    }
+    // The caller waits for active, with its `--jobs` slot given back.
+    let outcome = Outcome {
+        state: State::Starting,
+        reason: None,
+        warnings,
+    };
+    let containers = main.into_iter().cloned().collect();
+    Ok(Some((outcome, containers)))
+}
+
+/// Under `always`, the pull before anything starts; `None` when it brought a
+/// new image, which only compose recreates from.
+async fn pull_first(
+    env: Env<'_>,
+    engine: &Engine,
+    name: &str,
+    known: &FastInputs<'_>,
+    main: &[&Listed],
+) -> anyhow::Result<Option<Vec<String>>> {
+    if known.policy != PullPolicy::Always {
+        return Ok(Some(Vec::new()));
+    }
+    let warnings = crate::stack::pull::pull(
+        engine,
+        env.progress,
+        name,
+        known.services,
+        known.policy,
+        known.pull_timeout,
+    )
+    .await?;
+    env.store
+        .set_pull_warning(name, warnings.first().cloned())
+        .await?;
+    if !same_images(engine, main, known.services).await? {
+        return Ok(None);
+    }
+    Ok(Some(warnings))
+}
+
+/// Stopped (`docker compose stop`): starts the same containers in compose's
+/// order, each after what it depends on, waiting where compose would;
+/// `false` (nothing started) when compose must do it.
+async fn start_stopped(
+    env: Env<'_>,
+    engine: &Engine,
+    name: &str,
+    known: &FastInputs<'_>,
+    main: &[&Listed],
+) -> anyhow::Result<bool> {
+    let deps = start_order::dependencies(main, known.services);
     let waits_on = |service: &str| -> Vec<&Dependency> {
         deps.get(service)
             .into_iter()
@@ -97,9 +133,9 @@ pub(crate) async fn try_start(
         .iter()
         .any(|s| s.gated && waits_on(&s.service).is_empty())
     {
-        return Ok(None);
+        return Ok(false);
     }
-    for c in start_order::containers(&main, &deps) {
+    for c in start_order::containers(main, &deps) {
         for d in c.service().map(waits_on).unwrap_or_default() {
             let of_dep: Vec<Listed> = main
                 .iter()
@@ -114,14 +150,7 @@ pub(crate) async fn try_start(
         }
         engine.start_container(&c.id).await?;
     }
-    // The caller waits for active, with its `--jobs` slot given back.
-    let outcome = Outcome {
-        state: State::Starting,
-        reason: None,
-        warnings,
-    };
-    let containers = main.into_iter().cloned().collect();
-    Ok(Some((outcome, containers)))
+    Ok(true)
 }
 
 /// Waits until every container of a dependency meets `condition`, as compose
