@@ -88,3 +88,77 @@ fn dockerd_restart_during_a_start() {
         .within(Duration::from_secs(150))
         .code(0);
 }
+
+/// History kept in the journal outlives the engine: what a module printed before
+/// dockerd restarted is still in `hal logs` afterwards, in order, beside what its
+/// containers printed since (issue 26).
+#[test]
+fn journal_history_survives_an_engine_restart() {
+    let allowed = in_ci() || std::env::var("HAL_TEST_DAEMON_RESTART").is_ok_and(|v| v == "1");
+    let Some(()) = rig::need_that(
+        allowed,
+        "restarts dockerd",
+        "runs in CI or with HAL_TEST_DAEMON_RESTART=1",
+    ) else {
+        return;
+    };
+    let Some(()) = rig::need_that(
+        crate::history::journal_live(),
+        "no journald answers systemd-cat",
+        "scripts/provision.sh starts one (step journald)",
+    ) else {
+        return;
+    };
+    let Some(rig) = rig::engine_alone() else {
+        return;
+    };
+    let Some(pid) = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
+        rig::missing(
+            &format!("dockerd has no pidfile at {PIDFILE}"),
+            "start dockerd with scripts/provision.sh, as CI does",
+        )
+    }) else {
+        return;
+    };
+    let pid = pid.trim().to_string();
+    let m = rig.stack("jrestart", crate::history::counting("gen"));
+    hal(&rig).args(["start", &m]).code(0);
+    let first = eventually(Duration::from_secs(10), || {
+        crate::history::messages(&rig, &m, "10 min ago") == ["gen-1"]
+    });
+    assert!(first, "the first run's line is in the journal");
+
+    let revive = Revive;
+    rig.engine_restarted();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let gone = eventually(Duration::from_secs(60), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    assert!(gone, "dockerd did not stop");
+    drop(revive);
+
+    // A new generation after the engine came back: the container is recreated.
+    hal(&rig)
+        .args(["restart", "--timeout", "90s", &m])
+        .within(Duration::from_secs(150))
+        .code(0);
+    // The service counts its own starts in the module directory.
+    let starts: usize = std::fs::read_to_string(rig.root.join(&m).join("n"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(starts >= 2, "{starts} starts");
+    let want: Vec<String> = (1..=starts).map(|n| format!("gen-{n}")).collect();
+    let mut got = Vec::new();
+    let all = eventually(Duration::from_secs(20), || {
+        got = crate::history::messages(&rig, &m, "10 min ago");
+        got == want
+    });
+    assert!(all, "{got:?}");
+    assert_eq!(
+        got, want,
+        "every generation's line, the one before the engine restart first"
+    );
+    hal(&rig).args(["stop", &m]).code(0);
+}

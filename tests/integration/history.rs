@@ -17,7 +17,7 @@ pub(crate) fn engine_logs_to_journal() -> bool {
 }
 
 /// A live journal takes a line (a socket left by a dead journald does not).
-fn journal_live() -> bool {
+pub(crate) fn journal_live() -> bool {
     Command::new("sh")
         .args(["-c", "echo hal-test probe | systemd-cat -t hal-test"])
         .status()
@@ -37,7 +37,7 @@ fn journal_rig() -> Option<Rig> {
 
 /// One service that prints `NAME-<n>` once per start (n counts starts, kept in
 /// the module directory) and idles, logging to the journal with the labels.
-fn counting(name: &str) -> String {
+pub(crate) fn counting(name: &str) -> String {
     stack()
         .service("app")
         .runs(&format!(
@@ -52,7 +52,7 @@ fn counting(name: &str) -> String {
 }
 
 /// The messages `hal logs MODULE --since …` prints, in order.
-fn messages(rig: &Rig, module: &str, since: &str) -> Vec<String> {
+pub(crate) fn messages(rig: &Rig, module: &str, since: &str) -> Vec<String> {
     let run = hal(rig)
         .args(["logs", "--no-prefix", module, "--since", since])
         .code(0);
