@@ -33,29 +33,39 @@ impl Drop for Revive {
     }
 }
 
-#[test]
-fn dockerd_restart_during_a_start() {
+/// Restarting dockerd stops every container: only in CI, or when asked.
+fn may_restart_dockerd() -> Option<()> {
     let allowed = in_ci() || std::env::var("HAL_TEST_DAEMON_RESTART").is_ok_and(|v| v == "1");
-    let Some(()) = rig::need_that(
+    rig::need_that(
         allowed,
         "restarts dockerd",
         "runs in CI or with HAL_TEST_DAEMON_RESTART=1",
-    ) else {
+    )
+}
+
+/// The running dockerd's pid, from the pidfile provisioning writes.
+fn dockerd_pid() -> Option<String> {
+    let pid = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
+        rig::missing(
+            &format!("dockerd has no pidfile at {PIDFILE}"),
+            "start dockerd with scripts/provision.sh, as CI does",
+        )
+    })?;
+    Some(pid.trim().to_string())
+}
+
+#[test]
+fn dockerd_restart_during_a_start() {
+    let Some(()) = may_restart_dockerd() else {
         return;
     };
     let Some(mut rig) = rig::engine_alone() else {
         return;
     };
     let calls = ComposeCalls::install(&mut rig);
-    let Some(pid) = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
-        rig::missing(
-            &format!("dockerd has no pidfile at {PIDFILE}"),
-            "start dockerd with scripts/provision.sh, as CI does",
-        )
-    }) else {
+    let Some(pid) = dockerd_pid() else {
         return;
     };
-    let pid = pid.trim().to_string();
     let m = rig.stack(
         "slow",
         stack().service("app").healthy_after(30).keeps_running(),
@@ -94,12 +104,7 @@ fn dockerd_restart_during_a_start() {
 /// containers printed since (issue 26).
 #[test]
 fn journal_history_survives_an_engine_restart() {
-    let allowed = in_ci() || std::env::var("HAL_TEST_DAEMON_RESTART").is_ok_and(|v| v == "1");
-    let Some(()) = rig::need_that(
-        allowed,
-        "restarts dockerd",
-        "runs in CI or with HAL_TEST_DAEMON_RESTART=1",
-    ) else {
+    let Some(()) = may_restart_dockerd() else {
         return;
     };
     let Some(()) = rig::need_that(
@@ -112,15 +117,9 @@ fn journal_history_survives_an_engine_restart() {
     let Some(rig) = rig::engine_alone() else {
         return;
     };
-    let Some(pid) = std::fs::read_to_string(PIDFILE).ok().or_else(|| {
-        rig::missing(
-            &format!("dockerd has no pidfile at {PIDFILE}"),
-            "start dockerd with scripts/provision.sh, as CI does",
-        )
-    }) else {
+    let Some(pid) = dockerd_pid() else {
         return;
     };
-    let pid = pid.trim().to_string();
     let m = rig.stack("jrestart", crate::history::counting("gen"));
     hal(&rig).args(["start", &m]).code(0);
     let first = eventually(Duration::from_secs(10), || {
