@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::model::{Inspected, Listed, LogConfig, run_of};
+use super::model::{Inspected, Listed, LogConfig, first_name, run_of};
 use crate::module::run_state::ContainerRun as RunState;
 use crate::stack::labels::Identity;
 
@@ -122,12 +122,7 @@ impl Summary {
         };
         Listed {
             id: self.id.unwrap_or_default(),
-            name: self
-                .names
-                .as_ref()
-                .and_then(|n| n.first())
-                .map(|n| n.trim_start_matches('/').to_string())
-                .unwrap_or_default(),
+            name: first_name(self.names.as_ref()),
             image: self.image.unwrap_or_default(),
             image_id: self.image_id,
             identity: Identity::of(&labels),
@@ -148,15 +143,7 @@ impl Inspect {
             Some(h) => (h.restart_policy, h.log_config),
             None => (None, None),
         };
-        let log = log.map(|l| LogConfig {
-            driver: l.typ.unwrap_or_default(),
-            labels: l
-                .config
-                .as_ref()
-                .and_then(|c| c.get("labels"))
-                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
-                .unwrap_or_default(),
-        });
+        let log = log.map(|l| LogConfig::of(l.typ, l.config.as_ref()));
         Inspected {
             log,
             state: state.status.as_deref().and_then(RunState::from_word),

@@ -103,6 +103,30 @@ pub(crate) struct LogConfig {
     pub labels: Vec<String>,
 }
 
+impl LogConfig {
+    /// From `HostConfig.LogConfig`: its `Type`, and the `labels` option's names.
+    pub(crate) fn of(
+        driver: Option<String>,
+        options: Option<&std::collections::HashMap<String, String>>,
+    ) -> LogConfig {
+        LogConfig {
+            driver: driver.unwrap_or_default(),
+            labels: options
+                .and_then(|c| c.get("labels"))
+                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A listed container's name: the first of its names, without the leading `/`.
+pub(crate) fn first_name(names: Option<&Vec<String>>) -> String {
+    names
+        .and_then(|n| n.first())
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default()
+}
+
 /// What a container event says happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum EventAction {
@@ -195,12 +219,7 @@ pub(super) fn listed(s: ContainerSummary) -> Listed {
     };
     Listed {
         id: s.id.unwrap_or_default(),
-        name: s
-            .names
-            .as_ref()
-            .and_then(|n| n.first())
-            .map(|n| n.trim_start_matches('/').to_string())
-            .unwrap_or_default(),
+        name: first_name(s.names.as_ref()),
         image: s.image.unwrap_or_default(),
         image_id: s.image_id,
         identity: Identity::of(&labels),
@@ -239,15 +258,7 @@ pub(super) fn inspected(i: ContainerInspectResponse) -> Inspected {
         .host_config
         .as_ref()
         .and_then(|h| h.log_config.as_ref())
-        .map(|l| LogConfig {
-            driver: l.typ.clone().unwrap_or_default(),
-            labels: l
-                .config
-                .as_ref()
-                .and_then(|c| c.get("labels"))
-                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
-                .unwrap_or_default(),
-        });
+        .map(|l| LogConfig::of(l.typ.clone(), l.config.as_ref()));
     let policy = i.host_config.and_then(|h| h.restart_policy);
     Inspected {
         log,
