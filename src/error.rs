@@ -304,6 +304,48 @@ mod tests {
         assert_eq!(Exit::Ok.worst(Exit::NotActive), Exit::NotActive);
     }
 
+    /// Every code hal exits with has its description in the long help (which
+    /// hal(1)'s EXIT STATUS is made from); a new code fails here until it has.
+    #[test]
+    fn every_exit_code_is_described() {
+        use clap::CommandFactory;
+        let help = crate::cli::Cli::command()
+            .get_after_long_help()
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let words: Vec<&str> = help
+            .split(|c: char| c.is_whitespace() || c == ';')
+            .collect();
+        for e in [
+            Exit::Ok,
+            Exit::Failed,
+            Exit::Usage,
+            Exit::NotActive,
+            Exit::NoSuchModule,
+            Exit::Refused,
+            Exit::Unreachable,
+            Exit::Interrupted,
+            Exit::Terminated,
+        ] {
+            match e {
+                Exit::Ok
+                | Exit::Failed
+                | Exit::Usage
+                | Exit::NotActive
+                | Exit::NoSuchModule
+                | Exit::Refused
+                | Exit::Unreachable
+                | Exit::Interrupted
+                | Exit::Terminated => {}
+            }
+            let code = e.code().to_string();
+            assert!(
+                words.contains(&code.as_str()),
+                "exit {code} ({e:?}) undescribed: {help}"
+            );
+        }
+    }
+
     #[test]
     fn exit_found_through_context() {
         let e = Err::<(), _>(HalError::Refused("x".into()))

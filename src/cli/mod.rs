@@ -45,7 +45,7 @@ Exit codes:
 and rescue. A module is a Docker Compose project under the services root (/services/NAME) or an init \
 unit declared in the config. Stacks are driven through the Docker Engine API, units through systemd.
 
-States: active (every expected container running, healthy where it has a healthcheck, or a job done), starting, degraded (some of the expected set running, some missing, stopped or unhealthy: the reason names the service, e.g. \"db: no container\"), inactive (stopped by request, or never started), failed (a container exited non-zero, loops or is dead; nothing of the expected set runs; the start limit is hit while the module is wanted up; or the last start failed, with its cause as the reason, until a start succeeds, a stop or reset-failed), invalid, unknown. A stack's expected set is what compose resolved for its files (active profiles, replicas), less the services stopped with `hal stop MODULE/SERVICE`. A module stopped by request is never failed. Health is the engine's own health field, never its display text.",
+States: active (every expected container running, healthy where it has a healthcheck, or a job done), starting, degraded (some of the expected set running, some missing, stopped or unhealthy: the reason names the service, e.g. \"db: no container\"), inactive (stopped by request, or never started), failed (a container exited non-zero, loops or is dead; nothing of the expected set runs; the start limit is hit while the module is wanted up; or the last start failed, with its cause as the reason, until a start succeeds, a stop or reset-failed), conflict (a project with the module's name runs from another directory: not this module, never touched), orphaned (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them), invalid, unknown. A stack's expected set is what compose resolved for its files (active profiles, replicas), less the services stopped with `hal stop MODULE/SERVICE`. A module stopped by request is never failed. Health is the engine's own health field, never its display text.",
     after_help = "Examples:\n  hal status\n  hal module start web mailu\n  hal module logs -f web\n  hal --json module status web",
     after_long_help = EXIT_CODES,
     propagate_version = true
@@ -376,7 +376,7 @@ pub struct RescueArgs {
     #[arg(long)]
     pub auto: bool,
 
-    /// How long to wait for each module to become active [default: the module's timeout from the config, else 120s].
+    /// How long to wait for Docker when it is down [default: 60s], then for each module to become active [default: the module's timeout from the config, else 120s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
 }

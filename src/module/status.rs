@@ -289,7 +289,13 @@ mod tests {
 
     #[test]
     fn what_needs_a_person() {
-        for s in [State::Failed, State::Degraded, State::Unknown] {
+        for s in [
+            State::Failed,
+            State::Degraded,
+            State::Unknown,
+            State::Conflict,
+            State::Orphaned,
+        ] {
             for d in [None, Some(Desired::Up), Some(Desired::Down)] {
                 assert!(status(s, d).needs_person(), "{s:?} {d:?}");
             }
@@ -302,6 +308,46 @@ mod tests {
         }
         for d in [None, Some(Desired::Up), Some(Desired::Down)] {
             assert!(!status(State::Active, d).needs_person());
+        }
+    }
+
+    /// Every state, and a compile error here when one is added.
+    fn every_state() -> Vec<State> {
+        use State::*;
+        let all = [
+            Active, Starting, Degraded, Inactive, Failed, Conflict, Orphaned, Invalid, Unknown,
+        ];
+        for s in all {
+            match s {
+                Active | Starting | Degraded | Inactive | Failed | Conflict | Orphaned
+                | Invalid | Unknown => {}
+            }
+        }
+        all.to_vec()
+    }
+
+    /// `hal --help` (so hal(1)) and `hal status --help` name every state.
+    #[test]
+    fn the_help_names_every_state() {
+        use clap::CommandFactory;
+        let root = crate::cli::Cli::command();
+        let about = root
+            .get_long_about()
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let status = root
+            .find_subcommand("status")
+            .and_then(|c| c.get_long_about())
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        for s in every_state() {
+            let word = s.as_str();
+            for (what, text) in [("hal --help", &about), ("hal status --help", &status)] {
+                let named = text
+                    .split(|c: char| !c.is_ascii_alphabetic())
+                    .any(|w| w == word);
+                assert!(named, "{what} does not name the state {word}: {text}");
+            }
         }
     }
 }

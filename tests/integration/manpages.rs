@@ -306,20 +306,35 @@ fn examples(cmd: &clap::Command, roff: &mut Roff) {
     roff.control("fi", []).control("RE", []);
 }
 
-/// The exit codes of the long help (`  0  success …`) as a tagged list.
+/// The exit codes of the long help (`  0  success …`) as a tagged list: a code's
+/// meaning is its line and every indented line after it, up to the next code.
 fn exit_codes(cmd: &clap::Command) -> Vec<(String, String)> {
     let text = cmd
         .get_after_long_help()
         .map(|t| t.to_string())
         .unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let (code, meaning) = l.trim().split_once(char::is_whitespace)?;
-            code.parse::<u8>()
-                .ok()
-                .map(|_| (code.to_string(), meaning.trim().to_string()))
-        })
-        .collect()
+    let mut codes: Vec<(String, String)> = Vec::new();
+    for line in text
+        .lines()
+        .skip_while(|l| !l.starts_with("Exit codes:"))
+        .skip(1)
+    {
+        let line = line.trim();
+        let coded = line
+            .split_once(char::is_whitespace)
+            .filter(|(code, _)| code.parse::<u8>().is_ok());
+        match (coded, codes.last_mut()) {
+            (Some((code, meaning)), _) => {
+                codes.push((code.to_string(), meaning.trim().to_string()))
+            }
+            (None, Some((_, meaning))) if !line.is_empty() => {
+                meaning.push(' ');
+                meaning.push_str(line);
+            }
+            _ => {}
+        }
+    }
+    codes
 }
 
 fn exit_status(cmd: &clap::Command, roff: &mut Roff) {
@@ -442,6 +457,67 @@ fn hal_1_documents_exit_codes_environment_and_files() {
     for path in ["/etc/hal/hal.toml", "/var/lib/hal/", "$XDG_STATE_HOME/hal/"] {
         assert!(text.contains(path), "{path} undocumented");
     }
+}
+
+/// The words of a roff text line as a reader sees them.
+fn roff_words(line: &str) -> Vec<String> {
+    let plain = line
+        .replace("\\fB", "")
+        .replace("\\fI", "")
+        .replace("\\fR", "")
+        .replace("\\fP", "")
+        .replace("\\-", "-")
+        .replace("\\*(Aq", "'")
+        .replace("\\(aq", "'")
+        .replace("\\&", "")
+        .replace("\\e", "\\");
+    plain.split_whitespace().map(String::from).collect()
+}
+
+/// hal(1)'s EXIT STATUS, as committed, says every word of the code's exit-code
+/// descriptions (the long help's `Exit codes:`), in order, and nothing else: a
+/// generator that keeps only a description's first line fails here.
+#[test]
+fn hal_1_exit_status_is_the_codes_whole_text() {
+    let help = Cli::command()
+        .get_after_long_help()
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let said: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Exit codes:"))
+        .skip(1)
+        .flat_map(str::split_whitespace)
+        .map(String::from)
+        .collect();
+    assert!(said.len() > 20, "no exit codes in the long help: {help}");
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/hal.1")).unwrap();
+    let section: Vec<&str> = page
+        .lines()
+        .skip_while(|l| *l != ".SH \"EXIT STATUS\"")
+        .skip(1)
+        .take_while(|l| !l.starts_with(".SH"))
+        .collect();
+    let written: Vec<String> = section
+        .iter()
+        .filter(|l| !l.starts_with('.'))
+        .flat_map(|l| roff_words(l))
+        .collect();
+    assert_eq!(
+        written.join(" "),
+        said.join(" "),
+        "hal(1)'s EXIT STATUS is not the code's exit-code text"
+    );
+    let tagged = section.iter().filter(|l| **l == ".TP").count();
+    let coded = help
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u8>().is_ok())
+        })
+        .count();
+    assert_eq!(tagged, coded, "one tagged paragraph per exit code");
 }
 
 /// Every committed page is roff that man(1) renders without a warning.
