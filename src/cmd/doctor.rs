@@ -102,16 +102,8 @@ async fn docker_checks(ctx: &Ctx) -> (Check, Check, Check) {
                 _ => "start the Docker daemon (systemctl start docker), or point hal at it with -H or DOCKER_HOST".into(),
             };
             let line = Check::fail("docker", e.to_string(), hint);
-            let pools = Check::fail(
-                "address-pools",
-                "not checked: the engine is not reachable",
-                "fix the docker check first",
-            );
-            let events = Check::fail(
-                "events",
-                "not checked: the engine is not reachable",
-                "fix the docker check first",
-            );
+            let pools = Check::not_checked("address-pools", "the engine is not reachable");
+            let events = Check::not_checked("events", "the engine is not reachable");
             (line, events, pools)
         }
     }

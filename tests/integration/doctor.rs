@@ -176,10 +176,36 @@ fn unreachable_socket_fails_with_hint() {
     let c = assert_failed_with_hint(&run, "docker");
     assert!(c["detail"].as_str().unwrap().contains(NO_ENGINE), "{c:#}");
     assert!(c["hint"].as_str().unwrap().contains("DOCKER_HOST"), "{c:#}");
-    assert_failed_with_hint(&run, "address-pools");
+    // What needs the engine was not checked, and says so: neither ✓ nor ✗.
+    let doc = run.json();
+    for name in ["events", "address-pools", "history"] {
+        let c = check(&doc, name);
+        assert_eq!(c["checked"], false, "{c:#}");
+        assert_eq!(c["hint"], Value::Null, "{c:#}");
+        assert!(
+            c["detail"].as_str().unwrap().starts_with("not checked: "),
+            "{c:#}"
+        );
+    }
+    for c in doc["checks"].as_array().unwrap() {
+        let said = c["detail"].as_str().unwrap().starts_with("not checked");
+        assert_eq!(
+            c["checked"], !said,
+            "a row that says one thing and is another: {c:#}"
+        );
+    }
 
     let human = hal(&rig).args(["-H", NO_ENGINE, "doctor"]).code(1);
     assert!(human.stdout.contains("✗ docker"), "{human}");
+    for name in ["events", "address-pools", "history"] {
+        assert!(
+            human
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("- ") && l.contains(name)),
+            "{name} is not shown as not checked: {human}"
+        );
+    }
     assert!(human.stdout.contains("✓ state-dir"), "{human}");
     assert!(!human.stdout.contains('\x1b'), "colour on a pipe: {human}");
     let colour = hal(&rig)

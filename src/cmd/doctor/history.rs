@@ -8,13 +8,7 @@ use crate::error::OneLine;
 pub(super) async fn check(ctx: &Ctx) -> Check {
     let engine = match ctx.node.stacks.engine().await {
         Ok(e) => e,
-        Err(_) => {
-            return Check::fail(
-                "history",
-                "not checked: Docker is not reachable",
-                "fix the docker check first",
-            );
-        }
+        Err(_) => return Check::not_checked("history", "Docker is not reachable"),
     };
     match crate::stack::history::keeping(&engine, std::path::Path::new(DAEMON_JSON)).await {
         Ok(k) => match k.advice() {
