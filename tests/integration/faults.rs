@@ -257,3 +257,114 @@ fn a_cut_socket_under_logs_follow_ends_with_6() {
     );
     assert_eq!(err.lines().count(), 1, "one line: {err}");
 }
+
+/// A state directory hal did not make (`HAL_STATE_DIR`, here) keeps the mode it
+/// was given: hal reads and writes in it and never chmods it (README: Decisions).
+#[test]
+fn a_given_state_directory_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let rig = Rig::new();
+    std::fs::create_dir_all(&rig.state).unwrap();
+    std::fs::set_permissions(&rig.state, std::fs::Permissions::from_mode(0o750)).unwrap();
+    rig.stack("x", stack().service("app").runs("sleep 1"));
+    let name = rig.name("x");
+    hal(&rig).args(["module", "reset-failed", &name]).code(0);
+    assert!(
+        rig.state.join("state.lock").exists(),
+        "hal wrote nothing in {}",
+        rig.state.display()
+    );
+    let mode = std::fs::metadata(&rig.state).unwrap().permissions().mode();
+    assert_eq!(
+        mode & 0o7777,
+        0o750,
+        "hal changed the mode of a directory it did not make"
+    );
+}
+
+/// A fake engine on a unix socket: a good ping, then garbage for every other call.
+fn babbling_engine(sock: &std::path::Path) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::os::unix::net::UnixListener::bind(sock).unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut conn = conn;
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                        line.clear();
+                    }
+                    let body = if request.contains("/_ping") {
+                        "OK"
+                    } else {
+                        "<html>not json</html>"
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if conn.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// An engine that answers, but with something hal cannot read, is reachable:
+/// the command failed (exit 1, saying the answer could not be read), not exit 6.
+#[test]
+fn an_unreadable_engine_answer_is_exit_1_not_6() {
+    let rig = Rig::new();
+    let sock = rig.dir.join("babble.sock");
+    babbling_engine(&sock);
+    rig.stack("x", stack().service("app").runs("sleep 1"));
+    let name = rig.name("x");
+    let host = format!("unix://{}", sock.display());
+    for args in [
+        vec!["status"],
+        vec!["status", name.as_str()],
+        vec!["start", name.as_str()],
+    ] {
+        let mut h = hal(&rig).env("DOCKER_HOST", &host).arg("-q");
+        for a in &args {
+            h = h.arg(a);
+        }
+        let run = h.within(Duration::from_secs(60)).run();
+        run.expect(1);
+        assert!(
+            run.stderr.contains("the engine's answer could not be read"),
+            "{args:?}: {run}"
+        );
+        assert!(!run.stderr.contains("not reachable"), "{args:?}: {run}");
+    }
+}
+
+/// RELIABILITY.md's "Docker socket absent" row quotes what hal says today.
+#[test]
+fn reliability_quotes_the_absent_socket_message() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/RELIABILITY.md")).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| Docker socket absent"))
+        .expect("RELIABILITY.md has the Docker socket absent row");
+    let quoted = row.split('`').nth(3).expect("the row quotes a message");
+    let rig = Rig::new();
+    rig.stack("x", stack().service("app").runs("sleep 1"));
+    let run = hal(&rig)
+        .args(["-H", "unix:///nonexistent", "status"])
+        .within(Duration::from_secs(30))
+        .code(6);
+    assert!(
+        run.stderr.contains(&format!("hal: {quoted}")),
+        "RELIABILITY.md quotes {quoted:?}; hal says: {run}"
+    );
+}
