@@ -177,3 +177,86 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
     let dir = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
     assert_eq!(dir, 1, "a temporary file was left beside the metrics file");
 }
+
+fn used(rig: &Rig, m: &str) -> serde_json::Value {
+    hal(rig).args(["--json", "status", m]).run().json()["modules"][0]["limit"]["used"].clone()
+}
+
+/// A restart dry run says `restart`, a start dry run of an active stack whose
+/// files changed says `recreate`; neither touches a container or counts a
+/// start, and neither does a start that finds the stack as asked.
+#[test]
+fn dry_runs_say_recreate_and_restart_and_count_nothing() {
+    let Some(rig) = rig::engine() else { return };
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    let m = idle(&rig, "dryrun");
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert_eq!(used(&rig, &m), 1);
+    let before = ids(&m);
+    // Settled: the fast path sees every container up for more than a moment.
+    rig::past_first_second(&m);
+    let noop = entry(&rig, &["module", "start", &m]);
+    assert_eq!(noop["changed"], false, "{noop}");
+    assert_eq!(
+        used(&rig, &m),
+        1,
+        "a start that found the stack as asked counted"
+    );
+
+    let plan = entry(&rig, &["module", "restart", "--dry-run", &m]);
+    assert_eq!(
+        (
+            plan["would"].as_str(),
+            plan["changed"].as_bool(),
+            plan["state"].as_str()
+        ),
+        (Some("restart"), Some(false), Some("active")),
+        "{plan}"
+    );
+    let file = rig.root.join(&m).join("compose.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("sleep 100000"), "{text}");
+    std::fs::write(&file, text.replace("sleep 100000", "sleep 100001")).unwrap();
+    let plan = entry(&rig, &["module", "start", "--dry-run", &m]);
+    assert_eq!(
+        (plan["would"].as_str(), plan["changed"].as_bool()),
+        (Some("recreate"), Some(false)),
+        "{plan}"
+    );
+    assert_eq!(ids(&m), before, "a dry run touched the containers");
+    assert_eq!(used(&rig, &m), 1, "a dry run counted a start");
+    // The plan was right: the start recreates, and counts.
+    let start = entry(&rig, &["module", "start", &m]);
+    assert_eq!(start["changed"], true, "{start}");
+    assert_ne!(ids(&m), before, "the changed files were not applied");
+    assert_eq!(used(&rig, &m), 2);
+}
+
+/// The config's `metrics_file` is where the watch writes its metrics when no
+/// `--metrics` is given.
+#[test]
+fn the_config_metrics_file_gets_the_watch_metrics() {
+    let Some(rig) = rig::engine() else { return };
+    let Some(()) = need("promtool", "--version") else {
+        return;
+    };
+    let path = rig.dir.join("from-config").join("hal.prom");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    rig.set_config(&format!(
+        "metrics_file = \"{}\"\n\n[defaults]\npull = \"never\"\n",
+        path.display()
+    ));
+    let ok = idle(&rig, "metconf");
+    hal(&rig).args(["module", "start", &ok]).code(0);
+    let _w = Watch::spawn_with(&rig, &[], &["--interval", "2s"]);
+    let active = format!("hal_module_state{{module=\"{ok}\",kind=\"stack\",state=\"active\"}} 1");
+    let read = || std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        eventually(Duration::from_secs(10), || read().contains(&active)
+            && read().contains("hal_watch_last_pass_timestamp_seconds ")),
+        "no metrics in {}: {}",
+        path.display(),
+        read()
+    );
+    assert_eq!(promtool_metrics(&path), None, "{}", read());
+}
