@@ -246,3 +246,27 @@ fn the_config_manual_renders_with_man() {
         assert!(page.contains(want), "{want} not in\n{page}");
     }
 }
+
+/// hal.toml(5), hal(1) and the README: a missing default file is an empty
+/// config, but a file named by `--config` or `HAL_CONFIG` must be there (exit 2).
+#[test]
+fn a_named_config_file_that_is_missing_is_exit_2() {
+    let rig = rig::Rig::new();
+    let missing = rig.dir.join("not-there.toml");
+    let by_flag = rig::hal(&rig)
+        .arg("--config")
+        .arg(&missing)
+        .arg("list")
+        .code(2);
+    let by_env = rig::hal(&rig)
+        .env("HAL_CONFIG", &missing)
+        .arg("list")
+        .code(2);
+    for run in [by_flag, by_env] {
+        assert!(
+            run.stderr
+                .contains(&format!("hal: config {}: no such file", missing.display())),
+            "{run}"
+        );
+    }
+}

@@ -97,7 +97,7 @@ const MORE_ENVIRONMENT: [(&str, &str); 20] = [
 const FILES: [(&str, &str); 5] = [
     (
         "/etc/hal/hal.toml",
-        "The config file when hal runs as root (--config and HAL_CONFIG override it). A missing file is an empty config.",
+        "The config file when hal runs as root (--config and HAL_CONFIG override it). A missing file is an empty config; one named by --config or HAL_CONFIG that is missing is exit 2.",
     ),
     (
         "~/.config/hal/hal.toml",
