@@ -144,6 +144,16 @@ fn quiet_status_leaves_only_the_exit_code() {
         assert!(r.stdout.is_empty(), "{args:?} printed: {r:?}");
         assert!(r.stderr.is_empty(), "{args:?} printed: {r:?}");
     }
+    // An error still says why, once, on stderr (README: how `-q` is read).
+    let ghost = format!("{up}-ghost");
+    let r = run(&rig, &["-q", "status", &ghost]);
+    r.expect(4);
+    assert!(r.stdout.is_empty(), "-q printed on stdout: {r:?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        lines.len() == 1 && lines[0].starts_with("hal: no such module"),
+        "-q must leave the error's one line: {r:?}"
+    );
     // A script that asks for JSON gets it, quiet or not.
     let doc = run(&rig, &["-q", "--json", "status", &up]);
     doc.expect(0);
