@@ -1,4 +1,4 @@
-//! The hal.node collection on three nodes: three systemd machines with hal from the `.deb`, each with its own services root and modules, one playbook run through Ansible (`tests/integration/ansible/`), `changed` and check mode as hal says them.
+//! The hal.node collection: on three nodes (three systemd machines with hal from the `.deb`, each with its own services root and modules, one playbook run through Ansible, `tests/integration/ansible/`), `changed` and check mode as hal says them; and on this machine, `--diff`, a failed start reported with hal's message, and `hal_status`'s facts.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -222,4 +222,149 @@ fn a_playbook_on_three_nodes_changes_what_hal_changed() {
             (names[2].clone(), 0)
         ])
     );
+}
+
+/// The play of `local_play`: a check-mode start and a start with `--diff`, a
+/// start that fails, then `hal_status`; every result written to `out`.
+const LOCAL_PLAY: &str = r#"- hosts: localhost
+  gather_facts: false
+  vars:
+    node_args: &on
+      hal_path: "{{ hal }}"
+      services_dir: "{{ root }}"
+      config: "{{ conf }}"
+  tasks:
+    - name: A check-mode start, with its diff
+      hal.node.hal_module: { <<: *on, name: ["{{ good }}"], pull: never, timeout: 60s }
+      check_mode: true
+      diff: true
+      register: planned
+    - name: A start, with its diff
+      hal.node.hal_module: { <<: *on, name: ["{{ good }}"], pull: never, timeout: 60s }
+      diff: true
+      register: started
+    - name: A start that fails
+      hal.node.hal_module: { <<: *on, name: ["{{ bad }}"], pull: never, timeout: 60s }
+      register: failed
+      ignore_errors: true
+    - name: The node's modules as facts
+      hal.node.hal_status: { <<: *on, name: ["{{ good }}", "{{ bad }}"] }
+      register: status
+    - name: What each said
+      ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'planned': planned, 'started': started, 'failed': failed, 'status': status, 'hal_modules': hal_modules, 'hal_status': hal_status} | to_json }}"
+"#;
+
+/// The collection on this machine (a local connection, hal from the build):
+/// `--diff` gives each module's state before and after, a failed start is a
+/// failed task with hal's own message, and `hal_status` sets `hal_modules`
+/// and `hal_status`.
+#[test]
+fn the_collection_diffs_reports_failures_and_reads_status() {
+    let Some(rig) = rig::engine() else { return };
+    let Some(()) = need("ansible-playbook", "--version") else {
+        return;
+    };
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    let good = rig.stack(
+        "ansgood",
+        stack().service("app").runs("sleep 100000").keeps_running(),
+    );
+    let bad = rig.stack("ansbad", stack().service("app").runs("echo broken; exit 3"));
+    let play = rig.dir.join("local.yml");
+    std::fs::write(&play, LOCAL_PLAY).unwrap();
+    let out = rig.dir.join("said.json");
+    let tmp = rig.dir.join("ansible-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let vars = serde_json::json!({
+        "hal": env!("CARGO_BIN_EXE_hal"),
+        "root": rig.root,
+        "conf": rig.config,
+        "good": good,
+        "bad": bad,
+        "out": out,
+        "ansible_python_interpreter": format!("{}/bin/python3", python_prefix()),
+    });
+    let mut cmd = Command::new("ansible-playbook");
+    cmd.args(["-i", "localhost,", "-c", "local"])
+        .arg("-e")
+        .arg(vars.to_string())
+        .arg(&play)
+        .env("ANSIBLE_COLLECTIONS_PATH", install_collection(&rig))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_LOCAL_TEMP", &tmp)
+        .env("ANSIBLE_HOME", &tmp)
+        .env("HAL_STATE_DIR", &rig.state)
+        .env_remove("HAL_YES");
+    for (k, v) in &rig.env {
+        cmd.env(k, v);
+    }
+    let run = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).to_string();
+    assert!(
+        run.status.success(),
+        "ansible-playbook:\n{said}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+
+    let diff = |r: &serde_json::Value| {
+        (
+            r["diff"]["before"].as_str().unwrap_or("?").to_string(),
+            r["diff"]["after"].as_str().unwrap_or("?").to_string(),
+        )
+    };
+    let (before, after) = (format!("{good}: inactive\n"), format!("{good}: active\n"));
+    let planned = &doc["planned"];
+    assert_eq!(
+        diff(planned),
+        (before.clone(), after.clone()),
+        "{planned:#}"
+    );
+    assert_eq!(planned["changed"], true, "{planned:#}");
+    let started = &doc["started"];
+    assert_eq!(
+        diff(started),
+        (before, after),
+        "check mode started it: {started:#}"
+    );
+    assert_eq!(started["changed"], true, "{started:#}");
+
+    let failed = &doc["failed"];
+    assert_eq!(failed["failed"], true, "{failed:#}");
+    assert_eq!(failed["rc"], 1, "{failed:#}");
+    let error = failed["modules"][0]["error"].as_str().unwrap_or_default();
+    assert!(!error.is_empty(), "hal said nothing: {failed:#}");
+    assert_eq!(
+        failed["msg"].as_str().unwrap_or_default(),
+        format!("{bad}: {error}"),
+        "{failed:#}"
+    );
+
+    let status = &doc["status"];
+    assert_eq!(status["changed"], false, "{status:#}");
+    assert_eq!(status["exit_code"], 3, "{status:#}");
+    let states: Vec<(String, String)> = doc["hal_modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().into(),
+                m["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (good.clone(), "active".into()),
+            (bad.clone(), "failed".into())
+        ],
+        "{doc:#}"
+    );
+    assert_eq!(doc["hal_status"]["schema"], 1, "{doc:#}");
+    assert_eq!(doc["hal_status"]["modules"], doc["hal_modules"], "{doc:#}");
 }
