@@ -40,6 +40,7 @@ mod install;
 mod limits;
 mod logs;
 mod logs_when;
+mod man_exit_status;
 mod manpages;
 mod ordering;
 mod output;
