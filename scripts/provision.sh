@@ -6,7 +6,8 @@
 # Steps (each logs to $HAL_CI_LOG_DIR/<step>.log, default /tmp/hal-ci/):
 #   packages        apt: docker.io, docker-compose (v1), busybox-static,
 #                   docker-registry, apache2-utils (htpasswd for a registry that
-#                   wants a login), debootstrap, util-linux, iproute2, curl, socat,
+#                   wants a login), debootstrap, util-linux, iproute2, curl, socat, openssl
+#                   (the TLS terminator of tests/integration/tls.rs),
 #                   zsh, fish, man-db (completion and manual tests), make (make install)
 #   compose-plugin  Compose v2 CLI plugin from Debian trixie's docker-compose .deb
 #                   -> /usr/local/lib/docker/cli-plugins/docker-compose
@@ -186,7 +187,7 @@ run_step() {
 # prometheus: promtool checks hal's metrics and example rules (tests/integration/fleet.rs);
 # its daemon is never started here (policy-rc.d below).
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat zsh fish man-db make tmux prometheus)
+    util-linux iproute2 curl socat openssl zsh fish man-db make tmux prometheus)
 
 step_packages() { install_packages "${PACKAGES[@]}"; }
 

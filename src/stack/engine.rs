@@ -1,10 +1,11 @@
-//! The one place that talks to the Docker Engine API (Docker, or Podman's compatible API; bollard, and hal's own GETs in `wire.rs`): hal's own types in and out, no printing.
+//! The one place that talks to the Docker Engine API (Docker, or Podman's compatible API): hal's own GETs (`wire.rs`) read every list and inspect into tolerant types (`answers.rs`) on every transport, bollard serves the streams and the calls whose answers it reads tolerantly; hal's own types in and out, no printing.
 
 mod answers;
 mod connect;
 mod control;
 mod model;
 mod probe;
+mod tls;
 mod wire;
 
 use std::collections::HashMap;
@@ -12,9 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bollard::Docker;
-use bollard::query_parameters::{
-    CreateImageOptions, EventsOptions, InspectContainerOptions, ListContainersOptions, LogsOptions,
-};
+use bollard::query_parameters::{CreateImageOptions, EventsOptions, LogsOptions};
 use futures_util::stream::{BoxStream, StreamExt};
 
 use crate::error::HalError;
@@ -41,7 +40,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Clone)]
 pub(crate) struct Engine {
     api: Docker,
-    /// hal's own requests (list, inspect, ping) and who answers them.
+    /// hal's own requests (ping, list, inspect) and who answers them.
     conn: std::sync::Arc<Conn>,
     /// The endpoint as the user would write it, for messages.
     pub endpoint: String,
@@ -50,8 +49,8 @@ pub(crate) struct Engine {
 
 /// hal's own way to the engine, and which engine it is.
 struct Conn {
-    /// `None` on TLS endpoints (bollard's typed calls serve them).
-    wire: Option<Wire>,
+    /// The engine's socket, TCP or TLS address: every list and inspect goes this way.
+    wire: Wire,
     /// Which engine answers (from its ping), for messages and per-engine checks.
     kind: EngineKind,
 }
@@ -61,33 +60,20 @@ impl Engine {
     /// never from `GET /version` (Podman answers that in half a second).
     pub(crate) async fn connect(to: &Endpoint) -> Result<Engine, HalError> {
         let endpoint = to.host.clone();
-        let wire = Wire::of(&endpoint);
-        let (version, kind) = match &wire {
-            Some(w) => ping_headers(w, &endpoint).await?,
-            None => (None, EngineKind::Unknown),
-        };
+        let wire = Wire::of(to)?;
+        let (version, kind) = ping_headers(&wire, &endpoint).await?;
         let asked = version.as_ref().unwrap_or(bollard::API_DEFAULT_VERSION);
-        let client = match &wire {
-            Some(Wire::Unix(path)) => {
-                Docker::connect_with_unix(&path.to_string_lossy(), 120, asked)
-            }
-            Some(Wire::Tcp(_)) => Docker::connect_with_http(&endpoint, 120, asked),
-            None => match &to.tls {
-                Some(dir) => Docker::connect_with_ssl(
-                    &endpoint,
-                    &dir.join("key.pem"),
-                    &dir.join("cert.pem"),
-                    &dir.join("ca.pem"),
-                    120,
-                    asked,
-                ),
-                None => {
-                    return Err(HalError::DockerUnreachable {
-                        endpoint,
-                        why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
-                    });
-                }
-            },
+        let client = match (&wire, &to.tls) {
+            (Wire::Unix(path), _) => Docker::connect_with_unix(&path.to_string_lossy(), 120, asked),
+            (Wire::Tls(..), Some(dir)) => Docker::connect_with_ssl(
+                &endpoint,
+                &dir.join("key.pem"),
+                &dir.join("cert.pem"),
+                &dir.join("ca.pem"),
+                120,
+                asked,
+            ),
+            _ => Docker::connect_with_http(&endpoint, 120, asked),
         };
         let client = client.map_err(|e| unreachable(&endpoint, &e))?;
         let api = match version {
@@ -137,20 +123,7 @@ impl Engine {
         project: Option<&str>,
     ) -> anyhow::Result<Vec<Listed>> {
         let label = labels::project_filter(project);
-        let Some(wire) = &self.conn.wire else {
-            let options = ListContainersOptions {
-                all: true,
-                filters: Some(HashMap::from([("label".to_string(), vec![label])])),
-                ..Default::default()
-            };
-            let list = self.api.list_containers(Some(options)).await;
-            let list = list.map_err(|e| anyhow::Error::from(self.fail(e)));
-            return Ok(list
-                .context("list containers")?
-                .into_iter()
-                .map(model::listed)
-                .collect());
-        };
+        let wire = &self.conn.wire;
         let filters = serde_json::json!({ "label": [label] }).to_string();
         let filters = wire::encode(&filters);
         let path = format!("/containers/json?all=1&filters={filters}");
@@ -183,22 +156,9 @@ impl Engine {
     /// What an inspect says of a container; `None` when it is gone (removed
     /// between list and inspect).
     pub(crate) async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
-        let Some(wire) = &self.conn.wire else {
-            return match self
-                .api
-                .inspect_container(id, None::<InspectContainerOptions>)
-                .await
-            {
-                Ok(inspect) => Ok(Some(model::inspected(inspect))),
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => Ok(None),
-                Err(e) => Err(anyhow::Error::from(self.fail(e))),
-            };
-        };
         let path = format!("/containers/{}/json", wire::encode(id));
         let inspect: Option<answers::Inspect> = self
-            .read(wire, &path)
+            .read(&self.conn.wire, &path)
             .await
             .map_err(anyhow::Error::from)
             .with_context(|| format!("inspect container {id}"))?;
@@ -311,19 +271,12 @@ impl Engine {
 
     /// Answers whether the engine is there right now.
     pub(crate) async fn ping(&self) -> anyhow::Result<()> {
-        if let Some(wire) = &self.conn.wire {
-            let answer = wire.get("/_ping", CONNECT_TIMEOUT).await;
-            let answer = answer.map_err(|e| unreachable(&self.endpoint, &e))?;
-            return match answer.status {
-                200 => Ok(()),
-                _ => Err(anyhow::anyhow!(answer.refusal())),
-            };
+        let answer = self.conn.wire.get("/_ping", CONNECT_TIMEOUT).await;
+        let answer = answer.map_err(|e| unreachable(&self.endpoint, &e))?;
+        match answer.status {
+            200 => Ok(()),
+            _ => Err(anyhow::anyhow!(answer.refusal())),
         }
-        self.api
-            .ping()
-            .await
-            .map(|_| ())
-            .map_err(|e| self.fail(e).into())
     }
 
     /// How long the engine takes to deliver an event of hal's own making (a test

@@ -95,6 +95,14 @@ fn bollard_is_named_only_by_the_engine_adapter() {
 }
 
 #[test]
+fn list_and_inspect_have_one_decoder() {
+    assert_none(
+        tidy::ONE_DECODER.name,
+        tidy::words(&tidy::ONE_DECODER, &sources()),
+    );
+}
+
+#[test]
 fn format_is_matched_only_in_the_printer() {
     assert_none(tidy::FORMAT.name, tidy::words(&tidy::FORMAT, &sources()));
 }

@@ -54,5 +54,6 @@ mod stacks;
 mod start_bounds;
 mod status_facts;
 mod status_truth;
+mod tls;
 mod units_in_systemd;
 mod watch;

@@ -250,3 +250,68 @@ fn doctor_asks_podman_for_events_and_reads_its_pools() {
     assert!(!pools.contains("daemon.json"), "{pools}");
     assert!(pools.contains("containers"), "{pools}");
 }
+
+/// Podman behind TLS (issue 33): list and inspect go through hal's one tolerant
+/// decoder on every transport, so a crash loop (Podman says `stopped` between its
+/// restarts, most of the time) fails no read, and the engine is named from its ping.
+#[test]
+fn a_stack_over_tls_on_podman_reads_its_stopped_state() {
+    let Some((_turn, mut rig)) = podman() else {
+        return;
+    };
+    let host = rig::podman_host();
+    let socket = host.trim_start_matches("unix://");
+    let Some(tls) = rig::tls::terminator(&rig.dir, socket) else {
+        return;
+    };
+    tls.serve(&mut rig);
+    let m = rig.stack("tlsup", app("v1"));
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert_eq!(rig.state_of(&m), "active");
+
+    let crash = rig.stack(
+        "tlscrash",
+        stack().service("crash").runs("exit 3").restart("always"),
+    );
+    let _ = hal(&rig)
+        .args(["module", "start", "--no-wait", &crash])
+        .run();
+    let name = format!("{crash}-crash-1");
+    // Podman itself (its socket, read by the docker CLI) says `stopped`.
+    let seen = rig::eventually(Duration::from_secs(30), || {
+        docker(&["inspect", "-f", "{{.State.Status}}", &name]).trim() == "stopped"
+    });
+    assert!(seen, "Podman never said stopped for {name}");
+    for _ in 0..8 {
+        let st = hal(&rig).args(["--json", "status"]).run();
+        assert_eq!(st.code, Some(3), "a read failed on Podman's words: {st}");
+        assert_eq!(st.state_of(&m), "active", "{st}");
+        let state = st.state_of(&crash);
+        assert!(
+            ["failed", "degraded", "activating", "inactive"].contains(&state.as_str()),
+            "{state}: {st}"
+        );
+        let one = hal(&rig).args(["--json", "module", "status", &crash]).run();
+        assert!(one.code == Some(3) || one.code == Some(0), "{one}");
+        // `https://` is TLS in so many words (it was bollard's strict path).
+        let https = hal(&rig)
+            .args(["--json", "status"])
+            .env("DOCKER_HOST", tls.host.replace("tcp://", "https://"))
+            .run();
+        assert_eq!(
+            https.code,
+            Some(3),
+            "a read failed on Podman's words: {https}"
+        );
+    }
+    let table = hal(&rig).args(["status", &m]).code(0);
+    assert!(table.stdout.contains(" active "), "{table}");
+    let doc = hal(&rig).args(["--json", "doctor"]).run().json();
+    assert!(doc.to_string().contains("Podman"), "{doc:#}");
+
+    hal(&rig).args(["module", "stop", &crash]).code(0);
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    assert!(containers(&m).is_empty() && containers(&crash).is_empty());
+    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
+    assert_eq!(st.state_of(&m), "inactive");
+}

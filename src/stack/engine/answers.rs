@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::model::{Inspected, Listed, LogConfig, first_name, run_of};
+use super::model::{Inspected, Listed, LogConfig};
 use crate::module::run_state::ContainerRun as RunState;
 use crate::stack::labels::Identity;
 
@@ -163,6 +163,30 @@ impl Inspect {
     }
 }
 
+/// A listed container's name: the first of its names, without the leading `/`.
+fn first_name(names: Option<&Vec<String>>) -> String {
+    names
+        .and_then(|n| n.first())
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default()
+}
+
+/// The endpoint ids joined, sorted; `None` when there is none or one is empty.
+fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    for id in endpoints {
+        match id {
+            Some(id) if !id.is_empty() => ids.push(id),
+            _ => return None,
+        }
+    }
+    if ids.is_empty() {
+        return None;
+    }
+    ids.sort_unstable();
+    Some(ids.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +218,26 @@ mod tests {
         assert_eq!(i.health.as_deref(), Some("unhealthy"));
         assert_eq!(i.restart_policy.as_deref(), Some("always"));
         assert_eq!(i.restart_count, None);
+    }
+
+    fn one(state: &str, networks: &str) -> Listed {
+        let json = format!(
+            r#"{{"Id":"c1","Names":["/m-web-1"],"State":"{state}","NetworkSettings":{{"Networks":{networks}}}}}"#
+        );
+        serde_json::from_str::<Summary>(&json).unwrap().listed()
+    }
+
+    #[test]
+    fn a_run_is_the_endpoint_ids_of_a_running_container() {
+        let l = one(
+            "running",
+            r#"{"b_net":{"EndpointID":"e2"},"a_net":{"EndpointID":"e1"}}"#,
+        );
+        assert_eq!(l.run.as_deref(), Some("e1,e2"));
+        assert_eq!(l.name, "m-web-1");
+        assert_eq!(one("exited", r#"{"n":{"EndpointID":"e1"}}"#).run, None);
+        assert_eq!(one("running", "{}").run, None, "no endpoint");
+        assert_eq!(one("running", r#"{"n":{"EndpointID":""}}"#).run, None);
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub(super) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fro
 pub(crate) enum EngineKind {
     Docker,
     Podman,
-    /// It did not say (a TLS endpoint, or an engine hal does not know).
+    /// It did not say (an engine hal does not know).
     Unknown,
 }
 

@@ -1,10 +1,10 @@
-//! The engine's answers in hal's own types: bollard's models are read here and nowhere else, so a second engine's words and states are this file's business.
+//! The engine's answers in hal's own types (`Listed`, `Inspected`, events, log chunks, pull progress): bollard's stream models are read here and nowhere else (list and inspect are read off the wire in `answers.rs`), so a second engine's words and states are this file's business.
 
 use std::collections::HashMap;
 
 use bollard::auth::DockerCredentials;
 use bollard::container::LogOutput;
-use bollard::models::{ContainerInspectResponse, ContainerSummary, CreateImageInfo, EventMessage};
+use bollard::models::{CreateImageInfo, EventMessage};
 
 use crate::error::HalError;
 use crate::logs::line::Stream;
@@ -119,14 +119,6 @@ impl LogConfig {
     }
 }
 
-/// A listed container's name: the first of its names, without the leading `/`.
-pub(crate) fn first_name(names: Option<&Vec<String>>) -> String {
-    names
-        .and_then(|n| n.first())
-        .map(|n| n.trim_start_matches('/').to_string())
-        .unwrap_or_default()
-}
-
 /// What a container event says happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum EventAction {
@@ -206,77 +198,6 @@ pub(crate) struct PullProgress {
     pub total: Option<i64>,
 }
 
-pub(super) fn listed(s: ContainerSummary) -> Listed {
-    let labels = s.labels.unwrap_or_default();
-    let state = s.state.and_then(|st| ContainerRun::from_word(st.as_ref()));
-    let run = if state == Some(ContainerRun::Running) {
-        s.network_settings
-            .as_ref()
-            .and_then(|n| n.networks.as_ref())
-            .and_then(|nets| run_of(nets.values().map(|n| n.endpoint_id.as_deref())))
-    } else {
-        None
-    };
-    Listed {
-        id: s.id.unwrap_or_default(),
-        name: first_name(s.names.as_ref()),
-        image: s.image.unwrap_or_default(),
-        image_id: s.image_id,
-        identity: Identity::of(&labels),
-        labels,
-        state,
-        status_text: s.status,
-        health: s
-            .health
-            .and_then(|h| h.status)
-            .map(|h| h.to_string())
-            .filter(|h| !h.is_empty()),
-        created: s.created.unwrap_or_default(),
-        run,
-    }
-}
-
-/// The endpoint ids joined, sorted; `None` when there is none or one is empty.
-pub(super) fn run_of<'a>(endpoints: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
-    let mut ids: Vec<&str> = Vec::new();
-    for id in endpoints {
-        match id {
-            Some(id) if !id.is_empty() => ids.push(id),
-            _ => return None,
-        }
-    }
-    if ids.is_empty() {
-        return None;
-    }
-    ids.sort_unstable();
-    Some(ids.join(","))
-}
-
-pub(super) fn inspected(i: ContainerInspectResponse) -> Inspected {
-    let state = i.state.unwrap_or_default();
-    let log = i
-        .host_config
-        .as_ref()
-        .and_then(|h| h.log_config.as_ref())
-        .map(|l| LogConfig::of(l.typ.clone(), l.config.as_ref()));
-    let policy = i.host_config.and_then(|h| h.restart_policy);
-    Inspected {
-        log,
-        state: state
-            .status
-            .and_then(|st| ContainerRun::from_word(st.as_ref())),
-        health: state.health.and_then(|h| h.status).map(|h| h.to_string()),
-        exit_code: state.exit_code,
-        restart_policy: policy.as_ref().and_then(|p| p.name).map(|n| n.to_string()),
-        max_retries: policy.and_then(|p| p.maximum_retry_count),
-        restart_count: i.restart_count,
-        started_at: state.started_at,
-        finished_at: state.finished_at,
-        oom_killed: state.oom_killed,
-        error: state.error,
-    }
-}
-
 pub(super) fn event(ev: EventMessage) -> EngineEvent {
     let at = match (ev.time_nano, ev.time) {
         (Some(n), _) => Stamp::from_micros(n / 1000),
@@ -335,44 +256,7 @@ pub(super) fn credentials(a: RegistryAuth) -> DockerCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bollard::models::{
-        ContainerSummaryNetworkSettings, ContainerSummaryStateEnum as S, EndpointSettings,
-        EventActor,
-    };
-
-    fn summary(state: S, endpoints: &[(&str, &str)]) -> ContainerSummary {
-        let networks: HashMap<String, EndpointSettings> = endpoints
-            .iter()
-            .map(|(net, id)| {
-                (
-                    net.to_string(),
-                    EndpointSettings {
-                        endpoint_id: Some(id.to_string()),
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect();
-        ContainerSummary {
-            id: Some("c1".into()),
-            names: Some(vec!["/m-web-1".into()]),
-            state: Some(state),
-            network_settings: Some(ContainerSummaryNetworkSettings {
-                networks: Some(networks),
-            }),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_run_is_the_endpoint_ids_of_a_running_container() {
-        let l = listed(summary(S::RUNNING, &[("b_net", "e2"), ("a_net", "e1")]));
-        assert_eq!(l.run.as_deref(), Some("e1,e2"));
-        assert_eq!(l.name, "m-web-1");
-        assert_eq!(listed(summary(S::EXITED, &[("n", "e1")])).run, None);
-        assert_eq!(listed(summary(S::RUNNING, &[])).run, None, "no endpoint");
-        assert_eq!(listed(summary(S::RUNNING, &[("n", "")])).run, None);
-    }
+    use bollard::models::EventActor;
 
     #[test]
     fn events_carry_their_action_labels_and_time() {

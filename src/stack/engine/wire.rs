@@ -1,6 +1,7 @@
-//! hal's own GETs on the engine's socket (ping, list, inspect): bollard's typed calls refuse a whole answer for one word they do not know (Podman's `stopped`), so these answers are read into hal's tolerant types instead.
+//! hal's own GETs on the engine (ping, list, inspect), over its socket, TCP or TLS alike: bollard's typed calls refuse a whole answer for one word they do not know (Podman's `stopped`), so these answers are read into hal's tolerant types instead.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -9,12 +10,17 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
-/// Where hal's own requests go: the engine's socket or TCP address. TLS
-/// endpoints have none (bollard's typed calls serve them).
+use super::tls::Tls;
+use crate::error::HalError;
+use crate::stack::endpoint::Endpoint;
+
+/// Where hal's own requests go: the engine's socket, its TCP address, or its
+/// TLS address (with the TLS setup).
 #[derive(Clone, Debug)]
 pub(super) enum Wire {
     Unix(PathBuf),
     Tcp(String),
+    Tls(String, Arc<Tls>),
 }
 
 /// An engine's answer: its status, headers and whole body.
@@ -44,15 +50,40 @@ impl Answer {
 }
 
 impl Wire {
-    /// The wire for an endpoint hal can reach without TLS (`unix://`, `tcp://`, `http://`).
-    pub(super) fn of(endpoint: &str) -> Option<Wire> {
+    /// The wire for an endpoint: `unix://`; `tcp://` without TLS, and `http://`;
+    /// `tcp://` or `https://` with the TLS files of `DOCKER_CERT_PATH` or the context.
+    /// TLS files hal cannot use are a bad TLS setting (exit 2), named with the fix.
+    pub(super) fn of(to: &Endpoint) -> Result<Wire, HalError> {
+        let endpoint = to.host.as_str();
         if let Some(path) = endpoint.strip_prefix("unix://") {
-            return Some(Wire::Unix(PathBuf::from(path)));
+            return Ok(Wire::Unix(PathBuf::from(path)));
         }
-        let rest = endpoint
-            .strip_prefix("tcp://")
-            .or_else(|| endpoint.strip_prefix("http://"))?;
-        Some(Wire::Tcp(rest.trim_end_matches('/').to_string()))
+        let address = |scheme: &[&str]| {
+            scheme
+                .iter()
+                .find_map(|s| endpoint.strip_prefix(s))
+                .map(|rest| rest.trim_end_matches('/').to_string())
+        };
+        let wire = match &to.tls {
+            None => address(&["tcp://", "http://"]).map(Wire::Tcp),
+            Some(dir) => match address(&["tcp://", "https://"]) {
+                Some(a) => {
+                    let tls = Tls::of(&a, dir).map_err(|why| {
+                        HalError::Usage(format!(
+                            "the TLS files for {endpoint} ({}) cannot be used: {why}; DOCKER_CERT_PATH (or the context's TLS folder) must hold the engine's ca.pem and hal's cert.pem and key.pem",
+                            to.source
+                        ))
+                    })?;
+                    Some(Wire::Tls(a, Arc::new(tls)))
+                }
+                // `http://` says plain HTTP in so many words.
+                None => address(&["http://"]).map(Wire::Tcp),
+            },
+        };
+        wire.ok_or_else(|| HalError::DockerUnreachable {
+            endpoint: endpoint.to_string(),
+            why: "unsupported endpoint (use unix:///path or tcp://host:port)".into(),
+        })
     }
 
     /// `GET path` (with its query), the whole answer read, within `limit`.
@@ -71,6 +102,15 @@ impl Wire {
             }
             Wire::Tcp(address) => {
                 let stream = tokio::net::TcpStream::connect(address.as_str()).await?;
+                send(TokioIo::new(stream), path, address).await?
+            }
+            Wire::Tls(address, tls) => {
+                let stream = tokio::net::TcpStream::connect(address.as_str()).await?;
+                let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+                let stream = connector
+                    .connect(tls.name.clone(), stream)
+                    .await
+                    .map_err(WireError::Tls)?;
                 send(TokioIo::new(stream), path, address).await?
             }
         };
@@ -110,6 +150,9 @@ pub(super) enum WireError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Http(#[from] hyper::Error),
+    /// The TLS handshake failed (the engine's certificate, or hal's, refused).
+    #[error("TLS: {0}")]
+    Tls(#[source] std::io::Error),
     #[error("bad request: {0}")]
     Request(String),
     #[error("no answer within {}s", .0.as_secs())]
@@ -133,15 +176,37 @@ pub(super) fn encode(value: &str) -> String {
 mod tests {
     use super::*;
 
+    fn at(host: &str, tls: Option<&str>) -> Result<Wire, HalError> {
+        Wire::of(&Endpoint {
+            host: host.to_string(),
+            tls: tls.map(PathBuf::from),
+            source: crate::stack::endpoint::Source::DockerHost,
+        })
+    }
+
     #[test]
-    fn endpoints_without_tls_have_a_wire() {
+    fn every_endpoint_has_a_wire() {
         assert!(
-            matches!(Wire::of("unix:///run/podman/podman.sock"), Some(Wire::Unix(p)) if p == std::path::Path::new("/run/podman/podman.sock"))
+            matches!(at("unix:///run/podman/podman.sock", None), Ok(Wire::Unix(p)) if p == std::path::Path::new("/run/podman/podman.sock"))
         );
         assert!(
-            matches!(Wire::of("tcp://10.0.0.1:2375"), Some(Wire::Tcp(a)) if a == "10.0.0.1:2375")
+            matches!(at("tcp://10.0.0.1:2375", None), Ok(Wire::Tcp(a)) if a == "10.0.0.1:2375")
         );
-        assert!(Wire::of("ssh://node").is_none());
+        assert!(matches!(
+            at("https://10.0.0.1:2376", None),
+            Err(HalError::DockerUnreachable { .. })
+        ));
+        // TLS files hal cannot read are the user's to fix: exit 2, naming the file.
+        let bad = at("tcp://10.0.0.1:2376", Some("/nonexistent/hal-tls")).unwrap_err();
+        assert!(
+            matches!(&bad, HalError::Usage(m) if m.contains("/nonexistent/hal-tls/ca.pem")),
+            "{bad}"
+        );
+        // TLS is for TCP: a socket is a socket.
+        assert!(matches!(
+            at("unix:///var/run/docker.sock", Some("/nonexistent")),
+            Ok(Wire::Unix(_))
+        ));
     }
 
     #[test]

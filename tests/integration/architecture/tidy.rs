@@ -125,6 +125,22 @@ pub(super) const BOLLARD: Rule = Rule {
     ],
 };
 
+/// List and inspect are read by one decoder on every transport (hal's own GETs
+/// into `stack/engine/answers.rs`'s tolerant types): bollard's strict list and
+/// inspect calls and models are named nowhere (issue 33).
+pub(super) const ONE_DECODER: Rule = Rule {
+    name: "list and inspect are read only by stack/engine/answers.rs, never by bollard's strict types",
+    words: &[
+        "list_containers",
+        "inspect_container",
+        "ContainerSummary",
+        "ContainerInspectResponse",
+    ],
+    view: View::Code,
+    whole: true,
+    allowed: &[],
+};
+
 /// Human or JSON is decided once, in the printer.
 pub(super) const FORMAT: Rule = Rule {
     name: "Format is matched only in output/",
@@ -409,6 +425,24 @@ mod self_tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_second_decoder_of_list_or_inspect_is_reported() {
+        let v = words(
+            &ONE_DECODER,
+            &one(
+                "stack/engine.rs",
+                "let l = self.api.list_containers(None).await;",
+            ),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        let model = "fn listed(s: bollard::models::ContainerSummary) {}";
+        assert_eq!(
+            words(&ONE_DECODER, &one("stack/engine/model.rs", model)).len(),
+            1
+        );
+        assert!(words(&ONE_DECODER, &one("stack/engine.rs", "self.inspect(id)")).is_empty());
     }
 
     #[test]

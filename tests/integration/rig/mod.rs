@@ -21,6 +21,7 @@ pub(crate) mod machine;
 pub(crate) mod run;
 pub(crate) mod spy;
 pub(crate) mod systemd;
+pub(crate) mod tls;
 pub(crate) mod watch;
 
 use std::cell::RefCell;
