@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::module::run_state::ServiceState;
+use crate::module::run_state::{Health, ServiceState};
 use crate::module::{KindTag, Module};
 use crate::util::timefmt::Stamp;
 
@@ -68,7 +68,7 @@ pub(crate) struct ServiceStatus {
     /// The engine's own word: `running`, `exited`, `restarting`…, or a unit's `ActiveState/SubState`.
     pub state: ServiceState,
     /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
-    pub health: Option<String>,
+    pub health: Option<Health>,
     pub exit_code: Option<i64>,
     pub restart_count: Option<i64>,
     /// When it last started: RFC 3339 as the engine prints it (the fraction

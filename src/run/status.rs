@@ -15,7 +15,7 @@ use crate::stack::assess::ContainerFacts;
 use crate::stack::assess::expected::{Expected, Judged, judge};
 use crate::stack::identity;
 use crate::state::records::{ModuleRecord, StateFile};
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 
 /// The status of many modules, and what went wrong reading it.
 pub(crate) struct NodeStatus {
@@ -215,11 +215,9 @@ fn stack_status(
     } = judge(&refs, expected);
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
-        main.filter_map(|c| c.started_at.as_deref().and_then(timefmt::parse))
-            .max()
+        main.filter_map(|c| c.started_at).max()
     } else {
-        main.filter_map(|c| c.finished_at.as_deref().and_then(timefmt::parse))
-            .max()
+        main.filter_map(|c| c.finished_at).max()
     };
     ModuleStatus {
         since: since.map(Stamp::whole_second),

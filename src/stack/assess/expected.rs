@@ -103,6 +103,7 @@ pub(crate) fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 
     fn svc(name: &str, replicas: u32) -> ServiceImage {
         ServiceImage {
@@ -120,8 +121,8 @@ mod tests {
             id: format!("id-{service}-{number}"),
             service: service.into(),
             number,
-            status: status.into(),
-            restart_policy: "always".into(),
+            run: ContainerRun::from_word(status),
+            restart: RestartPolicy::Always,
             ..Default::default()
         }
     }
@@ -159,7 +160,7 @@ mod tests {
     fn replicas_count_and_a_finished_job_is_done() {
         let services = [svc("web", 3), svc("migrate", 1)];
         let mut job = c("migrate", 1, "exited");
-        job.restart_policy = "no".into();
+        job.restart = RestartPolicy::No;
         job.exit_code = Some(0);
         let two = [c("web", 1, "running"), c("web", 2, "running"), job.clone()];
         let j = judge_of(&two, &services, &[]);
@@ -170,7 +171,7 @@ mod tests {
         assert_eq!(judge_of(&three, &services, &[]).state, State::Active);
         // A service that should run is not done, whatever its exit code.
         let mut daemon = job;
-        daemon.restart_policy = "always".into();
+        daemon.restart = RestartPolicy::Always;
         three[2] = daemon;
         assert_eq!(judge_of(&three, &services, &[]).state, State::Degraded);
     }
@@ -204,7 +205,7 @@ mod tests {
     fn a_missing_service_comes_before_another_problem() {
         let services = [svc("web", 1), svc("db", 1), svc("cache", 1)];
         let mut sick = c("cache", 1, "running");
-        sick.health = Some("unhealthy".into());
+        sick.health = Some(Health::Unhealthy);
         let j = judge_of(&[c("web", 1, "running"), sick], &services, &[]);
         assert_eq!(j.state, State::Degraded);
         assert_eq!(

@@ -66,7 +66,7 @@ fn exited(name: &str, code: i64) -> ServiceStatus {
 
 fn unhealthy(name: &str) -> ServiceStatus {
     ServiceStatus {
-        health: Some("unhealthy".into()),
+        health: Some(crate::module::run_state::Health::Unhealthy),
         verdict: Some(Verdict::Unhealthy),
         ..svc(name, "running")
     }
