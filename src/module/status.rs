@@ -270,6 +270,11 @@ pub(crate) enum Verdict {
     Unhealthy,
     /// Not running, and not a failure: stopped by request, or created and never started.
     Stopped,
+    /// Exited though its restart policy says it should run (`always`,
+    /// `unless-stopped`), whatever its exit code: stopped behind hal's back
+    /// (`docker stop`, a kill) and the engine is not bringing it back. Not
+    /// done: in a module wanted up it counts as down, like a missing service.
+    Halted,
     /// Exited non-zero, dead, or restarting. `terminal` when Docker will not bring it back.
     Failed {
         terminal: bool,

@@ -186,7 +186,8 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
 
 /// A stack's status: its containers against its expected set (what compose
 /// resolved when hal last brought it up, less the services a person stopped).
-/// A module stopped by request expects nothing.
+/// A module stopped by request expects nothing; only one wanted up fails for a
+/// container stopped behind hal's back.
 fn stack_status(
     m: &Module,
     facts: &[ContainerFacts],
@@ -212,7 +213,11 @@ fn stack_status(
         state,
         reason,
         missing,
-    } = judge(&refs, expected);
+    } = judge(
+        &refs,
+        expected,
+        rec.is_some_and(|r| r.desired == Some(Desired::Up)),
+    );
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
         main.filter_map(|c| c.started_at).max()

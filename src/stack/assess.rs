@@ -83,14 +83,13 @@ impl ContainerFacts {
         let code = self.exit_code.unwrap_or(0);
         if self.oom_killed {
             Verdict::Failed { terminal: true }
+        } else if self.restart.keeps_running() {
+            // Docker restarts an always/unless-stopped container whatever its
+            // exit code (it marks it `restarting` before it reports the exit);
+            // if it did not, a person or the daemon stopped it: not done.
+            Verdict::Halted
         } else if code == 0 {
-            // Docker restarts an always/unless-stopped container that exits 0; if it
-            // did not, a person (or the daemon) stopped it.
-            if self.restart.keeps_running() {
-                Verdict::Stopped
-            } else {
-                Verdict::Completed
-            }
+            Verdict::Completed
         } else if self.retries_ran_out() {
             // `on-failure:N` and Docker has retried N times: it gave up.
             Verdict::Failed { terminal: true }
@@ -147,6 +146,9 @@ impl ContainerFacts {
             ),
             Verdict::Starting => format!("{who} is starting"),
             Verdict::Unhealthy => format!("{who} is unhealthy"),
+            Verdict::Halted => {
+                format!("{who} exited with code {code} and the engine is not restarting it")
+            }
             Verdict::Stopped => match self.run {
                 Some(ContainerRun::Created) => match &self.error {
                     Some(e) if !e.is_empty() => format!("{who} was created but did not start: {e}"),
@@ -191,7 +193,9 @@ impl ContainerFacts {
     }
 }
 
-/// The module state that a project's containers add up to, with the reason.
+/// The module state that a project's containers add up to, with the reason,
+/// from the containers alone: one halted behind hal's back reads as stopped
+/// here (`inactive` when nothing runs).
 pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
     let main: Vec<&ContainerFacts> = containers.iter().copied().filter(|c| !c.oneoff).collect();
     if main.is_empty() {
@@ -207,7 +211,11 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) 
     let running = main
         .iter()
         .any(|c| matches!(c.verdict(), Verdict::Up | Verdict::Starting));
-    if let Some(c) = first(&|v| v == Verdict::Stopped) {
+    // A container halted behind hal's back names the module's trouble before
+    // one that is only stopped; whether it fails the module is for the
+    // module's wanted state to say ([`expected::judge`]).
+    let down = first(&|v| v == Verdict::Halted).or_else(|| first(&|v| v == Verdict::Stopped));
+    if let Some(c) = down {
         return if running {
             (State::Degraded, Some(c.describe()))
         } else {

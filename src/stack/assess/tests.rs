@@ -96,6 +96,39 @@ fn on_failure_retries_that_ran_out_are_failed() {
 }
 
 #[test]
+fn a_container_its_policy_keeps_running_is_never_done_when_exited() {
+    for policy in [RestartPolicy::Always, RestartPolicy::UnlessStopped] {
+        for code in [0, 1, 137, 143] {
+            let mut w = c("web", "exited");
+            w.restart = policy;
+            w.exit_code = Some(code);
+            assert_eq!(w.verdict(), Verdict::Halted, "{policy:?} {code}");
+            assert_eq!(
+                w.describe(),
+                format!("service web exited with code {code} and the engine is not restarting it")
+            );
+        }
+    }
+    // A one-shot that exited 0 is done, under `on-failure` too.
+    for policy in [RestartPolicy::No, RestartPolicy::OnFailure(3)] {
+        let mut job = c("job", "exited");
+        job.restart = policy;
+        job.exit_code = Some(0);
+        assert_eq!(job.verdict(), Verdict::Completed, "{policy:?}");
+    }
+    // From the containers alone (no wanted state): stopped, as before.
+    let mut w = c("web", "exited");
+    w.exit_code = Some(137);
+    assert_eq!(state(std::slice::from_ref(&w)), State::Inactive);
+    let (s, why) = assess(&[&w, &c("db", "running")]);
+    assert_eq!(s, State::Degraded);
+    assert_eq!(
+        why.unwrap(),
+        "service web exited with code 137 and the engine is not restarting it"
+    );
+}
+
+#[test]
 fn stopped_by_request_is_inactive_or_degraded() {
     let mut s = c("web", "exited");
     s.exit_code = Some(137);

@@ -18,6 +18,8 @@ fn svc(name: &str, state: &str) -> ServiceStatus {
         "running" => Verdict::Up,
         "restarting" => Verdict::Failed { terminal: false },
         "dead" => Verdict::Failed { terminal: true },
+        // Docker would restart it: stopped behind hal's back.
+        "exited" => Verdict::Halted,
         _ => Verdict::Stopped,
     };
     ServiceStatus {
@@ -64,6 +66,14 @@ fn exited(name: &str, code: i64) -> ServiceStatus {
     }
 }
 
+/// A one-shot (no restart policy) that exited 0: done.
+fn job(name: &str) -> ServiceStatus {
+    ServiceStatus {
+        verdict: Some(Verdict::Completed),
+        ..exited(name, 0)
+    }
+}
+
 fn unhealthy(name: &str) -> ServiceStatus {
     ServiceStatus {
         health: Some(crate::module::run_state::Health::Unhealthy),
@@ -106,14 +116,32 @@ fn no_containers_or_a_stopped_service_is_restarted() {
     );
     assert_eq!(
         acts(&mut sup, &s, 0)[0].1,
-        "service db is stopped (exit code 0)"
+        "service db exited with code 0 and the engine is not restarting it"
+    );
+    // Stopped behind hal's back, nothing else running: started again alone.
+    let s = stack(State::Failed, Some(Desired::Up), vec![exited("db", 137)]);
+    let d = sup.decide(std::slice::from_ref(&s), t(100));
+    assert_eq!(d.len(), 1, "{d:?}");
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!(fixes[0].how, How::Start, "{d:?}");
+    // Created and never started.
+    let s = stack(
+        State::Degraded,
+        Some(Desired::Up),
+        vec![svc("web", "running"), svc("db", "created")],
+    );
+    assert_eq!(
+        acts(&mut sup, &s, 200)[0].1,
+        "service db was created but is not running"
     );
 }
 
 #[test]
 fn healthy_starting_paused_and_finished_jobs_are_left_alone() {
     let mut sup = Supervisor::new(GRACE);
-    let job = exited("migrate", 0);
+    let job = job("migrate");
     for s in [
         stack(
             State::Active,
@@ -203,7 +231,7 @@ fn an_unhealthy_container_beside_a_finished_job_waits_for_the_grace() {
     let s = stack(
         State::Degraded,
         Some(Desired::Up),
-        vec![unhealthy("web"), exited("migrate", 0)],
+        vec![unhealthy("web"), job("migrate")],
     );
     assert!(acts(&mut sup, &s, 0).is_empty());
     assert_eq!(acts(&mut sup, &s, 60)[0].0, Act::Restart);

@@ -173,11 +173,13 @@ pub(super) fn is_unhealthy(c: &ServiceStatus) -> bool {
     c.verdict == Some(Verdict::Unhealthy)
 }
 
-/// Docker will not bring it back: a crash loop, dead, or exited with an error
-/// and no restart coming (stopped by a kill, or by a policy Docker did not act on).
+/// Docker will not bring it back: a crash loop, dead, stopped behind hal's
+/// back though its policy keeps it running, or exited with an error and no
+/// restart coming (stopped by a kill, or by a policy Docker did not act on).
 fn given_up(c: &ServiceStatus) -> bool {
     match c.verdict {
         Some(Verdict::Failed { terminal }) => terminal,
+        Some(Verdict::Halted) => true,
         Some(Verdict::Stopped) => {
             run(c) == Some(ContainerRun::Exited) && c.exit_code.unwrap_or(0) != 0
         }
