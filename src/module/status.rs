@@ -79,6 +79,10 @@ pub(crate) struct ServiceStatus {
     /// one rule that status and the supervisor both read. Not published.
     #[serde(skip)]
     pub verdict: Option<Verdict>,
+    /// What the container is doing, in the words of the module's reason
+    /// (stacks only): the supervisor's log says the same. Not published.
+    #[serde(skip)]
+    pub why: Option<String>,
 }
 
 /// The start-limit figures of a module.

@@ -130,7 +130,8 @@ impl ContainerFacts {
         Some(need.saturating_sub(now.since(started)))
     }
 
-    /// Why this container is not `Up`, as part of a module's one-line reason.
+    /// Why this container is not `Up`, as part of a module's one-line reason:
+    /// the one writer of a container's reason, for `status` and the supervisor alike.
     pub(crate) fn describe(&self) -> String {
         let who = format!("service {}", self.label());
         let code = self.exit_code.unwrap_or(0);
@@ -189,6 +190,7 @@ impl ContainerFacts {
             restart_count: Some(self.restart_count),
             started_at: self.started_at,
             verdict: Some(self.verdict()),
+            why: Some(self.describe()),
         }
     }
 }

@@ -294,7 +294,9 @@ fn a_service_its_policy_keeps_running_is_not_done_when_stopped_behind_hals_back(
         assert_eq!(status(&rig, &m)["state"], "active");
     }
     // A service a person stopped with hal stays expected down; the other is not done.
-    hal(&rig).args(["module", "stop", &format!("{m}/web")]).code(0);
+    hal(&rig)
+        .args(["module", "stop", &format!("{m}/web")])
+        .code(0);
     assert_eq!(status(&rig, &m)["state"], "active");
     docker(&["stop", &format!("{m}-db-1")]);
     let why = reads_everywhere(&rig, &m, "failed");
