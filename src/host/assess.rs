@@ -24,6 +24,7 @@ pub(crate) fn service_status(s: &UnitStatus) -> ServiceStatus {
         restart_count: s.restarts,
         started_at: s.active_since.map(Stamp::whole_second),
         verdict: None,
+        why: None,
     }
 }
 

@@ -5,6 +5,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The compose file names compose looks for, in its order of preference
+/// (discovery and the stack backend both read this one list).
+pub(crate) const COMPOSE_FILES: [&str; 4] = [
+    "compose.yaml",
+    "compose.yml",
+    "docker-compose.yaml",
+    "docker-compose.yml",
+];
+
 /// The compose files `COMPOSE_FILE` names for a project run in `dir` (the
 /// environment, else the directory's `.env`), as compose finds a project
 /// with no default file: `None` when it names none, `Err` with the reason

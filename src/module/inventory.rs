@@ -3,18 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
+use crate::module::compose_files::COMPOSE_FILES;
 use crate::module::config::Config;
 use crate::module::pattern::is_pattern;
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
-
-/// Compose file names, in the order compose itself prefers them.
-pub(crate) const COMPOSE_FILES: [&str; 4] = [
-    "compose.yaml",
-    "compose.yml",
-    "docker-compose.yaml",
-    "docker-compose.yml",
-];
 
 /// Every module on the node, sorted by name.
 #[derive(Clone, Debug, Default)]

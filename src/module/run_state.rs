@@ -1,4 +1,4 @@
-//! What a service row of a status is doing, typed: a container's run state or a unit's activity, each with its words defined once, published as those words.
+//! What a service row of a status is doing, typed: a container's run state, health and restart policy, or a unit's activity, each with its words defined once (read tolerantly, published as those words).
 
 use serde::{Serialize, Serializer};
 
@@ -90,6 +90,101 @@ impl ContainerRun {
             ContainerRun::Exited => "exited",
             ContainerRun::Dead => "dead",
         }
+    }
+}
+
+/// A container's health, from the engine's own health field. A container
+/// without a healthcheck has none (`Option<Health>`: the engine's `none`, or
+/// nothing). Reading is tolerant: a word hal does not know counts as healthy,
+/// as a container whose healthcheck says nothing against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Health {
+    Starting,
+    Healthy,
+    Unhealthy,
+}
+
+impl Health {
+    /// The health an engine's word names; `None` for no healthcheck.
+    pub(crate) fn from_word(word: &str) -> Option<Health> {
+        Some(match word {
+            "" | "none" => return None,
+            "starting" => Health::Starting,
+            "unhealthy" => Health::Unhealthy,
+            _ => Health::Healthy,
+        })
+    }
+
+    /// The engine's word (what `status --json` prints).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Health::Starting => "starting",
+            Health::Healthy => "healthy",
+            Health::Unhealthy => "unhealthy",
+        }
+    }
+}
+
+impl Serialize for Health {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A container's restart policy: what the engine does when it exits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum RestartPolicy {
+    /// `no` (or none given): never restarted.
+    #[default]
+    No,
+    /// Restarted whenever it exits, and when the engine starts.
+    Always,
+    /// As `Always`, except after a stop by a person (`docker stop`).
+    UnlessStopped,
+    /// Restarted when it exits non-zero, at most N times (0: no limit).
+    OnFailure(i64),
+}
+
+impl RestartPolicy {
+    /// The policy an engine's name (and `on-failure`'s retry limit) says; a
+    /// name hal does not know reads as `no`, as the engine would not restart.
+    pub(crate) fn from_word(name: &str, max_retries: i64) -> RestartPolicy {
+        match name {
+            "always" => RestartPolicy::Always,
+            "unless-stopped" => RestartPolicy::UnlessStopped,
+            "on-failure" => RestartPolicy::OnFailure(max_retries),
+            _ => RestartPolicy::No,
+        }
+    }
+
+    /// The engine's name of the policy.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::No => "no",
+            RestartPolicy::Always => "always",
+            RestartPolicy::UnlessStopped => "unless-stopped",
+            RestartPolicy::OnFailure(_) => "on-failure",
+        }
+    }
+
+    /// `on-failure`'s retry limit (0: none, or another policy).
+    pub(crate) fn max_retries(self) -> i64 {
+        match self {
+            RestartPolicy::OnFailure(n) => n,
+            _ => 0,
+        }
+    }
+
+    /// Whether the engine restarts the container at all, on some exit.
+    pub(crate) fn restarts(self) -> bool {
+        self != RestartPolicy::No
+    }
+
+    /// Whether the policy says the container should always be running
+    /// (`always`, `unless-stopped`): one that is not running is not done,
+    /// whatever its exit code.
+    pub(crate) fn keeps_running(self) -> bool {
+        matches!(self, RestartPolicy::Always | RestartPolicy::UnlessStopped)
     }
 }
 
@@ -206,5 +301,33 @@ mod tests {
             );
         }
         assert_eq!(ServiceState::default().as_str(), "");
+    }
+
+    #[test]
+    fn health_and_restart_policy_are_read_tolerantly() {
+        assert_eq!(Health::from_word("none"), None);
+        assert_eq!(Health::from_word(""), None);
+        assert_eq!(Health::from_word("what"), Some(Health::Healthy));
+        for w in ["starting", "healthy", "unhealthy"] {
+            assert_eq!(Health::from_word(w).map(Health::as_str), Some(w));
+        }
+        assert_eq!(RestartPolicy::from_word("", 0), RestartPolicy::No);
+        assert_eq!(RestartPolicy::from_word("what", 3), RestartPolicy::No);
+        assert_eq!(
+            RestartPolicy::from_word("on-failure", 3),
+            RestartPolicy::OnFailure(3)
+        );
+        for p in [
+            RestartPolicy::No,
+            RestartPolicy::Always,
+            RestartPolicy::UnlessStopped,
+            RestartPolicy::OnFailure(2),
+        ] {
+            assert_eq!(RestartPolicy::from_word(p.as_str(), p.max_retries()), p);
+        }
+        assert!(RestartPolicy::UnlessStopped.keeps_running());
+        assert!(!RestartPolicy::OnFailure(0).keeps_running());
+        assert!(RestartPolicy::OnFailure(0).restarts());
+        assert!(!RestartPolicy::No.restarts());
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::module::run_state::ServiceState;
+use crate::module::run_state::{Health, ServiceState};
 use crate::module::{KindTag, Module};
 use crate::util::timefmt::Stamp;
 
@@ -68,7 +68,7 @@ pub(crate) struct ServiceStatus {
     /// The engine's own word: `running`, `exited`, `restarting`…, or a unit's `ActiveState/SubState`.
     pub state: ServiceState,
     /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
-    pub health: Option<String>,
+    pub health: Option<Health>,
     pub exit_code: Option<i64>,
     pub restart_count: Option<i64>,
     /// When it last started: RFC 3339 as the engine prints it (the fraction
@@ -79,6 +79,10 @@ pub(crate) struct ServiceStatus {
     /// one rule that status and the supervisor both read. Not published.
     #[serde(skip)]
     pub verdict: Option<Verdict>,
+    /// What the container is doing, in the words of the module's reason
+    /// (stacks only): the supervisor's log says the same. Not published.
+    #[serde(skip)]
+    pub why: Option<String>,
 }
 
 /// The start-limit figures of a module.
@@ -270,6 +274,11 @@ pub(crate) enum Verdict {
     Unhealthy,
     /// Not running, and not a failure: stopped by request, or created and never started.
     Stopped,
+    /// Exited though its restart policy says it should run (`always`,
+    /// `unless-stopped`), whatever its exit code: stopped behind hal's back
+    /// (`docker stop`, a kill) and the engine is not bringing it back. Not
+    /// done: in a module wanted up it counts as down, like a missing service.
+    Halted,
     /// Exited non-zero, dead, or restarting. `terminal` when Docker will not bring it back.
     Failed {
         terminal: bool,

@@ -15,7 +15,7 @@ use crate::stack::assess::ContainerFacts;
 use crate::stack::assess::expected::{Expected, Judged, judge};
 use crate::stack::identity;
 use crate::state::records::{ModuleRecord, StateFile};
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 
 /// The status of many modules, and what went wrong reading it.
 pub(crate) struct NodeStatus {
@@ -186,7 +186,8 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
 
 /// A stack's status: its containers against its expected set (what compose
 /// resolved when hal last brought it up, less the services a person stopped).
-/// A module stopped by request expects nothing.
+/// A module stopped by request expects nothing; only one wanted up fails for a
+/// container stopped behind hal's back.
 fn stack_status(
     m: &Module,
     facts: &[ContainerFacts],
@@ -212,14 +213,16 @@ fn stack_status(
         state,
         reason,
         missing,
-    } = judge(&refs, expected);
+    } = judge(
+        &refs,
+        expected,
+        rec.is_some_and(|r| r.desired == Some(Desired::Up)),
+    );
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
-        main.filter_map(|c| c.started_at.as_deref().and_then(timefmt::parse))
-            .max()
+        main.filter_map(|c| c.started_at).max()
     } else {
-        main.filter_map(|c| c.finished_at.as_deref().and_then(timefmt::parse))
-            .max()
+        main.filter_map(|c| c.finished_at).max()
     };
     ModuleStatus {
         since: since.map(Stamp::whole_second),

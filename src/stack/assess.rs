@@ -4,9 +4,9 @@ use std::time::Duration;
 
 pub(crate) mod expected;
 
-use crate::module::run_state::{ContainerRun, ServiceState};
+use crate::module::run_state::{ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{ServiceStatus, State, Verdict};
-use crate::util::timefmt::{self, Stamp};
+use crate::util::timefmt::Stamp;
 
 /// What hal needs to know about one container, gathered from list and inspect.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -17,17 +17,15 @@ pub(crate) struct ContainerFacts {
     pub service: String,
     pub number: u32,
     pub oneoff: bool,
-    /// Docker's state word: created, running, paused, restarting, removing, exited, dead.
-    pub status: String,
-    pub health: Option<String>,
+    /// Its run state; `None` when the engine said nothing of it.
+    pub run: Option<ContainerRun>,
+    /// `None` without a healthcheck.
+    pub health: Option<Health>,
     pub exit_code: Option<i64>,
-    /// Docker's restart policy name: no, always, unless-stopped, on-failure ("" means no).
-    pub restart_policy: String,
-    /// `on-failure:N`'s N (0: no limit, or another policy).
-    pub max_retries: i64,
+    pub restart: RestartPolicy,
     pub restart_count: i64,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
+    pub started_at: Option<Stamp>,
+    pub finished_at: Option<Stamp>,
     pub oom_killed: bool,
     pub image: String,
     /// The engine's error text, when starting the container failed.
@@ -46,17 +44,21 @@ pub(crate) const RESETTLE: Duration = Duration::from_secs(5);
 /// crash loop: `failed`, and the supervisor's to repair.
 pub(crate) const LOOP_RESTARTS: i64 = 3;
 
+/// The exit codes of a stop by signal: SIGKILL (137) and SIGTERM (143).
+fn by_signal(code: i64) -> bool {
+    code == 137 || code == 143
+}
+
 impl ContainerFacts {
     pub(crate) fn verdict(&self) -> Verdict {
-        let restarts = matches!(
-            self.restart_policy.as_str(),
-            "always" | "unless-stopped" | "on-failure"
-        );
-        match self.status.as_str() {
-            "running" => match self.health.as_deref() {
-                Some("unhealthy") => Verdict::Unhealthy,
-                Some("starting") => Verdict::Starting,
-                Some(_) => Verdict::Up,
+        let Some(run) = self.run else {
+            return Verdict::Stopped;
+        };
+        match run {
+            ContainerRun::Running => match self.health {
+                Some(Health::Unhealthy) => Verdict::Unhealthy,
+                Some(Health::Starting) => Verdict::Starting,
+                Some(Health::Healthy) => Verdict::Up,
                 // Up only a moment after several crashes: still a crash loop.
                 None if self.settling() && self.restart_count >= LOOP_RESTARTS => {
                     Verdict::Failed { terminal: false }
@@ -64,35 +66,39 @@ impl ContainerFacts {
                 None if self.settling() => Verdict::Starting,
                 None => Verdict::Up,
             },
-            "restarting" => Verdict::Failed {
+            ContainerRun::Restarting => Verdict::Failed {
                 terminal: self.restart_count >= LOOP_RESTARTS,
             },
-            "dead" => Verdict::Failed { terminal: true },
-            "exited" => {
-                let code = self.exit_code.unwrap_or(0);
-                if self.oom_killed {
-                    Verdict::Failed { terminal: true }
-                } else if code == 0 {
-                    // Docker restarts an always/unless-stopped container that exits 0; if it
-                    // did not, a person (or the daemon) stopped it.
-                    if matches!(self.restart_policy.as_str(), "always" | "unless-stopped") {
-                        Verdict::Stopped
-                    } else {
-                        Verdict::Completed
-                    }
-                } else if self.retries_ran_out() {
-                    // `on-failure:N` and Docker has retried N times: it gave up.
-                    Verdict::Failed { terminal: true }
-                } else if restarts || code == 137 || code == 143 {
-                    // Exited and not restarting under a restart policy means it was
-                    // stopped; SIGKILL/SIGTERM exit codes mean the same without one.
-                    Verdict::Stopped
-                } else {
-                    Verdict::Failed { terminal: true }
-                }
-            }
-            "paused" | "created" | "removing" => Verdict::Stopped,
-            _ => Verdict::Stopped,
+            ContainerRun::Dead => Verdict::Failed { terminal: true },
+            ContainerRun::Exited => self.exited(),
+            ContainerRun::Paused
+            | ContainerRun::Created
+            | ContainerRun::Removing
+            | ContainerRun::Stopping => Verdict::Stopped,
+        }
+    }
+
+    /// The verdict of an exited container.
+    fn exited(&self) -> Verdict {
+        let code = self.exit_code.unwrap_or(0);
+        if self.oom_killed {
+            Verdict::Failed { terminal: true }
+        } else if self.restart.keeps_running() {
+            // Docker restarts an always/unless-stopped container whatever its
+            // exit code (it marks it `restarting` before it reports the exit);
+            // if it did not, a person or the daemon stopped it: not done.
+            Verdict::Halted
+        } else if code == 0 {
+            Verdict::Completed
+        } else if self.retries_ran_out() {
+            // `on-failure:N` and Docker has retried N times: it gave up.
+            Verdict::Failed { terminal: true }
+        } else if self.restart.restarts() || by_signal(code) {
+            // Exited and not restarting under a restart policy means it was
+            // stopped; SIGKILL/SIGTERM exit codes mean the same without one.
+            Verdict::Stopped
+        } else {
+            Verdict::Failed { terminal: true }
         }
     }
 
@@ -100,12 +106,10 @@ impl ContainerFacts {
     /// stop signal, and N restarts already made.
     fn retries_ran_out(&self) -> bool {
         let code = self.exit_code.unwrap_or(0);
-        self.restart_policy == "on-failure"
-            && self.max_retries > 0
-            && self.restart_count >= self.max_retries
-            && code != 0
-            && code != 137
-            && code != 143
+        let RestartPolicy::OnFailure(max) = self.restart else {
+            return false;
+        };
+        max > 0 && self.restart_count >= max && code != 0 && !by_signal(code)
     }
 
     /// Up for less than the settle time (longer after a crash).
@@ -117,7 +121,7 @@ impl ContainerFacts {
     /// (`None` when the start or observation time is unknown).
     fn settle_left(&self) -> Option<Duration> {
         let now = self.observed_at?;
-        let started = self.started_at.as_deref().and_then(timefmt::parse)?;
+        let started = self.started_at?;
         let need = if self.restart_count > 0 {
             RESETTLE
         } else {
@@ -126,9 +130,11 @@ impl ContainerFacts {
         Some(need.saturating_sub(now.since(started)))
     }
 
-    /// Why this container is not `Up`, as part of a module's one-line reason.
+    /// Why this container is not `Up`, as part of a module's one-line reason:
+    /// the one writer of a container's reason, for `status` and the supervisor alike.
     pub(crate) fn describe(&self) -> String {
         let who = format!("service {}", self.label());
+        let code = self.exit_code.unwrap_or(0);
         match self.verdict() {
             Verdict::Up => format!("{who} is running"),
             Verdict::Completed => format!("{who} completed"),
@@ -136,35 +142,30 @@ impl ContainerFacts {
                 format!("{who} is starting (health: starting)")
             }
             Verdict::Starting if self.restart_count > 0 => format!(
-                "{who} restarted {} times (last exit code {})",
-                self.restart_count,
-                self.exit_code.unwrap_or(0)
+                "{who} restarted {} times (last exit code {code})",
+                self.restart_count
             ),
             Verdict::Starting => format!("{who} is starting"),
             Verdict::Unhealthy => format!("{who} is unhealthy"),
-            Verdict::Stopped => match self.status.as_str() {
-                "created" => match &self.error {
+            Verdict::Halted => {
+                format!("{who} exited with code {code} and the engine is not restarting it")
+            }
+            Verdict::Stopped => match self.run {
+                Some(ContainerRun::Created) => match &self.error {
                     Some(e) if !e.is_empty() => format!("{who} was created but did not start: {e}"),
                     _ => format!("{who} is created, not started"),
                 },
-                "paused" => format!("{who} is paused"),
-                _ => format!(
-                    "{who} is stopped (exit code {})",
-                    self.exit_code.unwrap_or(0)
-                ),
+                Some(ContainerRun::Paused) => format!("{who} is paused"),
+                _ => format!("{who} is stopped (exit code {code})"),
             },
-            Verdict::Failed { .. } => match self.status.as_str() {
-                "restarting" | "running" => format!(
-                    "{who} is restarting in a loop (exit code {}, {} restarts)",
-                    self.exit_code.unwrap_or(0),
+            Verdict::Failed { .. } => match self.run {
+                Some(ContainerRun::Restarting | ContainerRun::Running) => format!(
+                    "{who} is restarting in a loop (exit code {code}, {} restarts)",
                     self.restart_count
                 ),
-                "dead" => format!("{who} is dead"),
+                Some(ContainerRun::Dead) => format!("{who} is dead"),
                 _ if self.oom_killed => format!("{who} was killed: out of memory"),
-                _ => format!(
-                    "{who} exited with code {}",
-                    self.exit_code.unwrap_or_default()
-                ),
+                _ => format!("{who} exited with code {code}"),
             },
         }
     }
@@ -183,17 +184,20 @@ impl ContainerFacts {
             name: self.service.clone(),
             container: Some(self.name.clone()),
             unit: None,
-            state: ServiceState::Container(ContainerRun::from_word(&self.status)),
-            health: self.health.clone(),
+            state: ServiceState::Container(self.run),
+            health: self.health,
             exit_code: self.exit_code,
             restart_count: Some(self.restart_count),
-            started_at: self.started_at.as_deref().and_then(timefmt::parse),
+            started_at: self.started_at,
             verdict: Some(self.verdict()),
+            why: Some(self.describe()),
         }
     }
 }
 
-/// The module state that a project's containers add up to, with the reason.
+/// The module state that a project's containers add up to, with the reason,
+/// from the containers alone: one halted behind hal's back reads as stopped
+/// here (`inactive` when nothing runs).
 pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
     let main: Vec<&ContainerFacts> = containers.iter().copied().filter(|c| !c.oneoff).collect();
     if main.is_empty() {
@@ -209,11 +213,15 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) 
     let running = main
         .iter()
         .any(|c| matches!(c.verdict(), Verdict::Up | Verdict::Starting));
-    if let Some(c) = first(&|v| v == Verdict::Stopped) {
+    // A container halted behind hal's back names the module's trouble before
+    // one that is only stopped; whether it fails the module is for the
+    // module's wanted state to say ([`expected::judge`]).
+    let down = first(&|v| v == Verdict::Halted).or_else(|| first(&|v| v == Verdict::Stopped));
+    if let Some(c) = down {
         return if running {
             (State::Degraded, Some(c.describe()))
         } else {
-            let all_created = main.iter().all(|c| c.status == "created");
+            let all_created = main.iter().all(|c| c.run == Some(ContainerRun::Created));
             let why = if all_created {
                 c.describe()
             } else {

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::error::Detailed;
+use crate::module::run_state::{ContainerRun, Health};
 use crate::module::status::Verdict;
 use crate::stack::assess::ContainerFacts;
 use crate::stack::engine::{Engine, Listed};
@@ -133,9 +134,9 @@ pub(crate) async fn diagnose(engine: &Engine, containers: &[&ContainerFacts]) ->
         out.push(format!(
             "{}: state {}, exit code {}, health {}, {} restarts",
             c.label(),
-            c.status,
+            c.run.map_or("", ContainerRun::as_str),
             c.exit_code.map_or("-".to_string(), |x| x.to_string()),
-            c.health.as_deref().unwrap_or("none"),
+            c.health.map_or("none", Health::as_str),
             c.restart_count
         ));
         for line in crate::stack::logs::this_run(engine, c, DIAG_LINES).await {
@@ -155,8 +156,8 @@ mod tests {
             id: service.into(),
             service: service.into(),
             number: 1,
-            status: status.into(),
-            health: health.map(str::to_string),
+            run: ContainerRun::from_word(status),
+            health: health.and_then(Health::from_word),
             ..ContainerFacts::default()
         }
     }

@@ -4,6 +4,7 @@ use futures_util::stream::StreamExt;
 
 use crate::logs::line::Stream;
 use crate::logs::stream::Window;
+use crate::module::run_state::{ContainerRun, Health};
 use crate::stack::assess::ContainerFacts;
 use crate::stack::engine::Engine;
 use crate::state::Store;
@@ -12,10 +13,13 @@ use crate::util::timefmt::Stamp;
 
 /// Whether a container's last run is a failure worth keeping.
 pub(crate) fn failed(c: &ContainerFacts) -> bool {
-    let ended = matches!(c.status.as_str(), "exited" | "dead" | "restarting");
+    let ended = matches!(
+        c.run,
+        Some(ContainerRun::Exited | ContainerRun::Dead | ContainerRun::Restarting)
+    );
     (ended && c.exit_code.is_some_and(|x| x != 0))
         || c.oom_killed
-        || c.health.as_deref() == Some("unhealthy")
+        || c.health == Some(Health::Unhealthy)
 }
 
 /// Keeps the failed runs of `module`'s containers (of `service` alone when
@@ -66,12 +70,10 @@ async fn run_of(engine: &Engine, c: &ContainerFacts) -> Run {
         container_id: c.id.clone(),
         exit_code: c.exit_code,
         oom_killed: c.oom_killed,
-        unhealthy: c.health.as_deref() == Some("unhealthy"),
+        unhealthy: c.health == Some(Health::Unhealthy),
         at: c
             .finished_at
-            .clone()
-            .filter(|f| !f.starts_with("0001-"))
-            .unwrap_or_else(|| Stamp::now().rfc3339()),
+            .map_or_else(|| Stamp::now().rfc3339(), Stamp::rfc3339_trimmed),
         lines: lines.into_iter().skip(skip).collect(),
     }
 }

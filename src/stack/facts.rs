@@ -4,6 +4,7 @@ use crate::stack::assess::ContainerFacts;
 use anyhow::Context;
 use futures_util::stream::StreamExt;
 
+use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::module::status::Detail;
 use crate::stack::engine::{Engine, Inspected, Listed};
 use crate::stack::labels::Identity;
@@ -84,37 +85,35 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
         nanos: 0,
     };
     Some(ContainerFacts {
-        status: "running".into(),
-        health: health_word(health),
-        started_at: Some(started.rfc3339()),
+        run: Some(ContainerRun::Running),
+        health: Health::from_word(health),
+        started_at: Some(started),
         observed_at: Some(now),
         ..identity(s)
     })
 }
 
-/// Builds the facts of one container from its summary and its inspect.
+/// Builds the facts of one container from its summary and its inspect: the
+/// engine's words read into hal's types, here and nowhere else.
 pub(crate) fn of(s: &Listed, i: Inspected) -> ContainerFacts {
-    let status = i
-        .state
-        .or(s.state)
-        .map(|st| st.as_str().to_string())
-        .unwrap_or_default();
     // The inspect's own field, else the list's: never the status text.
     let health = i
         .health
         .or_else(|| s.health.clone())
         .as_deref()
-        .and_then(health_word);
-    let time = |t: Option<String>| t.filter(|t| !t.starts_with("0001-"));
+        .and_then(Health::from_word);
+    let restart = RestartPolicy::from_word(
+        i.restart_policy.as_deref().unwrap_or_default(),
+        i.max_retries.unwrap_or(0),
+    );
     ContainerFacts {
-        status,
+        run: i.state.or(s.state),
         health,
         exit_code: i.exit_code,
-        restart_policy: i.restart_policy.unwrap_or_default(),
-        max_retries: i.max_retries.unwrap_or(0),
+        restart,
         restart_count: i.restart_count.unwrap_or(0),
-        started_at: time(i.started_at),
-        finished_at: time(i.finished_at),
+        started_at: time(i.started_at.as_deref()),
+        finished_at: time(i.finished_at.as_deref()),
         oom_killed: i.oom_killed.unwrap_or(false),
         error: i.error.filter(|e| !e.is_empty()),
         observed_at: Some(Stamp::now()),
@@ -122,10 +121,11 @@ pub(crate) fn of(s: &Listed, i: Inspected) -> ContainerFacts {
     }
 }
 
-/// A health word as hal publishes it: `None` for no healthcheck (the engine's
-/// `none`, or nothing).
-fn health_word(word: &str) -> Option<String> {
-    (!word.is_empty() && word != "none").then(|| word.to_string())
+/// An engine's time, `None` for its zero time (`0001-01-01…`: never) or one
+/// that does not read.
+fn time(t: Option<&str>) -> Option<Stamp> {
+    t.filter(|t| !t.starts_with("0001-"))
+        .and_then(crate::util::timefmt::parse)
 }
 
 /// What the list call alone says of a container: who it is, never how it is.
@@ -170,18 +170,72 @@ pub(crate) struct InspectCache {
 
 /// One run of a container, as an inspect during that run described it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "OnDisk", into = "OnDisk")]
 struct KnownRun {
     /// The container's endpoint ids, sorted and joined: new at every start.
     run: String,
     exit_code: Option<i64>,
+    restart: RestartPolicy,
+    restart_count: i64,
+    started_at: Option<Stamp>,
+    finished_at: Option<Stamp>,
+    oom_killed: bool,
+    /// Whether it has a healthcheck (`None`: not known, from an older hal).
+    healthcheck: Option<bool>,
+}
+
+/// A [`KnownRun`] as `containers.json` words it: the engine's policy name
+/// and RFC 3339 times, as hal has always written them (a file an older hal
+/// wrote still reads; one that does not is ignored whole).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct OnDisk {
+    run: String,
+    exit_code: Option<i64>,
     restart_policy: String,
+    /// `on-failure`'s retry limit (absent: none, as an older hal wrote it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    max_retries: i64,
     restart_count: i64,
     started_at: Option<String>,
     finished_at: Option<String>,
     oom_killed: bool,
-    /// Whether it has a healthcheck (`None`: not known, from an older hal).
     #[serde(default)]
     healthcheck: Option<bool>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+impl From<OnDisk> for KnownRun {
+    fn from(d: OnDisk) -> KnownRun {
+        KnownRun {
+            run: d.run,
+            exit_code: d.exit_code,
+            restart: RestartPolicy::from_word(&d.restart_policy, d.max_retries),
+            restart_count: d.restart_count,
+            started_at: time(d.started_at.as_deref()),
+            finished_at: time(d.finished_at.as_deref()),
+            oom_killed: d.oom_killed,
+            healthcheck: d.healthcheck,
+        }
+    }
+}
+
+impl From<KnownRun> for OnDisk {
+    fn from(k: KnownRun) -> OnDisk {
+        OnDisk {
+            run: k.run,
+            exit_code: k.exit_code,
+            restart_policy: k.restart.as_str().to_string(),
+            max_retries: k.restart.max_retries(),
+            restart_count: k.restart_count,
+            started_at: k.started_at.map(Stamp::rfc3339_trimmed),
+            finished_at: k.finished_at.map(Stamp::rfc3339_trimmed),
+            oom_killed: k.oom_killed,
+            healthcheck: k.healthcheck,
+        }
+    }
 }
 
 /// The file in the state directory that holds [`InspectCache`].
@@ -221,18 +275,18 @@ impl InspectCache {
         // A healthcheck's result changes within a run: the list's own field
         // says it, or an inspect must.
         let health = match (k.healthcheck, s.health.as_deref()) {
-            (_, Some(h)) => health_word(h),
+            (_, Some(h)) => Health::from_word(h),
             (Some(false), None) => None,
             _ => return None,
         };
         Some(ContainerFacts {
-            status: "running".into(),
+            run: Some(ContainerRun::Running),
             health,
             exit_code: k.exit_code,
-            restart_policy: k.restart_policy.clone(),
+            restart: k.restart,
             restart_count: k.restart_count,
-            started_at: k.started_at.clone(),
-            finished_at: k.finished_at.clone(),
+            started_at: k.started_at,
+            finished_at: k.finished_at,
             oom_killed: k.oom_killed,
             error: None,
             observed_at: Some(now),
@@ -242,16 +296,16 @@ impl InspectCache {
 
     /// Remembers what an inspect said of a running container in run `run`.
     pub(crate) fn learn(&mut self, f: &ContainerFacts, run: String) {
-        if f.status != "running" || f.error.is_some() {
+        if f.run != Some(ContainerRun::Running) || f.error.is_some() {
             return;
         }
         let k = KnownRun {
             run,
             exit_code: f.exit_code,
-            restart_policy: f.restart_policy.clone(),
+            restart: f.restart,
             restart_count: f.restart_count,
-            started_at: f.started_at.clone(),
-            finished_at: f.finished_at.clone(),
+            started_at: f.started_at,
+            finished_at: f.finished_at,
             oom_killed: f.oom_killed,
             healthcheck: Some(f.health.is_some()),
         };
@@ -305,7 +359,6 @@ impl InspectCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module::run_state::ContainerRun;
 
     fn listed(state: ContainerRun, run: Option<&str>) -> Listed {
         Listed {
@@ -350,10 +403,10 @@ mod tests {
         let now = Stamp::now();
         let learnt = ContainerFacts {
             id: "c1".into(),
-            status: "running".into(),
+            run: Some(ContainerRun::Running),
             restart_count: 2,
-            restart_policy: "always".into(),
-            started_at: Some("2026-01-01T00:00:00.5Z".into()),
+            restart: RestartPolicy::Always,
+            started_at: crate::util::timefmt::parse("2026-01-01T00:00:00.5Z"),
             ..Default::default()
         };
         let mut known = InspectCache::default();
@@ -370,7 +423,7 @@ mod tests {
         // list's own field says the health.
         let mut sick = learnt.clone();
         sick.id = "c2".into();
-        sick.health = Some("healthy".into());
+        sick.health = Some(Health::Healthy);
         known.learn(&sick, "e2".into());
         let mut listed2 = listed(S::Running, Some("e2"));
         listed2.id = "c2".into();
@@ -381,5 +434,36 @@ mod tests {
         assert_eq!(f.verdict(), crate::module::status::Verdict::Unhealthy);
         known.keep_only(&std::collections::HashSet::new());
         assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
+    }
+
+    #[test]
+    fn the_cache_file_keeps_the_engines_words_and_an_older_one_still_reads() {
+        // As an older hal wrote it: no max_retries, no healthcheck, times as the engine printed them.
+        let old = r#"{"endpoint":"unix:///var/run/docker.sock","containers":{"c1":{"run":"e1","exit_code":0,"restart_policy":"unless-stopped","restart_count":1,"started_at":"2026-12-03T09:39:07.53173218Z","finished_at":null,"oom_killed":false}}}"#;
+        let cache: InspectCache = serde_json::from_str(old).unwrap();
+        let k = &cache.containers["c1"];
+        assert_eq!(k.restart, RestartPolicy::UnlessStopped);
+        assert_eq!(k.healthcheck, None);
+        assert_eq!(
+            k.started_at.map(Stamp::rfc3339_trimmed).as_deref(),
+            Some("2026-12-03T09:39:07.53173218Z")
+        );
+        let again = serde_json::to_value(&cache).unwrap();
+        let c1 = &again["containers"]["c1"];
+        assert_eq!(c1["restart_policy"], "unless-stopped");
+        assert_eq!(c1["started_at"], "2026-12-03T09:39:07.53173218Z");
+        assert!(c1.get("max_retries").is_none(), "{c1}");
+        // A retry limit is kept; a file that is not hal's is ignored whole.
+        let mut limited = k.clone();
+        limited.restart = RestartPolicy::OnFailure(3);
+        let text = serde_json::to_string(&limited).unwrap();
+        let back: KnownRun = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.restart, RestartPolicy::OnFailure(3));
+        let dir = std::env::temp_dir().join(format!("hal-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(CACHE_FILE), r#"{"containers":{"c1":{"run":7}}}"#).unwrap();
+        let ignored = InspectCache::load(&dir, "unix:///var/run/docker.sock");
+        assert!(ignored.containers.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,6 +6,7 @@ use crate::error::Detailed;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
 use crate::module::run_state::ContainerRun as S;
+use crate::module::run_state::Health;
 use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
 use crate::module::{Condition, Dependency, ServiceImage};
@@ -190,13 +191,13 @@ enum Met {
 }
 
 fn met(f: &ContainerFacts, condition: Condition) -> Met {
-    let ended = matches!(f.status.as_str(), "exited" | "dead");
+    let ended = matches!(f.run, Some(S::Exited | S::Dead));
     match condition {
         Condition::ServiceStarted => Met::Yes,
-        Condition::ServiceHealthy => match f.health.as_deref() {
-            Some("healthy") if !ended => Met::Yes,
+        Condition::ServiceHealthy => match f.health {
+            Some(Health::Healthy) if !ended => Met::Yes,
             _ if ended || f.verdict() == Verdict::Unhealthy => Met::Never(f.describe()),
-            None if f.status == "running" => {
+            None if f.run == Some(S::Running) => {
                 Met::Never(format!("service {} has no healthcheck", f.label()))
             }
             _ => Met::Not,
@@ -276,8 +277,8 @@ mod tests {
         ContainerFacts {
             service: "db".into(),
             number: 1,
-            status: status.into(),
-            health: health.map(str::to_string),
+            run: S::from_word(status),
+            health: health.and_then(Health::from_word),
             exit_code: exit,
             ..ContainerFacts::default()
         }

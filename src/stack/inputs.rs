@@ -13,13 +13,7 @@ use std::path::{Path, PathBuf};
 
 use yaml_serde::Value;
 
-/// The compose file names compose looks for, in its order of preference.
-pub(crate) const DEFAULT_FILES: [&str; 4] = [
-    "compose.yaml",
-    "compose.yml",
-    "docker-compose.yaml",
-    "docker-compose.yml",
-];
+use crate::module::compose_files::COMPOSE_FILES;
 
 /// The override files compose adds to a default file, in its order of preference.
 pub(crate) const OVERRIDE_FILES: [&str; 4] = [
@@ -128,7 +122,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     let compose_files = r.compose_files(dir, &dotenv_path)?;
     // Every default and override name present counts, not only the ones this
     // compose generation prefers (v1 and v2 differ): more is only safer.
-    for f in DEFAULT_FILES.iter().chain(OVERRIDE_FILES.iter()) {
+    for f in COMPOSE_FILES.iter().chain(OVERRIDE_FILES.iter()) {
         let p = dir.join(f);
         if p.is_file() {
             r.files.push(p);
@@ -198,7 +192,7 @@ impl Reader {
         }
         let first = |names: &[&str]| names.iter().map(|f| dir.join(f)).find(|p| p.is_file());
         let mut out =
-            vec![first(&DEFAULT_FILES).ok_or_else(|| InputError::NoComposeFile(dir.into()))?];
+            vec![first(&COMPOSE_FILES).ok_or_else(|| InputError::NoComposeFile(dir.into()))?];
         out.extend(first(&OVERRIDE_FILES));
         Ok(out)
     }

@@ -62,8 +62,6 @@ pub(crate) async fn this_run(
     // a margin of half that never reaches the run before.
     let started = c
         .started_at
-        .as_deref()
-        .and_then(crate::util::timefmt::parse)
         .map(|s| Stamp::from_micros(s.secs * 1_000_000 + i64::from(s.nanos / 1000) - 50_000));
     let w = crate::logs::stream::Window {
         tail: Some(n * 20),

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use crate::module::Module;
-use crate::stack::inputs::{DEFAULT_FILES, OVERRIDE_FILES, read};
+use crate::module::compose_files::COMPOSE_FILES;
+use crate::stack::inputs::{OVERRIDE_FILES, read};
 
 /// The warnings of [`name_mismatch`] for every stack among `modules`, in their
 /// order. For many stacks the time is the file system's (a few small reads per
@@ -74,7 +75,7 @@ fn may_name_itself(dir: &Path) -> bool {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(_) => return true,
     }
-    for names in [&DEFAULT_FILES, &OVERRIDE_FILES] {
+    for names in [&COMPOSE_FILES, &OVERRIDE_FILES] {
         for f in names {
             match std::fs::read(dir.join(f)) {
                 Ok(text) if could_name(&text) => return true,

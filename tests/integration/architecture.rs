@@ -129,6 +129,12 @@ fn json_text_is_made_in_one_place() {
 }
 
 #[test]
+fn container_words_are_read_only_where_they_are_defined() {
+    let rule = &tidy::container_words::CONTAINER_WORDS;
+    assert_none(rule.name, tidy::words(rule, &sources()));
+}
+
+#[test]
 fn the_rules_see_the_code_they_guard() {
     // A scanner that read nothing would pass every rule: each rule's own
     // place must show its words.
@@ -139,6 +145,10 @@ fn the_rules_see_the_code_they_guard() {
         (&tidy::UNIT_WORDS, "host/init/systemd.rs"),
         (&tidy::PRINTS, "main.rs"),
         (&tidy::JSON_TEXT, "output/json.rs"),
+        (
+            &tidy::container_words::CONTAINER_WORDS,
+            "module/run_state.rs",
+        ),
     ] {
         let strict = tidy::Rule {
             allowed: &[],

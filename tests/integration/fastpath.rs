@@ -110,7 +110,8 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     for id in before.split_whitespace() {
         docker(&["stop", id]);
     }
-    assert_eq!(rig.state_of(&m), "inactive");
+    // Wanted up, and its policy keeps it running: not done (issue 33).
+    assert_eq!(rig.state_of(&m), "failed");
     std::fs::write(&log, "").unwrap();
     hal(&rig).args(["module", "start", &m]).code(0);
     assert_eq!(

@@ -1,11 +1,12 @@
 //! End to end: status tells the truth of a stack against its expected set (a service without a
 //! container is named and repaired), a failed start stays `failed` with its cause until someone acts,
-//! a deliberate stop is never `failed`, and health reads the same in every output.
+//! a deliberate stop is never `failed`, a service its restart policy keeps running is not done
+//! when it is stopped behind hal's back, and health reads the same in every output.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::rig::watch::Watch;
+use crate::rig::watch::{SUBSCRIBED, Watch};
 use crate::rig::{self, Rig, docker, eventually, hal, stack};
 
 /// Container name → id, for every container of the module.
@@ -236,5 +237,110 @@ fn an_unhealthy_container_reads_the_same_in_every_output() {
         assert!(table.stdout.contains("degraded"), "{table:?}");
         hal(&rig).args(["-q", "status", &m]).code(3);
         assert!(failed(&rig).contains(&m));
+    }
+}
+
+/// `docker compose -p M ARGS` in the module's directory, as a person would run it.
+fn compose(rig: &Rig, m: &str, args: &[&str]) {
+    let out = std::process::Command::new("docker")
+        .args(["compose", "-p", m])
+        .args(args)
+        .current_dir(rig.root.join(m))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// `m` reads `state` in every output (JSON, table, `-q`, `--failed`); its reason.
+fn reads_everywhere(rig: &Rig, m: &str, state: &str) -> String {
+    let s = status(rig, m);
+    assert_eq!(s["state"], state, "{s}");
+    let table = hal(rig).args(["status", m]).code(3);
+    assert!(table.stdout.contains(state), "{table:?}");
+    hal(rig).args(["-q", "status", m]).code(3);
+    assert!(failed(rig).contains(&m.to_string()), "{s}");
+    s["reason"].as_str().unwrap_or_default().to_string()
+}
+
+/// The spec: a service whose restart policy says it should run (`always`,
+/// `unless-stopped`) and that is not running is not done, whatever its exit
+/// code. A `docker stop` is the commonest way one goes down behind hal's back.
+#[test]
+fn a_service_its_policy_keeps_running_is_not_done_when_stopped_behind_hals_back() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "policy",
+        stack()
+            .service("web")
+            .keeps_running()
+            .service("db")
+            .restart("always")
+            .service("job")
+            .runs("exit 0")
+            .restart("no"),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    // A one-shot that exited 0 is done.
+    assert_eq!(status(&rig, &m)["state"], "active");
+    for (first, last) in [("web", "db"), ("db", "web")] {
+        docker(&["stop", &format!("{m}-{first}-1")]);
+        let why = reads_everywhere(&rig, &m, "degraded");
+        assert!(why.contains(&format!("service {first} ")), "{why}");
+        // The last one running: nothing of the module runs.
+        docker(&["stop", &format!("{m}-{last}-1")]);
+        let why = reads_everywhere(&rig, &m, "failed");
+        assert!(why.starts_with("service "), "{why}");
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert_eq!(status(&rig, &m)["state"], "active");
+    }
+    // A service a person stopped with hal stays expected down; the other is not done.
+    hal(&rig)
+        .args(["module", "stop", &format!("{m}/web")])
+        .code(0);
+    assert_eq!(status(&rig, &m)["state"], "active");
+    docker(&["stop", &format!("{m}-db-1")]);
+    let why = reads_everywhere(&rig, &m, "failed");
+    assert!(why.contains("service db "), "{why}");
+    assert!(!why.contains("web"), "{why}");
+    // A module stopped by request stays inactive, whatever its containers' policy.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    compose(&rig, &m, &["up", "-d"]);
+    compose(&rig, &m, &["stop", "-t", "0"]);
+    let s = status(&rig, &m);
+    assert_eq!(s["state"], "inactive", "{s}");
+    assert_eq!(s["services"][0]["state"], "exited", "{s}");
+    assert!(!failed(&rig).contains(&m), "{s}");
+}
+
+#[test]
+fn watch_starts_again_a_service_stopped_behind_its_back() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "halted",
+        stack()
+            .service("web")
+            .keeps_running()
+            .service("db")
+            .restart("always"),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    // No full pass after the first: the engine's events alone start each repair.
+    let mut w = Watch::spawn_every(&rig, &[], "1h");
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+    for svc in ["web", "db"] {
+        let c = format!("{m}-{svc}-1");
+        docker(&["stop", &c]);
+        let why = w.expect(Duration::from_secs(30), |l| {
+            l.starts_with(&format!("{m}: repairing: "))
+        });
+        assert!(why.contains(&format!("service {svc} ")), "{why}");
+        assert!(
+            why.ends_with(&format!("; starting container {c} again")),
+            "{why}"
+        );
+        w.expect(Duration::from_secs(45), |l| {
+            l.starts_with(&format!("{m}: restarted, active ("))
+        });
+        assert_eq!(status(&rig, &m)["state"], "active");
     }
 }

@@ -50,9 +50,15 @@ pub(crate) fn missing(
 /// The module state of `containers` against `expected` (`None`: nothing is
 /// known of the files, so the containers alone decide). A service with fewer
 /// containers than expected makes the module `degraded`, or `failed` when
-/// nothing of it runs; the reason names it first. Containers of a service a
-/// person stopped do not count.
-pub(crate) fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_>>) -> Judged {
+/// nothing of it runs; the reason names it first. While the module is
+/// `wanted_up`, so does a container its restart policy keeps running that is
+/// not running ([`Verdict::Halted`]): not done, whatever its exit code.
+/// Containers of a service a person stopped do not count.
+pub(crate) fn judge(
+    containers: &[&ContainerFacts],
+    expected: Option<Expected<'_>>,
+    wanted_up: bool,
+) -> Judged {
     let counted: Vec<&ContainerFacts> = match expected {
         Some(e) => containers
             .iter()
@@ -61,7 +67,15 @@ pub(crate) fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_
             .collect(),
         None => containers.to_vec(),
     };
-    let (state, reason) = assess(&counted);
+    let (mut state, mut reason) = assess(&counted);
+    let halted = counted
+        .iter()
+        .find(|c| !c.oneoff && c.verdict() == Verdict::Halted);
+    if let (Some(c), true, State::Inactive) = (halted, wanted_up, state) {
+        // Nothing of it runs (else it would be `degraded` already).
+        state = State::Failed;
+        reason = Some(c.describe());
+    }
     let missing = expected.map_or_else(Vec::new, |e| missing(e, containers));
     if missing.is_empty() {
         let reason = match (state, expected) {
@@ -103,6 +117,7 @@ pub(crate) fn judge(containers: &[&ContainerFacts], expected: Option<Expected<'_
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 
     fn svc(name: &str, replicas: u32) -> ServiceImage {
         ServiceImage {
@@ -120,15 +135,15 @@ mod tests {
             id: format!("id-{service}-{number}"),
             service: service.into(),
             number,
-            status: status.into(),
-            restart_policy: "always".into(),
+            run: ContainerRun::from_word(status),
+            restart: RestartPolicy::Always,
             ..Default::default()
         }
     }
 
     fn judge_of(cs: &[ContainerFacts], services: &[ServiceImage], stopped: &[String]) -> Judged {
         let refs: Vec<&ContainerFacts> = cs.iter().collect();
-        judge(&refs, Some(Expected { services, stopped }))
+        judge(&refs, Some(Expected { services, stopped }), true)
     }
 
     #[test]
@@ -159,7 +174,7 @@ mod tests {
     fn replicas_count_and_a_finished_job_is_done() {
         let services = [svc("web", 3), svc("migrate", 1)];
         let mut job = c("migrate", 1, "exited");
-        job.restart_policy = "no".into();
+        job.restart = RestartPolicy::No;
         job.exit_code = Some(0);
         let two = [c("web", 1, "running"), c("web", 2, "running"), job.clone()];
         let j = judge_of(&two, &services, &[]);
@@ -170,7 +185,7 @@ mod tests {
         assert_eq!(judge_of(&three, &services, &[]).state, State::Active);
         // A service that should run is not done, whatever its exit code.
         let mut daemon = job;
-        daemon.restart_policy = "always".into();
+        daemon.restart = RestartPolicy::Always;
         three[2] = daemon;
         assert_eq!(judge_of(&three, &services, &[]).state, State::Degraded);
     }
@@ -190,12 +205,41 @@ mod tests {
     }
 
     #[test]
+    fn a_container_stopped_behind_hals_back_fails_only_a_module_wanted_up() {
+        let services = [svc("web", 1), svc("db", 1)];
+        let mut web = c("web", 1, "exited");
+        web.exit_code = Some(137);
+        let db = c("db", 1, "running");
+        let j = judge_of(&[web.clone(), db], &services, &[]);
+        assert_eq!(j.state, State::Degraded);
+        let why = "service web exited with code 137 and the engine is not restarting it";
+        assert_eq!(j.reason.as_deref(), Some(why));
+        let mut db = c("db", 1, "exited");
+        db.exit_code = Some(0);
+        db.restart = RestartPolicy::UnlessStopped;
+        let j = judge_of(&[web.clone(), db.clone()], &services, &[]);
+        assert_eq!(j.state, State::Failed);
+        assert_eq!(j.reason.as_deref(), Some(why));
+        // Files unknown: still failed while wanted up.
+        let refs = [&web, &db];
+        assert_eq!(judge(&refs, None, true).state, State::Failed);
+        // Not wanted up (stopped by request, never started by hal): stopped.
+        let j = judge(&refs, None, false);
+        assert_eq!(j.state, State::Inactive);
+        assert_eq!(j.reason.as_deref(), Some("stopped"));
+        // A service a person stopped is expected down, its policy whatever.
+        let stopped = ["web".to_string()];
+        let j = judge_of(&[web, c("db", 1, "running")], &services, &stopped);
+        assert_eq!(j.state, State::Active);
+    }
+
+    #[test]
     fn unknown_files_leave_the_containers_to_decide() {
         let one = c("web", 1, "running");
-        let j = judge(&[&one], None);
+        let j = judge(&[&one], None, true);
         assert_eq!(j.state, State::Active);
         assert!(j.missing.is_empty());
-        let j = judge(&[], None);
+        let j = judge(&[], None, true);
         assert_eq!(j.state, State::Inactive);
         assert_eq!(j.reason.as_deref(), Some("no containers"));
     }
@@ -204,7 +248,7 @@ mod tests {
     fn a_missing_service_comes_before_another_problem() {
         let services = [svc("web", 1), svc("db", 1), svc("cache", 1)];
         let mut sick = c("cache", 1, "running");
-        sick.health = Some("unhealthy".into());
+        sick.health = Some(Health::Unhealthy);
         let j = judge_of(&[c("web", 1, "running"), sick], &services, &[]);
         assert_eq!(j.state, State::Degraded);
         assert_eq!(

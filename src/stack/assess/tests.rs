@@ -1,6 +1,7 @@
 //! The module-state rules of a stack's containers, on made-up facts.
 
 use super::*;
+use crate::util::timefmt;
 
 fn c(service: &str, status: &str) -> ContainerFacts {
     ContainerFacts {
@@ -9,8 +10,8 @@ fn c(service: &str, status: &str) -> ContainerFacts {
         project: "p".into(),
         service: service.into(),
         number: 1,
-        status: status.into(),
-        restart_policy: "always".into(),
+        run: ContainerRun::from_word(status),
+        restart: RestartPolicy::Always,
         ..Default::default()
     }
 }
@@ -27,16 +28,16 @@ fn empty_is_inactive() {
 #[test]
 fn running_and_healthy_is_active() {
     let mut db = c("db", "running");
-    db.health = Some("healthy".into());
+    db.health = Some(Health::Healthy);
     assert_eq!(state(&[c("web", "running"), db]), State::Active);
 }
 
 #[test]
 fn health_starting_is_starting_and_unhealthy_is_degraded() {
     let mut db = c("db", "running");
-    db.health = Some("starting".into());
+    db.health = Some(Health::Starting);
     assert_eq!(state(&[c("web", "running"), db.clone()]), State::Starting);
-    db.health = Some("unhealthy".into());
+    db.health = Some(Health::Unhealthy);
     let (s, why) = assess(&[&db]);
     assert_eq!(s, State::Degraded);
     assert_eq!(why.unwrap(), "service db is unhealthy");
@@ -45,7 +46,7 @@ fn health_starting_is_starting_and_unhealthy_is_degraded() {
 #[test]
 fn finished_job_counts_as_active() {
     let mut job = c("migrate", "exited");
-    job.restart_policy = "no".into();
+    job.restart = RestartPolicy::No;
     job.exit_code = Some(0);
     assert_eq!(state(&[c("web", "running"), job]), State::Active);
 }
@@ -53,7 +54,7 @@ fn finished_job_counts_as_active() {
 #[test]
 fn non_zero_exit_is_failed_and_terminal() {
     let mut job = c("migrate", "exited");
-    job.restart_policy = "no".into();
+    job.restart = RestartPolicy::No;
     job.exit_code = Some(3);
     let (s, why) = assess(&[&job]);
     assert_eq!(s, State::Failed);
@@ -75,8 +76,7 @@ fn restart_loop_is_failed() {
 #[test]
 fn on_failure_retries_that_ran_out_are_failed() {
     let mut job = c("migrate", "exited");
-    job.restart_policy = "on-failure".into();
-    job.max_retries = 3;
+    job.restart = RestartPolicy::OnFailure(3);
     job.exit_code = Some(1);
     job.restart_count = 3;
     let (s, why) = assess(&[&job, &c("web", "running")]);
@@ -91,8 +91,41 @@ fn on_failure_retries_that_ran_out_are_failed() {
     assert_eq!(job.verdict(), Verdict::Stopped);
     // `on-failure` with no limit: Docker never gives up, so a person stopped it.
     job.exit_code = Some(1);
-    job.max_retries = 0;
+    job.restart = RestartPolicy::OnFailure(0);
     assert_eq!(job.verdict(), Verdict::Stopped);
+}
+
+#[test]
+fn a_container_its_policy_keeps_running_is_never_done_when_exited() {
+    for policy in [RestartPolicy::Always, RestartPolicy::UnlessStopped] {
+        for code in [0, 1, 137, 143] {
+            let mut w = c("web", "exited");
+            w.restart = policy;
+            w.exit_code = Some(code);
+            assert_eq!(w.verdict(), Verdict::Halted, "{policy:?} {code}");
+            assert_eq!(
+                w.describe(),
+                format!("service web exited with code {code} and the engine is not restarting it")
+            );
+        }
+    }
+    // A one-shot that exited 0 is done, under `on-failure` too.
+    for policy in [RestartPolicy::No, RestartPolicy::OnFailure(3)] {
+        let mut job = c("job", "exited");
+        job.restart = policy;
+        job.exit_code = Some(0);
+        assert_eq!(job.verdict(), Verdict::Completed, "{policy:?}");
+    }
+    // From the containers alone (no wanted state): stopped, as before.
+    let mut w = c("web", "exited");
+    w.exit_code = Some(137);
+    assert_eq!(state(std::slice::from_ref(&w)), State::Inactive);
+    let (s, why) = assess(&[&w, &c("db", "running")]);
+    assert_eq!(s, State::Degraded);
+    assert_eq!(
+        why.unwrap(),
+        "service web exited with code 137 and the engine is not restarting it"
+    );
 }
 
 #[test]
@@ -106,7 +139,7 @@ fn stopped_by_request_is_inactive_or_degraded() {
 #[test]
 fn just_started_containers_settle_first() {
     let mut w = c("web", "running");
-    w.started_at = Some("2026-01-01T00:00:10Z".into());
+    w.started_at = timefmt::parse("2026-01-01T00:00:10Z");
     w.observed_at = timefmt::parse("2026-01-01T00:00:10.5Z");
     assert_eq!(w.verdict(), Verdict::Starting);
     w.observed_at = timefmt::parse("2026-01-01T00:00:12Z");
@@ -125,7 +158,7 @@ fn just_started_containers_settle_first() {
 fn settles_in_is_the_longest_settle_left_and_nothing_else_pending() {
     let at = |started: &str| {
         let mut w = c("web", "running");
-        w.started_at = Some(started.into());
+        w.started_at = timefmt::parse(started);
         w.observed_at = timefmt::parse("2026-01-01T00:00:10.5Z");
         w
     };
@@ -138,7 +171,7 @@ fn settles_in_is_the_longest_settle_left_and_nothing_else_pending() {
     let old = at("2026-01-01T00:00:01Z");
     assert_eq!(settles_in(&[&old]), Some(Duration::ZERO));
     let mut health = at("2026-01-01T00:00:10.2Z");
-    health.health = Some("starting".into());
+    health.health = Some(Health::Starting);
     assert_eq!(settles_in(&[&a, &health]), None, "a healthcheck decides");
     assert_eq!(settles_in(&[&a, &c("db", "exited")]), None);
     let mut crashed = at("2026-01-01T00:00:10Z");

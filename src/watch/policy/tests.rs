@@ -1,9 +1,9 @@
 //! The supervisor's rules, one situation at a time, with made-up statuses and a made-up clock.
 
 use super::*;
-use crate::module::run_state::{Activity, ContainerRun, ServiceState};
+use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
-use crate::stack::assess::LOOP_RESTARTS;
+use crate::stack::assess::{ContainerFacts, LOOP_RESTARTS};
 use crate::stack::repair::How;
 
 const GRACE: Duration = Duration::from_secs(60);
@@ -12,23 +12,23 @@ fn t(secs: i64) -> Stamp {
     Stamp { secs, nanos: 0 }
 }
 
-/// A container under `restart: always`, with the verdict `status` would give it.
-fn svc(name: &str, state: &str) -> ServiceStatus {
-    let verdict = match state {
-        "running" => Verdict::Up,
-        "restarting" => Verdict::Failed { terminal: false },
-        "dead" => Verdict::Failed { terminal: true },
-        _ => Verdict::Stopped,
-    };
-    ServiceStatus {
-        name: name.into(),
-        container: Some(format!("m-{name}-1")),
-        state: ServiceState::Container(ContainerRun::from_word(state)),
+/// A container of module `m` under `restart: always`, exit code 0.
+fn facts(name: &str, state: &str) -> ContainerFacts {
+    ContainerFacts {
+        name: format!("m-{name}-1"),
+        project: "m".into(),
+        service: name.into(),
+        number: 1,
+        run: ContainerRun::from_word(state),
+        restart: RestartPolicy::Always,
         exit_code: Some(0),
-        restart_count: Some(0),
-        verdict: Some(verdict),
         ..Default::default()
     }
+}
+
+/// Its row as `status` gives it: the verdict and the words of the one rule.
+fn svc(name: &str, state: &str) -> ServiceStatus {
+    facts(name, state).to_status()
 }
 
 fn stack(state: State, desired: Option<Desired>, services: Vec<ServiceStatus>) -> ModuleStatus {
@@ -57,19 +57,40 @@ fn unit(state: State, words: &str) -> ModuleStatus {
     }
 }
 
+/// Exited with `code`, and Docker is not restarting it.
 fn exited(name: &str, code: i64) -> ServiceStatus {
-    ServiceStatus {
+    ContainerFacts {
         exit_code: Some(code),
-        ..svc(name, "exited")
+        ..facts(name, "exited")
     }
+    .to_status()
+}
+
+/// A one-shot (no restart policy) that exited 0: done.
+fn job(name: &str) -> ServiceStatus {
+    ContainerFacts {
+        restart: RestartPolicy::No,
+        ..facts(name, "exited")
+    }
+    .to_status()
+}
+
+/// Restarting: Docker's to repair until it has tried `restarts` times.
+fn looping(name: &str, restarts: i64) -> ServiceStatus {
+    ContainerFacts {
+        exit_code: Some(1),
+        restart_count: restarts,
+        ..facts(name, "restarting")
+    }
+    .to_status()
 }
 
 fn unhealthy(name: &str) -> ServiceStatus {
-    ServiceStatus {
-        health: Some("unhealthy".into()),
-        verdict: Some(Verdict::Unhealthy),
-        ..svc(name, "running")
+    ContainerFacts {
+        health: Some(Health::Unhealthy),
+        ..facts(name, "running")
     }
+    .to_status()
 }
 
 fn acts(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Vec<(Act, String)> {
@@ -106,14 +127,32 @@ fn no_containers_or_a_stopped_service_is_restarted() {
     );
     assert_eq!(
         acts(&mut sup, &s, 0)[0].1,
-        "service db is stopped (exit code 0)"
+        "service db exited with code 0 and the engine is not restarting it"
+    );
+    // Stopped behind hal's back, nothing else running: started again alone.
+    let s = stack(State::Failed, Some(Desired::Up), vec![exited("db", 137)]);
+    let d = sup.decide(std::slice::from_ref(&s), t(100));
+    assert_eq!(d.len(), 1, "{d:?}");
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!(fixes[0].how, How::Start, "{d:?}");
+    // Created and never started.
+    let s = stack(
+        State::Degraded,
+        Some(Desired::Up),
+        vec![svc("web", "running"), svc("db", "created")],
+    );
+    assert_eq!(
+        acts(&mut sup, &s, 200)[0].1,
+        "service db is created, not started"
     );
 }
 
 #[test]
 fn healthy_starting_paused_and_finished_jobs_are_left_alone() {
     let mut sup = Supervisor::new(GRACE);
-    let job = exited("migrate", 0);
+    let job = job("migrate");
     for s in [
         stack(
             State::Active,
@@ -138,13 +177,10 @@ fn healthy_starting_paused_and_finished_jobs_are_left_alone() {
 #[test]
 fn docker_is_left_to_restart_until_it_loops() {
     let mut sup = Supervisor::new(GRACE);
-    let mut c = svc("web", "restarting");
-    c.exit_code = Some(1);
-    c.restart_count = Some(1);
-    let s = stack(State::Failed, Some(Desired::Up), vec![c.clone()]);
+    let s = stack(State::Failed, Some(Desired::Up), vec![looping("web", 1)]);
     assert!(acts(&mut sup, &s, 0).is_empty());
-    c.restart_count = Some(LOOP_RESTARTS);
-    c.verdict = Some(Verdict::Failed { terminal: true });
+    let c = looping("web", LOOP_RESTARTS);
+    assert_eq!(c.verdict, Some(Verdict::Failed { terminal: true }));
     let s = stack(State::Failed, Some(Desired::Up), vec![c]);
     let a = acts(&mut sup, &s, 0);
     assert_eq!(
@@ -203,7 +239,7 @@ fn an_unhealthy_container_beside_a_finished_job_waits_for_the_grace() {
     let s = stack(
         State::Degraded,
         Some(Desired::Up),
-        vec![unhealthy("web"), exited("migrate", 0)],
+        vec![unhealthy("web"), job("migrate")],
     );
     assert!(acts(&mut sup, &s, 0).is_empty());
     assert_eq!(acts(&mut sup, &s, 60)[0].0, Act::Restart);

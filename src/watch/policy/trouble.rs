@@ -51,22 +51,8 @@ pub(super) fn stack_trouble(
     }
     let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
     if let Some(c) = failed.first() {
-        let why = match run(c) {
-            Some(ContainerRun::Restarting | ContainerRun::Running) => format!(
-                "service {} is restarting in a loop (exit code {}, {} restarts)",
-                c.name,
-                code(c),
-                c.restart_count.unwrap_or(0)
-            ),
-            Some(ContainerRun::Dead) => format!("service {} is dead", c.name),
-            _ => format!(
-                "service {} exited with code {} and the engine is not restarting it",
-                c.name,
-                code(c)
-            ),
-        };
         return Some(Trouble {
-            why: and_more(why, failed.len()),
+            why: and_more(why_of(c), failed.len()),
             fixes: failed.iter().map(|c| fix_of(c)).collect(),
         });
     }
@@ -104,12 +90,8 @@ pub(super) fn stack_trouble(
         })
         .collect();
     let c = stopped.first()?;
-    let why = match run(c) {
-        Some(ContainerRun::Created) => format!("service {} was created but is not running", c.name),
-        _ => format!("service {} is stopped (exit code {})", c.name, code(c)),
-    };
     Some(Trouble {
-        why: and_more(why, stopped.len()),
+        why: and_more(why_of(c), stopped.len()),
         fixes: stopped.iter().map(|c| fix_of(c)).collect(),
     })
 }
@@ -173,11 +155,13 @@ pub(super) fn is_unhealthy(c: &ServiceStatus) -> bool {
     c.verdict == Some(Verdict::Unhealthy)
 }
 
-/// Docker will not bring it back: a crash loop, dead, or exited with an error
-/// and no restart coming (stopped by a kill, or by a policy Docker did not act on).
+/// Docker will not bring it back: a crash loop, dead, stopped behind hal's
+/// back though its policy keeps it running, or exited with an error and no
+/// restart coming (stopped by a kill, or by a policy Docker did not act on).
 fn given_up(c: &ServiceStatus) -> bool {
     match c.verdict {
         Some(Verdict::Failed { terminal }) => terminal,
+        Some(Verdict::Halted) => true,
         Some(Verdict::Stopped) => {
             run(c) == Some(ContainerRun::Exited) && c.exit_code.unwrap_or(0) != 0
         }
@@ -194,8 +178,11 @@ pub(super) fn key_of(c: &ServiceStatus) -> String {
     c.container.clone().unwrap_or_else(|| c.name.clone())
 }
 
-fn code(c: &ServiceStatus) -> String {
-    c.exit_code.map_or("-".to_string(), |x| x.to_string())
+/// Why a container needs repairing: what `status` says of it.
+fn why_of(c: &ServiceStatus) -> String {
+    c.why
+        .clone()
+        .unwrap_or_else(|| format!("service {} is {}", c.name, c.state))
 }
 
 #[cfg(test)]

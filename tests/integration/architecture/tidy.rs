@@ -7,6 +7,7 @@
 
 use super::code::sources;
 use super::imports;
+pub(super) mod container_words;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.

@@ -47,12 +47,10 @@ fn the_smallest_repair_is_the_failed_container_alone() {
     );
     // Dead: recreated (compose up --no-deps); looping: restarted.
     let mut sup = Supervisor::new(GRACE);
-    let mut looping = svc("api", "restarting");
-    looping.verdict = Some(Verdict::Failed { terminal: true });
     let s = stack(
         State::Failed,
         Some(Desired::Up),
-        vec![svc("db", "dead"), looping],
+        vec![svc("db", "dead"), looping("api", LOOP_RESTARTS)],
     );
     let a = sup.decide(std::slice::from_ref(&s), t(0));
     assert!(a[0].reason.ends_with("(and 1 more container)"), "{a:?}");
