@@ -111,8 +111,10 @@ impl Keeping {
 pub(crate) fn unlabelled_advice(services: &[String]) -> (String, String) {
     (
         format!(
-            "{} log to the journal without the compose labels: their history reaches only the containers hal saw (it reads each by its id)",
-            services.join(", ")
+            "{} {} to the journal without the compose labels: {} history reaches only the containers hal saw (it reads each by its id)",
+            services.join(", "),
+            if services.len() == 1 { "logs" } else { "log" },
+            if services.len() == 1 { "its" } else { "their" },
         ),
         format!(
             "in each one's compose file add the labels option: logging: {{driver: journald, options: {{labels: \"{}\"}}}}, then hal restart MODULE",
@@ -203,5 +205,33 @@ mod tests {
             "COM_DOCKER_COMPOSE_CONTAINER_NUMBER"
         );
         assert!(daemon_json_fix().contains("com.docker.compose.project.working_dir"));
+    }
+
+    #[test]
+    fn podmans_advice_names_its_driver_and_its_own_fix() {
+        let k = Keeping::PerContainer {
+            driver: "k8s-file".into(),
+            podman: true,
+        };
+        let (detail, fix) = k.advice();
+        assert!(detail.contains("(k8s-file)"), "{detail}");
+        let fix = fix.unwrap();
+        assert!(fix.contains("log_driver = \"journald\""), "{fix}");
+        assert!(!fix.contains("daemon.json"), "{fix}");
+        let unnamed = Keeping::PerContainer {
+            driver: String::new(),
+            podman: false,
+        };
+        assert!(!unnamed.advice().0.contains("()"));
+        assert_eq!(Keeping::JournalById.advice().1, None);
+    }
+
+    #[test]
+    fn services_without_labels_are_named_with_the_option_that_fixes_them() {
+        let (one, fix) = unlabelled_advice(&["web/app".to_string()]);
+        assert!(one.starts_with("web/app logs to the journal"), "{one}");
+        assert!(fix.contains(&KEEP_LABELS.join(",")), "{fix}");
+        let (two, _) = unlabelled_advice(&["a/x".to_string(), "b/y".to_string()]);
+        assert!(two.starts_with("a/x, b/y log to"), "{two}");
     }
 }
