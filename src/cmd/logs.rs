@@ -13,7 +13,7 @@ use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::engine::Engine;
-use crate::stack::history::{self, Plan};
+use crate::stack::log_plan::{self, Plan};
 use crate::stack::logs as stack_logs;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
@@ -64,20 +64,31 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
 
 /// Says once where the history of a module whose engine keeps logs per
 /// container ends, when the window reaches before it.
+/// A module read in the journal by the ids of the containers hal saw is cut
+/// where hal's ledger of it begins.
 fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
-    let cut = sources.history.cut(window);
-    if cut.is_empty() {
-        return;
-    }
     let at = |secs: i64| Stamp { secs, nanos: 0 }.rfc3339_trimmed();
-    let list: Vec<String> = cut
-        .iter()
-        .map(|(m, t)| format!("{m} before {}", at(*t)))
-        .collect();
-    ctx.ui.note(&format!(
-        "lines of {} are not kept: the engine keeps logs per container and drops them with it (`hal doctor` says how to keep history)",
-        list.join(", ")
-    ));
+    let list = |cut: Vec<(String, i64)>| {
+        let each: Vec<String> = cut
+            .iter()
+            .map(|(m, t)| format!("{m} before {}", at(*t)))
+            .collect();
+        each.join(", ")
+    };
+    let cut = sources.history.cut(window);
+    if !cut.is_empty() {
+        ctx.ui.note(&format!(
+            "lines of {} are not kept: the engine keeps logs per container and drops them with it (`hal doctor` says how to keep history)",
+            list(cut)
+        ));
+    }
+    let unseen = sources.history.unseen_cut(window);
+    if !unseen.is_empty() {
+        ctx.ui.note(&format!(
+            "lines of {} are not found: its services log to the journal without the compose labels, and hal reads only the containers it saw (`hal doctor` says how to keep history)",
+            list(unseen)
+        ));
+    }
 }
 
 /// What a logs command reads: the stacks' containers (with the engine they
@@ -142,7 +153,7 @@ async fn sources(ctx: &Ctx, targets: &[Target], window: Window) -> anyhow::Resul
         Some(ctx.node.stacks.engine().await?)
     };
     let history = match &engine {
-        Some(e) => history::plan(e, &stacks).await?,
+        Some(e) => log_plan::plan(e, &ctx.node.store, &stacks).await?,
         None => Plan::default(),
     };
     let mut containers: Vec<(String, Source)> = history
@@ -180,7 +191,11 @@ fn kept_runs(
         }
         for run in crate::state::last_run::read(ctx.node.store.dir(), m).runs {
             let gone = !live.iter().any(|(id, _)| *id == run.container_id);
-            if !gone || t.service.as_ref().is_some_and(|s| *s != run.service) {
+            // The journal has its lines already: each once.
+            if !gone
+                || history.reads_by_id(&run.container_id)
+                || t.service.as_ref().is_some_and(|s| *s != run.service)
+            {
                 continue;
             }
             out.push(kept_lines(m, run, window));

@@ -102,7 +102,7 @@ async fn read_stacks(
         // Scripts get exact start times and restart counts; the table only
         // needs what `docker ps` already says about settled containers.
         // An answer hal could not read is exit 1 with its message, not an unreachable engine.
-        Ok(engine) => crate::stack::node_facts(&engine, node.store.dir(), &stacks, detail)
+        Ok(engine) => crate::stack::node_facts(&engine, &node.store, &stacks, detail)
             .await
             .map_err(|e| {
                 exit = crate::error::exit_of(&e);

@@ -33,6 +33,7 @@ pub(crate) async fn stop(
         env.progress.step(name, "stopping");
         let left = engine.compose_containers(Some(name)).await?;
         let mine = of_service_listed(left, stack.service);
+        remember(&engine, env, name, &mine, &mut warnings).await;
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
         warnings.push(format!(
             "its directory {} is gone: removed its containers through the engine",
@@ -41,7 +42,9 @@ pub(crate) async fn stop(
         return finish(&engine, stack, warnings).await;
     }
     // Never another directory's project of the same name.
-    identity::own_containers(&engine, name, stack.dir).await?;
+    let listed = identity::own_containers(&engine, name, stack.dir).await?;
+    let mine = of_service_listed(listed, stack.service);
+    remember(&engine, env, name, &mine, &mut warnings).await;
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
@@ -61,6 +64,20 @@ pub(crate) async fn stop(
         }
     }
     finish(&engine, stack, warnings).await
+}
+
+/// The containers this stop removes go into the module's ledger, with
+/// their log drivers: their lines stay readable in the journal.
+async fn remember(
+    engine: &Engine,
+    env: Env<'_>,
+    name: &str,
+    mine: &[Listed],
+    warnings: &mut Vec<String>,
+) {
+    if let Err(e) = crate::stack::seen::before_stop(engine, env.store, name, mine).await {
+        warnings.push(crate::stack::seen::warning(&e));
+    }
 }
 
 /// What a stop left behind.

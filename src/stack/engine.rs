@@ -258,15 +258,40 @@ impl Engine {
             .boxed()
     }
 
-    /// The engine's default log driver (`/info`'s `LoggingDriver`), for containers that set none.
+    /// The engine's default log driver (`/info`'s `LoggingDriver`), for
+    /// containers that set none. Podman's compatible `/info` leaves it empty:
+    /// its own (`/libpod/info`'s `host.logDriver`, containers.conf's
+    /// `log_driver`) names it.
     pub(crate) async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
+        if self.kind() == EngineKind::Podman
+            && let Some(wire) = &self.conn.wire
+        {
+            #[derive(serde::Deserialize, Default)]
+            #[serde(default)]
+            struct Info {
+                host: Host,
+            }
+            #[derive(serde::Deserialize, Default)]
+            #[serde(default, rename_all = "camelCase")]
+            struct Host {
+                log_driver: Option<String>,
+            }
+            let info: Option<Info> = self
+                .read(wire, "/libpod/info")
+                .await
+                .map_err(anyhow::Error::from)
+                .context("ask Podman for its log driver")?;
+            return Ok(info
+                .and_then(|i| i.host.log_driver)
+                .filter(|d| !d.is_empty()));
+        }
         let info = self
             .api
             .info()
             .await
             .map_err(|e| anyhow::Error::from(self.fail(e)))
             .context("ask the engine for its log driver")?;
-        Ok(info.logging_driver)
+        Ok(info.logging_driver.filter(|d| !d.is_empty()))
     }
 
     /// Answers whether the engine is there right now.

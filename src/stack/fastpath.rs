@@ -258,8 +258,7 @@ async fn all_verdicts_up(
     name: &str,
     only: Option<&str>,
 ) -> anyhow::Result<bool> {
-    let facts =
-        crate::stack::node::node_facts(engine, env.store.dir(), &[name], Detail::Settled).await?;
+    let facts = crate::stack::node::node_facts(engine, env.store, &[name], Detail::Settled).await?;
     Ok(facts
         .containers
         .get(name)

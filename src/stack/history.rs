@@ -6,20 +6,12 @@
 //! its working directory survive every recreate and never match another
 //! project's containers (a same-named project elsewhere has another
 //! directory), so they are what a module's history is read by. A container
-//! that logs to the journal without those labels is read by its own id: that
-//! generation only.
+//! that logs to the journal without those labels (and every container on
+//! Podman, whose driver writes none) is read by its id: the current ones, and
+//! every earlier generation hal saw (`state::ledger`).
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use futures_util::stream::StreamExt;
-
-use crate::logs::journal::{self, Entry, Query};
-use crate::logs::stream::{Source, Tagged, Window};
-use crate::module::Kind;
-use crate::module::target::Target;
-use crate::stack::engine::Engine;
-use crate::stack::labels::{self, Identity};
+use crate::stack::engine::{Engine, EngineKind};
+use crate::stack::labels;
 
 /// The log driver that keeps lines in the node's journal.
 pub(crate) const JOURNALD: &str = "journald";
@@ -57,23 +49,30 @@ pub(crate) fn daemon_json_fix() -> String {
     )
 }
 
+/// The `containers.conf` line that keeps Podman's containers' lines in the journal.
+pub(crate) const CONTAINERS_CONF_FIX: &str = "log_driver = \"journald\"";
+
 /// Whether the engine keeps module history across container generations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Keeping {
     /// Its default driver writes to the journal, with the compose labels (or
     /// hal could not read `daemon.json` to tell).
     Journal,
-    /// It writes to the journal, but `daemon.json`'s `labels` lack the compose
-    /// project or working directory: hal finds each container's own lines only.
+    /// Docker writes to the journal, but `daemon.json`'s `labels` lack the
+    /// compose project or working directory: hal finds the containers it saw.
     JournalUnlabelled,
-    /// Per container (`json-file`, `local`…): history ends at each recreate.
-    PerContainer(String),
+    /// Podman writes to the journal, whose driver writes no labels: hal finds
+    /// the containers it saw, by their ids.
+    JournalById,
+    /// Per container (`json-file`, `local`, Podman's `k8s-file`…): history
+    /// ends at each recreate. `podman`: the fix is Podman's.
+    PerContainer { driver: String, podman: bool },
 }
 
 impl Keeping {
     /// What doctor and adopt say, and the fix (`None` when history is kept).
     pub(crate) fn advice(&self) -> (String, Option<String>) {
-        let fix = format!(
+        let docker_fix = format!(
             "in /etc/docker/daemon.json set {}, then restart the engine (sudo systemctl restart docker); each container uses it from its next recreate (hal restart MODULE)",
             daemon_json_fix()
         );
@@ -83,15 +82,77 @@ impl Keeping {
                 None,
             ),
             Keeping::JournalUnlabelled => (
-                "module history is cut at each recreate: the engine logs to the journal, but without the compose labels hal finds a module's earlier containers by".into(),
-                Some(fix),
+                "module history reaches only the containers hal saw: the engine logs to the journal, but without the compose labels hal finds a module's earlier containers by".into(),
+                Some(docker_fix),
             ),
-            Keeping::PerContainer(d) => (
-                format!("module history is not kept: the engine keeps logs per container ({d}), and drops them at each restart, recreate and stop"),
-                Some(fix),
+            Keeping::JournalById => (
+                "module history is kept for the containers hal saw: Podman logs to the journal (journald), whose lines name no compose labels, so hal reads each container it saw by its id".into(),
+                None,
             ),
+            Keeping::PerContainer { driver, podman } => {
+                let what = if driver.is_empty() {
+                    "module history may not be kept: the engine did not say which log driver it uses".to_string()
+                } else {
+                    format!("module history is not kept: the engine keeps logs per container ({driver}), and drops them at each restart, recreate and stop")
+                };
+                let fix = if *podman {
+                    format!("in Podman's containers.conf (/etc/containers/containers.conf or a file in /etc/containers/containers.conf.d/; ~/.config/containers/containers.conf for rootless Podman) set {CONTAINERS_CONF_FIX} under [containers], then restart the Podman service; each container uses it from its next recreate (hal restart MODULE)")
+                } else {
+                    docker_fix
+                };
+                (what, Some(fix))
+            }
         }
     }
+}
+
+/// What doctor says of services that log to the journal without the compose
+/// labels (`module/service`), and the fix.
+pub(crate) fn unlabelled_advice(services: &[String]) -> (String, String) {
+    (
+        format!(
+            "{} {} to the journal without the compose labels: {} history reaches only the containers hal saw (it reads each by its id)",
+            services.join(", "),
+            if services.len() == 1 { "logs" } else { "log" },
+            if services.len() == 1 { "its" } else { "their" },
+        ),
+        format!(
+            "in each one's compose file add the labels option: logging: {{driver: journald, options: {{labels: \"{}\"}}}}, then hal restart MODULE",
+            KEEP_LABELS.join(",")
+        ),
+    )
+}
+
+/// Whether a container's log config (its `labels` option's names) copies
+/// the labels hal reads history by.
+pub(crate) fn labelled(names: &[String]) -> bool {
+    [labels::PROJECT, labels::WORKING_DIR]
+        .iter()
+        .all(|k| names.iter().any(|x| x == k))
+}
+
+/// The services of `modules` with a container that logs to the journal
+/// without the compose labels (`module/service`, sorted): one list call and
+/// an inspect per container. None on Podman, whose driver writes no labels.
+pub(crate) async fn unlabelled(engine: &Engine, modules: &[&str]) -> anyhow::Result<Vec<String>> {
+    let mut out = std::collections::BTreeSet::new();
+    if engine.kind() == EngineKind::Podman || modules.is_empty() {
+        return Ok(Vec::new());
+    }
+    let single = (modules.len() == 1).then(|| modules[0]);
+    for c in engine.compose_containers(single).await? {
+        let Some(who) = c
+            .identity
+            .filter(|w| !w.oneoff && modules.contains(&w.project.as_str()))
+        else {
+            continue;
+        };
+        let log = engine.inspect(&c.id).await?.and_then(|i| i.log);
+        if log.is_some_and(|l| l.driver == JOURNALD && !labelled(&l.labels)) {
+            out.insert(format!("{}/{}", who.project, who.service));
+        }
+    }
+    Ok(out.into_iter().collect())
 }
 
 /// How the engine keeps its containers' lines by default.
@@ -100,8 +161,12 @@ pub(crate) async fn keeping(
     daemon_json: &std::path::Path,
 ) -> anyhow::Result<Keeping> {
     let driver = engine.logging_driver().await?.unwrap_or_default();
+    let podman = engine.kind() == EngineKind::Podman;
     if driver != JOURNALD {
-        return Ok(Keeping::PerContainer(driver));
+        return Ok(Keeping::PerContainer { driver, podman });
+    }
+    if podman {
+        return Ok(Keeping::JournalById);
     }
     let labels = std::fs::read_to_string(daemon_json)
         .ok()
@@ -124,186 +189,6 @@ pub(crate) async fn keeping(
     })
 }
 
-/// How a logs command reads the stacks asked for.
-#[derive(Default)]
-pub(crate) struct Plan {
-    /// Containers whose lines the engine keeps (id, source, created).
-    pub engine: Vec<(String, Source, i64)>,
-    /// What to ask the journal; no group when nothing logs there.
-    pub journal: Query,
-    /// Sources of containers matched by id in the journal.
-    by_id: HashMap<String, Source>,
-    /// Modules whose every generation the journal query finds (by labels).
-    labelled: std::collections::HashSet<String>,
-}
-
-impl Plan {
-    /// Whether the journal already yields every container of `module` (a
-    /// follower then reads no container of it from the engine).
-    pub(crate) fn in_journal(&self, module: &str) -> bool {
-        self.labelled.contains(module)
-    }
-
-    /// The modules whose history is cut at their oldest container, with its
-    /// creation time, when `window`'s `--since` reaches before it.
-    pub(crate) fn cut(&self, window: Window) -> Vec<(String, i64)> {
-        // Only a range asked for (`--since`) can reach past what is kept.
-        let Some(since) = window.since else {
-            return Vec::new();
-        };
-        let mut oldest: HashMap<&str, i64> = HashMap::new();
-        for (_, s, created) in &self.engine {
-            let o = oldest.entry(&s.module).or_insert(*created);
-            *o = (*o).min(*created);
-        }
-        let mut out: Vec<(String, i64)> = oldest
-            .into_iter()
-            .filter(|(_, at)| since < *at)
-            .map(|(m, at)| (m.to_string(), at))
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// The journal's lines for this plan, each with its source.
-    pub(crate) fn journal_lines(&self, window: Window, follow: bool) -> Tagged {
-        let q = Query {
-            window,
-            follow,
-            ..self.journal.clone()
-        };
-        let by_id = self.by_id.clone();
-        let mut known: HashMap<String, Arc<Source>> = HashMap::new();
-        journal::read(q)
-            .flat_map(move |item| {
-                let out: Vec<anyhow::Result<crate::logs::stream::FromLine>> = match item {
-                    Err(e) => vec![Err(e)],
-                    Ok(entry) => match source_of_entry(&entry, &by_id) {
-                        None => Vec::new(),
-                        Some(s) => {
-                            let s = known
-                                .entry(s.label.clone())
-                                .or_insert_with(|| Arc::new(s))
-                                .clone();
-                            entry
-                                .lines
-                                .into_iter()
-                                .map(|l| Ok((s.clone(), l)))
-                                .collect()
-                        }
-                    },
-                };
-                futures_util::stream::iter(out)
-            })
-            .boxed()
-    }
-}
-
-/// Which module and service wrote a journal entry.
-fn source_of_entry(e: &Entry, by_id: &HashMap<String, Source>) -> Option<Source> {
-    if let Some(s) = e
-        .fields
-        .get("CONTAINER_ID_FULL")
-        .and_then(|id| by_id.get(id))
-    {
-        return Some(s.clone());
-    }
-    let mut labels = HashMap::new();
-    for l in KEEP_LABELS {
-        if let Some(v) = e.fields.get(&field_of(l)) {
-            labels.insert(l.to_string(), v.clone());
-        }
-    }
-    let who = Identity::of(&labels)?;
-    let name = who.replica_name();
-    Some(Source {
-        label: format!("{}/{name}", who.project),
-        module: who.project,
-        name,
-    })
-}
-
-/// The journal fields every entry is read with.
-fn fields() -> Vec<String> {
-    let mut f: Vec<String> = KEEP_LABELS.iter().map(|l| field_of(l)).collect();
-    f.push("CONTAINER_ID_FULL".into());
-    f
-}
-
-/// Where each of the targets' containers keeps its lines: one list call, an
-/// inspect per container, and the engine's default driver.
-pub(crate) async fn plan(engine: &Engine, targets: &[Target]) -> anyhow::Result<Plan> {
-    let first = targets.first().map(|t| t.module.name.as_str());
-    let single = first.filter(|f| targets.iter().all(|t| t.module.name == *f));
-    let list = engine.compose_containers(single).await?;
-    let default = engine.logging_driver().await?.unwrap_or_default();
-    let mut plan = Plan {
-        journal: Query {
-            fields: fields(),
-            ..Query::default()
-        },
-        ..Plan::default()
-    };
-    // The module's directory, and each directory its containers name.
-    let mut dirs: Vec<(Target, String)> = Vec::new();
-    let mut in_journal: Vec<&Target> = Vec::new();
-    if default == JOURNALD {
-        in_journal.extend(targets);
-    }
-    for c in list {
-        let Some(source) = crate::stack::logs::source_of(&c.labels, targets) else {
-            continue;
-        };
-        let Some(t) = targets.iter().find(|t| t.module.name == source.module) else {
-            continue;
-        };
-        let log = engine.inspect(&c.id).await?.and_then(|i| i.log);
-        let driver = log.as_ref().map_or(default.as_str(), |l| l.driver.as_str());
-        if driver != JOURNALD {
-            plan.engine.push((c.id.clone(), source, c.created));
-            continue;
-        }
-        in_journal.push(t);
-        let labelled = log.as_ref().is_some_and(|l| {
-            [labels::PROJECT, labels::WORKING_DIR]
-                .iter()
-                .all(|k| l.labels.iter().any(|x| x == k))
-        });
-        match (labelled, c.labels.get(labels::WORKING_DIR)) {
-            (true, Some(dir)) => dirs.push((t.clone(), dir.clone())),
-            _ => {
-                plan.journal
-                    .groups
-                    .push(vec![format!("CONTAINER_ID_FULL={}", c.id)]);
-                plan.by_id.insert(c.id.clone(), source);
-            }
-        }
-    }
-    for t in in_journal {
-        if let Kind::Stack { dir, .. } = &t.module.kind {
-            dirs.push((t.clone(), dir.display().to_string()));
-        }
-    }
-    dirs.sort_by(|a, b| {
-        (&a.0.module.name, &a.0.service, &a.1).cmp(&(&b.0.module.name, &b.0.service, &b.1))
-    });
-    dirs.dedup_by(|a, b| {
-        a.0.module.name == b.0.module.name && a.0.service == b.0.service && a.1 == b.1
-    });
-    for (t, dir) in dirs {
-        plan.labelled.insert(t.module.name.clone());
-        let mut g = vec![
-            format!("{}={}", field_of(labels::PROJECT), t.module.name),
-            format!("{}={dir}", field_of(labels::WORKING_DIR)),
-        ];
-        if let Some(s) = &t.service {
-            g.push(format!("{}={s}", field_of(labels::SERVICE)));
-        }
-        plan.journal.groups.push(g);
-    }
-    Ok(plan)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,29 +208,30 @@ mod tests {
     }
 
     #[test]
-    fn entries_name_their_service() {
-        let mut fields = HashMap::new();
-        fields.insert("COM_DOCKER_COMPOSE_PROJECT".to_string(), "web".to_string());
-        fields.insert("COM_DOCKER_COMPOSE_SERVICE".to_string(), "db".to_string());
-        fields.insert(
-            "COM_DOCKER_COMPOSE_CONTAINER_NUMBER".to_string(),
-            "2".to_string(),
-        );
-        let e = Entry {
-            fields,
-            lines: Vec::new(),
+    fn podmans_advice_names_its_driver_and_its_own_fix() {
+        let k = Keeping::PerContainer {
+            driver: "k8s-file".into(),
+            podman: true,
         };
-        let s = source_of_entry(&e, &HashMap::new()).unwrap();
-        assert_eq!(s.label, "web/db-2");
-        assert!(
-            source_of_entry(
-                &Entry {
-                    fields: HashMap::new(),
-                    lines: Vec::new()
-                },
-                &HashMap::new()
-            )
-            .is_none()
-        );
+        let (detail, fix) = k.advice();
+        assert!(detail.contains("(k8s-file)"), "{detail}");
+        let fix = fix.unwrap();
+        assert!(fix.contains("log_driver = \"journald\""), "{fix}");
+        assert!(!fix.contains("daemon.json"), "{fix}");
+        let unnamed = Keeping::PerContainer {
+            driver: String::new(),
+            podman: false,
+        };
+        assert!(!unnamed.advice().0.contains("()"));
+        assert_eq!(Keeping::JournalById.advice().1, None);
+    }
+
+    #[test]
+    fn services_without_labels_are_named_with_the_option_that_fixes_them() {
+        let (one, fix) = unlabelled_advice(&["web/app".to_string()]);
+        assert!(one.starts_with("web/app logs to the journal"), "{one}");
+        assert!(fix.contains(&KEEP_LABELS.join(",")), "{fix}");
+        let (two, _) = unlabelled_advice(&["a/x".to_string(), "b/y".to_string()]);
+        assert!(two.starts_with("a/x, b/y log to"), "{two}");
     }
 }

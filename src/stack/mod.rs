@@ -17,11 +17,13 @@ pub(crate) mod history;
 pub(crate) mod identity;
 pub(crate) mod inputs;
 pub(crate) mod labels;
+pub(crate) mod log_plan;
 pub(crate) mod logs;
 mod node;
 pub(crate) mod project_name;
 pub(crate) mod pull;
 pub(crate) mod repair;
+pub(crate) mod seen;
 pub(crate) mod start_order;
 
 use std::path::Path;
@@ -75,6 +77,9 @@ pub(crate) struct Pending {
     /// The module's containers as just listed (empty: list them first).
     containers: Vec<Listed>,
     warnings: Vec<String>,
+    /// Where the module's containers are recorded once the wait is over (`state::ledger`).
+    /// (Boxed: a runner's `Launched` carries a `Pending` by value.)
+    store: Box<crate::state::Store>,
 }
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -133,6 +138,7 @@ async fn launch_within(
         return no_wait(engine, stack, warnings).await;
     }
     Ok(Launch::Wait(Box::new(Pending::new(
+        &env,
         engine,
         stack,
         bound,
@@ -143,6 +149,7 @@ async fn launch_within(
 
 impl Pending {
     fn new(
+        env: &Env<'_>,
         engine: &Engine,
         stack: &Stack<'_>,
         bound: Bound,
@@ -156,6 +163,7 @@ impl Pending {
             bound,
             containers,
             warnings,
+            store: Box::new(env.store.clone()),
         }
     }
 }
@@ -191,6 +199,7 @@ async fn fast(
         return Ok(Some(Launch::Done(outcome)));
     }
     Ok(Some(Launch::Wait(Box::new(Pending::new(
+        &env,
         engine,
         stack,
         bound,
@@ -391,7 +400,8 @@ pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<
         service,
         bound,
         mut containers,
-        warnings,
+        mut warnings,
+        store,
     } = p;
     let name = name.as_str();
     let service = service.as_deref();
@@ -414,6 +424,13 @@ pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<
         }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
+        let give_up = hopeless(&refs);
+        if state == State::Active || give_up || bound.passed() {
+            // This generation's lines stay readable after it is gone.
+            if let Err(e) = seen::listed(&store, &containers, |p| p == name).await {
+                warnings.push(seen::warning(&e));
+            }
+        }
         if state == State::Active {
             return Ok(Outcome {
                 state,
@@ -421,7 +438,6 @@ pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<
                 warnings,
             });
         }
-        let give_up = hopeless(&refs);
         if give_up || bound.passed() {
             let why = reason.unwrap_or_else(|| state.as_str().to_string());
             let summary = if give_up {

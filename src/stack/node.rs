@@ -1,7 +1,6 @@
 //! The stacks of a whole node read at once: one container-list call for every project, inspects only where the list and the cache cannot say.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
 
 use anyhow::Context;
 
@@ -9,6 +8,7 @@ use crate::module::status::Detail;
 use crate::stack::assess::ContainerFacts;
 use crate::stack::engine::{Engine, Listed};
 use crate::stack::facts::{self, InspectCache};
+use crate::state::Store;
 use crate::util::timefmt::Stamp;
 
 /// The containers of a node's projects, and the directories compose ran each from.
@@ -26,7 +26,7 @@ pub(crate) struct NodeFacts {
 /// is described from the list alone. What the inspects teach is remembered.
 pub(crate) async fn node_facts(
     engine: &Engine,
-    state_dir: &Path,
+    store: &Store,
     projects: &[&str],
     detail: Detail,
 ) -> anyhow::Result<NodeFacts> {
@@ -34,6 +34,10 @@ pub(crate) async fn node_facts(
     let list = engine
         .compose_containers((!node_wide).then(|| projects[0]))
         .await?;
+    // The ledger learns from this listing (no call of its own); a status
+    // that cannot write it still answers.
+    let _ = crate::stack::seen::listed(store, &list, |p| projects.contains(&p)).await;
+    let state_dir = store.dir();
     let now = Stamp::now();
     let mut cache = InspectCache::load(state_dir, &engine.endpoint);
     if node_wide {

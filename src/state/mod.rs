@@ -1,6 +1,7 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
 pub(crate) mod last_run;
+pub(crate) mod ledger;
 pub(crate) mod records;
 pub(crate) mod shared;
 

@@ -379,6 +379,9 @@ impl<'a> Watcher<'a> {
                     // A death is acted on at once (no settle in the path of a repair);
                     // other events come in bursts, looked at once they settle.
                     let died = matches!(ev.action, EventAction::Die | EventAction::Oom);
+                    if ev.action == EventAction::Start {
+                        link::remember(&self.node.store, &ev);
+                    }
                     if died {
                         self.deaths.saw(&module, &ev);
                     }

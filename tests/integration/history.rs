@@ -1,4 +1,4 @@
-//! History that outlives containers: `hal logs` reads the journal (the `journald` log driver) across restarts and stops, never another project's lines; with per-container logs doctor and logs say so; a crash's last lines are kept before hal removes the container.
+//! History that outlives containers: `hal logs` reads the journal (the `journald` log driver) across restarts and stops, with or without the compose labels, never another project's lines; with per-container logs doctor and logs say so; a crash's last lines are kept before hal removes the container.
 
 use std::process::Command;
 use std::time::Duration;
@@ -116,6 +116,67 @@ fn journal_history_spans_restart_and_stop_start_and_no_other_project() {
     let doc: serde_json::Value = serde_json::from_str(json.stdout.trim()).unwrap();
     assert_eq!(doc["message"], "line-3", "{json}");
     assert_eq!(doc["source"], "app", "{json}");
+    hal(&rig).args(["stop", &m]).code(0);
+}
+
+/// [`counting`], logging to the journal as most compose files write it: no `labels=`.
+fn counting_unlabelled(name: &str) -> String {
+    stack()
+        .service("app")
+        .runs(&format!(
+            "n=$(cat /m/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /m/n; echo {name}-$n; sleep 100000"
+        ))
+        .volume("./:/m")
+        .keeps_running()
+        .line("logging:\n      driver: journald")
+        .to_string()
+}
+
+#[test]
+fn journal_history_without_labels_spans_restart_and_stop_start() {
+    let Some(rig) = journal_rig() else { return };
+    let m = rig.stack("nolab", counting_unlabelled("gen"));
+    hal(&rig).args(["start", &m]).code(0);
+    let said = |want: &[&str]| {
+        let mut got = Vec::new();
+        let ok = eventually(Duration::from_secs(10), || {
+            got = messages(&rig, &m, "10 min ago");
+            got.len() >= want.len()
+        });
+        assert!(ok, "{got:?}");
+        assert_eq!(got, want, "every generation's lines, in order, each once");
+    };
+    said(&["gen-1"]);
+    hal(&rig).args(["restart", &m]).code(0);
+    said(&["gen-1", "gen-2"]);
+    hal(&rig).args(["stop", &m]).code(0);
+    hal(&rig).args(["start", &m]).code(0);
+    said(&["gen-1", "gen-2", "gen-3"]);
+    // Without --since too, and with the prefix of its service.
+    let run = hal(&rig).args(["logs", &m]).code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{run}");
+    assert!(
+        lines.iter().all(|l| l.starts_with(&format!("{m}/app |"))),
+        "{run}"
+    );
+    // Before the first container hal saw, lines may be missing: said once.
+    let run = hal(&rig)
+        .args(["logs", &m, "--since", "1 hour ago"])
+        .code(0);
+    assert_eq!(run.stderr.matches("containers it saw").count(), 1, "{run}");
+    let doc = hal(&rig).args(["--json", "doctor"]).run().json();
+    let check = doc["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == "history"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no history check: {doc:#}"));
+    assert_eq!(check["ok"], false, "{check:#}");
+    let detail = check["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(&format!("{m}/app")), "{check:#}");
+    assert!(detail.contains("only the containers hal saw"), "{check:#}");
+    let hint = check["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains(LABELS), "{hint}");
     hal(&rig).args(["stop", &m]).code(0);
 }
 

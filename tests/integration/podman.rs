@@ -315,3 +315,44 @@ fn a_stack_over_tls_on_podman_reads_its_stopped_state() {
     let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
     assert_eq!(st.state_of(&m), "inactive");
 }
+
+#[test]
+fn doctor_names_podmans_log_driver_and_its_containers_conf_fix() {
+    let Some((_turn, rig)) = podman() else { return };
+    // What Podman itself says (containers.conf's log_driver), not hal.
+    let out = std::process::Command::new("podman")
+        .args([
+            "--url",
+            &rig::podman_host(),
+            "info",
+            "--format",
+            "{{.Host.LogDriver}}",
+        ])
+        .output()
+        .expect("podman info");
+    let driver = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!driver.is_empty(), "podman info: {out:?}");
+    let doc = hal(&rig).args(["--json", "doctor"]).run().json();
+    let check = doc["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == "history"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no history check: {doc:#}"));
+    let detail = check["detail"].as_str().unwrap_or_default();
+    assert!(!detail.contains("()"), "{check:#}");
+    if driver == "journald" {
+        assert_eq!(check["ok"], true, "{check:#}");
+        assert!(detail.contains("by its id"), "{check:#}");
+        return;
+    }
+    assert_eq!(check["ok"], false, "{check:#}");
+    assert!(detail.contains(&format!("({driver})")), "{check:#}");
+    let hint = check["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("log_driver = \"journald\""), "{hint}");
+    assert!(hint.contains("containers.conf"), "{hint}");
+    assert!(hint.contains("[containers]"), "{hint}");
+    assert!(
+        !hint.contains("daemon.json"),
+        "Docker's fix on Podman: {hint}"
+    );
+}

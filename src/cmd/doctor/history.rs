@@ -1,24 +1,48 @@
-//! doctor's `history` check: whether a module's lines outlive its containers (the engine logs to the journal), and the `daemon.json` lines that make it so.
+//! doctor's `history` check: whether a module's lines outlive its containers (the engine logs to the journal, with the compose labels), which services log there without them, and the lines that fix it (Docker's `daemon.json`, Podman's `containers.conf`, a service's `logging` options).
 
 use super::check::Check;
 use super::pools::DAEMON_JSON;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
+use crate::module::Kind;
+use crate::stack::history;
 
 pub(super) async fn check(ctx: &Ctx) -> Check {
     let engine = match ctx.node.stacks.engine().await {
         Ok(e) => e,
         Err(_) => return Check::not_checked("history", "Docker is not reachable"),
     };
-    match crate::stack::history::keeping(&engine, std::path::Path::new(DAEMON_JSON)).await {
-        Ok(k) => match k.advice() {
-            (detail, None) => Check::pass("history", detail),
-            (detail, Some(fix)) => Check::fail("history", detail, fix),
-        },
-        Err(e) => Check::fail(
-            "history",
-            OneLine(&e).to_string(),
-            "check that the engine answers `docker info`",
-        ),
+    let keeping = history::keeping(&engine, std::path::Path::new(DAEMON_JSON)).await;
+    let stacks: Vec<&str> = ctx
+        .node
+        .inventory
+        .modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.as_str())
+        .collect();
+    let services = history::unlabelled(&engine, &stacks).await;
+    let (k, services) = match (keeping, services) {
+        (Ok(k), Ok(s)) => (k, s),
+        (Err(e), _) | (_, Err(e)) => {
+            return Check::fail(
+                "history",
+                OneLine(&e).to_string(),
+                "check that the engine answers `docker info`",
+            );
+        }
+    };
+    let (mut detail, mut fix) = k.advice();
+    if !services.is_empty() {
+        let (said, how) = history::unlabelled_advice(&services);
+        detail = format!("{detail}; {said}");
+        fix = Some(match fix {
+            Some(f) => format!("{f}; and {how}"),
+            None => how,
+        });
+    }
+    match fix {
+        None => Check::pass("history", detail),
+        Some(fix) => Check::fail("history", detail, fix),
     }
 }

@@ -246,6 +246,11 @@ pub(super) const JSON_TEXT: Rule = Rule {
             "serde_json::to_vec",
             "a crash's evidence (last-run/MODULE.json), not output",
         ),
+        (
+            "state/ledger.rs",
+            "serde_json::to_vec",
+            "the containers hal saw (ledger/MODULE.json), not output",
+        ),
     ],
 };
 

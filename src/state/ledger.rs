@@ -1,0 +1,264 @@
+//! Each module's container generations as hal saw them (id, service, creation, first and last seen), bounded, in a small file per module (`ledger/MODULE.json`): the ids `hal logs` reads the journal by when a service logs there without the compose labels.
+//!
+//! Written by whoever sees the module's containers in a listing it made
+//! anyway (a start's wait, a stop, `status`, the supervisor's looks and its
+//! start events, `logs`), never with an engine call of its own. A write is a
+//! read-merge-rewrite under the module's ledger lock (`ledger/.MODULE.lock`,
+//! an `flock` the kernel drops with the process: a crash leaves no stuck
+//! lock), to a new file renamed over the old one (a crash mid-write leaves the
+//! old file whole). Nothing new seen, nothing written.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::state::Store;
+
+/// The folder of the state directory that holds one ledger per module.
+const DIR: &str = "ledger";
+/// Generations kept per service replica: the newest by creation time.
+pub(crate) const KEEP_PER_REPLICA: usize = 32;
+/// A generation's `last_seen` is rewritten only when this much older (seconds):
+/// a status every second rewrites nothing.
+const LAST_SEEN_STEP: i64 = 600;
+
+/// One container of a module, as hal saw it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Generation {
+    /// The full container id (the journal's `CONTAINER_ID_FULL`).
+    pub id: String,
+    pub service: String,
+    /// Compose's container number (replica), 1 for the first.
+    #[serde(default = "one")]
+    pub number: u32,
+    /// The engine's creation time (unix seconds).
+    pub created: i64,
+    /// When hal first and last saw it (unix seconds).
+    pub first_seen: i64,
+    pub last_seen: i64,
+    /// Whether it logs to the journal, once hal has read its log config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<bool>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Generation {
+    /// `service`, or `service-N` for a later replica (the log prefix).
+    pub(crate) fn replica_name(&self) -> String {
+        if self.number > 1 {
+            format!("{}-{}", self.service, self.number)
+        } else {
+            self.service.clone()
+        }
+    }
+}
+
+/// A module's ledger: its containers, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Ledger {
+    pub containers: Vec<Generation>,
+}
+
+/// One container seen now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Sighting {
+    pub id: String,
+    pub service: String,
+    pub number: u32,
+    pub created: i64,
+    /// Its log config's answer, when the one who saw it read it.
+    pub journal: Option<bool>,
+}
+
+impl Ledger {
+    /// Adds what was seen at `now`, keeps the newest [`KEEP_PER_REPLICA`] of
+    /// each replica; whether anything changed (pure).
+    pub(crate) fn merge(&mut self, seen: &[Sighting], now: i64) -> bool {
+        let before = self.clone();
+        for s in seen {
+            match self.containers.iter_mut().find(|g| g.id == s.id) {
+                Some(g) => {
+                    if now - g.last_seen >= LAST_SEEN_STEP {
+                        g.last_seen = now;
+                    }
+                    if s.journal.is_some() {
+                        g.journal = s.journal;
+                    }
+                }
+                None => self.containers.push(Generation {
+                    id: s.id.clone(),
+                    service: s.service.clone(),
+                    number: s.number,
+                    created: s.created,
+                    first_seen: now,
+                    last_seen: now,
+                    journal: s.journal,
+                }),
+            }
+        }
+        self.containers
+            .sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
+        let mut newer: std::collections::HashMap<(String, u32), usize> = Default::default();
+        for i in (0..self.containers.len()).rev() {
+            let g = &self.containers[i];
+            let n = newer.entry((g.service.clone(), g.number)).or_default();
+            *n += 1;
+            if *n > KEEP_PER_REPLICA {
+                self.containers.remove(i);
+            }
+        }
+        *self != before
+    }
+}
+
+impl Store {
+    fn ledger_path(&self, module: &str) -> PathBuf {
+        self.dir.join(DIR).join(format!("{module}.json"))
+    }
+
+    /// What hal saw of `module`'s containers (nothing when no file, or an unreadable one).
+    pub(crate) fn ledger(&self, module: &str) -> Ledger {
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(self.ledger_path(module))
+        else {
+            return Ledger::default();
+        };
+        let mut text = Vec::new();
+        if (&file).take(4 << 20).read_to_end(&mut text).is_err() {
+            return Ledger::default();
+        }
+        serde_json::from_slice(&text).unwrap_or_default()
+    }
+
+    /// Adds what was seen of each module's containers to its ledger, off the
+    /// async thread; a module with nothing new is not written.
+    pub(crate) async fn saw(&self, seen: Vec<(String, Vec<Sighting>)>) -> anyhow::Result<()> {
+        let store = self.clone();
+        let now = crate::util::timefmt::Stamp::now().secs;
+        tokio::task::spawn_blocking(move || {
+            seen.iter()
+                .filter(|(_, s)| !s.is_empty())
+                .try_for_each(|(module, s)| store.saw_blocking(module, s, now))
+        })
+        .await
+        .context("ledger task")?
+    }
+
+    /// [`Store::saw`] of one module on the calling thread.
+    fn saw_blocking(&self, module: &str, seen: &[Sighting], now: i64) -> anyhow::Result<()> {
+        if !self.ledger(module).merge(seen, now) {
+            return Ok(());
+        }
+        self.ensure_dir()?;
+        let dir = self.dir.join(DIR);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(self.dir_mode())
+            .create(&dir)
+            .with_context(|| format!("create {}", dir.display()))?;
+        self.share_dir(&dir)
+            .with_context(|| format!("ledger directory {}", dir.display()))?;
+        let lock = self.open_private(&format!("{DIR}/.{module}.lock"), true)?;
+        lock.lock()
+            .with_context(|| format!("lock the ledger of {module}"))?;
+        // Another hal may have written since the read above.
+        let mut ledger = self.ledger(module);
+        if !ledger.merge(seen, now) {
+            return Ok(());
+        }
+        let text = serde_json::to_vec_pretty(&ledger).context("encode the ledger")?;
+        let tmp_name = format!("{DIR}/.{module}.json.tmp.{}", std::process::id());
+        let tmp = self.dir.join(&tmp_name);
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(self.file_mode())
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .with_context(|| format!("create {}", tmp.display()))?;
+        self.fix_mode(&f);
+        f.write_all(&text)
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("write {}", tmp.display()))?;
+        let target = self.ledger_path(module);
+        std::fs::rename(&tmp, &target).with_context(|| format!("replace {}", target.display()))?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        drop(lock);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(id: &str, service: &str, created: i64) -> Sighting {
+        Sighting {
+            id: id.into(),
+            service: service.into(),
+            number: 1,
+            created,
+            journal: None,
+        }
+    }
+
+    #[test]
+    fn merge_adds_refreshes_coarsely_and_bounds_each_replica() {
+        let mut l = Ledger::default();
+        assert!(l.merge(&[seen("a", "web", 10), seen("b", "db", 5)], 100));
+        assert_eq!(l.containers[0].id, "b", "oldest first");
+        // Seen again soon: nothing to write.
+        assert!(!l.merge(&[seen("a", "web", 10)], 101));
+        assert!(l.merge(&[seen("a", "web", 10)], 100 + LAST_SEEN_STEP));
+        let learned = Sighting {
+            journal: Some(true),
+            ..seen("b", "db", 5)
+        };
+        assert!(l.merge(&[learned], 102));
+        assert_eq!(l.containers[0].journal, Some(true));
+        let many: Vec<Sighting> = (0..40)
+            .map(|i| seen(&format!("w{i}"), "web", 20 + i))
+            .collect();
+        assert!(l.merge(&many, 200));
+        let web: Vec<&Generation> = l.containers.iter().filter(|g| g.service == "web").collect();
+        assert_eq!(web.len(), KEEP_PER_REPLICA);
+        assert_eq!(web.last().unwrap().id, "w39");
+        assert!(l.containers.iter().any(|g| g.id == "b"), "db keeps its own");
+    }
+
+    #[tokio::test]
+    async fn saw_writes_only_what_is_new_and_reads_back() {
+        let dir = std::env::temp_dir().join(format!("hal-ledger-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let s = Store::new(dir.clone());
+        assert_eq!(s.ledger("m"), Ledger::default());
+        s.saw(vec![("m".into(), vec![seen("a", "web", 1)])])
+            .await
+            .unwrap();
+        let path = dir.join(DIR).join("m.json");
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        s.saw(vec![("m".into(), vec![seen("a", "web", 1)])])
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            written
+        );
+        assert_eq!(s.ledger("m").containers.len(), 1);
+        std::fs::write(&path, b"{not json").unwrap();
+        assert_eq!(s.ledger("m"), Ledger::default(), "a torn file reads empty");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
