@@ -263,9 +263,8 @@ impl Engine {
     /// its own (`/libpod/info`'s `host.logDriver`, containers.conf's
     /// `log_driver`) names it.
     pub(crate) async fn logging_driver(&self) -> anyhow::Result<Option<String>> {
-        if self.kind() == EngineKind::Podman
-            && let Some(wire) = &self.conn.wire
-        {
+        if self.kind() == EngineKind::Podman {
+            let wire = &self.conn.wire;
             #[derive(serde::Deserialize, Default)]
             #[serde(default)]
             struct Info {
