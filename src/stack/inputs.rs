@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use yaml_serde::Value;
 
+use crate::module::dotenv;
+
 /// The compose file names compose looks for, in its order of preference.
 pub(crate) const DEFAULT_FILES: [&str; 4] = [
     "compose.yaml",
@@ -95,8 +97,21 @@ fn at(file: &Path, line: Option<usize>) -> String {
 /// Reads `dir` as compose does when run there with no `-f`.
 pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     let dotenv_path = dir.join(".env");
+    // The variables `.env`'s values interpolate from the environment are inputs too.
+    let mut vars = BTreeMap::new();
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
-        Ok(text) => parse_dotenv(&text),
+        Ok(text) => {
+            let mut env = |name: &str| {
+                let v = std::env::var(name).ok();
+                vars.insert(name.to_string(), v.clone());
+                v
+            };
+            dotenv::parse(&text, &mut env).map_err(|e| InputError::Unreadable {
+                file: dotenv_path.clone(),
+                line: Some(e.line),
+                why: e.why,
+            })?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => {
             return Err(InputError::Unreadable {
@@ -108,7 +123,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     };
     let mut r = Reader {
         dotenv,
-        vars: BTreeMap::new(),
+        vars,
         files: Vec::new(),
         name: None,
         seen: Vec::new(),
@@ -119,11 +134,6 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     for v in COMPOSE_VARS {
         let value = r.lookup(v);
         r.vars.insert(v.to_string(), value);
-    }
-    // `.env` values may themselves name variables (`TAG=${BASE}`).
-    let values: Vec<String> = r.dotenv.values().cloned().collect();
-    for v in &values {
-        r.interpolate(v);
     }
     let compose_files = r.compose_files(dir, &dotenv_path)?;
     // Every default and override name present counts, not only the ones this
@@ -158,7 +168,8 @@ struct Reader {
 }
 
 impl Reader {
-    /// A variable as compose interpolates it: the environment, else `.env`.
+    /// A variable as compose interpolates it: the environment, else `.env`
+    /// (whose values are already interpolated, as compose reads them).
     fn lookup(&self, name: &str) -> Option<String> {
         std::env::var(name)
             .ok()
@@ -383,8 +394,6 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         _ => Vec::new(),
     }
 }
-
-pub(crate) use crate::module::compose_files::parse_dotenv;
 
 mod interpolate;
 #[cfg(test)]
