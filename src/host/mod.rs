@@ -55,6 +55,14 @@ pub(crate) enum Launch {
     Wait(Pending),
 }
 
+/// The unit as it is, when it is active already: a start of it starts nothing
+/// (as `systemctl start` of an active unit) and counts nothing. `None`: a
+/// start has work to do (inactive, failed, or on its way up or down).
+pub(crate) async fn already_active(init: &dyn Init, unit: &str) -> anyhow::Result<Option<Outcome>> {
+    let s = show_one(init, unit).await?;
+    Ok(matches!(s.activity, Activity::Active).then(|| outcome(&s)))
+}
+
 /// Asks the init to start the unit; a start job that fails is reported with
 /// the unit's result, exit status and last journal lines. With `wait`, the
 /// rest (staying active a moment) is [`wait`]'s, so that the caller can free
