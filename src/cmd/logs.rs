@@ -30,7 +30,8 @@ pub(crate) async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     crate::run::check_services(&ctx.node, &targets).await?;
     let window = window(&a)?;
     let sources = sources(ctx, &targets, window).await?;
-    access::check(ctx, &sources)?;
+    let (journal_only, elsewhere) = sources.journal_only();
+    access::check(ctx, journal_only, elsewhere)?;
     note_cut(ctx, &sources, window);
     let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
@@ -100,6 +101,27 @@ struct Sources {
 }
 
 impl Sources {
+    /// The modules read from the system journal alone (system units, stacks
+    /// whose history is there), and whether any source is read elsewhere.
+    fn journal_only(&self) -> (Vec<String>, bool) {
+        let (mut only, mut elsewhere) = (Vec::new(), !self.kept.is_empty());
+        for u in &self.units {
+            if u.in_system_journal {
+                only.push(u.source.module.clone());
+            } else {
+                elsewhere = true;
+            }
+        }
+        for t in &self.stacks {
+            if self.history.in_journal(&t.module.name) {
+                only.push(t.module.name.clone());
+            } else {
+                elsewhere = true;
+            }
+        }
+        (only, elsewhere)
+    }
+
     /// The widest label (the prefix column).
     fn width(&self) -> usize {
         self.containers

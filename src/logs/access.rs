@@ -78,7 +78,7 @@ mod tests {
         assert_eq!(readable_under(&[&d, Path::new("/nonexistent")]), Some(true));
         if !crate::util::sys::is_root() {
             // Root opens any file: the denial is seen only as someone else.
-            std::fs::set_permissions(m.join("system.journal"), PermissionsExt::from_mode(0))
+            std::fs::set_permissions(m.join("system.journal"), PermissionsExt::from_mode(0o000))
                 .unwrap();
             assert_eq!(readable_under(&[&d]), Some(false));
             std::fs::write(m.join("system@0001-0002.journal"), "").unwrap();

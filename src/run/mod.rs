@@ -310,7 +310,7 @@ async fn start_one(
     node.store.check_limit(&m.name, limit_of(node, m), force)?;
     desire(node, m, Desired::Up, warnings).await?;
     // Starting an active unit is a no-op for the init: free, as for a stack.
-    let launched = match active_unit(node, m).await? {
+    let launched = match host::already_active(&node.hosts, m).await? {
         Some(o) => Ok(Launched::Unchanged(o)),
         None => launch(node, progress, m, t.service.as_deref(), opts).await,
     };
@@ -319,14 +319,6 @@ async fn start_one(
         count(node, m, true, warnings).await?;
     }
     Ok((launched?, !unchanged))
-}
-
-/// A host module whose unit is active already, as it is (`None`: not a host module, or not active).
-async fn active_unit(node: &Node, m: &Module) -> anyhow::Result<Option<Outcome>> {
-    let Kind::Host { unit, scope } = &m.kind else {
-        return Ok(None);
-    };
-    host::already_active(&*node.hosts.init(*scope), unit).await
 }
 
 /// The stop verb on one target, wanted down first; with whether it was not already inactive.

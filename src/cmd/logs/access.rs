@@ -3,49 +3,31 @@
 
 use crate::cmd::ctx::Ctx;
 
-use super::Sources;
-
-/// Says which modules' lines this user cannot see (system units, and stacks
-/// whose history the journal keeps) when the system journal is closed to
-/// them: once on stderr when other lines can still be shown (the answer is
-/// partial; the exit stays 0), an error (exit 1) when none can.
-pub(super) fn check(ctx: &Ctx, sources: &Sources) -> anyhow::Result<()> {
-    let (blind, seen) = split(sources);
-    if blind.is_empty() || crate::logs::access::system_journal_readable() != Some(false) {
+/// Says which modules' lines this user cannot see when the system journal is
+/// closed to them: `journal_only`, the modules whose lines are there alone
+/// (system units, stacks whose history the journal keeps); `elsewhere`,
+/// whether any source is read from somewhere else (the engine, the user's
+/// own journal, hal's kept lines). Once on stderr when other lines can still
+/// be shown (the answer is partial; the exit stays 0), an error (exit 1) when
+/// none can.
+pub(super) fn check(
+    ctx: &Ctx,
+    mut journal_only: Vec<String>,
+    elsewhere: bool,
+) -> anyhow::Result<()> {
+    if journal_only.is_empty() || crate::logs::access::system_journal_readable() != Some(false) {
         return Ok(());
     }
+    journal_only.sort();
+    journal_only.dedup();
     let words = format!(
         "logs {}: {}",
-        blind.join(", "),
+        journal_only.join(", "),
         crate::logs::access::denied()
     );
-    if !seen {
+    if !elsewhere {
         anyhow::bail!(words);
     }
     ctx.ui.problem(&words);
     Ok(())
-}
-
-/// The modules read from the system journal alone, and whether any source
-/// is read elsewhere (the engine, a user's own journal, hal's kept lines).
-fn split(sources: &Sources) -> (Vec<String>, bool) {
-    let mut blind: Vec<String> = Vec::new();
-    let mut seen = !sources.kept.is_empty();
-    for u in &sources.units {
-        if u.in_system_journal {
-            blind.push(u.source.module.clone());
-        } else {
-            seen = true;
-        }
-    }
-    for t in &sources.stacks {
-        if sources.history.in_journal(&t.module.name) {
-            blind.push(t.module.name.clone());
-        } else {
-            seen = true;
-        }
-    }
-    blind.sort();
-    blind.dedup();
-    (blind, seen)
 }
