@@ -19,6 +19,8 @@ use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 use crate::util::when;
 
+mod access;
+
 /// How many lines may wait for the printer while following.
 const FOLLOW_BUFFER: usize = 1024;
 
@@ -28,6 +30,8 @@ pub(crate) async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     crate::run::check_services(&ctx.node, &targets).await?;
     let window = window(&a)?;
     let sources = sources(ctx, &targets, window).await?;
+    let (journal_only, elsewhere) = sources.journal_only();
+    access::check(ctx, journal_only, elsewhere)?;
     note_cut(ctx, &sources, window);
     let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
@@ -108,6 +112,27 @@ struct Sources {
 }
 
 impl Sources {
+    /// The modules read from the system journal alone (system units, stacks
+    /// whose history is there), and whether any source is read elsewhere.
+    fn journal_only(&self) -> (Vec<String>, bool) {
+        let (mut only, mut elsewhere) = (Vec::new(), !self.kept.is_empty());
+        for u in &self.units {
+            if u.in_system_journal {
+                only.push(u.source.module.clone());
+            } else {
+                elsewhere = true;
+            }
+        }
+        for t in &self.stacks {
+            if self.history.in_journal(&t.module.name) {
+                only.push(t.module.name.clone());
+            } else {
+                elsewhere = true;
+            }
+        }
+        (only, elsewhere)
+    }
+
     /// The widest label (the prefix column).
     fn width(&self) -> usize {
         self.containers
@@ -138,6 +163,7 @@ async fn sources(ctx: &Ctx, targets: &[Target], window: Window) -> anyhow::Resul
         .into_iter()
         .map(|u| UnitSource {
             init: ctx.node.hosts.init(u.scope),
+            in_system_journal: u.scope == crate::module::config::Scope::System,
             pid: u.pid,
             source: Source {
                 label: u.module.clone(),
@@ -297,6 +323,8 @@ fn after(lines: Lines, cutoff: Stamp) -> Lines {
 struct UnitSource {
     unit: String,
     init: std::sync::Arc<dyn crate::host::init::Init>,
+    /// A system unit: its lines are in the system journal.
+    in_system_journal: bool,
     /// The main process of its last run, whose lines the journal may have filed under no unit.
     pid: Option<u32>,
     source: Source,

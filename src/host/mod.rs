@@ -55,6 +55,18 @@ pub(crate) enum Launch {
     Wait(Pending),
 }
 
+/// A host module's unit as it is, when it is active already: a start of it
+/// starts nothing (as `systemctl start` of an active unit) and counts nothing.
+/// `None`: not a host module, or a start has work to do (inactive, failed, or
+/// on its way up or down).
+pub(crate) async fn already_active(hosts: &Hosts, m: &Module) -> anyhow::Result<Option<Outcome>> {
+    let Kind::Host { unit, scope } = &m.kind else {
+        return Ok(None);
+    };
+    let s = show_one(&*hosts.init(*scope), unit).await?;
+    Ok(matches!(s.activity, Activity::Active).then(|| outcome(&s)))
+}
+
 /// Asks the init to start the unit; a start job that fails is reported with
 /// the unit's result, exit status and last journal lines. With `wait`, the
 /// rest (staying active a moment) is [`wait`]'s, so that the caller can free

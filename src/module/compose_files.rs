@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::module::dotenv;
+
 /// The compose file names compose looks for, in its order of preference
 /// (discovery and the stack backend both read this one list).
 pub(crate) const COMPOSE_FILES: [&str; 4] = [
@@ -17,12 +19,19 @@ pub(crate) const COMPOSE_FILES: [&str; 4] = [
 /// The compose files `COMPOSE_FILE` names for a project run in `dir` (the
 /// environment, else the directory's `.env`), as compose finds a project
 /// with no default file: `None` when it names none, `Err` with the reason
-/// when `.env` cannot be read or a file it names is missing. Reads `.env`
-/// only: cheap enough for discovery and completion.
+/// when `.env` cannot be read (or compose would refuse it) or a file it
+/// names is missing. Reads `.env` only (interpolated as compose reads it):
+/// cheap enough for discovery and completion.
 pub(crate) fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
     let dotenv_path = dir.join(".env");
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
-        Ok(text) => parse_dotenv(&text),
+        Ok(text) => match dotenv::parse(&text, &mut |k| std::env::var(k).ok()) {
+            Ok(vars) => vars,
+            Err(e) => {
+                let at = dotenv_path.display();
+                return Some(Err(format!("{at}:{}: {}", e.line, e.why)));
+            }
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => {
             let why = crate::error::io_words(&e);
@@ -51,31 +60,4 @@ pub(crate) fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
         out.push(path);
     }
     (!out.is_empty()).then_some(Ok(out))
-}
-
-/// `KEY=VALUE` lines as compose reads `.env`: `#` comments, optional
-/// `export `, single or double quotes around the value.
-pub(crate) fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((k, v)) = line.split_once('=') else {
-            continue;
-        };
-        let v = v.trim();
-        let v = if v.len() >= 2
-            && ((v.starts_with('"') && v.ends_with('"'))
-                || (v.starts_with('\'') && v.ends_with('\'')))
-        {
-            &v[1..v.len() - 1]
-        } else {
-            v.split(" #").next().unwrap_or(v).trim_end()
-        };
-        out.insert(k.trim().to_string(), v.to_string());
-    }
-    out
 }

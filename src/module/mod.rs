@@ -4,6 +4,8 @@
 
 pub(crate) mod compose_files;
 pub(crate) mod config;
+pub(crate) mod dotenv;
+pub(crate) mod interpolate;
 pub(crate) mod inventory;
 pub mod keys;
 pub(crate) mod name;

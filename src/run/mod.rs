@@ -309,15 +309,16 @@ async fn start_one(
     stack::identity::refuse_start(&node.stacks, m).await?;
     node.store.check_limit(&m.name, limit_of(node, m), force)?;
     desire(node, m, Desired::Up, warnings).await?;
-    // Starting an active unit is a no-op for the init.
-    let active_unit = matches!(m.kind, Kind::Host { .. })
-        && status::state_now(node, t).await == Some(State::Active);
-    let launched = launch(node, progress, m, t.service.as_deref(), opts).await;
-    let changed = !active_unit && !matches!(launched, Ok(Launched::Unchanged(_)));
-    if !matches!(launched, Ok(Launched::Unchanged(_))) {
+    // Starting an active unit is a no-op for the init: free, as for a stack.
+    let launched = match host::already_active(&node.hosts, m).await? {
+        Some(o) => Ok(Launched::Unchanged(o)),
+        None => launch(node, progress, m, t.service.as_deref(), opts).await,
+    };
+    let unchanged = matches!(launched, Ok(Launched::Unchanged(_)));
+    if !unchanged {
         count(node, m, true, warnings).await?;
     }
-    Ok((launched?, changed))
+    Ok((launched?, !unchanged))
 }
 
 /// The stop verb on one target, wanted down first; with whether it was not already inactive.

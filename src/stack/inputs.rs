@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use yaml_serde::Value;
 
 use crate::module::compose_files::COMPOSE_FILES;
+use crate::module::dotenv;
 
 /// The override files compose adds to a default file, in its order of preference.
 pub(crate) const OVERRIDE_FILES: [&str; 4] = [
@@ -89,8 +90,21 @@ fn at(file: &Path, line: Option<usize>) -> String {
 /// Reads `dir` as compose does when run there with no `-f`.
 pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     let dotenv_path = dir.join(".env");
+    // The variables `.env`'s values interpolate from the environment are inputs too.
+    let mut vars = BTreeMap::new();
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
-        Ok(text) => parse_dotenv(&text),
+        Ok(text) => {
+            let mut env = |name: &str| {
+                let v = std::env::var(name).ok();
+                vars.insert(name.to_string(), v.clone());
+                v
+            };
+            dotenv::parse(&text, &mut env).map_err(|e| InputError::Unreadable {
+                file: dotenv_path.clone(),
+                line: Some(e.line),
+                why: e.why,
+            })?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => {
             return Err(InputError::Unreadable {
@@ -102,7 +116,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     };
     let mut r = Reader {
         dotenv,
-        vars: BTreeMap::new(),
+        vars,
         files: Vec::new(),
         name: None,
         seen: Vec::new(),
@@ -113,11 +127,6 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     for v in COMPOSE_VARS {
         let value = r.lookup(v);
         r.vars.insert(v.to_string(), value);
-    }
-    // `.env` values may themselves name variables (`TAG=${BASE}`).
-    let values: Vec<String> = r.dotenv.values().cloned().collect();
-    for v in &values {
-        r.interpolate(v);
     }
     let compose_files = r.compose_files(dir, &dotenv_path)?;
     // Every default and override name present counts, not only the ones this
@@ -152,7 +161,8 @@ struct Reader {
 }
 
 impl Reader {
-    /// A variable as compose interpolates it: the environment, else `.env`.
+    /// A variable as compose interpolates it: the environment, else `.env`
+    /// (whose values are already interpolated, as compose reads them).
     fn lookup(&self, name: &str) -> Option<String> {
         std::env::var(name)
             .ok()
@@ -377,8 +387,6 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         _ => Vec::new(),
     }
 }
-
-pub(crate) use crate::module::compose_files::parse_dotenv;
 
 mod interpolate;
 #[cfg(test)]

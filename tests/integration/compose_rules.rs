@@ -332,3 +332,67 @@ fn a_project_name_other_than_the_directory_is_shown() {
     );
     assert_ne!(doc.code, Some(0), "{doc}");
 }
+
+/// `COMPOSE_FILE=${COMPOSE_FILE:-…}` in `.env` (issue 33) reads as compose reads
+/// it: the module is a stack, both files start, an edit to the second goes through
+/// compose, and `COMPOSE_FILE` in hal's environment wins, as in compose.
+#[test]
+fn compose_file_in_dotenv_is_interpolated_as_compose_does() {
+    let Some(rig) = rig::engine() else { return };
+    roomy(&rig);
+    let m = rig.stack_file("cfdef", "app.yaml", stack().service("web").keeps_running());
+    let worker = |v: &str| {
+        stack()
+            .service("worker")
+            .keeps_running()
+            .environment("LEVEL", v)
+            .to_string()
+    };
+    rig.write(&m, "extra.yaml", &worker("1"));
+    rig.write(
+        &m,
+        ".env",
+        "# the files, unless the caller names them\nCOMPOSE_FILE=${COMPOSE_FILE:-app.yaml:extra.yaml}\n",
+    );
+    let list = hal(&rig).args(["--json", "module", "list"]).code(0);
+    let entry = list.json()["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == m.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (entry["kind"].as_str(), entry["valid"].as_bool()),
+        (Some("stack"), Some(true)),
+        "{list}"
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let wk = format!("{m}-worker-1");
+    assert!(inspect(&wk, "{{json .Config.Env}}").contains("LEVEL=1"));
+    rig::past_first_second(&m);
+    let same = hal(&rig).args(["--json", "module", "start", &m]).code(0);
+    assert_eq!(same.json()["modules"][0]["changed"], false, "{same}");
+
+    rig.write(&m, "extra.yaml", &worker("2"));
+    let edited = hal(&rig).args(["--json", "module", "start", &m]).code(0);
+    assert_eq!(edited.json()["modules"][0]["changed"], true, "{edited}");
+    let env = inspect(&wk, "{{json .Config.Env}}");
+    assert!(
+        env.contains("LEVEL=2"),
+        "extra.yaml edit not applied: {env}"
+    );
+
+    // Named by hal's environment, the files are those, for hal and compose alike.
+    hal(&rig).args(["module", "stop", &m]).code(0);
+    hal(&rig)
+        .env("COMPOSE_FILE", "app.yaml")
+        .args(["module", "start", &m])
+        .code(0);
+    assert_eq!(rig::containers(&m), [format!("{m}-web-1")]);
+    let st = hal(&rig)
+        .env("COMPOSE_FILE", "app.yaml")
+        .args(["--json", "module", "status", &m])
+        .code(0);
+    assert_eq!(st.state_of(&m), "active", "{st}");
+}

@@ -124,6 +124,49 @@ fn lifecycle_user_scope() {
     lifecycle(Scope::User);
 }
 
+/// A start of an active unit starts nothing and counts nothing, as `systemctl
+/// start` of it and as for a stack (issue 33); a restart still counts.
+#[test]
+fn starting_an_active_unit_is_free() {
+    let Some(s) = systemd::scene() else { return };
+    let unit = s.unit(Scope::System, "sleep", SLEEP);
+    s.config(&format!(
+        "{}restart = {{ burst = 2, interval = \"10m\" }}\n",
+        module("svc", &unit, Scope::System)
+    ));
+    let r = s.hal(&["--json", "module", "start", "svc"]);
+    r.expect(0);
+    assert_eq!(doc_of(&r, "svc")["changed"], true, "{r:#?}");
+    let before = main_pid(&s, Scope::System, &unit);
+    // Past `burst`: none of these counts, so none is refused.
+    for _ in 0..3 {
+        let r = s.hal(&["--json", "module", "start", "svc"]);
+        r.expect(0);
+        let d = doc_of(&r, "svc");
+        assert_eq!(
+            (d["changed"].as_bool(), d["state"].as_str()),
+            (Some(false), Some("active")),
+            "{r:#?}"
+        );
+    }
+    assert_eq!(
+        main_pid(&s, Scope::System, &unit),
+        before,
+        "a start restarted it"
+    );
+    let r = s.hal(&["--json", "status", "svc"]);
+    r.expect(0);
+    assert_eq!(doc_of(&r, "svc")["limit"]["used"], 1, "{r:#?}");
+    s.hal(&["module", "restart", "svc"]).expect(0);
+    let r = s.hal(&["--json", "status", "svc"]);
+    assert_eq!(
+        doc_of(&r, "svc")["limit"]["used"],
+        2,
+        "a restart counts: {r:#?}"
+    );
+    s.hal(&["module", "stop", "svc"]).expect(0);
+}
+
 fn failing(scope: Scope) {
     let Some(s) = systemd::scene() else { return };
     let unit = s.unit(scope, "fail", FAIL);

@@ -37,6 +37,7 @@ mod history;
 mod host_modules;
 mod identity;
 mod install;
+mod journal_access;
 mod limits;
 mod logs;
 mod logs_when;

@@ -271,25 +271,19 @@ impl Init for Systemd {
         use futures_util::stream::StreamExt;
         let args = journal_args(self.scope, unit, current_uid(), q);
         let cmd = command("journalctl", &args);
-        super::line_stream(
-            cmd,
-            format!("journalctl for {unit}"),
-            MAX_JSON_LINE,
-            parse_journal_line,
-        )
-        .map(|item| {
-            item.map_err(|e| {
-                let text = crate::error::OneLine(&e).to_string();
-                if text.contains("insufficient permissions") {
-                    anyhow::anyhow!(
-                        "{text}: reading this journal needs root or membership in the systemd-journal (or adm) group"
-                    )
-                } else {
-                    e
-                }
+        let label = format!("journalctl for {unit}");
+        super::line_stream(cmd, label.clone(), MAX_JSON_LINE, parse_journal_line)
+            .map(move |item| {
+                item.map_err(|e| {
+                    let text = crate::error::OneLine(&e).to_string();
+                    if text.contains("insufficient permissions") {
+                        anyhow::anyhow!("{label}: {}", crate::logs::access::denied())
+                    } else {
+                        e
+                    }
+                })
             })
-        })
-        .boxed()
+            .boxed()
     }
 }
 

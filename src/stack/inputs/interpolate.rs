@@ -1,8 +1,9 @@
-//! Compose's variable interpolation, as far as the change check needs it: the value a string reads as, and which variables it read.
+//! Compose's variable interpolation in the documents of a project, as far as the change check needs it: the value a string reads as, and which variables it read.
 
 use yaml_serde::Value;
 
 use super::Reader;
+use crate::module::interpolate::interpolate;
 
 impl Reader {
     /// Reads every string of a document (keys and values) as compose
@@ -24,51 +25,12 @@ impl Reader {
         }
     }
 
-    /// Compose's interpolation: `$VAR`, `${VAR}`, `${VAR:-default}`,
-    /// `${VAR-default}`, `$$`. Each variable read joins `vars`.
+    /// A string as compose interpolates it (`module::interpolate`), each
+    /// variable read joining `vars`. One compose refuses (`${X:?}` with `X`
+    /// unset, a malformed `${`) reads as written: compose says what is wrong
+    /// when it runs, and the variables read so far are inputs already.
     pub(super) fn interpolate(&mut self, s: &str) -> String {
-        let mut out = String::new();
-        let mut rest = s;
-        while let Some(i) = rest.find('$') {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 1..];
-            if let Some(r) = after.strip_prefix('$') {
-                out.push('$');
-                rest = r;
-            } else if let Some(r) = after.strip_prefix('{') {
-                let end = r.find('}').unwrap_or(r.len());
-                let expr = &r[..end];
-                let (name, default, colon) = match expr.find([':', '-', '?', '+']) {
-                    Some(j) => {
-                        let colon = expr[j..].starts_with(':');
-                        let op = if colon { &expr[j + 1..] } else { &expr[j..] };
-                        let default = op.strip_prefix('-').unwrap_or("");
-                        (&expr[..j], Some(default), colon)
-                    }
-                    None => (expr, None, false),
-                };
-                let value = self.var(name);
-                match (value, default) {
-                    (Some(v), Some(d)) if colon && v.is_empty() => out.push_str(d),
-                    (Some(v), _) => out.push_str(&v),
-                    (None, Some(d)) => out.push_str(d),
-                    (None, None) => {}
-                }
-                rest = r.get(end + 1..).unwrap_or("");
-            } else {
-                let len = after
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(after.len());
-                if len == 0 {
-                    out.push('$');
-                } else if let Some(v) = self.var(&after[..len]) {
-                    out.push_str(&v);
-                }
-                rest = &after[len..];
-            }
-        }
-        out.push_str(rest);
-        out
+        interpolate(s, &mut |name| self.var(name)).unwrap_or_else(|_| s.to_string())
     }
 
     fn var(&mut self, name: &str) -> Option<String> {

@@ -101,6 +101,37 @@ fn compose_file_in_dotenv_replaces_the_defaults() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Issue 33: `.env` values are interpolated as compose reads them; one compose refuses names its line.
+#[test]
+fn compose_file_in_dotenv_may_be_a_default_form() {
+    let d = tmp("cfdef");
+    put(&d, "one.yml", "services: {a: {image: x}}\n");
+    put(&d, "two.yml", "services: {b: {image: x}}\n");
+    put(
+        &d,
+        ".env",
+        "SEP=;\nCOMPOSE_PATH_SEPARATOR=${SEP}\nCOMPOSE_FILE=${HAL_T_UNSET_CF:-one.yml;two.yml}\n",
+    );
+    let i = read(&d).unwrap();
+    assert_eq!(rel(&d, &i.compose_files), ["one.yml", "two.yml"]);
+    assert_eq!(i.vars["COMPOSE_FILE"].as_deref(), Some("one.yml;two.yml"));
+    assert!(i.vars.contains_key("HAL_T_UNSET_CF"), "{:?}", i.vars);
+    put(
+        &d,
+        ".env",
+        "A=1\nCOMPOSE_FILE=${HAL_T_UNSET_CF:?say which}\n",
+    );
+    let e = read(&d).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:2: required variable HAL_T_UNSET_CF is missing a value: say which",
+            d.join(".env").display()
+        )
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn a_missing_env_file_or_include_names_file_and_line() {
     let d = tmp("miss");
@@ -126,15 +157,6 @@ fn a_missing_env_file_or_include_names_file_and_line() {
         Err(InputError::Unreadable { line: Some(_), .. })
     ));
     std::fs::remove_dir_all(&d).unwrap();
-}
-
-#[test]
-fn dotenv_reads_as_compose_does() {
-    let env = parse_dotenv("# c\nexport A=1\nB=\"two words\"\nC='x'\nD=plain # note\n\n");
-    assert_eq!(env["A"], "1");
-    assert_eq!(env["B"], "two words");
-    assert_eq!(env["C"], "x");
-    assert_eq!(env["D"], "plain");
 }
 
 #[test]
