@@ -2,6 +2,7 @@
 
 pub(crate) mod complete;
 pub(crate) mod parse;
+mod update;
 
 use std::path::PathBuf;
 
@@ -11,6 +12,9 @@ use clap_complete::engine::ArgValueCompleter;
 use clap_complete::env::CompleteEnv;
 
 use crate::module::config::PullPolicy;
+
+use update::UPDATE_EXAMPLES;
+pub(crate) use update::UpdateArgs;
 
 /// Answers a completion request (`HAL_COMPLETE` set in the environment) and exits;
 /// returns at once otherwise. Call it first thing in `main`.
@@ -29,7 +33,7 @@ Exit codes:
   2  usage error, bad config or name, a bad endpoint, context or TLS setting (every
      command, status included), another directory's project of the module's name
      (start, stop), or a confirmation was needed with no terminal and no --yes
-  3  status: at least one module is not active
+  3  status: at least one module is not active; update --check: an update is available
   4  no such module (or service, or a pattern that matches none)
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)
   6  the engine is unreachable (Docker daemon, or the init/user bus)
@@ -122,11 +126,11 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed (each is also a command of its own: `hal start` is `hal module start`).
+    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed, update (each is also a command of its own: `hal start` is `hal module start`).
     #[command(subcommand)]
     Module(ModuleCommand),
 
-    /// `hal start|stop|restart|status|logs|list|rescue|reset-failed`: each
+    /// `hal start|stop|restart|status|logs|list|rescue|reset-failed|update`: each
     /// `hal module` verb is a command of its own too, declared once here.
     #[command(flatten)]
     Verb(ModuleCommand),
@@ -220,6 +224,10 @@ pub enum ModuleCommand {
         after_help = "Examples:\n  hal reset-failed web\n  hal module reset-failed 'mail*'"
     )]
     ResetFailed(ResetArgs),
+
+    /// Pull modules' images and recreate the services whose image changed; roll back what is not active in time.
+    #[command(after_help = UPDATE_EXAMPLES)]
+    Update(UpdateArgs),
 }
 
 /// Which modules a verb acts on.
@@ -458,7 +466,7 @@ pub(crate) fn yes_or_no(s: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     crate::util::duration::parse(s).map_err(|e| e.to_string())
 }
 

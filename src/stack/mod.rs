@@ -23,6 +23,7 @@ pub(crate) mod project_name;
 pub(crate) mod pull;
 pub(crate) mod repair;
 pub(crate) mod start_order;
+pub(crate) mod update;
 
 use std::path::Path;
 use std::time::Duration;
@@ -75,6 +76,8 @@ pub(crate) struct Pending {
     /// The module's containers as just listed (empty: list them first).
     containers: Vec<Listed>,
     warnings: Vec<String>,
+    /// Set when the launch moved services onto new images: a wait that fails rolls them back.
+    rollback: Option<Box<update::Rollback>>,
 }
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -128,17 +131,14 @@ async fn launch_within(
     {
         return Ok(launch);
     }
-    let warnings = through_compose(env, engine, stack, settings, opts, digest, known).await?;
+    let (warnings, rollback) =
+        through_compose(env, engine, stack, settings, opts, digest, known).await?;
     if !opts.wait {
         return no_wait(engine, stack, warnings).await;
     }
-    Ok(Launch::Wait(Box::new(Pending::new(
-        engine,
-        stack,
-        bound,
-        Vec::new(),
-        warnings,
-    ))))
+    let mut pending = Pending::new(engine, stack, bound, Vec::new(), warnings);
+    pending.rollback = rollback;
+    Ok(Launch::Wait(Box::new(pending)))
 }
 
 impl Pending {
@@ -156,6 +156,7 @@ impl Pending {
             bound,
             containers,
             warnings,
+            rollback: None,
         }
     }
 }
@@ -199,7 +200,8 @@ async fn fast(
     )))))
 }
 
-/// Pulls through the Engine API, then `compose up`; returns the pull's warnings.
+/// Pulls through the Engine API, then `compose up`; returns the pull's
+/// warnings, and the rollback of the services the pull moved onto new images.
 async fn through_compose(
     env: Env<'_>,
     engine: &Engine,
@@ -208,7 +210,7 @@ async fn through_compose(
     opts: &StartOpts,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<(Vec<String>, Option<Box<update::Rollback>>)> {
     let name = stack.name;
     let policy = opts.pull.unwrap_or(settings.pull);
     let compose = env.stacks.compose().await?;
@@ -224,6 +226,7 @@ async fn through_compose(
         _ => compose.images(&project, endpoint).await?,
     };
     let wanted = only(images.clone(), stack.service);
+    let gate = update::Gate::before(engine, name, &wanted, true).await?;
     let warnings = crate::stack::pull::pull(
         engine,
         env.progress,
@@ -241,6 +244,31 @@ async fn through_compose(
     }
     // compose may recreate a failed container (its files changed): keep its last words first.
     crate::stack::evidence::keep(engine, env.store, name, stack.service).await?;
+    // A service the pull moved onto a new image goes through the update's gate.
+    let swaps = gate.after(engine).await?;
+    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    let rollback = match swaps.is_empty() || !opts.wait {
+        true => None,
+        false => Some(Box::new(
+            update::Rollback::keep(env, stack, swaps, timeout).await?,
+        )),
+    };
+    match (up(env, &compose, stack, digest, images).await, rollback) {
+        (Ok(()), rollback) => Ok((warnings, rollback)),
+        (Err(e), Some(r)) => Err(r.roll_back(env.progress, engine, e).await),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// `compose up` of the stack (or of its one service), its images pulled.
+async fn up(
+    env: Env<'_>,
+    compose: &crate::stack::compose::Compose,
+    stack: &Stack<'_>,
+    digest: Option<String>,
+    images: Vec<ServiceImage>,
+) -> anyhow::Result<()> {
+    let (name, project, endpoint) = (stack.name, stack.project(), env.stacks.endpoint()?);
     match stack.service {
         None => {
             env.progress.step(name, "starting");
@@ -258,7 +286,7 @@ async fn through_compose(
                 .await?;
         }
     }
-    Ok(warnings)
+    Ok(())
 }
 
 /// `--no-wait`: the state the containers are in right after compose.
@@ -384,7 +412,25 @@ fn remembered(
 /// process creates any while hal waits, and a list call costs the engine
 /// several inspects when many modules start at once. One that went away makes
 /// the next poll list again.
-pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+///
+/// When the launch moved services onto new images, a wait that fails rolls
+/// them back (`update.rs`), and one that succeeds clears an old rollback.
+pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Outcome> {
+    let Some(rollback) = p.rollback.take() else {
+        return wait_active(progress, p).await;
+    };
+    let engine = p.engine.clone();
+    match wait_active(progress, p).await {
+        Ok(mut o) => {
+            o.warnings.extend(rollback.passed().await);
+            Ok(o)
+        }
+        Err(e) => Err(rollback.roll_back(progress, &engine, e).await),
+    }
+}
+
+/// [`wait`] with no gate.
+async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
     let Pending {
         engine,
         name,
@@ -392,6 +438,7 @@ pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<
         bound,
         mut containers,
         warnings,
+        rollback: _,
     } = p;
     let name = name.as_str();
     let service = service.as_deref();

@@ -190,6 +190,7 @@ pub(crate) async fn apply(
         bound,
         containers,
         warnings,
+        rollback: None,
     })
 }
 

@@ -1,0 +1,83 @@
+//! The gate's first half: each service's image before a pull and after it, so that what recreates a service onto a new image knows the image to go back to.
+
+use crate::module::ServiceImage;
+use crate::stack::engine::{Engine, ImageFacts};
+use crate::stack::update::Swap;
+
+/// Each service's image id before a pull.
+pub(crate) struct Gate {
+    before: Vec<(String, String, Option<String>)>,
+}
+
+impl Gate {
+    /// Reads, before the pull, the image each service's containers run; where
+    /// a service has none and `local` is set (a start), the image its
+    /// reference names locally. One list call, an inspect per image.
+    pub(crate) async fn before(
+        engine: &Engine,
+        project: &str,
+        images: &[ServiceImage],
+        local: bool,
+    ) -> anyhow::Result<Gate> {
+        let list = engine.compose_containers(Some(project)).await?;
+        let mut before = Vec::new();
+        for s in super::pullable(images) {
+            let image = s.image.clone().unwrap_or_default();
+            let running = list
+                .iter()
+                .filter(|c| !c.is_oneoff() && c.service() == Some(s.service.as_str()))
+                .find_map(|c| c.image_id.clone());
+            let id = match running {
+                Some(id) => Some(id),
+                None if local => engine.image_id(&image).await?,
+                None => None,
+            };
+            before.push((s.service.clone(), image, id));
+        }
+        Ok(Gate { before })
+    }
+
+    /// After the pull: the services whose reference now names another image
+    /// than the one they ran (a service with nothing before has nothing to go back to).
+    pub(crate) async fn after(self, engine: &Engine) -> anyhow::Result<Vec<Swap>> {
+        let mut swaps = Vec::new();
+        for (service, image, previous) in self.before {
+            let Some(previous) = previous else { continue };
+            let Some(new) = engine.image_id(&image).await? else {
+                continue;
+            };
+            if new != previous {
+                swaps.push(Swap {
+                    service,
+                    image,
+                    previous,
+                    new,
+                });
+            }
+        }
+        Ok(swaps)
+    }
+}
+
+/// How an image is named in a report: its digest in the reference's
+/// repository (`sha256:…`), else any repository digest, else its id.
+pub(crate) fn digest_of(facts: &ImageFacts, image: &str) -> String {
+    let (repo, _) = crate::stack::pull::split_ref(image);
+    let digest = |d: &String| d.split_once('@').map(|(_, x)| x.to_string());
+    facts
+        .repo_digests
+        .iter()
+        .find(|d| d.split_once('@').is_some_and(|(r, _)| r == repo))
+        .or_else(|| facts.repo_digests.first())
+        .and_then(digest)
+        .unwrap_or_else(|| facts.id.clone())
+}
+
+/// [`digest_of`] for an image id (`None` when the image is gone).
+pub(crate) async fn digest_of_id(
+    engine: &Engine,
+    id: &str,
+    image: &str,
+) -> anyhow::Result<Option<String>> {
+    Ok(engine.image_facts(id).await?.map(|f| digest_of(&f, image)))
+}
