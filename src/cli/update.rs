@@ -1,32 +1,4 @@
-//! `hal update`'s arguments: which modules, `--check`, and how a run over many of them goes.
-
-use clap::Args;
-
-use crate::cli::Targets;
-
-/// What `update` takes. Its `--jobs` default is 1: one module at a time, so
-/// that `--max-failures` stops a bad image before it reaches the next module.
-#[derive(Debug, Args)]
-pub struct UpdateArgs {
-    #[command(flatten)]
-    pub targets: Targets,
-
-    /// Ask each image's registry for its digest now, pull nothing, and list what would change (exit 3 when some update is available, 0 when none).
-    #[arg(long, visible_alias = "dry-run")]
-    pub check: bool,
-
-    /// Stop starting updates after N modules failed to update (were rolled back, or could not pull) [default: 1].
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_failures: u32,
-
-    /// Update even if the module's start limit is hit (the update still counts as a start).
-    #[arg(long)]
-    pub force: bool,
-
-    /// How long each updated module has to become active, healthchecks included, before it is rolled back, e.g. 90s or 5m [default: 120s, or the config's timeout].
-    #[arg(long, value_name = "DUR", value_parser = super::parse_duration)]
-    pub timeout: Option<std::time::Duration>,
-}
+//! `hal update`'s long help: what an update does, under its examples.
 
 /// `update`'s examples and what it does, under its help.
 pub(crate) const UPDATE_EXAMPLES: &str = "Examples:
