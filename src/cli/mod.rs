@@ -2,7 +2,6 @@
 
 pub(crate) mod complete;
 pub(crate) mod parse;
-mod update;
 mod values;
 
 use std::path::PathBuf;
@@ -14,7 +13,6 @@ use clap_complete::env::CompleteEnv;
 
 use crate::module::config::PullPolicy;
 
-use update::UPDATE_EXAMPLES;
 pub(crate) use values::yes_or_no;
 use values::{parse_duration, pull_policy};
 
@@ -228,7 +226,29 @@ pub enum ModuleCommand {
     ResetFailed(ResetArgs),
 
     /// Pull modules' images and recreate the services whose image changed; roll back what is not active in time.
-    #[command(after_help = UPDATE_EXAMPLES)]
+    ///
+    /// Each service's image is pulled through the Engine API (a failed pull keeps the present
+    /// image, with a warning; an absent image that cannot be pulled fails the module) and compared
+    /// with what its containers run. Only the services whose image changed are recreated (`compose
+    /// up -d --no-deps --force-recreate --pull never SERVICE...`, compose's order); their siblings
+    /// keep their containers. The image each ran before keeps a hal-owned tag,
+    /// `hal-previous/MODULE:SERVICE`, so no prune removes it; the tag moves at the next update. If
+    /// the module is not active within --timeout (healthchecks included), each service's reference
+    /// is pointed back at its previous image and the service recreated: the verb says `rolled back:
+    /// MODULE/SERVICE (new image ...)` and exits 1, the failed container's exit code and last lines
+    /// are kept as for a failed start, and status names the rollback until the next update or
+    /// reset-failed. A start or restart whose pull brings a new image goes through the same gate
+    /// (not with --no-wait); a later start pulls a bad image again and rolls it back again.
+    ///
+    /// Modules are updated one at a time (--jobs widens it), in `after` order; after
+    /// --max-failures failed updates the rest are skipped. An update that recreates something
+    /// counts as one start against the module's limit (exit 5 at the limit, --force); one that
+    /// changes nothing counts nothing; the rollback counts nothing more. Host units have nothing to
+    /// pull. Exit: 0, 1 when an update failed or was rolled back, 3 under --check when an update is
+    /// available.
+    #[command(
+        after_help = "Examples:\n  hal update web\n  hal update --check --all\n  hal module update --all --jobs 2 --max-failures 3\n  hal update --json web | jq '.modules[0].rolled_back'"
+    )]
     Update(UpdateArgs),
 }
 
