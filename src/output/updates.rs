@@ -121,18 +121,18 @@ pub(crate) fn end(ui: &Ui, reports: &[UpdateReport], took: Duration) {
     if reports.len() > 1 {
         ui.show(&Modules::new(&docs));
         let count = |f: fn(&UpdateReport) -> bool| reports.iter().filter(|r| f(r)).count();
-        let updated = count(|r| r.report.changed);
-        let rolled = count(|r| r.rolled_back);
-        let skipped = count(|r| r.skipped);
-        ui.note(&format!(
-            "{} {updated} of {} modules in {:.1}s ({rolled} rolled back, {skipped} skipped)",
-            if reports.iter().any(|r| r.available.is_some()) {
-                "checked; would update"
-            } else {
-                "updated"
-            },
-            reports.len(),
-            took.as_secs_f64()
-        ));
+        let (n, took) = (reports.len(), took.as_secs_f64());
+        let line = if reports.iter().any(|r| r.available.is_some()) {
+            let available = count(|r| r.available == Some(true));
+            format!("checked {n} modules in {took:.1}s: {available} with an update available")
+        } else {
+            let updated = count(|r| r.report.changed);
+            let rolled = count(|r| r.rolled_back);
+            let skipped = count(|r| r.skipped);
+            format!(
+                "updated {updated} of {n} modules in {took:.1}s ({rolled} rolled back, {skipped} skipped)"
+            )
+        };
+        ui.note(&line);
     }
 }

@@ -226,7 +226,18 @@ async fn one(
     let pulled = crate::stack::update::pull(env, &stack, &settings).await?;
     extra.images = pulled.images.clone();
     if !pulled.changed() {
-        // Nothing changed: nothing is recreated, nothing counts.
+        // Nothing changed: nothing is recreated, nothing counts. Every image
+        // pulled and none new: an old rollback no longer describes the module.
+        if pulled.warnings.is_empty() {
+            let name = m.name.clone();
+            node.store
+                .update(move |s| {
+                    if let Some(r) = s.modules.get_mut(&name) {
+                        r.rollback = None;
+                    }
+                })
+                .await?;
+        }
         return now(node, m, pulled.warnings).await;
     }
     let mut warnings = Vec::new();

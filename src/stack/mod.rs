@@ -254,7 +254,7 @@ async fn through_compose(
     let rollback = match swaps.is_empty() || !opts.wait {
         true => None,
         false => Some(Box::new(
-            rollback::Rollback::keep(env, name, stack.dir, swaps, timeout).await?,
+            rollback::Rollback::keep(env, name, stack.dir, stack.service, swaps, timeout).await?,
         )),
     };
     match (up(env, &compose, stack, digest, images).await, rollback) {
@@ -382,11 +382,12 @@ pub(crate) async fn roll_back(
     e: anyhow::Error,
 ) -> anyhow::Error {
     let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
+    let service = r.service().map(str::to_string);
     let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
         let stack = Stack {
             name: &name,
             dir: &dir,
-            service: None,
+            service: service.as_deref(),
         };
         let p = Pending::new(engine, &stack, bound, Vec::new(), Vec::new());
         Box::pin(async move { wait_active(progress, p).await.map(drop) })

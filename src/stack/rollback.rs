@@ -31,6 +31,8 @@ pub(crate) struct Rollback {
     store: Store,
     name: String,
     dir: PathBuf,
+    /// The one service a `MODULE/SERVICE` start moved (its wait is of it alone).
+    service: Option<String>,
     swaps: Vec<Swap>,
     timeout: Duration,
 }
@@ -66,6 +68,7 @@ impl Rollback {
         env: Env<'_>,
         module: &str,
         dir: &Path,
+        service: Option<&str>,
         swaps: Vec<Swap>,
         timeout: Duration,
     ) -> anyhow::Result<Rollback> {
@@ -91,6 +94,7 @@ impl Rollback {
             store: env.store.clone(),
             name: module.to_string(),
             dir: dir.to_path_buf(),
+            service: service.map(str::to_string),
             swaps,
             timeout,
         })
@@ -104,6 +108,11 @@ impl Rollback {
     /// The module's directory.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The one service it is about, when a `MODULE/SERVICE` start made it.
+    pub(crate) fn service(&self) -> Option<&str> {
+        self.service.as_deref()
     }
 
     /// The services it would put back, in the order compose was given them.

@@ -102,7 +102,7 @@ pub(crate) async fn recreate(
 ) -> anyhow::Result<crate::stack::Pending> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
-    let plan = Rollback::keep(env, stack.name, stack.dir, pulled.swaps, timeout).await?;
+    let plan = Rollback::keep(env, stack.name, stack.dir, None, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
     crate::stack::evidence::keep(&engine, env.store, stack.name, None).await?;
     let services: Vec<&str> = plan.services();

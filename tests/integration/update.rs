@@ -208,7 +208,7 @@ fn an_unhealthy_image_is_rolled_back_then_a_good_one_applied() {
     hal(&rig).args(["start", "--pull", "always", &m]).code(0);
     let v2 = repo.publish("unhealthy");
     let run = hal(&rig)
-        .args(["--json", "update", "--timeout", "8s", &m])
+        .args(["--json", "update", "--timeout", "15s", &m])
         .within(Duration::from_secs(90))
         .code(1);
     let doc = &run.json()["modules"][0];
@@ -218,7 +218,7 @@ fn an_unhealthy_image_is_rolled_back_then_a_good_one_applied() {
         doc["reason"]
             .as_str()
             .unwrap()
-            .contains("new image not active after 8s"),
+            .contains("new image not active after 15s"),
         "{run}"
     );
     assert!(
