@@ -116,3 +116,46 @@ pub(crate) fn pullable(images: &[ServiceImage]) -> impl Iterator<Item = &Service
         .iter()
         .filter(|s| !s.build && s.image.as_deref().is_some_and(|i| !i.contains('@')))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_is_named_by_its_digest_in_the_reference_s_repository() {
+        let facts = ImageFacts {
+            id: "sha256:1d".into(),
+            repo_digests: vec![
+                "other/x@sha256:aa".into(),
+                "127.0.0.1:5000/hal/web@sha256:bb".into(),
+            ],
+        };
+        assert_eq!(digest_of(&facts, "127.0.0.1:5000/hal/web:v2"), "sha256:bb");
+        assert_eq!(digest_of(&facts, "busybox"), "sha256:aa");
+        let built = ImageFacts {
+            id: "sha256:1d".into(),
+            repo_digests: Vec::new(),
+        };
+        assert_eq!(digest_of(&built, "web"), "sha256:1d");
+    }
+
+    #[test]
+    fn only_tagged_images_hal_pulls_are_compared() {
+        let s = |service: &str, image: Option<&str>, build: bool| ServiceImage {
+            service: service.into(),
+            image: image.map(str::to_string),
+            build,
+            gated: false,
+            replicas: 1,
+            after: Vec::new(),
+        };
+        let images = [
+            s("web", Some("web:1"), false),
+            s("built", Some("built:1"), true),
+            s("pinned", Some("db@sha256:00"), false),
+            s("none", None, false),
+        ];
+        let names: Vec<&str> = pullable(&images).map(|s| s.service.as_str()).collect();
+        assert_eq!(names, ["web"]);
+    }
+}

@@ -308,4 +308,37 @@ mod tests {
         r.after(Ended::Stopped(None), 13);
         assert!(r.failure.is_none() && r.stopped.is_empty());
     }
+
+    #[test]
+    fn a_rollback_record_round_trips_and_an_old_file_has_none() {
+        let old = parse_state("{\"schema\":1,\"modules\":{\"web\":{\"starts\":[]}}}").unwrap();
+        let web = &old.modules["web"];
+        assert!(web.rollback.is_none() && web.rollbacks == 0 && web.previous.is_empty());
+        let rec = ModuleRecord {
+            rollback: Some(RollbackRecord {
+                at: 5,
+                reason: "new image did not start: service api exited with code 1".into(),
+                services: vec![RolledBackService {
+                    service: "api".into(),
+                    image: "r/api:latest".into(),
+                    failed: "sha256:2".into(),
+                    restored: "sha256:1".into(),
+                }],
+                restored: true,
+            }),
+            rollbacks: 2,
+            previous: [("api".to_string(), "sha256:1".to_string())].into(),
+            ..ModuleRecord::default()
+        };
+        let mut file = StateFile::default();
+        file.modules.insert("web".into(), rec);
+        let text = serde_json::to_string(&file).unwrap();
+        assert_eq!(parse_state(&text).unwrap(), file);
+        // Empty fields stay out of the file.
+        let empty = serde_json::to_string(&ModuleRecord::default()).unwrap();
+        assert!(
+            !empty.contains("rollback") && !empty.contains("previous"),
+            "{empty}"
+        );
+    }
 }
