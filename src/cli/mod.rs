@@ -241,9 +241,9 @@ pub enum ModuleCommand {
     /// (not with --no-wait); a later start pulls a bad image again and rolls it back again.
     ///
     /// Modules are updated one at a time (--jobs widens it), in `after` order; after
-    /// --max-failures failed updates the rest are skipped. An update that recreates something
-    /// counts as one start against the module's limit (exit 5 at the limit, --force); one that
-    /// changes nothing counts nothing; the rollback counts nothing more. Host units have nothing to
+    /// --max-failures failed updates the rest are skipped. At the module's start limit an update
+    /// is refused before anything is pulled (exit 5, --force), as a start is; it counts as one
+    /// start only when it recreates something, and the rollback counts nothing more. Host units have nothing to
     /// pull. Exit: 0, 1 when an update failed or was rolled back, 3 under --check when an update is
     /// available.
     #[command(

@@ -223,6 +223,10 @@ async fn one(
         return now(node, m, warnings).await;
     }
     let settings = node.config.settings(&m.name);
+    // Refused at the limit before anything is pulled, as a start is; counted
+    // below only when something is recreated.
+    node.store
+        .check_limit(&m.name, settings.limit, opts.force)?;
     let pulled = crate::stack::update::pull(env, &stack, &settings).await?;
     extra.images = pulled.images.clone();
     if !pulled.changed() {

@@ -441,3 +441,39 @@ fn a_restart_that_pulls_a_broken_image_rolls_back() {
     assert_eq!(st.state_of(&m), "active", "{st}");
     assert!(reason(&rig, &m).contains("rolled back app"), "{st}");
 }
+
+#[test]
+fn an_update_counts_as_a_start_only_when_it_recreates() {
+    let Some(rig) = with_registry() else { return };
+    rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 2, interval = \"10m\" }\n");
+    let repo = Repo::new(&rig, "limit");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "limit", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    let used = || {
+        let st = hal(&rig).args(["--json", "status", &m]).run();
+        st.json()["modules"][0]["limit"]["used"].as_u64().unwrap()
+    };
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    assert_eq!(used(), 1);
+    // An update that changes nothing counts nothing.
+    let run = hal(&rig).args(["update", &m]).code(0);
+    assert!(run.stdout.contains(&format!("{m}: up to date")), "{run}");
+    assert_eq!(used(), 1, "{run}");
+    // One that recreates counts one start.
+    let v2 = repo.publish("good");
+    hal(&rig).args(["update", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v2);
+    assert_eq!(used(), 2);
+    // At the limit it is refused before anything is pulled or recreated.
+    let v3 = repo.publish("good");
+    let before = running(&m, "app");
+    let run = hal(&rig).args(["update", &m]).code(5);
+    assert!(run.stderr.contains("start limit hit"), "{run}");
+    assert_eq!(running(&m, "app"), before, "recreated at the limit: {run}");
+    assert!(local_id(&v3).is_none(), "pulled at the limit: {run}");
+    // --force updates, as for start.
+    hal(&rig).args(["update", "--force", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v3);
+    assert_ne!(v1, v3);
+}
