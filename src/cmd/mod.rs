@@ -12,6 +12,7 @@ pub(crate) mod plan;
 pub(crate) mod rescue;
 pub(crate) mod reset_failed;
 pub(crate) mod status;
+pub(crate) mod update;
 pub(crate) mod watch;
 
 use crate::cli::{Command, ModuleCommand};
@@ -40,5 +41,6 @@ async fn module_verb(ctx: &Ctx, verb: ModuleCommand) -> anyhow::Result<Exit> {
         ModuleCommand::Logs(a) => logs::run(ctx, a).await,
         ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
         ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
+        ModuleCommand::Update(a) => update::run(ctx, a).await,
     }
 }

@@ -112,7 +112,11 @@ pub(crate) fn adopt_report<'a>(
 }
 
 /// A borderless table: `header`, then `rows`, each line trimmed.
-fn grid(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>, color: bool) -> String {
+pub(crate) fn grid(
+    header: &[&str],
+    rows: impl IntoIterator<Item = Vec<Cell>>,
+    color: bool,
+) -> String {
     let mut t = table(color);
     t.set_header(header.to_vec());
     for row in rows {

@@ -33,6 +33,11 @@ pub(super) fn of_start(
     match result {
         Ok(_) if by_supervisor => Some(Ended::Repaired),
         Ok(_) => Some(Ended::Started(service)),
+        // A pulled image that failed its start, rolled back and active again: not failed
+        // (status names the rollback from its own record).
+        Err(e) if crate::stack::update::RolledBack::of(e).is_some_and(|r| r.restored) => {
+            Some(Ended::Repaired)
+        }
         // Refused by the start limit, or left alone: nothing was started, nothing failed.
         Err(e) if exit_of(e) == Exit::Refused => None,
         Err(e) if e.chain().any(|c| c.is::<LeftAlone>()) => None,

@@ -6,6 +6,7 @@ pub(crate) mod node;
 mod report;
 mod settle;
 pub(crate) mod status;
+pub(crate) mod update;
 pub(crate) mod would;
 
 use std::time::{Duration, Instant};
@@ -387,7 +388,7 @@ fn starter(verb: &Verb) -> Option<ended::Starter> {
 }
 
 /// The supervisor acts only on a module still wanted up once its lock is taken.
-fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
+pub(super) fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
     let (state, _) = node.store.read();
     let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
     if wanted != Some(Desired::Up) {
@@ -396,7 +397,7 @@ fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
+pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     match &m.kind {
         Kind::Stack { .. } => node.stacks.engine().await.map(drop).map_err(Into::into),
         Kind::Host { scope, .. } => host::reachable(&*node.hosts.init(*scope)).map_err(Into::into),
@@ -404,7 +405,7 @@ async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     }
 }
 
-async fn count(
+pub(super) async fn count(
     node: &Node,
     m: &Module,
     force: bool,

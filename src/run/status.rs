@@ -328,6 +328,20 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
             None => held,
         });
     }
+    // A rolled-back update, until the next update or `reset-failed`.
+    if let Some(r) = &rec.rollback {
+        let services: Vec<&str> = r.services.iter().map(|s| s.service.as_str()).collect();
+        let at = crate::state::records::stamp_of_ms(r.at).clock();
+        let back = format!(
+            "rolled back {} at {at} UTC ({})",
+            services.join(", "),
+            r.reason
+        );
+        s.reason = Some(match s.reason.take() {
+            Some(x) => format!("{x}; {back}"),
+            None => back,
+        });
+    }
     if let Some(w) = rec.pull_warning {
         s.reason = Some(match s.reason.take() {
             Some(r) => format!("{r}; {w}"),

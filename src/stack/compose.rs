@@ -130,6 +130,20 @@ impl Compose {
         pull: Option<&str>,
         fresh: Fresh,
     ) -> anyhow::Result<()> {
+        self.up_services(project, endpoint, &[service], pull, fresh)
+            .await
+    }
+
+    /// `up -d --no-deps SERVICE...`: [`Compose::up_service`] for several
+    /// services in one compose run (compose orders them by their dependencies).
+    pub(crate) async fn up_services(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+        services: &[&str],
+        pull: Option<&str>,
+        fresh: Fresh,
+    ) -> anyhow::Result<()> {
         let mut args = vec!["up", "-d", "--no-deps"];
         if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
             args.extend(["--pull", p]);
@@ -137,13 +151,15 @@ impl Compose {
         if fresh == Fresh::Always {
             args.push("--force-recreate");
         }
-        // The name was checked (it starts with a letter or digit), so it
-        // cannot read as a flag; v1's parser takes no `--`.
-        args.push(service);
+        // v1's parser takes no `--`: a name that reads as a flag is refused.
+        if let Some(s) = services.iter().find(|s| s.starts_with('-')) {
+            anyhow::bail!("compose up {s}: a service name starting with `-` reads as a flag");
+        }
+        args.extend(services);
         self.run(project, endpoint, &args)
             .await
             .map(drop)
-            .with_context(|| format!("compose up {service}"))
+            .with_context(|| format!("compose up {}", services.join(" ")))
     }
 
     /// `stop [-t N] SERVICE` then `rm -f SERVICE`: one service's containers

@@ -3,6 +3,7 @@
 mod answers;
 mod connect;
 mod control;
+pub(crate) mod images;
 mod model;
 mod probe;
 mod tls;

@@ -13,6 +13,7 @@ pub(crate) mod env;
 pub(crate) mod evidence;
 pub(crate) mod facts;
 pub(crate) mod fastpath;
+pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod identity;
 pub(crate) mod inputs;
@@ -24,7 +25,10 @@ pub(crate) mod project_name;
 pub(crate) mod pull;
 pub(crate) mod repair;
 pub(crate) mod seen;
+pub(crate) mod rollback;
+mod services;
 pub(crate) mod start_order;
+pub(crate) mod update;
 
 use std::path::Path;
 use std::time::Duration;
@@ -43,6 +47,7 @@ use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
 pub(crate) use node::{NodeFacts, node_facts, running_projects};
+pub(crate) use services::check_service;
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -80,6 +85,8 @@ pub(crate) struct Pending {
     /// Where the module's containers are recorded once the wait is over (`state::ledger`).
     /// (Boxed: a runner's `Launched` carries a `Pending` by value.)
     store: Box<crate::state::Store>,
+    /// Set when the launch moved services onto new images: a wait that fails rolls them back.
+    rollback: Option<Box<rollback::Rollback>>,
 }
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -133,23 +140,19 @@ async fn launch_within(
     {
         return Ok(launch);
     }
-    let warnings = through_compose(env, engine, stack, settings, opts, digest, known).await?;
+    let (warnings, rollback) =
+        through_compose(env, engine, stack, settings, opts, digest, known).await?;
     if !opts.wait {
         return no_wait(engine, stack, warnings).await;
     }
-    Ok(Launch::Wait(Box::new(Pending::new(
-        &env,
-        engine,
-        stack,
-        bound,
-        Vec::new(),
-        warnings,
-    ))))
+        let mut pending = Pending::new(env.store, engine, stack, bound, Vec::new(), warnings);
+        pending.rollback = rollback;
+        Ok(Launch::Wait(Box::new(pending)))
 }
 
 impl Pending {
     fn new(
-        env: &Env<'_>,
+        store: &crate::state::Store,
         engine: &Engine,
         stack: &Stack<'_>,
         bound: Bound,
@@ -163,7 +166,8 @@ impl Pending {
             bound,
             containers,
             warnings,
-            store: Box::new(env.store.clone()),
+            store: Box::new(store.clone()),
+            rollback: None,
         }
     }
 }
@@ -199,7 +203,7 @@ async fn fast(
         return Ok(Some(Launch::Done(outcome)));
     }
     Ok(Some(Launch::Wait(Box::new(Pending::new(
-        &env,
+        env.store,
         engine,
         stack,
         bound,
@@ -208,7 +212,8 @@ async fn fast(
     )))))
 }
 
-/// Pulls through the Engine API, then `compose up`; returns the pull's warnings.
+/// Pulls through the Engine API, then `compose up`; returns the pull's
+/// warnings, and the rollback of the services the pull moved onto new images.
 async fn through_compose(
     env: Env<'_>,
     engine: &Engine,
@@ -217,7 +222,7 @@ async fn through_compose(
     opts: &StartOpts,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<(Vec<String>, Option<Box<rollback::Rollback>>)> {
     let name = stack.name;
     let policy = opts.pull.unwrap_or(settings.pull);
     let compose = env.stacks.compose().await?;
@@ -233,6 +238,7 @@ async fn through_compose(
         _ => compose.images(&project, endpoint).await?,
     };
     let wanted = only(images.clone(), stack.service);
+    let gate = gate::Gate::before(engine, name, &wanted, true).await?;
     let warnings = crate::stack::pull::pull(
         engine,
         env.progress,
@@ -250,6 +256,31 @@ async fn through_compose(
     }
     // compose may recreate a failed container (its files changed): keep its last words first.
     crate::stack::evidence::keep(engine, env.store, name, stack.service).await?;
+    // A service the pull moved onto a new image goes through the update's gate.
+    let swaps = gate.after(engine).await?;
+    let timeout = opts.timeout.unwrap_or(settings.timeout);
+    let rollback = match swaps.is_empty() || !opts.wait {
+        true => None,
+        false => Some(Box::new(
+            rollback::Rollback::keep(env, name, stack.dir, stack.service, swaps, timeout).await?,
+        )),
+    };
+    match (up(env, &compose, stack, digest, images).await, rollback) {
+        (Ok(()), rollback) => Ok((warnings, rollback)),
+        (Err(e), Some(r)) => Err(roll_back(env.progress, engine, env.store, *r, e).await),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// `compose up` of the stack (or of its one service), its images pulled.
+async fn up(
+    env: Env<'_>,
+    compose: &crate::stack::compose::Compose,
+    stack: &Stack<'_>,
+    digest: Option<String>,
+    images: Vec<ServiceImage>,
+) -> anyhow::Result<()> {
+    let (name, project, endpoint) = (stack.name, stack.project(), env.stacks.endpoint()?);
     match stack.service {
         None => {
             env.progress.step(name, "starting");
@@ -267,7 +298,7 @@ async fn through_compose(
                 .await?;
         }
     }
-    Ok(warnings)
+    Ok(())
 }
 
 /// `--no-wait`: the state the containers are in right after compose.
@@ -312,65 +343,6 @@ fn listed_of(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
     }
 }
 
-/// Refuses a service the stack does not have (exit 4, naming the ones it
-/// has). Its containers answer first (one list call); compose's reading of
-/// the files (`config --services`) settles the rest. When neither can say
-/// (no engine, a compose file compose refuses), the verb goes ahead and
-/// meets the real problem itself.
-pub(crate) async fn check_service(
-    stacks: &crate::stack::env::Stacks,
-    store: &crate::state::Store,
-    name: &str,
-    dir: &Path,
-    service: &str,
-) -> anyhow::Result<()> {
-    let mut known: Vec<String> = Vec::new();
-    if let Ok(engine) = stacks.engine().await
-        && let Ok(list) = engine.compose_containers(Some(name)).await
-    {
-        for who in list.iter().filter_map(|c| c.identity.as_ref()) {
-            if !who.oneoff && !known.contains(&who.service) {
-                known.push(who.service.clone());
-            }
-        }
-    }
-    if known.iter().any(|s| s == service) {
-        return Ok(());
-    }
-    let project = Project { name, dir };
-    let from_files = match stacks.compose().await {
-        Ok(compose) => compose.services(&project, stacks.endpoint()?).await.ok(),
-        Err(_) => None,
-    };
-    let from_files = from_files.or_else(|| {
-        // What compose said the last time hal started the stack.
-        let (state, _) = store.read();
-        let rec = state.modules.get(name)?;
-        Some(
-            rec.services
-                .as_ref()?
-                .iter()
-                .map(|s| s.service.clone())
-                .collect(),
-        )
-    });
-    for s in from_files.into_iter().flatten() {
-        if !known.contains(&s) {
-            known.push(s);
-        }
-    }
-    if known.is_empty() || known.iter().any(|s| s == service) {
-        return Ok(());
-    }
-    known.sort();
-    Err(crate::error::HalError::NoSuchService {
-        module: name.to_string(),
-        service: service.to_string(),
-        known,
-    }
-    .into())
-}
-
 /// The services compose resolved the last time, if the files are the same now.
 fn remembered(
     env: Env<'_>,
@@ -393,7 +365,48 @@ fn remembered(
 /// process creates any while hal waits, and a list call costs the engine
 /// several inspects when many modules start at once. One that went away makes
 /// the next poll list again.
-pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
+///
+/// When the launch moved services onto new images, a wait that fails rolls
+/// them back (`update.rs`), and one that succeeds clears an old rollback.
+pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Outcome> {
+    let Some(rollback) = p.rollback.take() else {
+        return wait_active(progress, p).await;
+    };
+    let engine = p.engine.clone();
+    let store = p.store.clone();
+    match wait_active(progress, p).await {
+        Ok(mut o) => {
+            o.warnings.extend(rollback.passed().await);
+            Ok(o)
+        }
+        Err(e) => Err(roll_back(progress, &engine, &store, *rollback, e).await),
+    }
+}
+
+/// Rolls back a gated launch that failed with `e`, waiting again as [`wait`] does.
+pub(crate) async fn roll_back(
+    progress: &dyn Progress,
+    engine: &Engine,
+    store: &crate::state::Store,
+    r: rollback::Rollback,
+    e: anyhow::Error,
+) -> anyhow::Error {
+    let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
+    let service = r.service().map(str::to_string);
+    let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
+        let stack = Stack {
+            name: &name,
+            dir: &dir,
+            service: service.as_deref(),
+        };
+        let p = Pending::new(store, engine, &stack, bound, Vec::new(), Vec::new());
+        Box::pin(async move { wait_active(progress, p).await.map(drop) })
+    };
+    r.roll_back(progress, engine, e, &again).await
+}
+
+/// [`wait`] with no gate.
+async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
     let Pending {
         engine,
         name,
@@ -402,6 +415,7 @@ pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<
         mut containers,
         mut warnings,
         store,
+        rollback: _,
     } = p;
     let name = name.as_str();
     let service = service.as_deref();

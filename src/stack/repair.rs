@@ -191,6 +191,7 @@ pub(crate) async fn apply(
         containers,
         warnings,
         store: Box::new(env.store.clone()),
+        rollback: None,
     })
 }
 

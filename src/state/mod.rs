@@ -297,6 +297,7 @@ impl Store {
                     // and a failed start is no longer `failed`.
                     r.hold = None;
                     r.failure = None;
+                    r.rollback = None;
                 }
             })
             .await?;

@@ -47,6 +47,61 @@ pub struct ModuleRecord {
     /// The last start that failed, until a start succeeds, a stop or `reset-failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureRecord>,
+    /// The last update hal rolled back (an update's, or a start's that pulled
+    /// a new image), until an update succeeds or `reset-failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackRecord>,
+    /// How many updates hal has rolled back, ever (a counter, for metrics).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rollbacks: u64,
+    /// Each service's image id before the last update that changed it (what
+    /// the `hal-previous` tag keeps), by service.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub previous: BTreeMap<String, String>,
+    /// The last `update --check`'s answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_check: Option<CheckRecord>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// An update that did not become active in time and was rolled back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RollbackRecord {
+    /// Unix milliseconds when it was rolled back.
+    pub at: i64,
+    /// Why: what the new image did, on one line.
+    pub reason: String,
+    /// The services put back on their previous image.
+    pub services: Vec<RolledBackService>,
+    /// Whether the previous images became active again.
+    pub restored: bool,
+}
+
+/// One service an update rolled back: the image it refused and the one it runs again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolledBackService {
+    pub service: String,
+    /// The service's image reference (`registry/repo:tag`).
+    pub image: String,
+    /// The new image's id, which did not become active.
+    pub failed: String,
+    /// The previous image's id, which the reference points at again.
+    pub restored: String,
+}
+
+/// What the last `update --check` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRecord {
+    /// Unix milliseconds when it asked.
+    pub at: i64,
+    /// The services whose registry has an image other than the one they run.
+    pub available: Vec<String>,
+    /// Why the registry could not be asked about some image, if it could not.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// A start that failed: the module reads `failed`, with this as its reason.
@@ -252,5 +307,38 @@ mod tests {
         r.after(Ended::StartFailed(None, "yaml".into()), 12);
         r.after(Ended::Stopped(None), 13);
         assert!(r.failure.is_none() && r.stopped.is_empty());
+    }
+
+    #[test]
+    fn a_rollback_record_round_trips_and_an_old_file_has_none() {
+        let old = parse_state("{\"schema\":1,\"modules\":{\"web\":{\"starts\":[]}}}").unwrap();
+        let web = &old.modules["web"];
+        assert!(web.rollback.is_none() && web.rollbacks == 0 && web.previous.is_empty());
+        let rec = ModuleRecord {
+            rollback: Some(RollbackRecord {
+                at: 5,
+                reason: "new image did not start: service api exited with code 1".into(),
+                services: vec![RolledBackService {
+                    service: "api".into(),
+                    image: "r/api:latest".into(),
+                    failed: "sha256:2".into(),
+                    restored: "sha256:1".into(),
+                }],
+                restored: true,
+            }),
+            rollbacks: 2,
+            previous: [("api".to_string(), "sha256:1".to_string())].into(),
+            ..ModuleRecord::default()
+        };
+        let mut file = StateFile::default();
+        file.modules.insert("web".into(), rec);
+        let text = serde_json::to_string(&file).unwrap();
+        assert_eq!(parse_state(&text).unwrap(), file);
+        // Empty fields stay out of the file.
+        let empty = serde_json::to_string(&ModuleRecord::default()).unwrap();
+        assert!(
+            !empty.contains("rollback") && !empty.contains("previous"),
+            "{empty}"
+        );
     }
 }

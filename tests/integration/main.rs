@@ -57,4 +57,5 @@ mod status_facts;
 mod status_truth;
 mod tls;
 mod units_in_systemd;
+mod update;
 mod watch;

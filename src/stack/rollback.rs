@@ -1,0 +1,266 @@
+//! The gate's second half: the previous images kept under hal's own tag before a recreate, and, when the module is not `active` in time, put back under the services' own references and recreated.
+
+use std::path::{Path, PathBuf};
+pub(crate) mod previous;
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use crate::error::{Detailed, OneLine};
+use crate::module::progress::Progress;
+use crate::stack::bound::Bound;
+use crate::stack::compose::{Compose, Fresh, Project};
+use crate::stack::endpoint::Endpoint;
+use crate::stack::engine::Engine;
+use crate::stack::env::Env;
+use crate::stack::gate::Swap;
+use crate::state::Store;
+use crate::state::records::{RollbackRecord, RolledBackService, ms_of};
+use crate::util::timefmt::Stamp;
+
+/// Waits, after the previous images are recreated, until the module is
+/// active again within the bound (the stack's own wait, handed in by its caller).
+pub(crate) type WaitAgain<'a> =
+    &'a (dyn Fn(Bound) -> BoxFuture<'a, anyhow::Result<()>> + Send + Sync);
+
+/// What a gated recreate can undo: the services that moved to a new image.
+pub(crate) struct Rollback {
+    compose: Compose,
+    endpoint: Endpoint,
+    store: Store,
+    name: String,
+    dir: PathBuf,
+    /// The one service a `MODULE/SERVICE` start moved (its wait is of it alone).
+    service: Option<String>,
+    swaps: Vec<Swap>,
+    timeout: Duration,
+}
+
+/// Marks an error as a rolled-back update; the error it wraps says what happened.
+/// It says nothing itself (its text is empty), so the one line is the rollback's.
+#[derive(Debug)]
+pub(crate) struct RolledBack {
+    /// Whether the previous images became active again.
+    pub restored: bool,
+}
+
+impl std::fmt::Display for RolledBack {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Ok(())
+    }
+}
+
+impl std::error::Error for RolledBack {}
+
+impl RolledBack {
+    /// The rollback an error reports, if it reports one.
+    pub(crate) fn of(e: &anyhow::Error) -> Option<&RolledBack> {
+        // A context is found by the error's own downcast, not in its chain.
+        e.downcast_ref::<RolledBack>()
+    }
+}
+
+impl Rollback {
+    /// Tags each previous image `hal-previous/MODULE:SERVICE` (so that no
+    /// prune removes it; the tag moves at the next update) and records its id.
+    pub(crate) async fn keep(
+        env: Env<'_>,
+        module: &str,
+        dir: &Path,
+        service: Option<&str>,
+        swaps: Vec<Swap>,
+        timeout: Duration,
+    ) -> anyhow::Result<Rollback> {
+        let engine = env.stacks.engine().await?;
+        for w in &swaps {
+            let (repo, tag) = previous::reference(module, &w.service);
+            engine.tag(&w.previous, &repo, &tag).await?;
+        }
+        let name = module.to_string();
+        let ids: Vec<(String, String)> = swaps
+            .iter()
+            .map(|w| (w.service.clone(), w.previous.clone()))
+            .collect();
+        env.store
+            .update(move |s| {
+                let rec = s.modules.entry(name).or_default();
+                rec.previous.extend(ids);
+            })
+            .await?;
+        Ok(Rollback {
+            compose: env.stacks.compose().await?,
+            endpoint: env.stacks.endpoint()?.clone(),
+            store: env.store.clone(),
+            name: module.to_string(),
+            dir: dir.to_path_buf(),
+            service: service.map(str::to_string),
+            swaps,
+            timeout,
+        })
+    }
+
+    /// The module it rolls back.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The one service it is about, when a `MODULE/SERVICE` start made it.
+    pub(crate) fn service(&self) -> Option<&str> {
+        self.service.as_deref()
+    }
+
+    /// The services it would put back, in the order compose was given them.
+    pub(crate) fn services(&self) -> Vec<&str> {
+        self.swaps.iter().map(|w| w.service.as_str()).collect()
+    }
+
+    /// The gate passed: the module is active on its new images, and an old
+    /// rollback no longer describes it.
+    pub(crate) async fn passed(self) -> Vec<String> {
+        let name = self.name.clone();
+        match self
+            .store
+            .update(move |s| {
+                if let Some(r) = s.modules.get_mut(&name) {
+                    r.rollback = None;
+                }
+            })
+            .await
+        {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![format!(
+                "could not record the update in hal's state: {}",
+                OneLine(&e)
+            )],
+        }
+    }
+
+    /// The gate failed with `failure`: keeps the failed containers' evidence,
+    /// points each reference back at its previous image, recreates those
+    /// services (`--pull never`) and waits for `active` again. Always an error:
+    /// `rolled back: web/api (new image did not start: …)`.
+    pub(crate) async fn roll_back(
+        self,
+        progress: &dyn Progress,
+        engine: &Engine,
+        failure: anyhow::Error,
+        again: WaitAgain<'_>,
+    ) -> anyhow::Error {
+        let why = match failure.chain().find_map(|c| c.downcast_ref::<Detailed>()) {
+            Some(d) => d.summary.clone(),
+            None => OneLine(&failure).to_string(),
+        };
+        let details = crate::error::details_of(&failure).to_vec();
+        let labels: Vec<String> = self
+            .swaps
+            .iter()
+            .map(|w| format!("{}/{}", self.name, w.service))
+            .collect();
+        progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
+        let restored = self.restore(engine, again).await;
+        let summary = match &restored {
+            Ok(()) => format!("rolled back: {} (new image {why})", labels.join(", ")),
+            Err(e) => format!(
+                "rollback failed: {}: {} (new image {why})",
+                labels.join(", "),
+                OneLine(e)
+            ),
+        };
+        let mut warnings = Vec::new();
+        self.record(&why, restored.is_ok(), &mut warnings).await;
+        let mut details = details;
+        details.extend(warnings);
+        anyhow::Error::new(Detailed { summary, details }).context(RolledBack {
+            restored: restored.is_ok(),
+        })
+    }
+
+    async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
+        crate::stack::evidence::keep(engine, &self.store, &self.name, None).await?;
+        for w in &self.swaps {
+            let (repo, tag) = crate::stack::pull::split_ref(&w.image);
+            engine
+                .tag(&w.previous, &repo, tag.as_deref().unwrap_or("latest"))
+                .await?;
+        }
+        let project = Project {
+            name: &self.name,
+            dir: &self.dir,
+        };
+        let services = self.services();
+        let bound = Bound::from_now(self.timeout);
+        let work = self.compose.up_services(
+            &project,
+            &self.endpoint,
+            &services,
+            Some("never"),
+            Fresh::Always,
+        );
+        bound.run(engine, &self.name, None, work).await?;
+        again(bound).await
+    }
+
+    /// Remembers the rollback (until an update succeeds or `reset-failed`) and counts it.
+    async fn record(&self, why: &str, restored: bool, warnings: &mut Vec<String>) {
+        let name = self.name.clone();
+        let record = RollbackRecord {
+            at: ms_of(Stamp::now()),
+            reason: format!("new image {why}"),
+            services: self
+                .swaps
+                .iter()
+                .map(|w| RolledBackService {
+                    service: w.service.clone(),
+                    image: w.image.clone(),
+                    failed: w.new.clone(),
+                    restored: w.previous.clone(),
+                })
+                .collect(),
+            restored,
+        };
+        let done = self
+            .store
+            .update(move |s| {
+                let rec = s.modules.entry(name).or_default();
+                rec.rollback = Some(record);
+                rec.rollbacks = rec.rollbacks.saturating_add(1);
+            })
+            .await;
+        if let Err(e) = done {
+            warnings.push(format!(
+                "could not record the rollback in hal's state: {}",
+                OneLine(&e)
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rollback_is_found_under_any_context_and_says_only_its_summary() {
+        let e = anyhow::Error::new(Detailed {
+            summary:
+                "rolled back: web/api (new image did not start: service api exited with code 1)"
+                    .into(),
+            details: vec!["api: state exited".into()],
+        })
+        .context(RolledBack { restored: true })
+        .context("update web");
+        assert!(RolledBack::of(&e).is_some_and(|r| r.restored));
+        assert_eq!(
+            OneLine(&e).to_string(),
+            "update web: rolled back: web/api (new image did not start: service api exited with code 1)"
+        );
+        assert_eq!(crate::error::details_of(&e), ["api: state exited"]);
+        assert!(RolledBack::of(&anyhow::anyhow!("plain")).is_none());
+    }
+}

@@ -1,0 +1,128 @@
+//! Updating a stack's images with a health gate: pull, recreate only the services whose image changed, and when the module is not `active` in time, put the previous images back.
+//!
+//! The same gate guards a start that pulled a new image (`stack/gate.rs`):
+//! whatever recreates a service onto a new image keeps the old one under a
+//! hal-owned tag (`stack/rollback/previous.rs`) and rolls back to it
+//! (`stack/rollback.rs`). `check.rs` asks the registry without pulling.
+
+mod check;
+
+use std::time::Duration;
+
+use crate::module::config::{PullPolicy, Settings};
+use crate::stack::Stack;
+use crate::stack::bound::Bound;
+use crate::stack::compose::Fresh;
+use crate::stack::env::Env;
+use crate::stack::gate::{Gate, Swap, pullable};
+use crate::stack::rollback::Rollback;
+
+pub(crate) use crate::stack::gate::ImageChange;
+pub(crate) use crate::stack::rollback::RolledBack;
+pub(crate) use check::check;
+
+/// What an update's pull found: each service's image, and those that changed.
+pub(crate) struct Pulled {
+    pub images: Vec<ImageChange>,
+    swaps: Vec<Swap>,
+    /// A pull that failed while an image was present (the old image stays).
+    pub warnings: Vec<String>,
+}
+
+impl Pulled {
+    /// Whether some running service's image changed: the update recreates something.
+    pub(crate) fn changed(&self) -> bool {
+        !self.swaps.is_empty()
+    }
+}
+
+/// Pulls every image of the stack (the Engine API; a failed pull of a
+/// present image is a warning and changes nothing), and compares each with
+/// what the service's containers run. Nothing is recreated.
+pub(crate) async fn pull(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    settings: &Settings,
+) -> anyhow::Result<Pulled> {
+    let engine = env.stacks.engine().await?;
+    let compose = env.stacks.compose().await?;
+    let images = compose
+        .images(&stack.project(), env.stacks.endpoint()?)
+        .await?;
+    let gate = Gate::before(&engine, stack.name, &images, false).await?;
+    let warnings = crate::stack::pull::pull(
+        &engine,
+        env.progress,
+        stack.name,
+        &images,
+        PullPolicy::Always,
+        settings.pull_timeout,
+    )
+    .await?;
+    env.store
+        .set_pull_warning(stack.name, warnings.first().cloned())
+        .await?;
+    let swaps = gate.after(&engine).await?;
+    let mut report = Vec::new();
+    for s in pullable(&images) {
+        let image = s.image.clone().unwrap_or_default();
+        let swap = swaps.iter().find(|w| w.service == s.service);
+        let now = engine.image_facts(&image).await?;
+        let to = now
+            .as_ref()
+            .map(|f| crate::stack::gate::digest_of(f, &image));
+        let from = match swap {
+            Some(w) => crate::stack::gate::digest_of_id(&engine, &w.previous, &image).await?,
+            None => to.clone(),
+        };
+        report.push(ImageChange {
+            service: s.service.clone(),
+            image,
+            from,
+            to,
+            changed: swap.is_some(),
+        });
+    }
+    Ok(Pulled {
+        images: report,
+        swaps,
+        warnings,
+    })
+}
+
+/// Recreates the services whose image changed (`up -d --no-deps
+/// --force-recreate --pull never SERVICE...`, compose's order), their
+/// previous images kept first; the wait for `active` is [`crate::stack::wait`]'s,
+/// which rolls back when it fails.
+pub(crate) async fn recreate(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    pulled: Pulled,
+    timeout: Duration,
+) -> anyhow::Result<crate::stack::Pending> {
+    let bound = Bound::from_now(timeout);
+    let engine = env.stacks.engine().await?;
+    let plan = Rollback::keep(env, stack.name, stack.dir, None, pulled.swaps, timeout).await?;
+    // A failed container of these services leaves its last words first.
+    crate::stack::evidence::keep(&engine, env.store, stack.name, None).await?;
+    let services: Vec<&str> = plan.services();
+    env.progress
+        .step(stack.name, &format!("updating {}", services.join(" ")));
+    let compose = env.stacks.compose().await?;
+    let project = stack.project();
+    let work = compose.up_services(
+        &project,
+        env.stacks.endpoint()?,
+        &services,
+        Some("never"),
+        Fresh::Always,
+    );
+    // Containers compose could not make on the new image are rolled back too.
+    if let Err(e) = bound.run(&engine, stack.name, None, work).await {
+        return Err(crate::stack::roll_back(env.progress, &engine, env.store, plan, e).await);
+    }
+    let mut pending =
+        crate::stack::Pending::new(env.store, &engine, stack, bound, Vec::new(), pulled.warnings);
+    pending.rollback = Some(Box::new(plan));
+    Ok(pending)
+}
