@@ -2,9 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{Watcher, stack_names, watched};
-use crate::module::Module;
+use super::Watcher;
 use crate::module::inventory::Inventory;
+use crate::module::{Kind, Module};
 use crate::output::watch_log::Entry;
 
 impl Watcher<'_> {
@@ -78,4 +78,22 @@ fn count(n: usize, what: &str) -> String {
     } else {
         format!("{n} {what}s")
     }
+}
+
+/// Every module that could be supervised (invalid ones never are).
+pub(super) fn watched(inv: &Inventory) -> Vec<Module> {
+    inv.modules
+        .iter()
+        .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+        .cloned()
+        .collect()
+}
+
+/// The names of the stacks among `modules`.
+pub(super) fn stack_names(modules: &[Module]) -> BTreeSet<String> {
+    modules
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .map(|m| m.name.clone())
+        .collect()
 }
