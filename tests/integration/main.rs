@@ -54,4 +54,5 @@ mod start_bounds;
 mod status_facts;
 mod status_truth;
 mod units_in_systemd;
+mod update;
 mod watch;

@@ -46,7 +46,8 @@ impl std::error::Error for RolledBack {}
 impl RolledBack {
     /// The rollback an error reports, if it reports one.
     pub(crate) fn of(e: &anyhow::Error) -> Option<&RolledBack> {
-        e.chain().find_map(|c| c.downcast_ref::<RolledBack>())
+        // A context is found by the error's own downcast, not in its chain.
+        e.downcast_ref::<RolledBack>()
     }
 }
 

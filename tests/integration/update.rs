@@ -1,0 +1,443 @@
+//! End to end: `hal update` against the registry on 127.0.0.1:5000: only what changed is recreated, and an image that is not active in time is rolled back.
+
+use std::time::Duration;
+
+use crate::rig::{self, FIXTURE, Rig, docker, hal, missing, stack};
+
+/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
+#[track_caller]
+fn with_registry() -> Option<Rig> {
+    let rig = rig::engine()?;
+    let up = std::process::Command::new("curl")
+        .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !up {
+        return missing(
+            "no registry on 127.0.0.1:5000",
+            "scripts/provision.sh starts it",
+        );
+    }
+    Some(rig)
+}
+
+/// What the fixture service does, by the `BEHAVE` its image sets: `good` turns
+/// healthy at once, `exit` says so and exits 1, `unhealthy` runs and never turns healthy.
+const SCRIPT: &str = "if [ \"$BEHAVE\" = exit ]; then echo bad image; exit 1; fi; \
+if [ \"$BEHAVE\" = good ]; then touch /tmp/ok; fi; sleep 100000";
+
+/// One image repository in the local registry for one test, and what it made
+/// locally (its tags, the images built, hal's previous tags), removed on drop.
+struct Repo {
+    image: String,
+    made: std::cell::RefCell<Vec<String>>,
+}
+
+impl Repo {
+    fn new(rig: &Rig, short: &str) -> Repo {
+        Repo {
+            image: format!("127.0.0.1:5000/hal/{}-{short}:latest", rig.prefix),
+            made: Default::default(),
+        }
+    }
+
+    /// Builds an image of the fixture that behaves as `behave` and pushes it
+    /// as the repository's `latest`; the node's own tag stays where it was and
+    /// the new image is removed here: only a pull brings it. Returns its id.
+    fn publish(&self, behave: &str) -> String {
+        let before = local_id(&self.image);
+        let n = self.made.borrow().len();
+        let dockerfile = format!(
+            "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {n}\"\n",
+            self.image
+        );
+        let mut build = std::process::Command::new("docker")
+            .args(["build", "-q", "-t", &self.image, "-"])
+            .env("DOCKER_BUILDKIT", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        build
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(dockerfile.as_bytes())
+            .unwrap();
+        let out = build.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "build: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let id = local_id(&self.image).expect("the image just built");
+        self.made.borrow_mut().push(id.clone());
+        let push = std::process::Command::new("docker")
+            .args(["push", &self.image])
+            .output()
+            .unwrap();
+        assert!(
+            push.status.success(),
+            "push: {}",
+            String::from_utf8_lossy(&push.stderr)
+        );
+        match &before {
+            Some(old) => {
+                docker(&["tag", old, &self.image]);
+            }
+            None => {
+                docker(&["rmi", &self.image]);
+            }
+        }
+        docker(&["rmi", &id]);
+        assert!(local_id(&id).is_none(), "{id} is still here");
+        id
+    }
+}
+
+impl Drop for Repo {
+    fn drop(&mut self) {
+        docker(&["rmi", "-f", &self.image]);
+        for id in self.made.borrow().iter() {
+            docker(&["rmi", "-f", id]);
+        }
+    }
+}
+
+/// Removes a module's `hal-previous` tags when the test ends.
+struct Previous(Vec<String>);
+
+impl Drop for Previous {
+    fn drop(&mut self) {
+        for m in &self.0 {
+            let repo = format!("hal-previous/{m}");
+            for r in docker(&["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", &repo]).lines()
+            {
+                docker(&["rmi", r]);
+            }
+        }
+    }
+}
+
+/// The local image id a reference (or id) names, if any.
+fn local_id(image: &str) -> Option<String> {
+    let id = docker(&["image", "inspect", "-f", "{{.Id}}", image]);
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The image id the service's container runs, and the container's id
+/// (found by compose's labels: v1 and v2 name containers differently).
+fn running(module: &str, service: &str) -> (String, String) {
+    let project = format!("label=com.docker.compose.project={module}");
+    let svc = format!("label=com.docker.compose.service={service}");
+    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
+    let Some(id) = ids.lines().next() else {
+        return Default::default();
+    };
+    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
+    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
+    (image.to_string(), id.to_string())
+}
+
+/// A stack whose `app` runs `repo`'s image behind a healthcheck.
+fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {
+    let s = stack()
+        .service("app")
+        .image(&repo.image)
+        .runs(SCRIPT)
+        .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2");
+    rig.stack(short, s)
+}
+
+fn reason(rig: &Rig, module: &str) -> String {
+    let st = hal(rig).args(["--json", "status", module]).run();
+    st.json()["modules"][0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn an_image_that_exits_is_rolled_back() {
+    let Some(rig) = with_registry() else { return };
+    let repo = Repo::new(&rig, "exits");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "exits", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v1);
+    repo.publish("exit");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(
+        run.stderr
+            .contains(&format!("rolled back: {m}/app (new image did not start")),
+        "{run}"
+    );
+    assert_eq!(running(&m, "app").0, v1, "not back on v1: {run}");
+    assert_eq!(local_id(&repo.image).as_deref(), Some(v1.as_str()));
+    assert_eq!(
+        local_id(&format!("hal-previous/{m}:app")).as_deref(),
+        Some(v1.as_str())
+    );
+    let st = hal(&rig).args(["--json", "status", &m]).code(0);
+    assert_eq!(st.state_of(&m), "active", "{st}");
+    let why = reason(&rig, &m);
+    assert!(why.contains("rolled back app at "), "{why}");
+    assert!(why.contains("new image did not start"), "{why}");
+    // The failed container's last words are kept, as for a failed start.
+    let st = hal(&rig).args(["status", &m]).code(0);
+    assert!(st.stdout.contains("bad image"), "{st}");
+    // reset-failed forgets the rollback.
+    hal(&rig).args(["reset-failed", &m]).code(0);
+    assert!(!reason(&rig, &m).contains("rolled back"));
+}
+
+#[test]
+fn an_unhealthy_image_is_rolled_back_then_a_good_one_applied() {
+    let Some(rig) = with_registry() else { return };
+    let repo = Repo::new(&rig, "sick");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "sick", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let v2 = repo.publish("unhealthy");
+    let run = hal(&rig)
+        .args(["--json", "update", "--timeout", "8s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    let doc = &run.json()["modules"][0];
+    assert_eq!(doc["rolled_back"], true, "{run}");
+    assert_eq!(doc["state"], "active", "{run}");
+    assert!(
+        doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("new image not active after 8s"),
+        "{run}"
+    );
+    assert!(
+        doc["to"]["app"].is_string() && doc["from"]["app"] != doc["to"]["app"],
+        "{run}"
+    );
+    assert_eq!(running(&m, "app").0, v1);
+    // A good image is applied, and the rollback is over.
+    let v3 = repo.publish("good");
+    let run = hal(&rig).args(["--json", "update", &m]).code(0);
+    let doc = &run.json()["modules"][0];
+    assert_eq!(doc["changed"], true, "{run}");
+    assert_eq!(doc["rolled_back"], false, "{run}");
+    assert_eq!(running(&m, "app").0, v3);
+    assert!(!reason(&rig, &m).contains("rolled back"));
+    assert_eq!(
+        local_id(&format!("hal-previous/{m}:app")).as_deref(),
+        Some(v1.as_str()),
+        "the tag keeps what ran before the update"
+    );
+    // The next update moves the tag onto v3; v2 was never kept.
+    let v4 = repo.publish("good");
+    hal(&rig).args(["update", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v4);
+    assert_eq!(
+        local_id(&format!("hal-previous/{m}:app")).as_deref(),
+        Some(v3.as_str())
+    );
+    assert_ne!(v2, v3);
+}
+
+#[test]
+fn an_unreachable_registry_recreates_nothing() {
+    let Some(rig) = with_registry() else { return };
+    // Nothing listens on port 5999: every pull fails at once.
+    let image = format!("127.0.0.1:5999/hal/{}-gone:latest", rig.prefix);
+    docker(&["tag", FIXTURE, &image]);
+    let m = rig.stack("gone", stack().service("app").image(&image));
+    hal(&rig).args(["start", &m]).code(0);
+    let before = running(&m, "app");
+    let run = hal(&rig).args(["update", &m]).code(0);
+    assert!(
+        run.stderr.contains("hal: warning:")
+            && run.stderr.contains("pull failed, running cached image"),
+        "{run}"
+    );
+    assert!(run.stdout.contains(&format!("{m}: up to date")), "{run}");
+    assert_eq!(running(&m, "app"), before, "recreated: {run}");
+    let st = hal(&rig).args(["--json", "status", &m]).code(0);
+    assert_eq!(st.state_of(&m), "active");
+    docker(&["rmi", &image]);
+}
+
+#[test]
+fn check_lists_a_newer_digest_and_pulls_nothing() {
+    let Some(rig) = with_registry() else { return };
+    let repo = Repo::new(&rig, "check");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "check", &repo);
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let run = hal(&rig).args(["update", "--check", &m]).code(0);
+    assert!(run.stdout.contains(&format!("{m}: up to date")), "{run}");
+    let v2 = repo.publish("good");
+    let run = hal(&rig).args(["--json", "update", "--check", &m]).code(3);
+    let doc = &run.json()["modules"][0];
+    assert_eq!(doc["update_available"], true, "{run}");
+    assert_eq!(doc["services"][0]["changed"], true, "{run}");
+    assert_eq!(doc["changed"], false, "{run}");
+    let human = hal(&rig).args(["update", "--dry-run", &m]).code(3);
+    assert!(
+        human
+            .stdout
+            .contains(&format!("{m}: update available: app")),
+        "{human}"
+    );
+    // Nothing was pulled or recreated.
+    assert!(local_id(&v2).is_none(), "--check pulled {v2}");
+    assert_eq!(local_id(&repo.image).as_deref(), Some(v1.as_str()));
+    assert_eq!(running(&m, "app").0, v1);
+}
+
+#[test]
+fn all_stops_after_the_first_rollback() {
+    let Some(rig) = with_registry() else { return };
+    let repos: Vec<Repo> = ["a", "b", "c"].iter().map(|s| Repo::new(&rig, s)).collect();
+    let mut modules = Vec::new();
+    let mut first = Vec::new();
+    for (short, repo) in ["a", "b", "c"].iter().zip(&repos) {
+        first.push(repo.publish("good"));
+        modules.push(gated(&rig, short, repo));
+    }
+    let _previous = Previous(modules.clone());
+    hal(&rig)
+        .args(["start", "--pull", "always", "--all"])
+        .code(0);
+    let before: Vec<_> = modules.iter().map(|m| running(m, "app")).collect();
+    repos[0].publish("exit");
+    repos[1].publish("good");
+    repos[2].publish("good");
+    let run = hal(&rig)
+        .args(["--json", "update", "--all", "--timeout", "30s"])
+        .within(Duration::from_secs(90))
+        .code(1);
+    let doc = run.json();
+    let rows = doc["modules"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{run}");
+    assert_eq!(rows[0]["name"], modules[0].as_str(), "{run}");
+    assert_eq!(rows[0]["rolled_back"], true, "{run}");
+    for (row, m) in rows[1..].iter().zip(&modules[1..]) {
+        assert_eq!(row["name"], m.as_str(), "{run}");
+        assert_eq!(row["skipped"], true, "{run}");
+        assert_eq!(row["changed"], false, "{run}");
+    }
+    assert_eq!(running(&modules[0], "app").0, first[0]);
+    for i in 1..3 {
+        assert_eq!(
+            running(&modules[i], "app"),
+            before[i],
+            "{} touched",
+            modules[i]
+        );
+    }
+    // For people: a line per module, then the summary table.
+    let human = hal(&rig).args(["update", "--all", "--check"]).code(3);
+    assert!(
+        human.stdout.contains("MODULE") && human.stdout.contains("available"),
+        "{human}"
+    );
+}
+
+/// Run with compose v2 and v1: `up --no-deps SERVICE` recreates the service alone.
+fn sibling_kept(compose: Option<&str>) {
+    let Some(rig) = with_registry() else { return };
+    let repo = Repo::new(&rig, "app");
+    let side = Repo::new(&rig, "side");
+    repo.publish("good");
+    side.publish("good");
+    let s = stack()
+        .service("app")
+        .image(&repo.image)
+        .runs(SCRIPT)
+        .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
+        .service("side")
+        .image(&side.image)
+        .runs(SCRIPT)
+        .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
+        .depends_on_healthy("app");
+    let m = rig.stack("pair", s);
+    let _previous = Previous(vec![m.clone()]);
+    let hal_ = |args: &[&str]| {
+        let mut h = hal(&rig);
+        if let Some(c) = compose {
+            h = h.env("HAL_COMPOSE", c);
+        }
+        for a in args {
+            h = h.arg(a);
+        }
+        h
+    };
+    hal_(&["start", "--pull", "always", &m]).code(0);
+    let app = running(&m, "app");
+    let sibling = running(&m, "side");
+    let v2 = repo.publish("good");
+    let run = hal_(&["--json", "update", &m]).code(0);
+    let doc = &run.json()["modules"][0];
+    assert_eq!(doc["changed"], true, "{run}");
+    let changed: Vec<&str> = doc["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["changed"] == true)
+        .map(|s| s["service"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["app"], "{run}");
+    let now = running(&m, "app");
+    assert_eq!(now.0, v2);
+    assert_ne!(now.1, app.1, "app not recreated");
+    assert_eq!(
+        running(&m, "side"),
+        sibling,
+        "the sibling was recreated: {run}"
+    );
+}
+
+#[test]
+fn a_sibling_whose_image_did_not_change_keeps_its_container() {
+    sibling_kept(None);
+}
+
+#[test]
+fn a_sibling_keeps_its_container_with_compose_v1() {
+    if rig::need("docker-compose", "version").is_none() {
+        return;
+    }
+    sibling_kept(Some("docker-compose"));
+}
+
+#[test]
+fn a_restart_that_pulls_a_broken_image_rolls_back() {
+    let Some(rig) = with_registry() else { return };
+    rig.set_config("[defaults]\npull = \"always\"\n");
+    let repo = Repo::new(&rig, "restart");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "restart", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    hal(&rig).args(["start", &m]).code(0);
+    repo.publish("exit");
+    let run = hal(&rig)
+        .args(["restart", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "restart {m}: rolled back: {m}/app (new image did not start"
+        )),
+        "{run}"
+    );
+    assert_eq!(running(&m, "app").0, v1);
+    let st = hal(&rig).args(["--json", "status", &m]).code(0);
+    assert_eq!(st.state_of(&m), "active", "{st}");
+    assert!(reason(&rig, &m).contains("rolled back app"), "{st}");
+}
