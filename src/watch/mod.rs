@@ -91,7 +91,6 @@ pub(crate) struct Watch<'a> {
 
 /// Supervises the node until Ctrl-C or SIGTERM.
 pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
-    let (updates, zone_problem) = update::Updates::new(node);
     let mut w = Watcher {
         node,
         progress: how.progress,
@@ -119,10 +118,9 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         deaths: deaths::Deaths::default(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
-        updates,
+        updates: update::Updates::new(node),
         stop: Shutdown::new()?,
     };
-    w.updates_started(zone_problem);
     let why = w.run().await;
     w.log.emit(
         Entry::about(
@@ -183,6 +181,7 @@ struct Watcher<'a> {
 impl<'a> Watcher<'a> {
     async fn run(&mut self) -> &'static str {
         self.started();
+        self.updates_started();
         self.restore_holds();
         loop {
             if let Err(Stopped(why)) = self.tick().await {

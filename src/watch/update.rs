@@ -31,6 +31,8 @@ pub(super) struct Updates {
     /// The next slot, Unix seconds.
     next: Option<i64>,
     round: Option<Round>,
+    /// Why the local time zone could not be read, said once at start-up.
+    problem: Option<String>,
 }
 
 /// One slot's updates.
@@ -48,7 +50,7 @@ struct Round {
 
 impl Updates {
     /// The config's schedule, in the node's time zone (UTC, said at start-up, when it cannot be read).
-    pub(super) fn new(node: &crate::run::node::Node) -> (Updates, Option<String>) {
+    pub(super) fn new(node: &crate::run::node::Node) -> Updates {
         let (zone, problem) = match Zone::local() {
             Ok(z) => (z, None),
             Err(e) => (
@@ -59,14 +61,14 @@ impl Updates {
         let schedule = node.config.auto_update;
         let next = schedule.next_after(Stamp::now().secs, &zone);
         let max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
-        let u = Updates {
+        Updates {
             schedule,
             zone,
             max_failures,
             next,
             round: None,
-        };
-        (u, problem)
+            problem,
+        }
     }
 
     /// When the loop must wake for the schedule.
@@ -87,7 +89,7 @@ impl Updates {
         })
     }
 
-    /// A slot as the log says it: `2026-12-04 04:00 (local time)`.
+    /// A slot as the log says it, in local time: `2026-12-04 04:00:00`.
     fn when(&self, slot: i64) -> String {
         let local = self.zone.to_local(slot);
         let (y, m, d) = civil_from_days(local.div_euclid(86_400));
@@ -103,15 +105,15 @@ impl Updates {
 
 impl Watcher<'_> {
     /// Says the schedule at start-up, when there is one.
-    pub(super) fn updates_started(&self, problem: Option<String>) {
-        if let Some(p) = problem {
+    pub(super) fn updates_started(&mut self) {
+        if let Some(p) = self.updates.problem.take() {
             self.log
                 .emit(Entry::about("watch", "problem", None, p.clone()).reason(p));
         }
         let u = &self.updates;
         let Some(next) = u.next else { return };
         let text = format!(
-            "scheduled updates {} (local time); next at {}",
+            "scheduled updates {}; next at {} local time",
             u.schedule,
             u.when(next)
         );
