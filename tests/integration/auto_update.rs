@@ -7,23 +7,28 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::rig::watch::{Watch, lines_about};
-use crate::rig::{self, FIXTURE, Rig, docker, eventually, hal, missing, need, stack};
+use crate::rig::{self, FIXTURE, Rig, docker, eventually, hal, need, stack};
 
 /// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
 #[track_caller]
 fn with_registry() -> Option<Rig> {
     let rig = rig::engine()?;
+    registry_up()?;
+    Some(rig)
+}
+
+/// `Some(())` when the registry on 127.0.0.1:5000 answers, else `None` after `SKIP …`.
+#[track_caller]
+pub(crate) fn registry_up() -> Option<()> {
     let up = std::process::Command::new("curl")
         .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
         .status()
         .is_ok_and(|s| s.success());
-    if !up {
-        return missing(
-            "no registry on 127.0.0.1:5000",
-            "scripts/provision.sh starts it",
-        );
-    }
-    Some(rig)
+    rig::need_that(
+        up,
+        "no registry on 127.0.0.1:5000",
+        "scripts/provision.sh starts it",
+    )
 }
 
 /// `good` turns healthy at once; `exit` exits 1.
@@ -33,14 +38,15 @@ touch /tmp/ok; sleep 100000";
 /// A repository of the local registry for one test: `publish` pushes a new
 /// `latest` the node has not pulled. What it made is removed on drop, with
 /// the modules' `hal-previous` tags.
-struct Repo {
+pub(crate) struct Repo {
     image: String,
     made: Vec<String>,
-    modules: Vec<String>,
+    /// Modules whose `hal-previous` tags go with it.
+    pub modules: Vec<String>,
 }
 
 impl Repo {
-    fn new(rig: &Rig, short: &str) -> Repo {
+    pub(crate) fn new(rig: &Rig, short: &str) -> Repo {
         Repo {
             image: format!("127.0.0.1:5000/hal/{}-{short}:latest", rig.prefix),
             made: Vec::new(),
@@ -50,7 +56,7 @@ impl Repo {
 
     /// Builds the fixture with `BEHAVE`, pushes it as `latest`, and leaves the
     /// node's tag where it was (only a pull brings the new image). Its id.
-    fn publish(&mut self, behave: &str) -> String {
+    pub(crate) fn publish(&mut self, behave: &str) -> String {
         let before = local_id(&self.image);
         let dockerfile = format!(
             "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {}\"\n",
@@ -86,13 +92,16 @@ impl Repo {
     }
 
     /// A stack whose `app` runs this repository's image behind a healthcheck.
-    fn module(&mut self, rig: &Rig, short: &str) -> String {
-        let s = stack()
+    pub(crate) fn compose(&self) -> crate::rig::compose::Stack {
+        stack()
             .service("app")
             .image(&self.image)
             .runs(SCRIPT)
-            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2");
-        let m = rig.stack(short, s);
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
+    }
+
+    fn module(&mut self, rig: &Rig, short: &str) -> String {
+        let m = rig.stack(short, self.compose());
         self.modules.push(m.clone());
         m
     }
@@ -121,7 +130,7 @@ fn local_id(image: &str) -> Option<String> {
 }
 
 /// The image id and container id of the module's `app`.
-fn running(module: &str) -> (String, String) {
+pub(crate) fn running(module: &str) -> (String, String) {
     let project = format!("label=com.docker.compose.project={module}");
     let ids = docker(&["ps", "-aq", "--filter", &project]);
     let Some(id) = ids.lines().next() else {
