@@ -317,7 +317,7 @@ impl Watcher<'_> {
                     r.failed += 1;
                     (
                         "update_rolled_back",
-                        format!("update rolled back: {why} ({took_text})"),
+                        format!("update failed, {why} ({took_text})"),
                         Some(why),
                     )
                 } else if left || exit_of(e) == Exit::Refused {
