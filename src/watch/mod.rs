@@ -19,6 +19,7 @@ mod link;
 mod metrics;
 mod modules;
 pub(crate) mod policy;
+mod rounds;
 mod shutdown;
 mod update;
 
@@ -100,8 +101,8 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         grace: how.grace,
         log: how.log,
         sup: Supervisor::new(how.grace),
-        modules: modules::watched(&node.inventory),
-        stack_names: modules::stack_names(&node.inventory.modules),
+        modules: Watcher::watched(&node.inventory),
+        stack_names: Watcher::stack_names(&node.inventory.modules),
         link: link::Link::new(),
         work: FuturesUnordered::new(),
         finished: Vec::new(),
@@ -118,7 +119,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         deaths: deaths::Deaths::default(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
-        updates: update::Updates::new(node),
+        updates: rounds::Updates::new(node),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -174,7 +175,7 @@ struct Watcher<'a> {
     deaths: deaths::Deaths,
     metrics: Option<metrics::Metrics>,
     /// `auto_update`: the schedule and the round of updates under way.
-    updates: update::Updates,
+    updates: rounds::Updates,
     stop: Shutdown,
 }
 

@@ -8,101 +8,19 @@
 //! past (the machine slept) is not caught up.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::rounds::Round;
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
 use crate::error::{Exit, OneLine, exit_of};
-use crate::module::schedule::Schedule;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::output::watch_log::Entry;
 use crate::run::update::{UpdateOpts, UpdateReport};
-use crate::util::timefmt::{Stamp, civil_from_days};
-use crate::util::tz::Zone;
+use crate::util::timefmt::Stamp;
 
 /// A slot found this late (the machine slept, the loop was stuck) is missed, not run.
 const LATE: i64 = 600;
-
-/// The schedule, its next slot, and the round under way.
-pub(super) struct Updates {
-    schedule: Schedule,
-    zone: Zone,
-    max_failures: usize,
-    /// The next slot, Unix seconds.
-    next: Option<i64>,
-    round: Option<Round>,
-    /// Why the local time zone could not be read, said once at start-up.
-    problem: Option<String>,
-}
-
-/// One slot's updates.
-struct Round {
-    queue: VecDeque<Module>,
-    /// The module being updated.
-    current: Option<String>,
-    /// When to look at the queue again (its head was busy).
-    retry_at: Option<Instant>,
-    updated: usize,
-    unchanged: usize,
-    failed: usize,
-    skipped: usize,
-}
-
-impl Updates {
-    /// The config's schedule, in the node's time zone (UTC, said at start-up, when it cannot be read).
-    pub(super) fn new(node: &crate::run::node::Node) -> Updates {
-        let (zone, problem) = match Zone::local() {
-            Ok(z) => (z, None),
-            Err(e) => (
-                Zone::utc(),
-                Some(format!("auto_update: local time zone: {e}; using UTC")),
-            ),
-        };
-        let schedule = node.config.auto_update;
-        let next = schedule.next_after(Stamp::now().secs, &zone);
-        let max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
-        Updates {
-            schedule,
-            zone,
-            max_failures,
-            next,
-            round: None,
-            problem,
-        }
-    }
-
-    /// When the loop must wake for the schedule.
-    pub(super) fn wake(&self) -> Option<Instant> {
-        if let Some(r) = &self.round
-            && r.current.is_none()
-        {
-            return Some(r.retry_at.unwrap_or_else(Instant::now));
-        }
-        let next = self.next?;
-        let now = Stamp::now();
-        Some(match u64::try_from(next - now.secs) {
-            Ok(secs) if secs > 0 => {
-                Instant::now() + Duration::from_secs(secs)
-                    - Duration::from_nanos(u64::from(now.nanos))
-            }
-            _ => Instant::now(),
-        })
-    }
-
-    /// A slot as the log says it, in local time: `2026-12-04 04:00:00`.
-    fn when(&self, slot: i64) -> String {
-        let local = self.zone.to_local(slot);
-        let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-        let s = local.rem_euclid(86_400);
-        format!(
-            "{y}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-            s / 3600,
-            s % 3600 / 60,
-            s % 60
-        )
-    }
-}
-
 impl Watcher<'_> {
     /// Says the schedule at start-up, when there is one.
     pub(super) fn updates_started(&mut self) {
