@@ -33,7 +33,7 @@ options:
       - C(started) starts what is not active (a no-op, C(changed=false), when it is).
       - C(stopped) stops what is not inactive.
       - C(restarted) always restarts, and is always C(changed).
-      - C(updated) runs C(hal update): pulls each service's image, recreates only the services
+      - C(updated) runs C(hal update), which pulls each service's image, recreates only the services
         whose image changed, and waits for the module to be active (healthchecks included);
         C(changed) is true when something was recreated. An update that does not become active
         within C(timeout) is rolled back onto the previous images by hal and the task fails with
@@ -87,16 +87,14 @@ EXAMPLES = r'''
     name: web/worker
     state: restarted
 
-# A rolling update: one node at a time; a node whose new images do not become
-# active is rolled back by hal, the task fails there and the play stops.
-- hosts: mesh
-  serial: 1
-  tasks:
-    - name: The mail stack runs its newest images
-      hal.node.hal_module:
-        name: mailu
-        state: updated
-        timeout: 3m
+# In a play with serial: 1, a rolling update: one node at a time; a node whose
+# new images do not become active is rolled back by hal, the task fails there
+# and the play stops before the next node.
+- name: The mail stack runs its newest images
+  hal.node.hal_module:
+    name: mailu
+    state: updated
+    timeout: 3m
 '''
 
 RETURN = r'''
