@@ -213,7 +213,9 @@ def main():
     if failed:
         msg = '; '.join('%s: %s' % (label(m), m.get('error') or 'failed') for m in failed)
         module.fail_json(msg=msg, **result)
-    module.exit_json(**result)
+    # Not failed, whatever rc says (Ansible fails a result whose rc is not 0):
+    # under check mode hal update exits 3 when an update is available.
+    module.exit_json(failed=False, **result)
 
 
 if __name__ == '__main__':
