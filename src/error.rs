@@ -12,7 +12,8 @@ pub enum Exit {
     Failed = 1,
     /// Usage error, or a confirmation was needed with no terminal and no `--yes`.
     Usage = 2,
-    /// `status`: at least one module is not `active`.
+    /// `status`: at least one module is not `active`; `update --check`: an update is
+    /// available (something to report, nothing failed).
     NotActive = 3,
     /// No such module.
     NoSuchModule = 4,

@@ -2,7 +2,7 @@
 
 pub(crate) mod complete;
 pub(crate) mod parse;
-mod update;
+mod values;
 
 use std::path::PathBuf;
 
@@ -13,8 +13,8 @@ use clap_complete::env::CompleteEnv;
 
 use crate::module::config::PullPolicy;
 
-use update::UPDATE_EXAMPLES;
-pub(crate) use update::UpdateArgs;
+pub(crate) use values::yes_or_no;
+use values::{parse_duration, pull_policy};
 
 /// Answers a completion request (`HAL_COMPLETE` set in the environment) and exits;
 /// returns at once otherwise. Call it first thing in `main`.
@@ -226,7 +226,29 @@ pub enum ModuleCommand {
     ResetFailed(ResetArgs),
 
     /// Pull modules' images and recreate the services whose image changed; roll back what is not active in time.
-    #[command(after_help = UPDATE_EXAMPLES)]
+    ///
+    /// Each service's image is pulled through the Engine API (a failed pull keeps the present
+    /// image, with a warning; an absent image that cannot be pulled fails the module) and compared
+    /// with what its containers run. Only the services whose image changed are recreated (`compose
+    /// up -d --no-deps --force-recreate --pull never SERVICE...`, compose's order); their siblings
+    /// keep their containers. The image each ran before keeps a hal-owned tag,
+    /// `hal-previous/MODULE:SERVICE`, so no prune removes it; the tag moves at the next update. If
+    /// the module is not active within --timeout (healthchecks included), each service's reference
+    /// is pointed back at its previous image and the service recreated: the verb says `rolled back:
+    /// MODULE/SERVICE (new image ...)` and exits 1, the failed container's exit code and last lines
+    /// are kept as for a failed start, and status names the rollback until the next update or
+    /// reset-failed. A start or restart whose pull brings a new image goes through the same gate
+    /// (not with --no-wait); a later start pulls a bad image again and rolls it back again.
+    ///
+    /// Modules are updated one at a time (--jobs widens it), in `after` order; after
+    /// --max-failures failed updates the rest are skipped. An update that recreates something
+    /// counts as one start against the module's limit (exit 5 at the limit, --force); one that
+    /// changes nothing counts nothing; the rollback counts nothing more. Host units have nothing to
+    /// pull. Exit: 0, 1 when an update failed or was rolled back, 3 under --check when an update is
+    /// available.
+    #[command(
+        after_help = "Examples:\n  hal update web\n  hal update --check --all\n  hal module update --all --jobs 2 --max-failures 3\n  hal update --json web | jq '.modules[0].rolled_back'"
+    )]
     Update(UpdateArgs),
 }
 
@@ -278,6 +300,30 @@ pub struct StartArgs {
 
     #[command(flatten)]
     pub wait: WaitArgs,
+}
+
+/// What `update` takes. Its `--jobs` default is 1: one module at a time, so
+/// that `--max-failures` stops a bad image before it reaches the next module.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    pub targets: Targets,
+
+    /// Ask each image's registry for its digest now, pull nothing, and list what would change (exit 3 when some update is available, 0 when none).
+    #[arg(long, visible_alias = "dry-run")]
+    pub check: bool,
+
+    /// Stop starting updates after N modules failed to update (were rolled back, or could not pull) [default: 1].
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_failures: u32,
+
+    /// Update even if the module's start limit is hit (the update still counts as a start).
+    #[arg(long)]
+    pub force: bool,
+
+    /// How long each updated module has to become active, healthchecks included, before it is rolled back, e.g. 90s or 5m [default: 120s, or the config's timeout].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -429,47 +475,6 @@ pub struct WatchArgs {
     pub metrics: Option<std::path::PathBuf>,
 }
 
-/// `--pull`'s values, as the CLI spells and explains them; the config's
-/// [`PullPolicy`] knows nothing of clap.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Pull {
-    /// Pull every image before starting; fall back to a cached image if the pull fails.
-    Always,
-    /// Pull only images that are not present locally.
-    Missing,
-    /// Never pull.
-    Never,
-}
-
-impl From<Pull> for PullPolicy {
-    fn from(p: Pull) -> PullPolicy {
-        match p {
-            Pull::Always => PullPolicy::Always,
-            Pull::Missing => PullPolicy::Missing,
-            Pull::Never => PullPolicy::Never,
-        }
-    }
-}
-
-fn pull_policy() -> impl clap::builder::TypedValueParser<Value = PullPolicy> {
-    use clap::builder::TypedValueParser;
-    clap::builder::EnumValueParser::<Pull>::new().map(PullPolicy::from)
-}
-
-/// An environment boolean as people write it: `1/0`, `true/false`, `yes/no`,
-/// `on/off` (and `y/n`, `t/f`), in any case; empty is no.
-pub(crate) fn yes_or_no(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "" | "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
-        "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),
-        _ => Err("use 1/0, true/false, yes/no or on/off".into()),
-    }
-}
-
-pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::util::duration::parse(s).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,18 +483,5 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn environment_booleans_take_what_people_write() {
-        for yes in ["1", "true", "TRUE", "yes", "Yes", "on", "ON", "y", " on "] {
-            assert_eq!(yes_or_no(yes), Ok(true), "{yes}");
-        }
-        for no in ["0", "false", "False", "no", "NO", "off", "Off", "n", ""] {
-            assert_eq!(yes_or_no(no), Ok(false), "{no}");
-        }
-        for bad in ["maybe", "2", "yess"] {
-            assert!(yes_or_no(bad).is_err(), "{bad}");
-        }
     }
 }

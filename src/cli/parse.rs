@@ -22,7 +22,7 @@ where
 
 /// Verbs that stop or restart something: a tip names one only when it is the
 /// only close match (`hal reset-faild` must not send anyone to `restart`).
-const DISRUPTIVE: [&str; 4] = ["stop", "restart", "rescue", "adopt"];
+const DISRUPTIVE: [&str; 5] = ["stop", "restart", "rescue", "adopt", "update"];
 
 /// The verb to suggest for `typed`, out of clap's similar ones (least similar
 /// first): the nearest close one that stops nothing; else a disruptive verb if

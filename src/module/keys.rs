@@ -105,7 +105,7 @@ pub const KEYS: &[Key] = &[
         "pull",
         "always | missing | never",
         "always",
-        "The image pull policy of a start: always pulls every image first (a failed pull falls back to a present image, with a warning), missing pulls only absent images, never pulls nothing. --pull overrides it for one call.",
+        "The image pull policy of a start: always pulls every image first (a failed pull falls back to a present image, with a warning), missing pulls only absent images, never pulls nothing. --pull overrides it for one call. A start whose pull brings a service a new image goes through hal update's health gate: not active within the timeout, it is rolled back to the previous image. hal update always pulls.",
         "\"missing\"",
     ),
     key(
@@ -121,7 +121,7 @@ pub const KEYS: &[Key] = &[
         "timeout",
         "duration",
         "120s",
-        "How long a start may take until active, the pull and compose included, before it fails (--timeout overrides it for one call), and how long a host unit's stop may take.",
+        "How long a start may take until active, the pull and compose included, before it fails (--timeout overrides it for one call), and how long a host unit's stop may take. It is also how long an updated module (hal update, or a start that pulled a new image) has to become active before it is rolled back.",
         "\"90s\"",
     ),
     key(

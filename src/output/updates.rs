@@ -7,7 +7,8 @@ use comfy_table::Cell;
 use crate::output::render::{state_cell, state_colors};
 use crate::output::ui::{Format, Ui, paint};
 use crate::output::view::{Modules, Rows, Style};
-use crate::run::update::{UpdateJson, UpdateReport};
+use crate::run::update::UpdateReport;
+use crate::run::update::shape::UpdateJson;
 use crate::stack::update::ImageChange;
 
 /// `MODULE RESULT STATE SERVICES TOOK`: one row per module, after an update over several.

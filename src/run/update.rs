@@ -1,6 +1,6 @@
 //! `update` on many modules: one at a time unless told, in `after` order, stopping after `--max-failures` failed updates; each module's pull, recreate and gated wait run under its lock, and count as a start when they recreate something.
 
-mod shape;
+pub(crate) mod shape;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -18,8 +18,6 @@ use crate::run::node::Node;
 use crate::run::report::Report;
 use crate::stack::update::{ImageChange, RolledBack};
 use crate::state::records::Ended;
-
-pub(crate) use shape::UpdateJson;
 
 /// How an update run goes: the command line's, or the supervisor's schedule.
 #[derive(Clone, Debug)]

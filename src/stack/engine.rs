@@ -3,7 +3,7 @@
 mod answers;
 mod connect;
 mod control;
-mod images;
+pub(crate) mod images;
 mod model;
 mod probe;
 mod wire;
@@ -27,7 +27,6 @@ use connect::{CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw
 use wire::Wire;
 
 pub(crate) use connect::EngineKind;
-pub(crate) use images::ImageFacts;
 
 pub(crate) use model::{
     EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,

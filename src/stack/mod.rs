@@ -13,6 +13,7 @@ pub(crate) mod env;
 pub(crate) mod evidence;
 pub(crate) mod facts;
 pub(crate) mod fastpath;
+pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod identity;
 pub(crate) mod inputs;
@@ -22,6 +23,8 @@ mod node;
 pub(crate) mod project_name;
 pub(crate) mod pull;
 pub(crate) mod repair;
+pub(crate) mod rollback;
+mod services;
 pub(crate) mod start_order;
 pub(crate) mod update;
 
@@ -42,6 +45,7 @@ use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
 pub(crate) use node::{NodeFacts, node_facts, running_projects};
+pub(crate) use services::check_service;
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -77,7 +81,7 @@ pub(crate) struct Pending {
     containers: Vec<Listed>,
     warnings: Vec<String>,
     /// Set when the launch moved services onto new images: a wait that fails rolls them back.
-    rollback: Option<Box<update::Rollback>>,
+    rollback: Option<Box<rollback::Rollback>>,
 }
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -210,7 +214,7 @@ async fn through_compose(
     opts: &StartOpts,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
-) -> anyhow::Result<(Vec<String>, Option<Box<update::Rollback>>)> {
+) -> anyhow::Result<(Vec<String>, Option<Box<rollback::Rollback>>)> {
     let name = stack.name;
     let policy = opts.pull.unwrap_or(settings.pull);
     let compose = env.stacks.compose().await?;
@@ -226,7 +230,7 @@ async fn through_compose(
         _ => compose.images(&project, endpoint).await?,
     };
     let wanted = only(images.clone(), stack.service);
-    let gate = update::Gate::before(engine, name, &wanted, true).await?;
+    let gate = gate::Gate::before(engine, name, &wanted, true).await?;
     let warnings = crate::stack::pull::pull(
         engine,
         env.progress,
@@ -250,12 +254,12 @@ async fn through_compose(
     let rollback = match swaps.is_empty() || !opts.wait {
         true => None,
         false => Some(Box::new(
-            update::Rollback::keep(env, stack, swaps, timeout).await?,
+            rollback::Rollback::keep(env, name, stack.dir, swaps, timeout).await?,
         )),
     };
     match (up(env, &compose, stack, digest, images).await, rollback) {
         (Ok(()), rollback) => Ok((warnings, rollback)),
-        (Err(e), Some(r)) => Err(r.roll_back(env.progress, engine, e).await),
+        (Err(e), Some(r)) => Err(roll_back(env.progress, engine, *r, e).await),
         (Err(e), None) => Err(e),
     }
 }
@@ -331,65 +335,6 @@ fn listed_of(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
     }
 }
 
-/// Refuses a service the stack does not have (exit 4, naming the ones it
-/// has). Its containers answer first (one list call); compose's reading of
-/// the files (`config --services`) settles the rest. When neither can say
-/// (no engine, a compose file compose refuses), the verb goes ahead and
-/// meets the real problem itself.
-pub(crate) async fn check_service(
-    stacks: &crate::stack::env::Stacks,
-    store: &crate::state::Store,
-    name: &str,
-    dir: &Path,
-    service: &str,
-) -> anyhow::Result<()> {
-    let mut known: Vec<String> = Vec::new();
-    if let Ok(engine) = stacks.engine().await
-        && let Ok(list) = engine.compose_containers(Some(name)).await
-    {
-        for who in list.iter().filter_map(|c| c.identity.as_ref()) {
-            if !who.oneoff && !known.contains(&who.service) {
-                known.push(who.service.clone());
-            }
-        }
-    }
-    if known.iter().any(|s| s == service) {
-        return Ok(());
-    }
-    let project = Project { name, dir };
-    let from_files = match stacks.compose().await {
-        Ok(compose) => compose.services(&project, stacks.endpoint()?).await.ok(),
-        Err(_) => None,
-    };
-    let from_files = from_files.or_else(|| {
-        // What compose said the last time hal started the stack.
-        let (state, _) = store.read();
-        let rec = state.modules.get(name)?;
-        Some(
-            rec.services
-                .as_ref()?
-                .iter()
-                .map(|s| s.service.clone())
-                .collect(),
-        )
-    });
-    for s in from_files.into_iter().flatten() {
-        if !known.contains(&s) {
-            known.push(s);
-        }
-    }
-    if known.is_empty() || known.iter().any(|s| s == service) {
-        return Ok(());
-    }
-    known.sort();
-    Err(crate::error::HalError::NoSuchService {
-        module: name.to_string(),
-        service: service.to_string(),
-        known,
-    }
-    .into())
-}
-
 /// The services compose resolved the last time, if the files are the same now.
 fn remembered(
     env: Env<'_>,
@@ -425,8 +370,28 @@ pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Res
             o.warnings.extend(rollback.passed().await);
             Ok(o)
         }
-        Err(e) => Err(rollback.roll_back(progress, &engine, e).await),
+        Err(e) => Err(roll_back(progress, &engine, *rollback, e).await),
     }
+}
+
+/// Rolls back a gated launch that failed with `e`, waiting again as [`wait`] does.
+pub(crate) async fn roll_back(
+    progress: &dyn Progress,
+    engine: &Engine,
+    r: rollback::Rollback,
+    e: anyhow::Error,
+) -> anyhow::Error {
+    let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
+    let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
+        let stack = Stack {
+            name: &name,
+            dir: &dir,
+            service: None,
+        };
+        let p = Pending::new(engine, &stack, bound, Vec::new(), Vec::new());
+        Box::pin(async move { wait_active(progress, p).await.map(drop) })
+    };
+    r.roll_back(progress, engine, e, &again).await
 }
 
 /// [`wait`] with no gate.

@@ -396,6 +396,8 @@ fn every_subcommand_has_a_page() {
         "hal-module-logs.1",
         "hal-module-rescue.1",
         "hal-module-reset-failed.1",
+        "hal-module-update.1",
+        "hal-update.1",
         "hal-status.1",
         "hal-rescue.1",
         "hal-watch.1",

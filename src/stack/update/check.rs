@@ -2,7 +2,7 @@
 
 use crate::stack::Stack;
 use crate::stack::env::Env;
-use crate::stack::update::{ImageChange, gate};
+use crate::stack::gate::{self, ImageChange};
 use crate::state::records::{CheckRecord, ms_of};
 use crate::util::timefmt::Stamp;
 
@@ -22,7 +22,7 @@ pub(crate) async fn check(
     let mut changes = Vec::new();
     let mut warnings = Vec::new();
     env.progress.step(stack.name, "asking the registry");
-    for s in super::pullable(&images) {
+    for s in gate::pullable(&images) {
         let image = s.image.clone().unwrap_or_default();
         let running = list
             .iter()

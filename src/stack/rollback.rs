@@ -1,20 +1,28 @@
 //! The gate's second half: the previous images kept under hal's own tag before a recreate, and, when the module is not `active` in time, put back under the services' own references and recreated.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+pub(crate) mod previous;
+
 use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use crate::error::{Detailed, OneLine};
 use crate::module::progress::Progress;
-use crate::stack::Stack;
 use crate::stack::bound::Bound;
 use crate::stack::compose::{Compose, Fresh, Project};
 use crate::stack::endpoint::Endpoint;
 use crate::stack::engine::Engine;
 use crate::stack::env::Env;
-use crate::stack::update::{Swap, previous};
+use crate::stack::gate::Swap;
 use crate::state::Store;
 use crate::state::records::{RollbackRecord, RolledBackService, ms_of};
 use crate::util::timefmt::Stamp;
+
+/// Waits, after the previous images are recreated, until the module is
+/// active again within the bound (the stack's own wait, handed in by its caller).
+pub(crate) type WaitAgain<'a> =
+    &'a (dyn Fn(Bound) -> BoxFuture<'a, anyhow::Result<()>> + Send + Sync);
 
 /// What a gated recreate can undo: the services that moved to a new image.
 pub(crate) struct Rollback {
@@ -56,16 +64,17 @@ impl Rollback {
     /// prune removes it; the tag moves at the next update) and records its id.
     pub(crate) async fn keep(
         env: Env<'_>,
-        stack: &Stack<'_>,
+        module: &str,
+        dir: &Path,
         swaps: Vec<Swap>,
         timeout: Duration,
     ) -> anyhow::Result<Rollback> {
         let engine = env.stacks.engine().await?;
         for w in &swaps {
-            let (repo, tag) = previous::reference(stack.name, &w.service);
+            let (repo, tag) = previous::reference(module, &w.service);
             engine.tag(&w.previous, &repo, &tag).await?;
         }
-        let name = stack.name.to_string();
+        let name = module.to_string();
         let ids: Vec<(String, String)> = swaps
             .iter()
             .map(|w| (w.service.clone(), w.previous.clone()))
@@ -80,11 +89,21 @@ impl Rollback {
             compose: env.stacks.compose().await?,
             endpoint: env.stacks.endpoint()?.clone(),
             store: env.store.clone(),
-            name: stack.name.to_string(),
-            dir: stack.dir.to_path_buf(),
+            name: module.to_string(),
+            dir: dir.to_path_buf(),
             swaps,
             timeout,
         })
+    }
+
+    /// The module it rolls back.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The services it would put back, in the order compose was given them.
@@ -122,6 +141,7 @@ impl Rollback {
         progress: &dyn Progress,
         engine: &Engine,
         failure: anyhow::Error,
+        again: WaitAgain<'_>,
     ) -> anyhow::Error {
         let why = match failure.chain().find_map(|c| c.downcast_ref::<Detailed>()) {
             Some(d) => d.summary.clone(),
@@ -134,7 +154,7 @@ impl Rollback {
             .map(|w| format!("{}/{}", self.name, w.service))
             .collect();
         progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
-        let restored = self.restore(progress, engine).await;
+        let restored = self.restore(engine, again).await;
         let summary = match &restored {
             Ok(()) => format!("rolled back: {} (new image {why})", labels.join(", ")),
             Err(e) => format!(
@@ -152,7 +172,7 @@ impl Rollback {
         })
     }
 
-    async fn restore(&self, progress: &dyn Progress, engine: &Engine) -> anyhow::Result<()> {
+    async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
         crate::stack::evidence::keep(engine, &self.store, &self.name, None).await?;
         for w in &self.swaps {
             let (repo, tag) = crate::stack::pull::split_ref(&w.image);
@@ -174,13 +194,7 @@ impl Rollback {
             Fresh::Always,
         );
         bound.run(engine, &self.name, None, work).await?;
-        let stack = Stack {
-            name: &self.name,
-            dir: &self.dir,
-            service: None,
-        };
-        let pending = crate::stack::Pending::new(engine, &stack, bound, Vec::new(), Vec::new());
-        crate::stack::wait_active(progress, pending).await.map(drop)
+        again(bound).await
     }
 
     /// Remembers the rollback (until an update succeeds or `reset-failed`) and counts it.
@@ -215,5 +229,29 @@ impl Rollback {
                 OneLine(&e)
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rollback_is_found_under_any_context_and_says_only_its_summary() {
+        let e = anyhow::Error::new(Detailed {
+            summary:
+                "rolled back: web/api (new image did not start: service api exited with code 1)"
+                    .into(),
+            details: vec!["api: state exited".into()],
+        })
+        .context(RolledBack { restored: true })
+        .context("update web");
+        assert!(RolledBack::of(&e).is_some_and(|r| r.restored));
+        assert_eq!(
+            OneLine(&e).to_string(),
+            "update web: rolled back: web/api (new image did not start: service api exited with code 1)"
+        );
+        assert_eq!(crate::error::details_of(&e), ["api: state exited"]);
+        assert!(RolledBack::of(&anyhow::anyhow!("plain")).is_none());
     }
 }

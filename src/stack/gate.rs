@@ -1,8 +1,10 @@
 //! The gate's first half: each service's image before a pull and after it, so that what recreates a service onto a new image knows the image to go back to.
 
+use serde::Serialize;
+
 use crate::module::ServiceImage;
-use crate::stack::engine::{Engine, ImageFacts};
-use crate::stack::update::Swap;
+use crate::stack::engine::Engine;
+use crate::stack::engine::images::ImageFacts;
 
 /// Each service's image id before a pull.
 pub(crate) struct Gate {
@@ -21,7 +23,7 @@ impl Gate {
     ) -> anyhow::Result<Gate> {
         let list = engine.compose_containers(Some(project)).await?;
         let mut before = Vec::new();
-        for s in super::pullable(images) {
+        for s in pullable(images) {
             let image = s.image.clone().unwrap_or_default();
             let running = list
                 .iter()
@@ -80,4 +82,37 @@ pub(crate) async fn digest_of_id(
     image: &str,
 ) -> anyhow::Result<Option<String>> {
     Ok(engine.image_facts(id).await?.map(|f| digest_of(&f, image)))
+}
+
+/// One service's image before and after an update (under `--check`: what it
+/// runs, and what the registry has now).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct ImageChange {
+    pub service: String,
+    /// The service's image reference, as compose resolved it.
+    pub image: String,
+    /// What it ran: its repository digest (`sha256:…`) where it has one, else its image id.
+    pub from: Option<String>,
+    /// What it runs after the update (the registry's digest, under `--check`).
+    pub to: Option<String>,
+    /// Whether the image changed (would change, under `--check`).
+    pub changed: bool,
+}
+
+/// A service moving from one local image to another: what a rollback undoes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Swap {
+    pub service: String,
+    pub image: String,
+    /// The image id the service ran before.
+    pub previous: String,
+    /// The image id its reference names now.
+    pub new: String,
+}
+
+/// The services whose image hal pulls and compares: an image, not built, by tag.
+pub(crate) fn pullable(images: &[ServiceImage]) -> impl Iterator<Item = &ServiceImage> {
+    images
+        .iter()
+        .filter(|s| !s.build && s.image.as_deref().is_some_and(|i| !i.contains('@')))
 }
