@@ -43,9 +43,10 @@ made=()
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
     [[ -z $probe_pid ]] || kill "$probe_pid" 2>/dev/null || true
+    bench_cleanup # the containers first: an image in use is not removed
+    docker image ls --format '{{.Repository}}:{{.Tag}}' | grep -E "^(hal-previous|$REGISTRY/hal-bench)/$pfx" |
+        xargs -r docker rmi >/dev/null 2>&1 || true
     [[ ${#made[@]} -eq 0 ]] || docker rmi -f "${made[@]}" >/dev/null 2>&1 || true
-    docker image ls --format '{{.Repository}}:{{.Tag}}' "hal-previous/$hal_m" | xargs -r docker rmi >/dev/null 2>&1 || true
-    bench_cleanup
 }
 trap cleanup EXIT
 curl -fsS -o /dev/null "http://$REGISTRY/v2/" || { say "no registry on $REGISTRY (scripts/provision.sh)"; exit 1; }
