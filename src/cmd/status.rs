@@ -67,8 +67,9 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         }
     }
     if a.format == Some(StatusFormat::Prometheus) {
-        ctx.ui
-            .text(&crate::output::prometheus::render(&statuses, None));
+        let (state, _) = ctx.node.store.read();
+        let text = crate::output::prometheus::render(&statuses, &state.modules, None);
+        ctx.ui.text(&text);
         return Ok(exit);
     }
     if statuses.is_empty() {

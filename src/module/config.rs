@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::error::HalError;
+use crate::module::schedule::Schedule;
 
 /// How images are pulled before a start.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -107,6 +108,8 @@ pub struct ModuleSection {
     /// supervisor gives up on the module.
     #[serde(default)]
     pub on_failure: Vec<String>,
+    /// `false`: `hal watch`'s scheduled updates leave this module alone.
+    pub auto_update: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -114,6 +117,9 @@ pub struct ModuleSection {
 struct File {
     services_dir: Option<PathBuf>,
     metrics_file: Option<PathBuf>,
+    #[serde(default, deserialize_with = "de_schedule")]
+    auto_update: Schedule,
+    auto_update_max_failures: Option<usize>,
     #[serde(default)]
     defaults: Defaults,
     #[serde(default)]
@@ -137,6 +143,10 @@ pub struct Config {
     pub services_dir: Option<PathBuf>,
     /// Where `hal watch` writes Prometheus metrics (none: it writes none).
     pub metrics_file: Option<PathBuf>,
+    /// When `hal watch` updates the modules on its own (off: never).
+    pub auto_update: Schedule,
+    /// A scheduled update stops after this many modules failed to update (1 when unset).
+    pub auto_update_max_failures: Option<usize>,
     pub defaults: Defaults,
     pub modules: BTreeMap<String, ModuleSection>,
     /// The file's text, for errors that name a key's line after parsing.
@@ -183,6 +193,8 @@ impl Config {
             path: Some(path.to_path_buf()),
             services_dir: file.services_dir,
             metrics_file: file.metrics_file,
+            auto_update: file.auto_update,
+            auto_update_max_failures: file.auto_update_max_failures,
             defaults: file.defaults,
             modules: file.module,
             text: text.to_string(),
@@ -200,6 +212,9 @@ impl Config {
 
     fn check(&self, text: &str, path: &Path) -> Result<(), HalError> {
         let err = |key: &str, message: String| key_error(text, path, key, message);
+        if self.auto_update_max_failures == Some(0) {
+            return Err(err("auto_update_max_failures", "must be at least 1".into()));
+        }
         let limits = std::iter::once(("defaults".to_string(), self.defaults.restart)).chain(
             self.modules
                 .iter()
@@ -255,6 +270,15 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// Whether `hal watch`'s scheduled updates include module `name` (its
+    /// section's `auto_update`, true unless it says false).
+    pub fn auto_update(&self, name: &str) -> bool {
+        self.modules
+            .get(name)
+            .and_then(|m| m.auto_update)
+            .unwrap_or(true)
     }
 
     /// The settings of module `name`: its own section, then `[defaults]`, then hal's defaults.
@@ -385,76 +409,14 @@ fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     }
 }
 
+fn de_schedule<'de, D: Deserializer<'de>>(d: D) -> Result<Schedule, D::Error> {
+    let text = String::deserialize(d)?;
+    Schedule::parse(&text).map_err(serde::de::Error::custom)
+}
+
 fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     de_duration(d).map(Some)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Result<Config, String> {
-        Config::parse(text, Path::new("/etc/hal/hal.toml")).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn spec_example_parses() {
-        let cfg = parse(
-            r#"
-services_dir = "/services"
-
-[defaults]
-pull = "always"
-restart = { burst = 5, interval = "120s" }
-
-[module.notifier]
-unit = "desktop_notifications.service"
-scope = "user"
-
-[module.mailu]
-pull = "missing"
-restart = { burst = 3, interval = "300s" }
-"#,
-        )
-        .unwrap();
-        assert_eq!(cfg.services_dir.as_deref(), Some(Path::new("/services")));
-        let m = cfg.settings("mailu");
-        assert_eq!(m.pull, PullPolicy::Missing);
-        assert_eq!(m.limit.burst, 3);
-        assert_eq!(m.limit.interval, Duration::from_secs(300));
-        let other = cfg.settings("web");
-        assert_eq!(other.limit, RestartLimit::default());
-        assert_eq!(cfg.modules["notifier"].scope, Some(Scope::User));
-    }
-
-    #[test]
-    fn errors_name_file_line_and_key() {
-        let e = parse("[defaults]\npull = \"sometimes\"\n").unwrap_err();
-        assert!(e.contains("/etc/hal/hal.toml"), "{e}");
-        assert!(e.contains("line 2"), "{e}");
-        assert!(e.contains("defaults.pull"), "{e}");
-
-        let e = parse("[module.web]\nrestart = { burst = 3, interval = \"soon\" }\n").unwrap_err();
-        assert!(
-            e.contains("line 2") && e.contains("module.web.restart"),
-            "{e}"
-        );
-
-        let e = parse("[module.web]\ncolour = 1\n").unwrap_err();
-        assert!(e.contains("colour"), "{e}");
-
-        let e = parse("[module.Web]\nunit = \"a.service\"\n").unwrap_err();
-        assert!(e.contains("line 1") && e.contains("module.Web"), "{e}");
-
-        let e = parse("[module.a]\nafter = [\"b\"]\n[module.b]\nafter = [\"a\"]\n").unwrap_err();
-        assert!(
-            e.contains("line 2") && e.contains("a cycle: a → b → a"),
-            "{e}"
-        );
-
-        let e = parse("[defaults]\nrestart = { burst = 0, interval = 5 }\n").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("burst"), "{e}");
-
-        assert!(parse("not toml at all [").is_err());
-    }
-}
+mod tests;

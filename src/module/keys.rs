@@ -85,6 +85,22 @@ pub const KEYS: &[Key] = &[
         "\"/var/lib/prometheus/node-exporter/hal.prom\"",
     ),
     key(
+        Table::Top,
+        "auto_update",
+        "daily HH:MM | weekly DAY HH:MM | every DURATION | off",
+        "off",
+        "When hal watch updates the stacks on its own, as hal update would: the stacks wanted up (started by hal) whose section does not say auto_update = false, one at a time, each rolled back if its new images do not become active. Times are in the node's local time zone (TZ, else /etc/localtime); DAY is mon to sun; every DURATION runs at each multiple of it since the Unix epoch (every 6h: 00:00, 06:00… UTC). A slot missed while hal watch was not running is not caught up, and one that comes while a scheduled update is still running is skipped. off: never.",
+        "\"daily 04:00\"",
+    ),
+    key(
+        Table::Top,
+        "auto_update_max_failures",
+        "integer, at least 1",
+        "1",
+        "A scheduled update stops once this many modules failed to update (rolled back or not pulled); the rest wait for the next slot.",
+        "2",
+    ),
+    key(
         Table::Defaults,
         "pull",
         "always | missing | never",
@@ -179,6 +195,14 @@ pub const KEYS: &[Key] = &[
         "[] (nothing runs)",
         "A program and its arguments (never a shell line) that hal watch runs once when it gives up on the module (its start limit is hit), with HAL_MODULE and HAL_REASON in its environment; killed after 60s, its output goes to the supervisor's log. It runs only if the config file and its directory belong to root or to the user running hal and nobody else may write them.",
         "[\"/usr/local/bin/notify-admin\", \"--urgent\"]",
+    ),
+    key(
+        Table::Module,
+        "auto_update",
+        "boolean",
+        "true",
+        "false: hal watch's scheduled updates (the top-level auto_update) leave the module alone; hal update still updates it when asked.",
+        "false",
     ),
     key(
         Table::Restart,

@@ -14,6 +14,7 @@ pub(crate) mod outcome;
 pub(crate) mod pattern;
 pub(crate) mod progress;
 pub(crate) mod run_state;
+pub(crate) mod schedule;
 pub(crate) mod status;
 pub(crate) mod target;
 

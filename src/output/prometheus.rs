@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::module::status::{Desired, ModuleStatus, State};
+use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
 
 /// Every state a module can be in: each module has a series for each, 1 for the current one.
@@ -25,8 +26,13 @@ pub(crate) struct WatchSeries<'a> {
     pub last_pass: Stamp,
 }
 
-/// The text of the metrics file: HELP and TYPE before each family, one sample a line.
-pub(crate) fn render(modules: &[ModuleStatus], watch: Option<&WatchSeries<'_>>) -> String {
+/// The text of the metrics file: HELP and TYPE before each family, one
+/// sample a line; `records` is hal's state (what updates left per module).
+pub(crate) fn render(
+    modules: &[ModuleStatus],
+    records: &BTreeMap<String, ModuleRecord>,
+    watch: Option<&WatchSeries<'_>>,
+) -> String {
     let mut out = String::new();
     family(
         &mut out,
@@ -97,10 +103,44 @@ pub(crate) fn render(modules: &[ModuleStatus], watch: Option<&WatchSeries<'_>>) 
     per_module(&mut out, modules, "hal_module_start_limit", |m| {
         u64::from(m.limit.burst)
     });
+    update_series(&mut out, modules, records);
     if let Some(w) = watch {
         watch_series(&mut out, w);
     }
     out
+}
+
+/// What `hal update` left in the state: the last check's answer, and the rollbacks.
+fn update_series(
+    out: &mut String,
+    modules: &[ModuleStatus],
+    records: &BTreeMap<String, ModuleRecord>,
+) {
+    family(
+        out,
+        "hal_module_update_available",
+        "gauge",
+        "1 when the last hal update --check found another image in the registry of some service of the module, 0 when it found none; no sample for a module never checked or whose last check could not ask a registry.",
+    );
+    for m in modules {
+        let check = records.get(&m.name).and_then(|r| r.update_check.as_ref());
+        let value = match check {
+            Some(c) if !c.available.is_empty() => 1,
+            Some(c) if c.error.is_none() => 0,
+            _ => continue,
+        };
+        let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
+        sample(out, "hal_module_update_available", &labels, value);
+    }
+    family(
+        out,
+        "hal_module_rollbacks_total",
+        "counter",
+        "Updates of the module that hal rolled back to the previous images, ever (kept in hal's state).",
+    );
+    per_module(out, modules, "hal_module_rollbacks_total", |m| {
+        records.get(&m.name).map_or(0, |r| r.rollbacks)
+    });
 }
 
 fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
@@ -184,9 +224,64 @@ mod tests {
                 nanos: 500_000_000,
             },
         };
-        let text = render(&[], Some(&w));
+        let text = render(&[], &BTreeMap::new(), Some(&w));
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
         assert!(text.contains("hal_watch_last_pass_timestamp_seconds 10.500\n"));
         assert!(text.contains("# TYPE hal_module_state gauge\n"));
+    }
+
+    #[test]
+    fn update_series_say_the_last_check_and_the_rollbacks() {
+        use crate::module::KindTag;
+        use crate::state::records::CheckRecord;
+        let names = ["new", "same", "unreachable", "never"];
+        let modules: Vec<ModuleStatus> = names
+            .iter()
+            .map(|n| ModuleStatus::named(n, KindTag::Stack, State::Active))
+            .collect();
+        let check = |available: &[&str], error: Option<&str>| CheckRecord {
+            at: 0,
+            available: available.iter().map(ToString::to_string).collect(),
+            error: error.map(str::to_string),
+        };
+        let mut records = BTreeMap::new();
+        let mut new = ModuleRecord {
+            update_check: Some(check(&["app"], None)),
+            rollbacks: 2,
+            ..ModuleRecord::default()
+        };
+        records.insert("new".to_string(), new.clone());
+        new.update_check = Some(check(&[], None));
+        new.rollbacks = 0;
+        records.insert("same".to_string(), new.clone());
+        new.update_check = Some(check(&[], Some("registry: connection refused")));
+        records.insert("unreachable".to_string(), new);
+        let text = render(&modules, &records, None);
+        let has = |s: &str| text.contains(&format!("{s}\n"));
+        assert!(
+            has("hal_module_update_available{module=\"new\",kind=\"stack\"} 1"),
+            "{text}"
+        );
+        assert!(
+            has("hal_module_update_available{module=\"same\",kind=\"stack\"} 0"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hal_module_update_available{module=\"unreachable\""),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hal_module_update_available{module=\"never\""),
+            "{text}"
+        );
+        assert!(
+            has("hal_module_rollbacks_total{module=\"new\",kind=\"stack\"} 2"),
+            "{text}"
+        );
+        assert!(
+            has("hal_module_rollbacks_total{module=\"never\",kind=\"stack\"} 0"),
+            "{text}"
+        );
+        assert!(has("# TYPE hal_module_rollbacks_total counter"), "{text}");
     }
 }

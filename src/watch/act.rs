@@ -108,6 +108,7 @@ impl Watcher<'_> {
                 report,
             } => self.restarted(act, reason, &scope, report),
             Done::Hook { module, result } => self.hook_done(&module, result),
+            Done::Update { module, report } => self.updated(&module, report.as_deref()),
         }
     }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::module::Module;
 use crate::module::status::ModuleStatus;
 use crate::output::prometheus::{WatchSeries, render};
+use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::RepairScope;
 
@@ -71,6 +72,7 @@ impl Metrics {
         &mut self,
         modules: &[Module],
         holds: &BTreeMap<String, T>,
+        records: &BTreeMap<String, ModuleRecord>,
     ) -> Option<String> {
         let statuses: Vec<ModuleStatus> = modules
             .iter()
@@ -88,7 +90,7 @@ impl Metrics {
             repairs: &self.repairs,
             last_pass: self.last_pass,
         };
-        let text = render(&statuses, Some(&series));
+        let text = render(&statuses, records, Some(&series));
         match replace(&self.path, &text) {
             Ok(()) => {
                 self.failing = None;

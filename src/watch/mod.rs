@@ -19,7 +19,9 @@ mod link;
 mod metrics;
 mod modules;
 pub(crate) mod policy;
+mod rounds;
 mod shutdown;
+mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -30,7 +32,6 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::error::Exit;
-use crate::module::inventory::Inventory;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 use crate::module::{Kind, Module};
@@ -60,6 +61,11 @@ enum Done {
     Hook {
         module: String,
         result: Result<hook::Finished, String>,
+    },
+    /// A scheduled update of one module ended (no report: the runner gave none).
+    Update {
+        module: String,
+        report: Option<Box<crate::run::update::UpdateReport>>,
     },
 }
 
@@ -95,8 +101,8 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         grace: how.grace,
         log: how.log,
         sup: Supervisor::new(how.grace),
-        modules: watched(&node.inventory),
-        stack_names: stack_names(&node.inventory.modules),
+        modules: Watcher::watched(&node.inventory),
+        stack_names: Watcher::stack_names(&node.inventory.modules),
         link: link::Link::new(),
         work: FuturesUnordered::new(),
         finished: Vec::new(),
@@ -113,6 +119,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         deaths: deaths::Deaths::default(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
+        updates: rounds::Updates::new(node),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -167,12 +174,15 @@ struct Watcher<'a> {
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
     metrics: Option<metrics::Metrics>,
+    /// `auto_update`: the schedule and the round of updates under way.
+    updates: rounds::Updates,
     stop: Shutdown,
 }
 
 impl<'a> Watcher<'a> {
     async fn run(&mut self) -> &'static str {
         self.started();
+        self.updates_started();
         self.restore_holds();
         loop {
             if let Err(Stopped(why)) = self.tick().await {
@@ -238,12 +248,17 @@ impl<'a> Watcher<'a> {
             holds = true;
             self.trim_due = true;
         }
+        self.update_tick();
         if holds {
             self.save_holds().await?;
+            let records = self
+                .metrics
+                .is_some()
+                .then(|| self.node.store.read().0.modules);
             let written = self
                 .metrics
                 .as_mut()
-                .map(|m| m.write(&self.modules, &self.saved));
+                .map(|m| m.write(&self.modules, &self.saved, &records.unwrap_or_default()));
             if let Some(Some(why)) = written {
                 self.log
                     .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
@@ -270,6 +285,7 @@ impl<'a> Watcher<'a> {
             self.has_stacks().then(|| self.link.retry_at()).flatten(),
             self.dirty_at.filter(|_| !self.dirty.is_empty()),
             (!self.finished.is_empty()).then(Instant::now),
+            self.updates.wake(),
         ];
         for t in candidates.into_iter().flatten() {
             wake = wake.min(t);
@@ -470,22 +486,4 @@ impl<'a> Watcher<'a> {
         }
         self.problems = now;
     }
-}
-
-/// Every module that could be supervised (invalid ones never are).
-fn watched(inv: &Inventory) -> Vec<Module> {
-    inv.modules
-        .iter()
-        .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
-        .cloned()
-        .collect()
-}
-
-/// The names of the stacks among `modules`.
-fn stack_names(modules: &[Module]) -> BTreeSet<String> {
-    modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-        .map(|m| m.name.clone())
-        .collect()
 }

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{Watcher, stack_names, watched};
-use crate::module::Module;
+use super::Watcher;
 use crate::module::inventory::Inventory;
+use crate::module::{Kind, Module};
 use crate::output::watch_log::Entry;
 
 impl Watcher<'_> {
@@ -34,7 +34,7 @@ impl Watcher<'_> {
     /// on. Returns the names that were not there before.
     pub(super) fn rediscover(&mut self) -> BTreeSet<String> {
         let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
-        let now = watched(&inv);
+        let now = Watcher::watched(&inv);
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
         let (old, new) = (names(&self.modules), names(&now));
@@ -65,7 +65,7 @@ impl Watcher<'_> {
             self.root_problem = inv.root_problem;
         }
         self.passes += 1;
-        self.stack_names = stack_names(&now);
+        self.stack_names = Watcher::stack_names(&now);
         self.modules = now;
         added
     }
@@ -77,5 +77,25 @@ fn count(n: usize, what: &str) -> String {
         format!("1 {what}")
     } else {
         format!("{n} {what}s")
+    }
+}
+
+impl Watcher<'_> {
+    /// Every module that could be supervised (invalid ones never are).
+    pub(super) fn watched(inv: &Inventory) -> Vec<Module> {
+        inv.modules
+            .iter()
+            .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+            .cloned()
+            .collect()
+    }
+
+    /// The names of the stacks among `modules`.
+    pub(super) fn stack_names(modules: &[Module]) -> BTreeSet<String> {
+        modules
+            .iter()
+            .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+            .map(|m| m.name.clone())
+            .collect()
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use crate::auto_update::{Repo, running};
 use crate::install;
 use crate::rig::machine::{Machine, Spec};
 use crate::rig::{self, Rig, need, need_that, stack};
@@ -90,13 +91,16 @@ fn install_collection(rig: &Rig) -> std::path::PathBuf {
 
 /// Each node's `changed=N` from a playbook run's recap.
 fn changed(recap: &str) -> BTreeMap<String, u32> {
+    counted(recap, "changed=")
+}
+
+/// Each node's `WHAT=N` (`changed=`, `failed=`) from a playbook run's recap.
+fn counted(recap: &str, what: &str) -> BTreeMap<String, u32> {
     recap
         .lines()
         .filter_map(|l| {
             let (host, rest) = l.split_once(" : ")?;
-            let n = rest
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("changed="))?;
+            let n = rest.split_whitespace().find_map(|w| w.strip_prefix(what))?;
             Some((host.trim().to_string(), n.parse().ok()?))
         })
         .collect()
@@ -109,12 +113,45 @@ struct Fleet {
 }
 
 impl Fleet {
+    /// The nodes in an inventory (each with the host vars `vars` gives), and the collection installed.
+    fn new(
+        rig: &Rig,
+        python: &str,
+        nodes: &[(Machine, Vec<String>)],
+        vars: impl Fn(&Machine, &[String]) -> String,
+    ) -> Fleet {
+        let mut inventory = String::from("[nodes]\n");
+        for (m, mods) in nodes {
+            inventory.push_str(&format!(
+                "{} ansible_connection=hal_machine ansible_python_interpreter={python}/bin/python3 {}\n",
+                m.name,
+                vars(m, mods)
+            ));
+        }
+        let path = rig.dir.join("inventory.ini");
+        std::fs::write(&path, inventory).unwrap();
+        let tmp = rig.dir.join("ansible-tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        Fleet {
+            inventory: path,
+            collections: install_collection(rig),
+            tmp,
+        }
+    }
+
     /// `ansible-playbook site.yml ARGS`: each node's changed count; the run must succeed.
     fn play(&self, args: &[&str]) -> BTreeMap<String, u32> {
+        let (ok, said) = self.run("site.yml", args);
+        assert!(ok, "ansible-playbook {args:?}:\n{said}");
+        changed(&said)
+    }
+
+    /// `ansible-playbook BOOK ARGS`: whether it succeeded, and what it said.
+    fn run(&self, book: &str, args: &[&str]) -> (bool, String) {
         let out = Command::new("ansible-playbook")
             .arg("-i")
             .arg(&self.inventory)
-            .arg(format!("{SRC}/tests/integration/ansible/site.yml"))
+            .arg(format!("{SRC}/tests/integration/ansible/{book}"))
             .args(args)
             .env("ANSIBLE_COLLECTIONS_PATH", &self.collections)
             .env(
@@ -127,13 +164,12 @@ impl Fleet {
             .env("ANSIBLE_HOME", &self.tmp)
             .output()
             .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "ansible-playbook {args:?}:\n{said}\n{}",
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        changed(&said)
+        (out.status.success(), said)
     }
 }
 
@@ -150,39 +186,28 @@ fn states(m: &Machine, mods: &[String]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_playbook_on_three_nodes_changes_what_hal_changed() {
-    let Some(rig) = rig::engine() else { return };
-    let Some(()) = need("ansible-playbook", "--version") else {
-        return;
-    };
+/// A rig when Ansible and the machines' image and package can be had here.
+#[track_caller]
+fn fleet_rig() -> Option<Rig> {
+    let rig = rig::engine()?;
+    need("ansible-playbook", "--version")?;
     let why = install::missing();
-    let Some(()) = need_that(
+    need_that(
         why.is_none(),
         why.as_deref().unwrap_or_default(),
         "run scripts/provision.sh",
-    ) else {
-        return;
-    };
+    )?;
+    Some(rig)
+}
+
+#[test]
+fn a_playbook_on_three_nodes_changes_what_hal_changed() {
+    let Some(rig) = fleet_rig() else { return };
     let python = python_prefix();
     let nodes: Vec<(Machine, Vec<String>)> = (0..3).map(|i| node(i, &python)).collect();
-    let mut inventory = String::from("[nodes]\n");
-    for (m, mods) in &nodes {
-        let mods = serde_json::to_string(mods).unwrap();
-        inventory.push_str(&format!(
-            "{} ansible_connection=hal_machine ansible_python_interpreter={python}/bin/python3 mods='{mods}'\n",
-            m.name
-        ));
-    }
-    let path = rig.dir.join("inventory.ini");
-    std::fs::write(&path, inventory).unwrap();
-    let tmp = rig.dir.join("ansible-tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let fleet = Fleet {
-        inventory: path,
-        collections: install_collection(&rig),
-        tmp,
-    };
+    let fleet = Fleet::new(&rig, &python, &nodes, |_, mods| {
+        format!("mods='{}'", serde_json::to_string(mods).unwrap())
+    });
     let names: Vec<String> = nodes.iter().map(|(m, _)| m.name.clone()).collect();
     let each = |n: u32| {
         names
@@ -367,4 +392,86 @@ fn the_collection_diffs_reports_failures_and_reads_status() {
     );
     assert_eq!(doc["hal_status"]["schema"], 1, "{doc:#}");
     assert_eq!(doc["hal_status"]["modules"], doc["hal_modules"], "{doc:#}");
+}
+
+/// `serial: 1` and `state: updated` (tests/integration/ansible/update.yml) on
+/// three nodes whose module runs one image of the local registry: a good image
+/// rolls across the fleet (`changed`, then nothing on a second run); a bad one
+/// is rolled back on the first node, which fails, and the play stops there.
+#[test]
+fn a_serial_play_rolls_an_update_and_stops_at_a_bad_image() {
+    let Some(rig) = fleet_rig() else { return };
+    let Some(()) = crate::auto_update::registry_up() else {
+        return;
+    };
+    let mut repo = Repo::new(&rig, "fleet");
+    let v1 = repo.publish("good");
+    let python = python_prefix();
+    let nodes: Vec<(Machine, Vec<String>)> = (0..3).map(|i| node(i, &python)).collect();
+    let mut upd = Vec::new();
+    for (m, _) in &nodes {
+        let name = format!("{}-u", m.run);
+        let services = format!("/srv/{}/services", m.run);
+        m.write(
+            &format!("{services}/{name}/compose.yaml"),
+            &repo.compose().to_string(),
+        );
+        m.sh_ok(&format!("hal start --pull always {name} 2>&1"));
+        assert_eq!(running(&name).0, v1);
+        repo.modules.push(name.clone());
+        upd.push(name);
+    }
+    let fleet = Fleet::new(&rig, &python, &nodes, |m, _| format!("upd={}-u", m.run));
+    let names: Vec<String> = nodes.iter().map(|(m, _)| m.name.clone()).collect();
+    let each = |n: u32| {
+        names
+            .iter()
+            .map(|h| (h.clone(), n))
+            .collect::<BTreeMap<_, _>>()
+    };
+
+    let v2 = repo.publish("good");
+    let (ok, said) = fleet.run("update.yml", &["--check"]);
+    assert!(ok, "{said}");
+    assert_eq!(
+        changed(&said),
+        each(1),
+        "check mode: an update is available\n{said}"
+    );
+    assert_eq!(running(&upd[0]).0, v1, "check mode updated");
+    let (ok, said) = fleet.run("update.yml", &[]);
+    assert!(ok, "{said}");
+    assert_eq!(changed(&said), each(1), "{said}");
+    for u in &upd {
+        assert_eq!(running(u).0, v2, "{u}: {said}");
+    }
+    let (ok, said) = fleet.run("update.yml", &[]);
+    assert!(ok, "{said}");
+    assert_eq!(
+        changed(&said),
+        each(0),
+        "the second run changes nothing\n{said}"
+    );
+
+    let before: Vec<(String, String)> = upd.iter().map(|u| running(u)).collect();
+    repo.publish("exit");
+    let (ok, said) = fleet.run("update.yml", &[]);
+    assert!(!ok, "a bad image passed: {said}");
+    assert_eq!(counted(&said, "failed=").get(&names[0]), Some(&1), "{said}");
+    assert!(
+        said.contains("rolled back"),
+        "hal's message is missing: {said}"
+    );
+    // Rolled back on the first node: active again on v2.
+    assert_eq!(running(&upd[0]).0, v2, "{said}");
+    assert_eq!(states(&nodes[0].0, &upd[..1]), ["active"]);
+    // The play stopped there: the others were not touched.
+    for (i, u) in upd.iter().enumerate().skip(1) {
+        assert_eq!(running(u), before[i], "{u} was touched: {said}");
+        assert_eq!(
+            changed(&said).get(&names[i]).copied().unwrap_or(0),
+            0,
+            "{said}"
+        );
+    }
 }

@@ -21,6 +21,7 @@ mod addressing;
 mod adopt;
 mod architecture;
 mod argv;
+mod auto_update;
 mod cli_words;
 mod completion;
 mod compose_rules;

@@ -1,0 +1,264 @@
+//! End to end: `hal watch`'s scheduled updates (`auto_update`) against the registry on 127.0.0.1:5000, and the update metrics (`hal_module_update_available`, `hal_module_rollbacks_total`) in `status --format prometheus` and `watch --metrics`.
+//!
+//! The schedule under test is `every 5s` (a form operators may use too): the
+//! slot comes within the test without a clock of hal's own to fake.
+
+use std::io::Write;
+use std::time::Duration;
+
+use crate::rig::watch::{Watch, lines_about};
+use crate::rig::{self, FIXTURE, Rig, docker, eventually, hal, need, stack};
+
+/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
+#[track_caller]
+fn with_registry() -> Option<Rig> {
+    let rig = rig::engine()?;
+    registry_up()?;
+    Some(rig)
+}
+
+/// `Some(())` when the registry on 127.0.0.1:5000 answers, else `None` after `SKIP …`.
+#[track_caller]
+pub(crate) fn registry_up() -> Option<()> {
+    let up = std::process::Command::new("curl")
+        .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
+        .status()
+        .is_ok_and(|s| s.success());
+    rig::need_that(
+        up,
+        "no registry on 127.0.0.1:5000",
+        "scripts/provision.sh starts it",
+    )
+}
+
+/// `good` turns healthy at once; `exit` exits 1.
+const SCRIPT: &str = "if [ \"$BEHAVE\" = exit ]; then echo bad image; exit 1; fi; \
+touch /tmp/ok; sleep 100000";
+
+/// A repository of the local registry for one test: `publish` pushes a new
+/// `latest` the node has not pulled. What it made is removed on drop, with
+/// the modules' `hal-previous` tags.
+pub(crate) struct Repo {
+    image: String,
+    made: Vec<String>,
+    /// Modules whose `hal-previous` tags go with it.
+    pub modules: Vec<String>,
+}
+
+impl Repo {
+    pub(crate) fn new(rig: &Rig, short: &str) -> Repo {
+        Repo {
+            image: format!("127.0.0.1:5000/hal/{}-{short}:latest", rig.prefix),
+            made: Vec::new(),
+            modules: Vec::new(),
+        }
+    }
+
+    /// Builds the fixture with `BEHAVE`, pushes it as `latest`, and leaves the
+    /// node's tag where it was (only a pull brings the new image). Its id.
+    pub(crate) fn publish(&mut self, behave: &str) -> String {
+        let before = local_id(&self.image);
+        let dockerfile = format!(
+            "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {}\"\n",
+            self.image,
+            self.made.len()
+        );
+        let mut build = std::process::Command::new("docker")
+            .args(["build", "-q", "-t", &self.image, "-"])
+            .env("DOCKER_BUILDKIT", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = build.stdin.take().unwrap();
+        stdin.write_all(dockerfile.as_bytes()).unwrap();
+        drop(stdin);
+        let out = build.wait_with_output().unwrap();
+        assert!(out.status.success(), "build: {out:?}");
+        let id = local_id(&self.image).expect("the image just built");
+        self.made.push(id.clone());
+        let push = std::process::Command::new("docker")
+            .args(["push", &self.image])
+            .output()
+            .unwrap();
+        assert!(push.status.success(), "push: {push:?}");
+        match &before {
+            Some(old) => docker(&["tag", old, &self.image]),
+            None => docker(&["rmi", &self.image]),
+        };
+        docker(&["rmi", &id]);
+        id
+    }
+
+    /// A stack whose `app` runs this repository's image behind a healthcheck.
+    pub(crate) fn compose(&self) -> crate::rig::compose::Stack {
+        stack()
+            .service("app")
+            .image(&self.image)
+            .runs(SCRIPT)
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
+    }
+
+    fn module(&mut self, rig: &Rig, short: &str) -> String {
+        let m = rig.stack(short, self.compose());
+        self.modules.push(m.clone());
+        m
+    }
+}
+
+impl Drop for Repo {
+    fn drop(&mut self) {
+        docker(&["rmi", "-f", &self.image]);
+        for id in &self.made {
+            docker(&["rmi", "-f", id]);
+        }
+        for m in &self.modules {
+            let repo = format!("hal-previous/{m}");
+            let tags = docker(&["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", &repo]);
+            for t in tags.lines() {
+                docker(&["rmi", t]);
+            }
+        }
+    }
+}
+
+fn local_id(image: &str) -> Option<String> {
+    let id = docker(&["image", "inspect", "-f", "{{.Id}}", image]);
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The image id and container id of the module's `app`.
+pub(crate) fn running(module: &str) -> (String, String) {
+    let project = format!("label=com.docker.compose.project={module}");
+    let ids = docker(&["ps", "-aq", "--filter", &project]);
+    let Some(id) = ids.lines().next() else {
+        return Default::default();
+    };
+    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
+    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
+    (image.to_string(), id.to_string())
+}
+
+#[test]
+fn the_watch_updates_on_its_schedule_and_leaves_an_opted_out_module() {
+    let Some(rig) = with_registry() else { return };
+    let (mut ra, mut rb) = (Repo::new(&rig, "auto"), Repo::new(&rig, "kept"));
+    let (a1, b1) = (ra.publish("good"), rb.publish("good"));
+    let a = ra.module(&rig, "auto");
+    let b = rb.module(&rig, "kept");
+    rig.set_config(&format!(
+        "auto_update = \"every 5s\"\n\n[module.{b}]\nauto_update = false\n"
+    ));
+    hal(&rig)
+        .args(["start", "--pull", "always", &a, &b])
+        .code(0);
+    let before_b = running(&b);
+    assert_eq!((running(&a).0, before_b.0.clone()), (a1, b1.clone()));
+    let a2 = ra.publish("good");
+    rb.publish("good");
+
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(10), |l| {
+        l.starts_with("watch: scheduled updates every 5s; next at ")
+    });
+    let due = w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("watch: scheduled update: ")
+    });
+    assert!(due.contains(&a) && !due.contains(&b), "{due}");
+    let done = w.expect(Duration::from_secs(90), |l| {
+        l.starts_with(&format!("{a}: updated, active ("))
+    });
+    assert!(done.contains("app "), "{done}");
+    w.expect(Duration::from_secs(10), |l| {
+        l.starts_with("watch: scheduled update done: 1 updated, 0 up to date, 0 failed")
+    });
+    assert_eq!(running(&a).0, a2, "{}", w.dump());
+    assert_eq!(rig.state_of(&a), "active");
+    // The update is over (its line said so): the opted-out module was never touched.
+    assert_eq!(running(&b), before_b, "{b} was recreated");
+    assert!(lines_about(&w.seen, &b, "").is_empty(), "{}", w.dump());
+    // The next slot finds nothing new.
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with(&format!("{a}: up to date ("))
+    });
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+}
+
+/// `promtool check metrics` on a text: its complaints, or `None`.
+fn promtool(rig: &Rig, text: &str) -> Option<String> {
+    let path = rig.dir.join("update.prom");
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&path).unwrap())
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (!out.status.success() || !said.trim().is_empty()).then_some(said)
+}
+
+#[test]
+fn the_metrics_say_an_available_update_and_each_rollback() {
+    let Some(rig) = with_registry() else { return };
+    let Some(()) = need("promtool", "--version") else {
+        return;
+    };
+    let mut repo = Repo::new(&rig, "metric");
+    repo.publish("good");
+    let m = repo.module(&rig, "metric");
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let metrics = || {
+        hal(&rig)
+            .args(["status", "--format", "prometheus", &m])
+            .code(0)
+            .stdout
+    };
+    let available =
+        |v: u8| format!("hal_module_update_available{{module=\"{m}\",kind=\"stack\"}} {v}\n");
+    let rollbacks =
+        |v: u8| format!("hal_module_rollbacks_total{{module=\"{m}\",kind=\"stack\"}} {v}\n");
+    // Never checked: no sample; no rollback yet: 0.
+    let text = metrics();
+    assert!(!text.contains("hal_module_update_available{"), "{text}");
+    assert!(text.contains(&rollbacks(0)), "{text}");
+    hal(&rig).args(["update", "--check", &m]).code(0);
+    assert!(metrics().contains(&available(0)), "{}", metrics());
+    repo.publish("good");
+    hal(&rig).args(["update", "--check", &m]).code(3);
+    let text = metrics();
+    assert!(text.contains(&available(1)), "{text}");
+    assert_eq!(promtool(&rig, &text), None, "{text}");
+
+    // A bad image: rolled back, counted.
+    repo.publish("exit");
+    hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    let text = metrics();
+    assert!(text.contains(&rollbacks(1)), "{text}");
+
+    // The watch's metrics file says the same.
+    let path = rig.dir.join("textfile").join("hal.prom");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _w = Watch::spawn_with(
+        &rig,
+        &[],
+        &["--interval", "2s", "--metrics", path.to_str().unwrap()],
+    );
+    let read = || std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        eventually(Duration::from_secs(10), || read().contains(&rollbacks(1))
+            && read().contains("hal_module_state{")),
+        "{}",
+        read()
+    );
+    assert_eq!(promtool(&rig, &read()), None, "{}", read());
+}
