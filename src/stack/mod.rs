@@ -24,8 +24,8 @@ mod node;
 pub(crate) mod project_name;
 pub(crate) mod pull;
 pub(crate) mod repair;
-pub(crate) mod seen;
 pub(crate) mod rollback;
+pub(crate) mod seen;
 mod services;
 pub(crate) mod start_order;
 pub(crate) mod update;
@@ -145,9 +145,9 @@ async fn launch_within(
     if !opts.wait {
         return no_wait(engine, stack, warnings).await;
     }
-        let mut pending = Pending::new(env.store, engine, stack, bound, Vec::new(), warnings);
-        pending.rollback = rollback;
-        Ok(Launch::Wait(Box::new(pending)))
+    let mut pending = Pending::new(env.store, engine, stack, bound, Vec::new(), warnings);
+    pending.rollback = rollback;
+    Ok(Launch::Wait(Box::new(pending)))
 }
 
 impl Pending {

@@ -121,8 +121,14 @@ pub(crate) async fn recreate(
     if let Err(e) = bound.run(&engine, stack.name, None, work).await {
         return Err(crate::stack::roll_back(env.progress, &engine, env.store, plan, e).await);
     }
-    let mut pending =
-        crate::stack::Pending::new(env.store, &engine, stack, bound, Vec::new(), pulled.warnings);
+    let mut pending = crate::stack::Pending::new(
+        env.store,
+        &engine,
+        stack,
+        bound,
+        Vec::new(),
+        pulled.warnings,
+    );
     pending.rollback = Some(Box::new(plan));
     Ok(pending)
 }
