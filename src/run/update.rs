@@ -237,7 +237,7 @@ async fn one(
             node.store
                 .update(move |s| {
                     if let Some(r) = s.modules.get_mut(&name) {
-                        r.rollback = None;
+                        r.up_to_date();
                     }
                 })
                 .await?;

@@ -128,7 +128,7 @@ impl Rollback {
             .store
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&name) {
-                    r.rollback = None;
+                    r.up_to_date();
                 }
             })
             .await

@@ -131,6 +131,18 @@ pub enum Ended {
 }
 
 impl ModuleRecord {
+    /// The module runs what its registries serve (an update applied, or found
+    /// nothing new): an old rollback no longer describes it, and no update is
+    /// available as of now, whatever the last `--check` said.
+    pub fn up_to_date(&mut self) {
+        self.rollback = None;
+        if let Some(check) = &mut self.update_check {
+            check.at = ms_of(Stamp::now());
+            check.available.clear();
+            check.error = None;
+        }
+    }
+
     /// Records how a verb ended (`now`: unix milliseconds).
     pub fn after(&mut self, ended: Ended, now: i64) {
         match ended {

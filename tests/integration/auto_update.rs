@@ -245,6 +245,17 @@ fn the_metrics_say_an_available_update_and_each_rollback() {
     let text = metrics();
     assert!(text.contains(&rollbacks(1)), "{text}");
 
+    // A good image applied: the module runs what its registry serves, so no
+    // update is available any more (the last check's 1 no longer holds).
+    repo.publish("good");
+    hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(0);
+    let text = metrics();
+    assert!(text.contains(&available(0)), "{text}");
+    assert!(text.contains(&rollbacks(1)), "{text}");
+
     // The watch's metrics file says the same.
     let path = rig.dir.join("textfile").join("hal.prom");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
