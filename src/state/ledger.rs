@@ -9,7 +9,7 @@
 //! old file whole). Nothing new seen, nothing written.
 
 use std::fs::OpenOptions;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 
@@ -176,25 +176,7 @@ impl Store {
             return Ok(());
         }
         let text = serde_json::to_vec_pretty(&ledger).context("encode the ledger")?;
-        let tmp_name = format!("{DIR}/.{module}.json.tmp.{}", std::process::id());
-        let tmp = self.dir.join(&tmp_name);
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(self.file_mode())
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .with_context(|| format!("create {}", tmp.display()))?;
-        self.fix_mode(&f);
-        f.write_all(&text)
-            .and_then(|()| f.sync_all())
-            .with_context(|| format!("write {}", tmp.display()))?;
-        let target = self.ledger_path(module);
-        std::fs::rename(&tmp, &target).with_context(|| format!("replace {}", target.display()))?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
+        self.replace(&format!("{DIR}/{module}.json"), &text)?;
         drop(lock);
         Ok(())
     }

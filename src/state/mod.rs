@@ -216,8 +216,16 @@ impl Store {
     }
 
     fn write(&self, state: &StateFile) -> anyhow::Result<()> {
-        let tmp_name = format!("{STATE_FILE}.tmp.{}", std::process::id());
-        let tmp = self.dir.join(&tmp_name);
+        let text = serde_json::to_vec_pretty(state).context("encode state")?;
+        self.replace(STATE_FILE, &text)
+            .context("replace state file")
+    }
+
+    /// Replaces `name` (relative to the state directory) with `text` whole: a
+    /// new file in the state's mode, written and synced, renamed over the old,
+    /// so a crash leaves the old file or the new one, never half of either.
+    pub(crate) fn replace(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
+        let tmp = self.dir.join(format!("{name}.tmp.{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let mut f = OpenOptions::new()
             .write(true)
@@ -227,12 +235,12 @@ impl Store {
             .open(&tmp)
             .with_context(|| format!("create {}", tmp.display()))?;
         self.fix_mode(&f);
-        let text = serde_json::to_vec_pretty(state).context("encode state")?;
-        f.write_all(&text)
+        f.write_all(text)
             .and_then(|()| f.sync_all())
             .with_context(|| format!("write {}", tmp.display()))?;
-        std::fs::rename(&tmp, self.dir.join(STATE_FILE)).context("replace state file")?;
-        if let Ok(d) = File::open(&self.dir) {
+        let target = self.dir.join(name);
+        std::fs::rename(&tmp, &target).with_context(|| format!("replace {}", target.display()))?;
+        if let Some(Ok(d)) = target.parent().map(File::open) {
             let _ = d.sync_all();
         }
         Ok(())
