@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use crate::auto_update::{Repo, running};
+use crate::auto_update::running;
 use crate::install;
 use crate::rig::machine::{Machine, Spec};
+use crate::rig::registry::Repo;
 use crate::rig::{self, Rig, need, need_that, stack};
 
 const SRC: &str = env!("CARGO_MANIFEST_DIR");
@@ -401,7 +402,7 @@ fn the_collection_diffs_reports_failures_and_reads_status() {
 #[test]
 fn a_serial_play_rolls_an_update_and_stops_at_a_bad_image() {
     let Some(rig) = fleet_rig() else { return };
-    let Some(()) = crate::auto_update::registry_up() else {
+    let Some(()) = crate::rig::registry::registry_up() else {
         return;
     };
     let mut repo = Repo::new(&rig, "fleet");

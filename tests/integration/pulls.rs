@@ -2,24 +2,8 @@
 
 use std::time::Duration;
 
-use crate::rig::{self, FIXTURE, Rig, containers, docker, eventually, hal, missing, script, stack};
-
-/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
-#[track_caller]
-fn with_registry() -> Option<Rig> {
-    let rig = rig::engine()?;
-    let up = std::process::Command::new("curl")
-        .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !up {
-        return missing(
-            "no registry on 127.0.0.1:5000",
-            "scripts/provision.sh starts it",
-        );
-    }
-    Some(rig)
-}
+use crate::rig::registry::with_registry;
+use crate::rig::{FIXTURE, Rig, containers, docker, eventually, hal, script, stack};
 
 fn present(image: &str) -> bool {
     std::process::Command::new("docker")

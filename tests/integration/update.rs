@@ -2,131 +2,8 @@
 
 use std::time::Duration;
 
-use crate::rig::{self, FIXTURE, Rig, docker, hal, missing, stack};
-
-/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
-#[track_caller]
-fn with_registry() -> Option<Rig> {
-    let rig = rig::engine()?;
-    let up = std::process::Command::new("curl")
-        .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !up {
-        return missing(
-            "no registry on 127.0.0.1:5000",
-            "scripts/provision.sh starts it",
-        );
-    }
-    Some(rig)
-}
-
-/// What the fixture service does, by the `BEHAVE` its image sets: `good` turns
-/// healthy at once, `exit` says so and exits 1, `unhealthy` runs and never turns healthy.
-const SCRIPT: &str = "if [ \"$BEHAVE\" = exit ]; then echo bad image; exit 1; fi; \
-if [ \"$BEHAVE\" = good ]; then touch /tmp/ok; fi; sleep 100000";
-
-/// One image repository in the local registry for one test, and what it made
-/// locally (its tags, the images built, hal's previous tags), removed on drop.
-struct Repo {
-    image: String,
-    made: std::cell::RefCell<Vec<String>>,
-}
-
-impl Repo {
-    fn new(rig: &Rig, short: &str) -> Repo {
-        Repo {
-            image: format!("127.0.0.1:5000/hal/{}-{short}:latest", rig.prefix),
-            made: Default::default(),
-        }
-    }
-
-    /// Builds an image of the fixture that behaves as `behave` and pushes it
-    /// as the repository's `latest`; the node's own tag stays where it was and
-    /// the new image is removed here: only a pull brings it. Returns its id.
-    fn publish(&self, behave: &str) -> String {
-        let before = local_id(&self.image);
-        let n = self.made.borrow().len();
-        let dockerfile = format!(
-            "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {n}\"\n",
-            self.image
-        );
-        let mut build = std::process::Command::new("docker")
-            .args(["build", "-q", "-t", &self.image, "-"])
-            .env("DOCKER_BUILDKIT", "0")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        build
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(dockerfile.as_bytes())
-            .unwrap();
-        let out = build.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "build: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let id = local_id(&self.image).expect("the image just built");
-        self.made.borrow_mut().push(id.clone());
-        let push = std::process::Command::new("docker")
-            .args(["push", &self.image])
-            .output()
-            .unwrap();
-        assert!(
-            push.status.success(),
-            "push: {}",
-            String::from_utf8_lossy(&push.stderr)
-        );
-        match &before {
-            Some(old) => {
-                docker(&["tag", old, &self.image]);
-            }
-            None => {
-                docker(&["rmi", &self.image]);
-            }
-        }
-        docker(&["rmi", &id]);
-        assert!(local_id(&id).is_none(), "{id} is still here");
-        id
-    }
-}
-
-impl Drop for Repo {
-    fn drop(&mut self) {
-        docker(&["rmi", "-f", &self.image]);
-        for id in self.made.borrow().iter() {
-            docker(&["rmi", "-f", id]);
-        }
-    }
-}
-
-/// Removes a module's `hal-previous` tags when the test ends.
-struct Previous(Vec<String>);
-
-impl Drop for Previous {
-    fn drop(&mut self) {
-        for m in &self.0 {
-            let repo = format!("hal-previous/{m}");
-            for r in docker(&["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", &repo]).lines()
-            {
-                docker(&["rmi", r]);
-            }
-        }
-    }
-}
-
-/// The local image id a reference (or id) names, if any.
-fn local_id(image: &str) -> Option<String> {
-    let id = docker(&["image", "inspect", "-f", "{{.Id}}", image]);
-    let id = id.trim();
-    (!id.is_empty()).then(|| id.to_string())
-}
+use crate::rig::registry::{BEHAVES, Previous, Repo, local_id, with_registry};
+use crate::rig::{self, FIXTURE, Rig, docker, hal, stack};
 
 /// The image id the service's container runs, and the container's id
 /// (found by compose's labels: v1 and v2 name containers differently).
@@ -147,7 +24,7 @@ fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {
     let s = stack()
         .service("app")
         .image(&repo.image)
-        .runs(SCRIPT)
+        .runs(BEHAVES)
         .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2");
     rig.stack(short, s)
 }
@@ -359,11 +236,11 @@ fn sibling_kept(compose: Option<&str>) {
     let s = stack()
         .service("app")
         .image(&repo.image)
-        .runs(SCRIPT)
+        .runs(BEHAVES)
         .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
         .service("side")
         .image(&side.image)
-        .runs(SCRIPT)
+        .runs(BEHAVES)
         .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
         .depends_on_healthy("app");
     let m = rig.stack("pair", s);

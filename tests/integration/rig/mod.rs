@@ -18,6 +18,7 @@ pub(crate) mod docker;
 pub(crate) mod fresh;
 pub(crate) mod guard;
 pub(crate) mod machine;
+pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod spy;
 pub(crate) mod systemd;

@@ -1,0 +1,154 @@
+//! The local registry on 127.0.0.1:5000 for tests that pull, update and roll back: a rig that needs it, one repository per test, and what hal leaves behind (its `hal-previous` tags).
+
+use std::cell::RefCell;
+use std::io::Write;
+
+use crate::rig::{self, FIXTURE, Rig, docker, stack};
+
+/// A rig on the engine with the registry on 127.0.0.1:5000, or `None` after `SKIP …`.
+#[track_caller]
+pub(crate) fn with_registry() -> Option<Rig> {
+    let rig = rig::engine()?;
+    registry_up()?;
+    Some(rig)
+}
+
+/// `Some(())` when the registry on 127.0.0.1:5000 answers, else `None` after `SKIP …`.
+#[track_caller]
+pub(crate) fn registry_up() -> Option<()> {
+    let up = std::process::Command::new("curl")
+        .args(["-fsS", "-o", "/dev/null", "http://127.0.0.1:5000/v2/"])
+        .status()
+        .is_ok_and(|s| s.success());
+    rig::need_that(
+        up,
+        "no registry on 127.0.0.1:5000",
+        "scripts/provision.sh starts it",
+    )
+}
+
+/// What a fixture service does, by the `BEHAVE` its image sets: `good` turns
+/// healthy at once, `exit` says so and exits 1, `unhealthy` runs and never turns healthy.
+pub(crate) const BEHAVES: &str = "if [ \"$BEHAVE\" = exit ]; then echo bad image; exit 1; fi; \
+if [ \"$BEHAVE\" = good ]; then touch /tmp/ok; fi; sleep 100000";
+
+/// One image repository in the local registry for one test: `publish` pushes
+/// a new `latest` the node has not pulled. What it made locally (its tag, the
+/// images built) and the `hal-previous` tags of `modules` are removed on drop.
+pub(crate) struct Repo {
+    pub image: String,
+    made: RefCell<Vec<String>>,
+    /// Modules whose `hal-previous` tags go with it.
+    pub modules: Vec<String>,
+}
+
+impl Repo {
+    pub(crate) fn new(rig: &Rig, short: &str) -> Repo {
+        Repo {
+            image: format!("127.0.0.1:5000/hal/{}-{short}:latest", rig.prefix),
+            made: RefCell::default(),
+            modules: Vec::new(),
+        }
+    }
+
+    /// Builds an image of the fixture that behaves as `behave` and pushes it
+    /// as the repository's `latest`; the node's own tag stays where it was and
+    /// the new image is removed here: only a pull brings it. Returns its id.
+    pub(crate) fn publish(&self, behave: &str) -> String {
+        let before = local_id(&self.image);
+        let n = self.made.borrow().len();
+        let dockerfile = format!(
+            "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {n}\"\n",
+            self.image
+        );
+        let mut build = std::process::Command::new("docker")
+            .args(["build", "-q", "-t", &self.image, "-"])
+            .env("DOCKER_BUILDKIT", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        build
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(dockerfile.as_bytes())
+            .unwrap();
+        let out = build.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "build: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let id = local_id(&self.image).expect("the image just built");
+        self.made.borrow_mut().push(id.clone());
+        let push = std::process::Command::new("docker")
+            .args(["push", &self.image])
+            .output()
+            .unwrap();
+        assert!(
+            push.status.success(),
+            "push: {}",
+            String::from_utf8_lossy(&push.stderr)
+        );
+        match &before {
+            Some(old) => docker(&["tag", old, &self.image]),
+            None => docker(&["rmi", &self.image]),
+        };
+        docker(&["rmi", &id]);
+        assert!(local_id(&id).is_none(), "{id} is still here");
+        id
+    }
+
+    /// A stack whose `app` runs this repository's image behind a healthcheck.
+    pub(crate) fn compose(&self) -> crate::rig::compose::Stack {
+        stack()
+            .service("app")
+            .image(&self.image)
+            .runs(BEHAVES)
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
+    }
+
+    /// A module of `rig` made of [`Repo::compose`], whose `hal-previous` tags go with the repository.
+    pub(crate) fn module(&mut self, rig: &Rig, short: &str) -> String {
+        let m = rig.stack(short, self.compose());
+        self.modules.push(m.clone());
+        m
+    }
+}
+
+impl Drop for Repo {
+    fn drop(&mut self) {
+        docker(&["rmi", "-f", &self.image]);
+        for id in self.made.borrow().iter() {
+            docker(&["rmi", "-f", id]);
+        }
+        drop_previous(&self.modules);
+    }
+}
+
+/// Removes modules' `hal-previous` tags when the test ends.
+pub(crate) struct Previous(pub Vec<String>);
+
+impl Drop for Previous {
+    fn drop(&mut self) {
+        drop_previous(&self.0);
+    }
+}
+
+fn drop_previous(modules: &[String]) {
+    for m in modules {
+        let repo = format!("hal-previous/{m}");
+        for r in docker(&["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", &repo]).lines() {
+            docker(&["rmi", r]);
+        }
+    }
+}
+
+/// The local image id a reference (or id) names, if any.
+pub(crate) fn local_id(image: &str) -> Option<String> {
+    let id = docker(&["image", "inspect", "-f", "{{.Id}}", image]);
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
