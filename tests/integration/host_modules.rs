@@ -167,6 +167,52 @@ fn starting_an_active_unit_is_free() {
     s.hal(&["module", "stop", "svc"]).expect(0);
 }
 
+/// `update` of a host unit (issue 32): nothing to pull, so nothing is done and
+/// nothing counted, in words a person reads and in the JSON.
+#[test]
+fn updating_a_unit_has_nothing_to_pull() {
+    let Some(s) = systemd::scene() else { return };
+    let unit = s.unit(Scope::System, "sleep", SLEEP);
+    s.config(&module("upd", &unit, Scope::System));
+    s.hal(&["module", "start", "upd"]).expect(0);
+    let before = main_pid(&s, Scope::System, &unit);
+    let r = s.hal(&["module", "update", "upd"]);
+    r.expect(0);
+    assert!(
+        format!("{}{}", r.stdout, r.stderr).contains("upd: nothing to pull (a host unit)"),
+        "{r:#?}"
+    );
+    for args in [
+        &["--json", "update", "upd"][..],
+        &["--json", "update", "--check", "upd"],
+    ] {
+        let r = s.hal(args);
+        r.expect(0);
+        let d = doc_of(&r, "upd");
+        assert_eq!(
+            (
+                d["changed"].as_bool(),
+                d["rolled_back"].as_bool(),
+                d["state"].as_str()
+            ),
+            (Some(false), Some(false), Some("active")),
+            "{r:#?}"
+        );
+    }
+    assert_eq!(
+        main_pid(&s, Scope::System, &unit),
+        before,
+        "update restarted it"
+    );
+    let r = s.hal(&["--json", "status", "upd"]);
+    assert_eq!(
+        doc_of(&r, "upd")["limit"]["used"],
+        1,
+        "update counted: {r:#?}"
+    );
+    s.hal(&["module", "stop", "upd"]).expect(0);
+}
+
 fn failing(scope: Scope) {
     let Some(s) = systemd::scene() else { return };
     let unit = s.unit(scope, "fail", FAIL);
