@@ -349,7 +349,7 @@ impl<'a> Watcher<'a> {
     /// Once per connection, after the look that follows it: sends the event
     /// subscription's request (its first poll) and says so. The subscription
     /// starts a second before the connection, so from this line on no event
-    /// after `docker: connected` is missed; tests wait on it.
+    /// after `docker: connected` (the engine's name) is missed; tests wait on it.
     fn subscribed(&mut self) {
         if !self.link.take_unsaid() {
             return;
@@ -359,8 +359,8 @@ impl<'a> Watcher<'a> {
         }
         if self.link.up() {
             let text = "subscribed to container events".to_string();
-            self.log
-                .emit(Entry::about("docker", "subscribed", None, text));
+            let name = self.link.name();
+            self.log.emit(Entry::about(name, "subscribed", None, text));
         }
     }
 

@@ -6,7 +6,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::rig::watch::Watch;
-use crate::rig::{self, Rig, containers, docker, hal, ids, script, stack, wait_child};
+use crate::rig::{
+    self, Rig, containers, docker, hal, ids, past_first_second, script, stack, wait_child,
+};
 
 /// One Podman test at a time: Podman 4.3 fails a network create now and then
 /// (`route ip+net: no such network interface`) while another bridge is torn down.
@@ -54,7 +56,8 @@ fn start_noop_change_status_and_stop_on_podman() {
     hal(&rig).args(["module", "start", &m]).code(0);
     assert!(calls(&log).contains("up -d"), "first start: compose");
     assert_eq!(rig.state_of(&m), "active");
-    std::thread::sleep(Duration::from_millis(1200));
+    // Settled for the fast path, which a no-op start must take.
+    past_first_second(&m);
 
     // Unchanged (Podman names the image localhost/hal-fixture:latest): no compose at all.
     std::fs::write(&log, "").unwrap();
@@ -212,10 +215,10 @@ fn watch_repairs_a_killed_container_on_podman() {
     hal(&rig).args(["module", "start", &m]).code(0);
     // With a resync of an hour only the engine's events can start the repair.
     let mut w = Watch::spawn_every(&rig, &[], "1h");
+    // The watch names the engine it subscribed to; from this line on no event is missed.
     w.expect(Duration::from_secs(20), |l| {
-        l.starts_with("podman: connected")
+        l == "podman: subscribed to container events"
     });
-    std::thread::sleep(Duration::from_millis(500));
     let b = format!("{m}-b-1");
     docker(&["kill", &b]);
     let why = w.expect(Duration::from_secs(30), |l| {
