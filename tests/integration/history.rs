@@ -291,37 +291,56 @@ fn a_crash_looping_start_shows_each_line_of_its_last_run_once() {
 #[test]
 fn the_follow_backlog_is_merged_in_time_order() {
     let Some(rig) = rig::engine() else { return };
-    let ticks = |me: &str, wait: &str| {
-        format!(
-            "{wait} for i in 1 2 3 4; do echo {me}$i; touch /m/{me}-spoke; sleep 0.3; done; sleep 100000"
-        )
-    };
+    // In lock step, whatever the machine's load: a says a1 and waits for b1,
+    // b waits for a1 and says b1, and so on; each waits a little before it
+    // speaks, so the engine's times are in that order too.
+    let a = "for i in 1 2 3 4; do sleep 0.05; echo a$i; touch /m/a$i; \
+             until [ -f /m/b$i ]; do sleep 0.02; done; done; sleep 100000";
+    let b = "for i in 1 2 3 4; do until [ -f /m/a$i ]; do sleep 0.02; done; \
+             sleep 0.05; echo b$i; touch /m/b$i; done; sleep 100000";
     let m = rig.stack(
         "fback",
         stack()
             .service("a")
-            .runs(&ticks("a", ""))
+            .runs(a)
             .volume("./:/m")
             .keeps_running()
             .service("b")
-            .runs(&ticks(
-                "b",
-                "until [ -f /m/a-spoke ]; do sleep 0.02; done; sleep 0.1;",
-            ))
+            .runs(b)
             .volume("./:/m")
             .keeps_running(),
     );
     hal(&rig).args(["start", &m]).code(0);
-    std::thread::sleep(Duration::from_secs(3));
-    let mut child = rig.cmd(&["logs", "-f", "--no-prefix", &m]).spawn().unwrap();
-    std::thread::sleep(Duration::from_secs(3));
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
-    let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
     let want = ["a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4"];
+    // Every line is written before `-f` starts, so its backlog is all of them.
+    let written = eventually(Duration::from_secs(20), || {
+        let out = hal(&rig).args(["logs", "--no-prefix", &m]).run().stdout;
+        out.lines().count() >= want.len()
+    });
+    assert!(written, "the services never said their lines");
+    let mut child = rig.cmd(&["logs", "-f", "--no-prefix", &m]).spawn().unwrap();
+    let lines = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(lines).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let mut got: Vec<String> = Vec::new();
+    while got.len() < want.len() {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(l) => got.push(l),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    reader.join().unwrap();
+    // Whatever it printed past the backlog before it was ended counts too.
+    got.extend(rx.try_iter());
     assert_eq!(got, want, "the backlog of -f in time order, each line once");
     hal(&rig).args(["stop", &m]).code(0);
 }

@@ -227,8 +227,10 @@ fn an_unhealthy_container_reads_the_same_in_every_output() {
         status(&rig, &m)["state"] == "degraded"
     });
     assert!(sick, "{}", status(&rig, &m));
-    // Past the age at which a status describes running containers without inspecting them.
-    std::thread::sleep(Duration::from_secs(11));
+    rig::wait_out(
+        "the age past which a status describes running containers without inspecting them",
+        Duration::from_secs(11),
+    );
     for _ in 0..2 {
         let s = status(&rig, &m);
         assert_eq!(s["state"], "degraded", "{s}");

@@ -237,7 +237,7 @@ pub(crate) fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 /// Waits out a clock the test is about (a restart window, an uptime), never
 /// an event: `what` names the clock, for the reader.
 pub(crate) fn wait_out(what: &str, d: Duration) {
-    let _ = what;
+    eprintln!("waiting out {what} ({}s)", d.as_secs_f64());
     std::thread::sleep(d);
 }
 
