@@ -283,10 +283,13 @@ impl fmt::Display for OneLine<'_> {
     }
 }
 
+/// What every message of hal on stderr starts with (the printer's rule too).
+pub(crate) const PREFIX: &str = "hal: ";
+
 /// Prints `hal: <error>` once on stderr.
 pub(crate) fn report(err: &anyhow::Error) {
     use std::io::Write;
-    let mut text = format!("hal: {}\n", OneLine(err));
+    let mut text = format!("{PREFIX}{}\n", OneLine(err));
     for d in details_of(err) {
         text.push_str(&format!("    {d}\n"));
     }

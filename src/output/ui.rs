@@ -174,7 +174,7 @@ impl Ui {
 
     /// Prints a warning on stderr without disturbing progress bars.
     pub(crate) fn warn(&self, text: &str) {
-        let warning = paint(self.style.color_err, "33", "hal: warning:");
+        let warning = paint(self.style.color_err, "33", &format!("{PREFIX}warning:"));
         self.above(|| stderr(&format!("{warning} {text}\n")));
     }
 
@@ -232,8 +232,7 @@ fn said(text: &str) -> String {
     format!("{PREFIX}{text}\n")
 }
 
-/// What every message of hal on stderr starts with.
-pub(crate) const PREFIX: &str = "hal: ";
+pub(crate) use crate::error::PREFIX;
 
 fn dumb_term() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
