@@ -98,9 +98,10 @@ async fn rescue<'a>(
         }
     }
     let mut exit = Exit::Ok;
+    // Each step with its own module's report, by name (not by position).
     let rows: Vec<Done> = plan
         .iter()
-        .zip(&done)
+        .filter_map(|step| Some((step, done.iter().find(|r| r.module.name == step.name)?)))
         .map(|(step, r)| {
             exit = exit.worst(r.exit());
             Done {
