@@ -51,7 +51,12 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
         let would = match verb {
             Verb::Stop { .. } => stop_would(state),
             Verb::Start { .. } => start_would(node, &t, state),
-            _ => Would::Restart,
+            // Each of these restarts (or recreates) whatever it finds; a new
+            // verb must say here what its dry run answers.
+            Verb::Restart { .. }
+            | Verb::Rescue { .. }
+            | Verb::AutoRestart { .. }
+            | Verb::Repair { .. } => Would::Restart,
         };
         out.push(Report {
             module: t.module,
