@@ -15,7 +15,6 @@ mod units;
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine};
-use crate::module::Kind;
 use crate::stack::compose::{Compose, Flavor};
 use crate::stack::engine::{Engine, EngineKind};
 
@@ -161,9 +160,7 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
     let stacks: Vec<&str> = ctx
         .node
         .inventory
-        .modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .stacks()
         .map(|m| m.name.as_str())
         .collect();
     let need = stacks

@@ -280,6 +280,11 @@ impl Inventory {
         Ok(out)
     }
 
+    /// The stacks among the modules, in the inventory's order.
+    pub(crate) fn stacks(&self) -> impl Iterator<Item = &Module> {
+        self.modules.iter().filter(|m| m.is_stack())
+    }
+
     /// Names of every module, for completion.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.modules.iter().map(|m| m.name.as_str())

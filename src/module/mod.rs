@@ -43,6 +43,11 @@ pub(crate) struct Module {
 }
 
 impl Module {
+    /// A Docker Compose stack (not a host unit, not invalid).
+    pub(crate) fn is_stack(&self) -> bool {
+        matches!(self.kind, Kind::Stack { .. })
+    }
+
     /// `stack`, `host` or `invalid`, as shown in tables and JSON.
     pub(crate) fn kind_name(&self) -> &'static str {
         self.kind_tag().as_str()

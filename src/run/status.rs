@@ -91,7 +91,7 @@ async fn read_stacks(
 ) -> (Result<NodeFacts, Unread>, Exit) {
     let stacks: Vec<&str> = modules
         .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .filter(|m| m.is_stack())
         .map(|m| m.name.as_str())
         .collect();
     let mut exit = Exit::Ok;

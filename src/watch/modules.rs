@@ -94,7 +94,7 @@ impl Watcher<'_> {
     pub(super) fn stack_names(modules: &[Module]) -> BTreeSet<String> {
         modules
             .iter()
-            .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+            .filter(|m| m.is_stack())
             .map(|m| m.name.clone())
             .collect()
     }

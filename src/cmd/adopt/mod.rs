@@ -21,7 +21,6 @@ use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
 use crate::error::{Exit, OneLine};
 use crate::host::init::{Instance, adoption_of};
-use crate::module::Kind;
 use crate::module::config::Scope;
 use crate::module::progress::Progress;
 use crate::output::tables::{self, AdoptDone, AdoptStep};
@@ -65,13 +64,7 @@ pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     let node = &ctx.node;
     node.store.check_writable()?;
     let instances = find_instances(ctx).await?;
-    let stacks: Vec<_> = node
-        .inventory
-        .modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-        .cloned()
-        .collect();
+    let stacks: Vec<_> = node.inventory.stacks().cloned().collect();
     let status = crate::run::status::collect(node, &stacks, ctx.ui.status_detail()).await;
     for w in status.warnings.iter().chain(&status.errors) {
         ctx.ui.warn(w);

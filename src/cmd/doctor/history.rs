@@ -4,7 +4,6 @@ use super::check::Check;
 use super::pools::DAEMON_JSON;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::Kind;
 use crate::stack::history;
 
 pub(super) async fn check(ctx: &Ctx) -> Check {
@@ -16,9 +15,7 @@ pub(super) async fn check(ctx: &Ctx) -> Check {
     let stacks: Vec<&str> = ctx
         .node
         .inventory
-        .modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
+        .stacks()
         .map(|m| m.name.as_str())
         .collect();
     let services = history::unlabelled(&engine, &stacks).await;

@@ -31,13 +31,7 @@ pub(super) fn services_root(ctx: &Ctx) -> Check {
             ),
         );
     }
-    let stacks = ctx
-        .node
-        .inventory
-        .modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-        .count();
+    let stacks = ctx.node.inventory.stacks().count();
     Check::pass(
         "services-root",
         format!("{}: {stacks} stacks", root.display()),

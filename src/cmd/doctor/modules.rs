@@ -121,10 +121,7 @@ fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
 /// The summary line over every module, given the problems found.
 pub(super) fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
     let modules = &ctx.node.inventory.modules;
-    let stacks = modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Stack { .. }))
-        .count();
+    let stacks = modules.iter().filter(|m| m.is_stack()).count();
     let hosts = modules
         .iter()
         .filter(|m| matches!(m.kind, Kind::Host { .. }))
