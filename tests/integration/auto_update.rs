@@ -71,17 +71,7 @@ fn the_watch_updates_on_its_schedule_and_leaves_an_opted_out_module() {
 fn promtool(rig: &Rig, text: &str) -> Option<String> {
     let path = rig.dir.join("update.prom");
     std::fs::write(&path, text).unwrap();
-    let out = std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::fs::File::open(&path).unwrap())
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (!out.status.success() || !said.trim().is_empty()).then_some(said)
+    crate::fleet::promtool_metrics(&path)
 }
 
 #[test]

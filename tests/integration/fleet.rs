@@ -65,7 +65,7 @@ fn a_start_says_it_changed_the_module_once_and_a_stop_dry_run_changes_nothing() 
 }
 
 /// `promtool check metrics` on a file: its complaints, or `None`.
-fn promtool_metrics(path: &Path) -> Option<String> {
+pub(crate) fn promtool_metrics(path: &Path) -> Option<String> {
     let out = std::process::Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(std::fs::File::open(path).unwrap())
