@@ -106,15 +106,8 @@ pub(crate) async fn run_targets(
             names.push(t.module.name.clone());
         }
     }
-    let after = |n: &str| {
-        node.config
-            .modules
-            .get(n)
-            .map(|s| s.after.clone())
-            .unwrap_or_default()
-    };
     let stopping = matches!(verb, Verb::Stop { .. });
-    let layers = crate::module::order::layers(&names, &after, stopping);
+    let layers = node.layers(&names, stopping);
     let mut reports: Vec<(usize, Report)> = Vec::with_capacity(targets.len());
     for layer in layers {
         let batch: Vec<(usize, &Target)> = targets

@@ -87,4 +87,17 @@ impl Node {
                 .clamp(8, 16)
         })
     }
+
+    /// `names` in the config's `after` order: layers that may run at once
+    /// (`stopping`: dependents first).
+    pub(crate) fn layers(&self, names: &[String], stopping: bool) -> Vec<Vec<String>> {
+        let after = |n: &str| {
+            self.config
+                .modules
+                .get(n)
+                .map(|s| s.after.clone())
+                .unwrap_or_default()
+        };
+        crate::module::order::layers(names, &after, stopping)
+    }
 }

@@ -75,16 +75,9 @@ pub(crate) async fn run(
     finished: &dyn Fn(&UpdateReport),
 ) -> Vec<UpdateReport> {
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
-    let after = |n: &str| {
-        node.config
-            .modules
-            .get(n)
-            .map(|s| s.after.clone())
-            .unwrap_or_default()
-    };
     let failures = AtomicUsize::new(0);
     let mut reports: Vec<(usize, UpdateReport)> = Vec::with_capacity(modules.len());
-    for layer in crate::module::order::layers(&names, &after, false) {
+    for layer in node.layers(&names, false) {
         let batch: Vec<(usize, &Module)> = modules
             .iter()
             .enumerate()
