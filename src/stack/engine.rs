@@ -156,11 +156,23 @@ impl Engine {
 
     /// What an inspect says of a container; `None` when it is gone (removed
     /// between list and inspect).
+    ///
+    /// An engine error (5xx) is asked again, twice at most: Podman answers
+    /// 500 ("read /proc/PID/cgroup: no such process") for a container whose
+    /// process ends while it is inspected, and the next answer says it exited.
     pub(crate) async fn inspect(&self, id: &str) -> anyhow::Result<Option<Inspected>> {
         let path = format!("/containers/{}/json", wire::encode(id));
-        let inspect: Option<answers::Inspect> = self
-            .read(&self.conn.wire, &path)
-            .await
+        let mut tries = 0;
+        let answer = loop {
+            let answer = self.get(&self.conn.wire, &path).await;
+            tries += 1;
+            match answer {
+                Ok(a) if a.status >= 500 && tries < 3 => continue,
+                other => break other,
+            }
+        };
+        let inspect: Option<answers::Inspect> = answer
+            .and_then(decode)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("inspect container {id}"))?;
         Ok(inspect.map(answers::Inspect::inspected))
@@ -173,16 +185,7 @@ impl Engine {
         wire: &Wire,
         path: &str,
     ) -> Result<Option<T>, EngineError> {
-        let answer = self.get(wire, path).await?;
-        match answer.status {
-            200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
-                EngineError::Decode(
-                    anyhow::Error::new(e).context("the engine's answer could not be read"),
-                )
-            }),
-            404 => Ok(None),
-            _ => Err(EngineError::Refused(answer.refusal())),
-        }
+        decode(self.get(wire, path).await?)
     }
 
     /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
@@ -425,5 +428,19 @@ impl Engine {
             })
             .collect();
         Ok((!pools.is_empty()).then_some(pools))
+    }
+}
+
+/// A GET's answer read into `T`: `None` for a 404, the engine's own words for
+/// any other error, a decode error (the engine is there) for a body hal cannot read.
+fn decode<T: serde::de::DeserializeOwned>(answer: wire::Answer) -> Result<Option<T>, EngineError> {
+    match answer.status {
+        200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
+            EngineError::Decode(
+                anyhow::Error::new(e).context("the engine's answer could not be read"),
+            )
+        }),
+        404 => Ok(None),
+        _ => Err(EngineError::Refused(answer.refusal())),
     }
 }
