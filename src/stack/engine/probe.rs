@@ -1,19 +1,27 @@
-//! Whether the engine delivers events to hal: a volume of hal's own made and removed while subscribed (cheap, no image needed, and both Docker and Podman announce it).
+//! Whether the engine delivers events to hal: volumes of hal's own made and removed while subscribed (cheap, no image needed, and both Docker and Podman announce them).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use bollard::models::VolumeCreateRequest;
+use bollard::models::{EventMessage, VolumeCreateRequest};
 use bollard::query_parameters::{EventsOptions, RemoveVolumeOptions};
 use futures_util::stream::StreamExt;
 
-/// How long after its subscription a made volume's event takes, or why none came within `limit`.
+/// How often another test volume is made while no event has come: the events
+/// request and the first volume race to the engine, and a volume made before the
+/// engine has taken the subscription is never announced to it.
+const AGAIN: Duration = Duration::from_secs(1);
+
+/// How long after it was made a test volume's event took, or why none came within `limit`.
 pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Duration, String> {
-    let name = format!(
+    let base = format!(
         "hal-doctor-{}-{}",
         std::process::id(),
-        Instant::now().elapsed().as_nanos()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
     );
     let options = EventsOptions {
         since: None,
@@ -24,41 +32,58 @@ pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Du
         ])),
     };
     let mut events = api.events(Some(options));
-    let volume = VolumeCreateRequest {
-        name: Some(name.clone()),
-        labels: Some(HashMap::from([("hal.doctor".to_string(), "1".to_string())])),
-        ..Default::default()
-    };
-    let t0 = Instant::now();
+    let mut made: Vec<(String, Instant)> = Vec::new();
+    let mut again = tokio::time::interval(AGAIN);
+    again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let wait = async {
-        // The subscription is made by the first poll: poll it while the volume is made.
-        let made = api.create_volume(volume);
-        let (first, made) = futures_util::future::join(events.next(), made).await;
-        made.map_err(|e| format!("could not make a test volume: {e}"))?;
-        let mut next = first;
         loop {
-            match next {
-                Some(Ok(ev)) => {
-                    let actor = ev.actor.unwrap_or_default();
-                    let named = actor.id.as_deref() == Some(name.as_str())
-                        || actor.attributes.unwrap_or_default().get("name") == Some(&name);
-                    if named {
-                        return Ok(t0.elapsed());
+            tokio::select! {
+                // The events stream first: its first poll sends the subscription.
+                biased;
+                next = events.next() => match next {
+                    Some(Ok(ev)) => {
+                        if let Some(at) = announced(&ev, &made) {
+                            return Ok(at.elapsed());
+                        }
                     }
+                    Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
+                    None => return Err("the event stream ended".to_string()),
+                },
+                _ = again.tick() => {
+                    let name = format!("{base}-{}", made.len());
+                    let volume = VolumeCreateRequest {
+                        name: Some(name.clone()),
+                        labels: Some(HashMap::from([("hal.doctor".to_string(), "1".to_string())])),
+                        ..Default::default()
+                    };
+                    let t0 = Instant::now();
+                    api.create_volume(volume)
+                        .await
+                        .map_err(|e| format!("could not make a test volume: {e}"))?;
+                    made.push((name, t0));
                 }
-                Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
-                None => return Err("the event stream ended".to_string()),
             }
-            next = events.next().await;
         }
     };
     let got = tokio::time::timeout(limit, wait).await;
-    let _ = api.remove_volume(&name, None::<RemoveVolumeOptions>).await;
+    for (name, _) in &made {
+        let _ = api.remove_volume(name, None::<RemoveVolumeOptions>).await;
+    }
     match got {
         Ok(r) => r,
         Err(_) => Err(format!(
-            "no event for a test volume within {}s",
+            "no event for {} test volume(s) within {}s",
+            made.len(),
             limit.as_secs()
         )),
     }
+}
+
+/// When the volume an event names was made, if it is one of ours.
+fn announced(ev: &EventMessage, made: &[(String, Instant)]) -> Option<Instant> {
+    let actor = ev.actor.as_ref()?;
+    let by_name = actor.attributes.as_ref().and_then(|a| a.get("name"));
+    made.iter()
+        .find(|(name, _)| actor.id.as_deref() == Some(name.as_str()) || by_name == Some(name))
+        .map(|(_, at)| *at)
 }
