@@ -60,24 +60,48 @@ pub(crate) async fn this_run(
     // The engine stamps StartedAt once the process runs: its first words may
     // come a little earlier. Docker waits 100 ms at least before a restart, so
     // a margin of half that never reaches the run before.
-    let started = c
-        .started_at
-        .map(|s| Stamp::from_micros(s.secs * 1_000_000 + i64::from(s.nanos / 1000) - 50_000));
+    let started = c.started_at.map(before_start);
     let w = crate::logs::stream::Window {
         tail: Some(n * 20),
         since: started.map(|s| s.secs - 1),
         until: None,
     };
-    let lines: Vec<String> = container_lines(engine, &c.id, false, w)
+    let lines: Vec<crate::logs::line::Line> = container_lines(engine, &c.id, false, w)
         .filter_map(|l| async move { l.ok() })
         .filter(|l| std::future::ready(started.is_none_or(|s| l.time >= s)))
-        .map(|l| l.message)
         .collect()
         .await;
+    // A crash loop may have begun its next run since `c` was read: that run's
+    // lines are not this one's (its start is asked for after they were read,
+    // so a run that began while they were read is cut off too).
+    let next = match c.started_at {
+        Some(ours) => next_start(engine, &c.id).await.filter(|s| *s > ours),
+        None => None,
+    };
+    let lines: Vec<String> = lines
+        .into_iter()
+        .filter(|l| next.is_none_or(|s| l.time < before_start(s)))
+        .map(|l| l.message)
+        .collect();
     let skip = lines
         .len()
         .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX));
     lines.into_iter().skip(skip).collect()
+}
+
+/// A run's start less the margin its first words may come before it.
+fn before_start(s: Stamp) -> Stamp {
+    Stamp::from_micros(s.secs * 1_000_000 + i64::from(s.nanos / 1000) - 50_000)
+}
+
+/// When the container's current run started, as the engine says now (none
+/// when it cannot say: then nothing is cut).
+async fn next_start(engine: &Engine, id: &str) -> Option<Stamp> {
+    let i = engine.inspect(id).await.ok().flatten()?;
+    i.started_at
+        .as_deref()
+        .filter(|t| !t.starts_with("0001-"))
+        .and_then(crate::util::timefmt::parse)
 }
 
 /// The log source a compose container's labels describe, if it is a

@@ -61,8 +61,10 @@ impl Repo {
             "FROM {FIXTURE}\nENV BEHAVE={behave}\nLABEL hal.test.image=\"{} {n}\"\n",
             self.image
         );
+        // No cache: a cached layer is another test's image, which its `rmi`
+        // can take away in the middle of this build ("failed to get digest").
         let mut build = std::process::Command::new("docker")
-            .args(["build", "-q", "-t", &self.image, "-"])
+            .args(["build", "-q", "--no-cache", "-t", &self.image, "-"])
             .env("DOCKER_BUILDKIT", "0")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
