@@ -66,6 +66,11 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
             };
         }
     }
+    if !every {
+        for t in &targets {
+            attach_last_runs(ctx, t, &mut statuses);
+        }
+    }
     if a.format == Some(StatusFormat::Prometheus) {
         let (state, _) = ctx.node.store.read();
         let text = crate::output::prometheus::render(&statuses, &state.modules, None);
@@ -85,38 +90,24 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     } else {
         ctx.ui.show(&Modules::new(&statuses));
     }
-    if !a.modules.is_empty() {
-        for t in &targets {
-            last_runs(ctx, t);
-        }
-    }
     Ok(exit)
 }
 
-/// Lines of the failed container run hal kept before it removed or recreated
-/// the container, shown for a named module.
-const SHOWN_LINES: usize = 10;
-
-/// "last run of web/db: exit 137 (OOM) at …, its last lines:" and those lines.
-fn last_runs(ctx: &Ctx, t: &Target) {
-    let kept = crate::state::last_run::read(ctx.node.store.dir(), &t.module.name);
-    for run in kept.runs {
-        if t.service.as_ref().is_some_and(|s| *s != run.service) {
-            continue;
-        }
-        let label = format!("{}/{}", t.module.name, run.service);
-        let at = crate::util::timefmt::parse(&run.at)
-            .map_or(run.at.clone(), |t| t.whole_second().rfc3339());
-        let mut text = format!("last run of {label}: {} at {at}", run.how());
-        if run.lines.is_empty() {
-            text.push_str(", no lines");
-        } else {
-            text.push_str(", its last lines:");
-        }
-        let skip = run.lines.len().saturating_sub(SHOWN_LINES);
-        for l in &run.lines[skip..] {
-            text.push_str(&format!("\n  {label} | {}", l.message));
-        }
-        ctx.ui.say(&text);
+/// Puts what hal kept of a named stack's failed runs (of its one service, for
+/// `MODULE/SERVICE`) into its status, for the table and the document alike.
+fn attach_last_runs(ctx: &Ctx, t: &Target, statuses: &mut [crate::module::status::ModuleStatus]) {
+    if !t.module.is_stack() {
+        return;
     }
+    let Some(s) = statuses
+        .iter_mut()
+        .find(|s| s.name == t.module.name && s.service == t.service)
+    else {
+        return;
+    };
+    let mut kept = crate::state::last_run::read(ctx.node.store.dir(), &t.module.name).runs;
+    if let Some(service) = &t.service {
+        kept.retain(|r| r.service == *service);
+    }
+    s.last_runs = Some(kept);
 }

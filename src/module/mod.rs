@@ -8,6 +8,7 @@ pub(crate) mod dotenv;
 pub(crate) mod interpolate;
 pub(crate) mod inventory;
 pub mod keys;
+pub(crate) mod last_run;
 pub(crate) mod name;
 pub(crate) mod order;
 pub(crate) mod outcome;

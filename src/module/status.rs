@@ -127,6 +127,10 @@ pub(crate) struct ModuleStatus {
     pub missing: Vec<MissingService>,
     /// Services a person stopped alone (`hal stop MODULE/SERVICE`): expected down.
     pub expected_down: Vec<String>,
+    /// Only for `status MODULE`: the failed runs hal kept before it removed or
+    /// recreated their containers (each service's last), oldest lines first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_runs: Option<Vec<crate::module::last_run::Run>>,
 }
 
 /// A service of a stack's expected set that has fewer containers than compose runs for it.
@@ -225,6 +229,7 @@ impl ModuleStatus {
             held: None,
             missing: Vec::new(),
             expected_down: Vec::new(),
+            last_runs: None,
         }
     }
 

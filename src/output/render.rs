@@ -3,6 +3,7 @@
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
+use crate::module::last_run::Run;
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::module::{Kind, Module};
 use crate::output::json;
@@ -96,9 +97,36 @@ impl Rows for ModuleStatus {
         if style.quiet {
             String::new()
         } else {
-            status_table(rows, style.color, Stamp::now())
+            let mut text = status_table(rows, style.color, Stamp::now());
+            for r in rows {
+                for run in r.last_runs.iter().flatten() {
+                    text.push_str(&last_run(&r.name, run));
+                }
+            }
+            text
         }
     }
+}
+
+/// Lines of a kept failed run shown under the table (the document has them all).
+const SHOWN_LINES: usize = 10;
+
+/// "last run of web/db: exit 137 (OOM) at …, its last lines:" and those lines, each ending in a newline.
+fn last_run(module: &str, run: &Run) -> String {
+    let label = format!("{module}/{}", run.service);
+    let at =
+        crate::util::timefmt::parse(&run.at).map_or(run.at.clone(), |t| t.whole_second().rfc3339());
+    let mut text = format!("last run of {label}: {} at {at}", run.how());
+    if run.lines.is_empty() {
+        text.push_str(", no lines\n");
+    } else {
+        text.push_str(", its last lines:\n");
+    }
+    let skip = run.lines.len().saturating_sub(SHOWN_LINES);
+    for l in &run.lines[skip..] {
+        text.push_str(&format!("  {label} | {}\n", l.message));
+    }
+    text
 }
 
 /// The detail column: why a module is not active; for a timer, also its last and next run.
@@ -218,5 +246,43 @@ mod tests {
         assert_eq!(doc["schema"], 1);
         assert_eq!(doc["error"]["exit_code"], 4);
         assert_eq!(doc["error"]["message"], "no such module: \"ghost\"");
+    }
+
+    #[test]
+    fn a_kept_run_shows_its_exit_time_and_last_ten_lines() {
+        use crate::module::last_run::KeptLine;
+        let lines = (1..=12)
+            .map(|i| KeptLine {
+                time: "2026-01-01T03:11:59.5Z".into(),
+                stderr: false,
+                message: format!("line {i}"),
+            })
+            .collect();
+        let run = Run {
+            service: "db".into(),
+            container: "web-db-1".into(),
+            container_id: "abc".into(),
+            exit_code: Some(137),
+            oom_killed: true,
+            unhealthy: false,
+            at: "2026-01-01T03:12:00.25Z".into(),
+            lines,
+        };
+        let text = last_run("web", &run);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "last run of web/db: exit 137 (OOM) at 2026-01-01T03:12:00Z, its last lines:"
+        );
+        assert_eq!(lines[1], "  web/db | line 3");
+        assert_eq!(lines.len(), 11);
+        let none = last_run(
+            "web",
+            &Run {
+                lines: Vec::new(),
+                ..run
+            },
+        );
+        assert!(none.ends_with(", no lines\n"), "{none}");
     }
 }

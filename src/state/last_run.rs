@@ -6,54 +6,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::module::last_run::{KeptLine, Run};
+
 /// The folder of the state directory that holds one file per module.
 const DIR: &str = "last-run";
 /// Lines kept of a failed run.
 pub(crate) const KEEP_LINES: usize = 200;
-
-/// One line of a failed run, as the engine gave it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct KeptLine {
-    /// RFC 3339 with nanoseconds.
-    pub time: String,
-    #[serde(default)]
-    pub stderr: bool,
-    pub message: String,
-}
-
-/// A failed run of one container.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Run {
-    /// `service`, or `service-N` for a later replica.
-    pub service: String,
-    pub container: String,
-    pub container_id: String,
-    pub exit_code: Option<i64>,
-    #[serde(default)]
-    pub oom_killed: bool,
-    #[serde(default)]
-    pub unhealthy: bool,
-    /// When it ended (the engine's `FinishedAt`), or when hal kept it.
-    pub at: String,
-    pub lines: Vec<KeptLine>,
-}
-
-impl Run {
-    /// `exit 137 (OOM)`, `exit 1`, `unhealthy`.
-    pub(crate) fn how(&self) -> String {
-        let mut words = Vec::new();
-        if let Some(c) = self.exit_code.filter(|c| *c != 0 || !self.unhealthy) {
-            words.push(format!("exit {c}"));
-        }
-        if self.oom_killed {
-            words.push("(OOM)".into());
-        }
-        if self.unhealthy {
-            words.push("unhealthy".into());
-        }
-        words.join(" ")
-    }
-}
 
 /// What is kept of a module: the last failed run of each of its services.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

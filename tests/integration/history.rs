@@ -255,6 +255,31 @@ fn a_killed_containers_exit_and_last_lines_survive_its_removal() {
         "{run}"
     );
     assert!(run.stdout.contains("db says goodbye"), "{run}");
+    // The document has the same run, for a script; `status` of every module has none.
+    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
+    let kept = &doc["modules"][0]["last_runs"];
+    assert_eq!(kept[0]["service"], "db", "{doc:#}");
+    assert_eq!(kept[0]["exit_code"], 137, "{doc:#}");
+    assert!(
+        kept[0]["lines"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["message"] == "db says goodbye")),
+        "{doc:#}"
+    );
+    let doc = hal(&rig)
+        .args(["--json", "status", &format!("{m}/db")])
+        .code(0)
+        .json();
+    assert_eq!(
+        doc["modules"][0]["last_runs"][0]["service"], "db",
+        "{doc:#}"
+    );
+    let all = hal(&rig).args(["--json", "status"]).run().json();
+    let row = all["modules"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|r| r["name"] == m.as_str()))
+        .unwrap_or_else(|| panic!("{m} not in {all:#}"));
+    assert!(row.get("last_runs").is_none(), "{row:#}");
     let run = hal(&rig).args(["logs", &m]).code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let ended = lines
