@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::module::run_state::Health;
+
 /// One line of a failed run, as the engine gave it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct KeptLine {
@@ -40,7 +42,7 @@ impl Run {
             words.push("(OOM)".into());
         }
         if self.unhealthy {
-            words.push("unhealthy".into());
+            words.push(Health::Unhealthy.as_str().into());
         }
         words.join(" ")
     }

@@ -1,0 +1,182 @@
+//! `logs -f`: the backlog, then every source live from where the backlog ended, and the
+//! containers that start meanwhile; each line printed once.
+
+use std::collections::HashMap;
+
+use tokio::sync::mpsc;
+
+use super::sources::{Sources, UnitSource, print_merged};
+use crate::cmd::ctx::Ctx;
+use crate::logs::stream::{self, Event, Lines, Source, Window};
+use crate::output::log_lines::Printer;
+use crate::stack::engine::Engine;
+use crate::stack::log_plan::Plan;
+use crate::stack::logs as stack_logs;
+use crate::util::timefmt::Stamp;
+
+/// How many lines may wait for the printer while following.
+const FOLLOW_BUFFER: usize = 1024;
+
+/// The sources being followed, by index, and which container feeds which.
+struct Followed {
+    sources: Vec<Source>,
+    /// Container id → index of its live source.
+    live: HashMap<String, usize>,
+    tx: mpsc::Sender<Event>,
+}
+
+impl Followed {
+    /// Follows a container from `from`, dropping what came before `cutoff`.
+    fn container(
+        &mut self,
+        engine: &Engine,
+        id: String,
+        source: Source,
+        from: Window,
+        cutoff: Option<Stamp>,
+    ) {
+        let idx = self.sources.len();
+        let mut lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        if let Some(c) = cutoff {
+            lines = after(lines, c);
+        }
+        stream::forward(idx, lines, self.tx.clone());
+        self.live.insert(id, idx);
+        self.sources.push(source);
+    }
+
+    /// The journal keeps following a unit across its restarts by itself.
+    fn unit(&mut self, u: UnitSource, from: Window, cutoff: Stamp) {
+        let lines = after(u.lines(true, from), cutoff);
+        stream::forward(self.sources.len(), lines, self.tx.clone());
+        self.sources.push(u.source);
+    }
+}
+
+/// Every source's lines from the window on, as they come, and the lines of
+/// containers that start meanwhile; until a signal, the reader leaves, or the engine is lost.
+pub(super) async fn follow(
+    ctx: &Ctx,
+    mut from: Sources,
+    window: Window,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    let (tx, rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
+    let mut on = Followed {
+        sources: Vec::new(),
+        live: HashMap::new(),
+        tx,
+    };
+    if let Some(engine) = &from.engine {
+        stack_logs::watch_starts(engine.clone(), from.stacks.clone(), on.tx.clone());
+    }
+    // The backlog first, merged in time order as without -f; then every
+    // source from the second it was read, without what the backlog printed.
+    let cutoff = Stamp::now();
+    let printed = print_merged(&mut from, window, printer).await?;
+    // A line written after `cutoff` but before its source was read is in the
+    // backlog already: that source goes on after it.
+    let after_printed = move |label: &str| printed.get(label).map_or(cutoff, |t| (*t).max(cutoff));
+    let live = Window {
+        tail: None,
+        since: Some(cutoff.secs),
+        until: None,
+    };
+    let engine = from.engine.as_ref();
+    if let Some(engine) = engine {
+        for (id, source) in from.containers {
+            let from_here = after_printed(&source.label);
+            on.container(engine, id, source, live, Some(from_here));
+        }
+    }
+    use futures_util::stream::StreamExt;
+    let from_history = from.history;
+    let journal_after = after_printed.clone();
+    let journal = from_history.journal_lines(live, true);
+    let journal = journal
+        .filter(move |l| {
+            std::future::ready(
+                l.as_ref()
+                    .map_or(true, |(s, l)| l.time > journal_after(&s.label)),
+            )
+        })
+        .boxed();
+    stream::forward_tagged(journal, on.tx.clone());
+    for u in from.units {
+        let from_here = after_printed(&u.source.label);
+        on.unit(u, live, from_here);
+    }
+    follow_events(ctx, &mut on, rx, engine, &from_history, printer).await
+}
+
+/// Prints each followed line as it comes and follows the containers that
+/// start meanwhile; until a signal, the reader leaves, or the engine is lost.
+async fn follow_events(
+    ctx: &Ctx,
+    on: &mut Followed,
+    mut rx: mpsc::Receiver<Event>,
+    engine: Option<&Engine>,
+    from_history: &Plan,
+    printer: &mut Printer,
+) -> anyhow::Result<()> {
+    let stop = crate::util::signals::stop_requested();
+    tokio::pin!(stop);
+    // The reader of a pipe went away (`| grep -m1 ready`): end now, not at the next line.
+    let gone = crate::output::hangup::reader_gone();
+    tokio::pin!(gone);
+    loop {
+        let ev = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = &mut stop => return Ok(printer.flush()?),
+            () = &mut gone => return Ok(()),
+        };
+        let Some(ev) = ev else {
+            return Ok(printer.flush()?);
+        };
+        match ev {
+            Event::Line(i, line) => {
+                printer.line(&on.sources[i], &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
+            Event::From(source, line) => {
+                printer.widen(source.label.len());
+                printer.line(&source, &line)?;
+                if rx.is_empty() {
+                    printer.flush()?;
+                }
+            }
+            Event::Ended(i) => {
+                on.live.retain(|_, v| *v != i);
+            }
+            Event::Problem(why) => ctx.ui.warn(&why),
+            Event::Lost(why) => {
+                printer.flush()?;
+                // Following cannot go on without the engine's events: end, and say so.
+                return Err(why.into());
+            }
+            Event::Started { id, source, at } => {
+                let Some(engine) = engine else { continue };
+                if on.live.contains_key(&id) || from_history.in_journal(&source.module) {
+                    continue;
+                }
+                // A recreated or restarted container: follow it from its start.
+                printer.widen(source.label.len());
+                let from = Window {
+                    since: Some(at),
+                    ..Window::default()
+                };
+                on.container(engine, id, source, from, None);
+            }
+        }
+    }
+}
+
+/// Only the lines after `cutoff` (the backlog printed the others).
+fn after(lines: Lines, cutoff: Stamp) -> Lines {
+    use futures_util::stream::StreamExt;
+    lines
+        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |l| l.time > cutoff)))
+        .boxed()
+}
