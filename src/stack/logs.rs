@@ -3,10 +3,11 @@
 use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
+use crate::error::HalError;
 use crate::logs::line::Assembler;
 use crate::logs::stream::{Event, Lines, Source, Window};
 use crate::module::target::Target;
-use crate::stack::engine::{Engine, EventAction};
+use crate::stack::engine::{Engine, EngineError, EventAction};
 use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 
@@ -134,6 +135,12 @@ pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Send
         let why = loop {
             let ev = match events.next().await {
                 Some(Ok(ev)) => ev,
+                // Its endpoint is said once, by the error below.
+                Some(Err(EngineError::Unreachable(HalError::DockerUnreachable {
+                    why, ..
+                }))) => {
+                    break why;
+                }
                 Some(Err(e)) => break crate::error::OneLine(&anyhow::Error::from(e)).to_string(),
                 None => break "the event stream ended".to_string(),
             };
@@ -149,7 +156,7 @@ pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Send
                 return;
             }
         };
-        let lost = crate::error::HalError::DockerUnreachable {
+        let lost = HalError::DockerUnreachable {
             endpoint: engine.endpoint.clone(),
             why: format!("lost while following logs: {why}"),
         };

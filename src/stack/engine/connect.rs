@@ -115,10 +115,28 @@ pub(super) fn is_connection_error(err: &bollard::errors::Error) -> bool {
     use bollard::errors::Error as E;
     match err {
         E::SocketNotFoundError(_) | E::RequestTimeoutError => true,
-        E::HyperLegacyError { err } => err.is_connect() || io_kind(err).is_some(),
+        E::HyperLegacyError { err } => {
+            err.is_connect() || io_kind(err).is_some() || connection_lost(err)
+        }
+        E::HyperResponseError { err } => io_kind(err).is_some() || connection_lost(err),
         E::IOError { .. } => true,
         _ => false,
     }
+}
+
+/// The connection went away under a request: closed before its answer came
+/// ("connection closed before message completed"), or the request dropped with it.
+/// The engine (or the socket to it) is gone, as when a connect fails; an answer
+/// hyper could not parse is not this (the engine is there, and said something).
+fn connection_lost(err: &(dyn StdError + 'static)) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            return h.is_incomplete_message() || h.is_closed() || h.is_canceled();
+        }
+        cur = e.source();
+    }
+    false
 }
 
 /// The message for an engine that cannot be reached, with the likely fix.
@@ -135,6 +153,7 @@ pub(super) fn unreachable(endpoint: &str, err: &(dyn StdError + 'static)) -> Hal
         Some(io::ErrorKind::ConnectionRefused) => {
             "connection refused (is the engine running?)".to_string()
         }
+        _ if connection_lost(err) => "the connection closed before the engine answered".to_string(),
         _ => match err.downcast_ref::<bollard::errors::Error>() {
             Some(bollard::errors::Error::SocketNotFoundError(_)) => {
                 "no socket there (is the engine running?)".to_string()
@@ -145,5 +164,44 @@ pub(super) fn unreachable(endpoint: &str, err: &(dyn StdError + 'static)) -> Hal
     HalError::DockerUnreachable {
         endpoint: endpoint.to_string(),
         why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine socket that reads a request and hangs up without an answer.
+    fn hangs_up(dir: &std::path::Path) -> std::path::PathBuf {
+        use std::io::Read;
+        let sock = dir.join("hangs-up.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = conn.read(&mut buf);
+            }
+        });
+        sock
+    }
+
+    /// A request the connection closed under is the engine gone (exit 6), said in
+    /// words, not hyper's chain ("client error (SendRequest): connection closed…").
+    #[tokio::test]
+    async fn a_connection_closed_before_the_answer_is_unreachable() {
+        let dir = std::env::temp_dir().join(format!("hal-connect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = hangs_up(&dir);
+        let endpoint = format!("unix://{}", sock.display());
+        let docker = Docker::connect_with_unix(&endpoint, 5, bollard::API_DEFAULT_VERSION).unwrap();
+        let err = docker.ping().await.unwrap_err();
+        assert!(is_connection_error(&err), "{err:?}");
+        let said = unreachable(&endpoint, &err);
+        assert!(
+            matches!(&said, HalError::DockerUnreachable { why, .. }
+                if why == "the connection closed before the engine answered"),
+            "{said}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
