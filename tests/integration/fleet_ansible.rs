@@ -24,11 +24,8 @@ fn python_prefix() -> String {
 /// A node: a clean machine with hal installed from the `.deb`, its config and
 /// two stacks of its own (`<run>-a`, `<run>-b`).
 fn node(i: usize, python: &str) -> (Machine, Vec<String>) {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let run = format!("hf{}{}n{i}", std::process::id() % 100_000, nanos % 1000);
+    // Two fleet tests boot their nodes at once: each node's name is its own.
+    let run = format!("{}n{i}", crate::rig::unique("hf"));
     let m = Machine::boot(Spec {
         name: &run,
         run: &run,

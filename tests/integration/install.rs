@@ -160,11 +160,7 @@ fn deb_files() -> BTreeSet<String> {
 /// One clean machine (rig/machine.rs) with the source tree and the release
 /// binary mounted; removed, with the stacks it started, when dropped.
 fn boot(test: &str) -> Machine {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let run = format!("hi{}{}{test}", std::process::id() % 100_000, nanos % 1000);
+    let run = format!("{}{test}", crate::rig::unique("hi"));
     Machine::boot(Spec {
         name: &run,
         run: &run,

@@ -45,6 +45,23 @@ use guard::Lease;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// A name no other test of this run and no recent run has: `tag`, the process,
+/// a count within it (two tests never share one), and the clock's last digits
+/// (a pid comes back in a later run). Short: names end up in socket paths.
+pub(crate) fn unique(tag: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    // Fixed widths around the count: 1 then 23 is never 12 then 3.
+    format!(
+        "{tag}{:05}{n}{:03}",
+        std::process::id() % 100_000,
+        nanos % 1000
+    )
+}
+
 /// A rig on the Docker engine, shared with the other engine tests; `None`
 /// (after `SKIP …`) when no engine with the fixture image answers outside CI.
 #[track_caller]
@@ -123,12 +140,7 @@ impl Rig {
     }
 
     fn with_lease(lease: Option<Lease>) -> Rig {
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let prefix = format!("ht{}{n}{}", std::process::id() % 100_000, nanos % 1000);
+        let prefix = unique("ht");
         // Short: sockets live in here, and a socket path has at most 107 bytes.
         let test: String = guard::short_test_name().chars().take(24).collect();
         let dir = std::env::temp_dir().join(format!("hal-test-{prefix}-{test}"));
@@ -236,5 +248,17 @@ impl Drop for Rig {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         docker::use_host(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Two fleet tests once booted a node each named `hf8514210n1` (the clock's
+    /// last digits alone told them apart): names made at once never meet.
+    #[test]
+    fn names_made_at_once_are_all_different() {
+        let names: std::collections::HashSet<String> =
+            (0..2000).map(|_| super::unique("hx")).collect();
+        assert_eq!(names.len(), 2000);
     }
 }
