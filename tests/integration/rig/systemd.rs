@@ -121,11 +121,7 @@ fn boot() -> Result<Machine, String> {
     if let Some(why) = machine::missing(IMAGE) {
         return Err(why);
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let run = format!("halt-{}-{}", std::process::id(), nanos % 100_000);
+    let run = super::unique("halt");
     let m = Machine::boot(Spec {
         name: &run,
         run: &run,
