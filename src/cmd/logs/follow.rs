@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use futures_util::stream::BoxStream;
 use tokio::sync::mpsc;
 
 use super::sources::{Sources, UnitSource, print_merged};
@@ -89,18 +90,11 @@ pub(super) async fn follow(
             on.container(engine, id, source, live, Some(from_here));
         }
     }
-    use futures_util::stream::StreamExt;
     let from_history = from.history;
     let journal_after = after_printed.clone();
-    let journal = from_history.journal_lines(live, true);
-    let journal = journal
-        .filter(move |l| {
-            std::future::ready(
-                l.as_ref()
-                    .map_or(true, |(s, l)| l.time > journal_after(&s.label)),
-            )
-        })
-        .boxed();
+    let journal = only(from_history.journal_lines(live, true), move |(s, l)| {
+        l.time > journal_after(&s.label)
+    });
     stream::forward_tagged(journal, on.tx.clone());
     for u in from.units {
         let from_here = after_printed(&u.source.label);
@@ -175,8 +169,16 @@ async fn follow_events(
 
 /// Only the lines after `cutoff` (the backlog printed the others).
 fn after(lines: Lines, cutoff: Stamp) -> Lines {
+    only(lines, move |l| l.time > cutoff)
+}
+
+/// The items `keep` takes, and every error (an error is never the backlog's).
+fn only<T: Send + 'static>(
+    items: BoxStream<'static, anyhow::Result<T>>,
+    keep: impl Fn(&T) -> bool + Send + 'static,
+) -> BoxStream<'static, anyhow::Result<T>> {
     use futures_util::stream::StreamExt;
-    lines
-        .filter(move |l| std::future::ready(l.as_ref().map_or(true, |l| l.time > cutoff)))
+    items
+        .filter(move |i| std::future::ready(i.as_ref().map_or(true, &keep)))
         .boxed()
 }

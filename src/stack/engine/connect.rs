@@ -89,14 +89,12 @@ pub(super) async fn negotiate(client: Docker, endpoint: &str) -> Result<Docker, 
 }
 
 pub(super) fn io_kind(err: &(dyn StdError + 'static)) -> Option<io::ErrorKind> {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return Some(io.kind());
-        }
-        cur = e.source();
-    }
-    None
+    first::<io::Error>(err).map(io::Error::kind)
+}
+
+/// The first error of type `E` in the chain from `err` down its sources.
+fn first<'a, E: StdError + 'static>(err: &'a (dyn StdError + 'static)) -> Option<&'a E> {
+    std::iter::successors(Some(err), |&e| e.source()).find_map(|e| e.downcast_ref::<E>())
 }
 
 /// A client error that is not the engine being away: an answer hal's client
@@ -129,14 +127,8 @@ pub(super) fn is_connection_error(err: &bollard::errors::Error) -> bool {
 /// The engine (or the socket to it) is gone, as when a connect fails; an answer
 /// hyper could not parse is not this (the engine is there, and said something).
 fn connection_lost(err: &(dyn StdError + 'static)) -> bool {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(h) = e.downcast_ref::<hyper::Error>() {
-            return h.is_incomplete_message() || h.is_closed() || h.is_canceled();
-        }
-        cur = e.source();
-    }
-    false
+    first::<hyper::Error>(err)
+        .is_some_and(|h| h.is_incomplete_message() || h.is_closed() || h.is_canceled())
 }
 
 /// The message for an engine that cannot be reached, with the likely fix.
