@@ -7,6 +7,7 @@
 
 mod cli;
 mod cmd;
+mod docker;
 mod error;
 mod host;
 mod logs;

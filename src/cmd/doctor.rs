@@ -15,8 +15,8 @@ mod units;
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine};
-use crate::stack::compose::{Compose, Flavor};
-use crate::stack::engine::{Engine, EngineKind};
+use crate::stack::{Compose, Flavor};
+use crate::stack::{Engine, EngineKind};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.

@@ -14,7 +14,6 @@ use crate::module::{Kind, KindTag, Module};
 use crate::output::tables::{self, RescueDone, RescueStep};
 use crate::output::view::{Rows, Style};
 use crate::run::{self, Verb};
-use crate::stack::engine::Engine;
 
 /// How long rescue waits for a Docker engine that is down.
 const ENGINE_WAIT: Duration = Duration::from_secs(60);
@@ -126,7 +125,9 @@ async fn rescue<'a>(
 
 /// Waits a bounded time for a Docker engine that does not answer.
 async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
-    let first = match Engine::connect(ctx.node.stacks.endpoint()?).await {
+    // An endpoint that cannot be used is no engine to wait for (exit 2 now).
+    ctx.node.stacks.endpoint()?;
+    let first = match ctx.node.stacks.reach().await {
         Ok(_) => return Ok(()),
         Err(e @ HalError::DockerPermission { .. }) => return Err(e),
         Err(e) => e,
@@ -139,7 +140,7 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
     let mut last = first;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        match Engine::connect(ctx.node.stacks.endpoint()?).await {
+        match ctx.node.stacks.reach().await {
             Ok(_) => {
                 ctx.ui.problem("rescue: Docker is back");
                 return Ok(());

@@ -12,11 +12,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::docker::compose::Flavor;
+use crate::docker::engine::Listed;
+use crate::docker::labels::CONFIG_HASH;
 use crate::stack::Stack;
-use crate::stack::compose::Flavor;
-use crate::stack::engine::Listed;
 use crate::stack::env::Env;
-use crate::stack::labels::CONFIG_HASH;
 
 /// What adopting a stack left for its next start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +119,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         Listed {
-            identity: crate::stack::labels::Identity::of(&labels),
+            identity: crate::docker::labels::Identity::of(&labels),
             labels,
             ..Default::default()
         }

@@ -4,12 +4,13 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use crate::docker::engine::{Engine, Listed};
+use crate::docker::labels;
 use crate::error::Detailed;
 use crate::module::run_state::{ContainerRun, Health};
 use crate::module::status::Verdict;
 use crate::stack::assess::ContainerFacts;
-use crate::stack::engine::{Engine, Listed};
-use crate::stack::{facts, labels};
+use crate::stack::facts;
 
 /// Log lines shown for a service that did not come up.
 const DIAG_LINES: u64 = 5;

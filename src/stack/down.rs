@@ -5,9 +5,9 @@ use std::time::Duration;
 use anyhow::Context;
 use futures_util::future::join_all;
 
+use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::Outcome;
 use crate::stack::assess::assess;
-use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::{Stack, facts, identity, of_service};
 

@@ -2,11 +2,11 @@
 
 use tokio::sync::{Mutex, OnceCell};
 
+use crate::docker::compose::Compose;
+use crate::docker::endpoint::Endpoint;
+use crate::docker::engine::Engine;
 use crate::error::HalError;
 use crate::module::progress::Progress;
-use crate::stack::compose::Compose;
-use crate::stack::endpoint::Endpoint;
-use crate::stack::engine::Engine;
 use crate::state::Store;
 
 /// The owner of the Docker endpoint: connects to the engine once and finds
@@ -48,6 +48,12 @@ impl Stacks {
         let e = Engine::connect(self.endpoint()?).await?;
         *slot = Some(e.clone());
         Ok(e)
+    }
+
+    /// Whether the engine answers a new connection now (not the one kept:
+    /// `rescue` waits for an engine that went away to come back).
+    pub(crate) async fn reach(&self) -> Result<(), HalError> {
+        Engine::connect(self.endpoint()?).await.map(drop)
     }
 
     /// The compose CLI, found once per run.

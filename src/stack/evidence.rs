@@ -2,11 +2,11 @@
 
 use futures_util::stream::StreamExt;
 
+use crate::docker::engine::Engine;
 use crate::logs::line::Stream;
 use crate::logs::stream::Window;
 use crate::module::run_state::{ContainerRun, Health};
 use crate::stack::assess::ContainerFacts;
-use crate::stack::engine::Engine;
 use crate::state::Store;
 use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
 use crate::util::timefmt::Stamp;

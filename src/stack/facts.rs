@@ -4,10 +4,10 @@ use crate::stack::assess::ContainerFacts;
 use anyhow::Context;
 use futures_util::stream::StreamExt;
 
+use crate::docker::engine::{Engine, Inspected, Listed};
+use crate::docker::labels::Identity;
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::module::status::Detail;
-use crate::stack::engine::{Engine, Inspected, Listed};
-use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 
 /// How many inspects run at once when a status needs them.

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::docker::engine::{Engine, Listed};
 use crate::error::Detailed;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
@@ -11,7 +12,6 @@ use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
 use crate::module::{Condition, Dependency, ServiceImage};
 use crate::stack::assess::ContainerFacts;
-use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::{facts, start_order};
 

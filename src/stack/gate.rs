@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
+use crate::docker::engine::Engine;
+use crate::docker::engine::images::ImageFacts;
 use crate::module::ServiceImage;
-use crate::stack::engine::Engine;
-use crate::stack::engine::images::ImageFacts;
 
 /// Each service's image id before a pull.
 pub(crate) struct Gate {

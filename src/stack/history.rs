@@ -10,8 +10,8 @@
 //! Podman, whose driver writes none) is read by its id: the current ones, and
 //! every earlier generation hal saw (`state::ledger`).
 
-use crate::stack::engine::{Engine, EngineKind};
-use crate::stack::labels;
+use crate::docker::engine::{Engine, EngineKind};
+use crate::docker::labels;
 
 /// The log driver that keeps lines in the node's journal.
 pub(crate) const JOURNALD: &str = "journald";

@@ -3,11 +3,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::docker::engine::{Engine, Listed};
+use crate::docker::labels;
 use crate::error::HalError;
 use crate::module::{Kind, Module};
-use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Stacks;
-use crate::stack::labels;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
 /// folder in it: compose takes the first `COMPOSE_FILE`'s folder), the

@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use futures_util::stream::StreamExt;
 
+use crate::docker::engine::Engine;
+use crate::docker::labels::{self, Identity};
 use crate::logs::journal::{self, Entry, Query};
 use crate::logs::stream::{Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
-use crate::stack::engine::Engine;
 use crate::stack::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
-use crate::stack::labels::{self, Identity};
 use crate::stack::seen;
 use crate::state::Store;
 

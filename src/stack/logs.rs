@@ -3,12 +3,12 @@
 use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
+use crate::docker::engine::{Engine, EngineError, EventAction};
+use crate::docker::labels::Identity;
 use crate::error::HalError;
 use crate::logs::line::Assembler;
 use crate::logs::stream::{Event, Lines, Source, Window};
 use crate::module::target::Target;
-use crate::stack::engine::{Engine, EngineError, EventAction};
-use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 
 /// Turns a container's raw frames into whole lines.

@@ -3,12 +3,8 @@
 pub(crate) mod assess;
 pub(crate) mod baseline;
 pub(crate) mod bound;
-pub(crate) mod compose;
-pub(crate) mod credentials;
 pub(crate) mod digest;
 pub(crate) mod down;
-pub(crate) mod endpoint;
-pub(crate) mod engine;
 pub(crate) mod env;
 pub(crate) mod evidence;
 pub(crate) mod facts;
@@ -17,7 +13,6 @@ pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod identity;
 pub(crate) mod inputs;
-pub(crate) mod labels;
 pub(crate) mod log_plan;
 pub(crate) mod logs;
 mod node;
@@ -33,6 +28,8 @@ pub(crate) mod update;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::docker::compose::Fresh;
+use crate::docker::engine::Listed;
 use crate::error::Detailed;
 use crate::module::ServiceImage;
 use crate::module::config::Settings;
@@ -41,12 +38,20 @@ use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::bound::Bound;
-use crate::stack::compose::{Fresh, Project};
-use crate::stack::engine::{Engine, Listed};
 use crate::stack::env::Env;
 use crate::stack::inputs::InputError;
 
 pub(crate) use node::{NodeFacts, node_facts, running_projects};
+// The Docker adapter as the layers above see it: the engine handle (opaque:
+// its methods, never its wire), its events, and the facts `doctor` shows.
+// Re-exported, not wrapped, where a face function would only pass through;
+// nothing outside stack/ and state/ names `docker::` (ARCHITECTURE.md).
+pub(crate) use crate::docker::compose::{Compose, Flavor, Project};
+pub(crate) use crate::docker::engine::{
+    AddressPool, Engine, EngineError, EngineEvent, EngineKind, EngineStream, EventAction,
+    NetworkFacts,
+};
+pub(crate) use crate::docker::labels::Identity;
 pub(crate) use services::check_service;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -275,7 +280,7 @@ async fn through_compose(
 /// `compose up` of the stack (or of its one service), its images pulled.
 async fn up(
     env: Env<'_>,
-    compose: &crate::stack::compose::Compose,
+    compose: &crate::docker::compose::Compose,
     stack: &Stack<'_>,
     digest: Option<String>,
     images: Vec<ServiceImage>,

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::Context;
 
+use crate::docker::engine::{Engine, Listed};
 use crate::module::status::Detail;
 use crate::stack::assess::ContainerFacts;
-use crate::stack::engine::{Engine, Listed};
 use crate::stack::facts::{self, InspectCache};
 use crate::state::Store;
 use crate::util::timefmt::Stamp;
@@ -55,7 +55,7 @@ pub(crate) async fn node_facts(
         else {
             continue;
         };
-        if let Some(d) = crate::stack::labels::working_dir(&s.labels) {
+        if let Some(d) = crate::docker::labels::working_dir(&s.labels) {
             dirs.entry(who.project.clone())
                 .or_default()
                 .insert(d.to_string());

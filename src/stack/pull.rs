@@ -5,10 +5,10 @@ use std::time::Duration;
 use anyhow::Context;
 use futures_util::StreamExt;
 
+use crate::docker::engine::Engine;
 use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
 use crate::module::progress::Progress;
-use crate::stack::engine::Engine;
 
 /// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
 /// default); a digest reference stays whole.
@@ -75,7 +75,7 @@ async fn pull_one(
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let (repo, tag) = split_ref(image);
-    let credentials = crate::stack::credentials::for_image(image)
+    let credentials = crate::docker::credentials::for_image(image)
         .await
         .context("registry credentials")?;
     let mut stream = engine.pull(&repo, tag.as_deref(), credentials);

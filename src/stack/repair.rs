@@ -3,10 +3,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::stack::compose::Fresh;
-use crate::stack::engine::{Engine, Listed};
+use crate::docker::compose::Fresh;
+use crate::docker::engine::{Engine, Listed};
+use crate::docker::labels::restarts_with;
 use crate::stack::env::Env;
-use crate::stack::labels::restarts_with;
 use crate::stack::{Pending, Stack};
 
 /// How one container is repaired.
@@ -202,9 +202,9 @@ mod tests {
 
     fn container(service: &str, depends: &str) -> Listed {
         let mut labels = HashMap::from([
-            (crate::stack::labels::PROJECT.to_string(), "m".to_string()),
+            (crate::docker::labels::PROJECT.to_string(), "m".to_string()),
             (
-                crate::stack::labels::SERVICE.to_string(),
+                crate::docker::labels::SERVICE.to_string(),
                 service.to_string(),
             ),
         ]);
@@ -213,7 +213,7 @@ mod tests {
         }
         Listed {
             name: format!("m-{service}-1"),
-            identity: crate::stack::labels::Identity::of(&labels),
+            identity: crate::docker::labels::Identity::of(&labels),
             labels,
             ..Default::default()
         }

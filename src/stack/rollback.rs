@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+use crate::docker::compose::{Compose, Fresh, Project};
+use crate::docker::endpoint::Endpoint;
+use crate::docker::engine::Engine;
 use crate::error::{Detailed, OneLine};
 use crate::module::progress::Progress;
 use crate::stack::bound::Bound;
-use crate::stack::compose::{Compose, Fresh, Project};
-use crate::stack::endpoint::Endpoint;
-use crate::stack::engine::Engine;
 use crate::stack::env::Env;
 use crate::stack::gate::Swap;
 use crate::state::Store;

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::stack::engine::{Engine, EngineEvent, Inspected, Listed};
+use crate::docker::engine::{Engine, EngineEvent, Inspected, Listed};
+use crate::docker::labels::Identity;
 use crate::stack::history::JOURNALD;
-use crate::stack::labels::Identity;
 use crate::state::Store;
 use crate::state::ledger::Sighting;
 

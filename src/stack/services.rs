@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::stack::compose::Project;
+use crate::docker::compose::Project;
 
 /// Refuses a service the stack does not have (exit 4, naming the ones it
 /// has). Its containers answer first (one list call); compose's reading of

@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::docker::engine::Listed;
+use crate::docker::labels;
 use crate::module::{Dependency, ServiceImage};
-use crate::stack::engine::Listed;
-use crate::stack::labels;
 
 /// Every service's dependencies: what compose's configuration said when hal
 /// last ran it (`services`), and what compose wrote on the containers.
@@ -94,8 +94,8 @@ pub(crate) fn containers<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::docker::labels::Identity;
     use crate::module::Condition;
-    use crate::stack::labels::Identity;
 
     fn dep(service: &str) -> Dependency {
         Dependency {

@@ -9,10 +9,10 @@ mod check;
 
 use std::time::Duration;
 
+use crate::docker::compose::Fresh;
 use crate::module::config::{PullPolicy, Settings};
 use crate::stack::Stack;
 use crate::stack::bound::Bound;
-use crate::stack::compose::Fresh;
 use crate::stack::env::Env;
 use crate::stack::gate::{Gate, Swap, pullable};
 use crate::stack::rollback::Rollback;

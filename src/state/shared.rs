@@ -37,7 +37,7 @@ pub(crate) fn user_state_dir() -> Option<PathBuf> {
 /// this user owns, or one under the user's runtime directory (rootless
 /// Docker, Podman). A TCP engine or the system socket is the node's.
 pub(crate) fn users_own_engine(endpoint_flag: Option<&str>) -> bool {
-    let Ok(ep) = crate::stack::endpoint::Endpoint::resolve(endpoint_flag) else {
+    let Ok(ep) = crate::docker::endpoint::Endpoint::resolve(endpoint_flag) else {
         return false;
     };
     let Some(path) = ep.host.strip_prefix("unix://") else {
@@ -54,7 +54,7 @@ pub(crate) fn users_own_engine(endpoint_flag: Option<&str>) -> bool {
 
 /// Whether this user may use the engine's socket (a TCP engine: yes).
 fn may_drive_system_engine(endpoint_flag: Option<&str>) -> bool {
-    let Ok(ep) = crate::stack::endpoint::Endpoint::resolve(endpoint_flag) else {
+    let Ok(ep) = crate::docker::endpoint::Endpoint::resolve(endpoint_flag) else {
         return true;
     };
     ep.host

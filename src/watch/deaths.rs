@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::module::run_state::ContainerRun;
 use crate::module::status::{Detail, ModuleStatus};
-use crate::stack::engine::EngineEvent;
+use crate::stack::EngineEvent;
 use crate::util::timefmt::Stamp;
 
 /// How soon to read a module again whose death its status does not show yet.
@@ -68,7 +68,7 @@ impl Deaths {
 mod tests {
     use super::*;
     use crate::module::status::ServiceStatus;
-    use crate::stack::engine::EventAction;
+    use crate::stack::EventAction;
     use crate::util::timefmt;
     use std::collections::HashMap;
 

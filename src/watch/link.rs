@@ -7,8 +7,8 @@ use futures_util::stream::StreamExt;
 
 use crate::error::OneLine;
 use crate::run::node::Node;
-use crate::stack::engine::{Engine, EngineError, EngineEvent, EngineStream, EventAction};
-use crate::stack::labels::Identity;
+use crate::stack::Identity;
+use crate::stack::{Engine, EngineError, EngineEvent, EngineStream, EventAction};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
 
@@ -174,7 +174,7 @@ mod tests {
             id: Some("abc".into()),
             attributes: HashMap::from([
                 (
-                    crate::stack::labels::PROJECT.to_string(),
+                    crate::docker::labels::PROJECT.to_string(),
                     project.to_string(),
                 ),
                 ("name".to_string(), format!("{project}-web-1")),

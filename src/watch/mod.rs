@@ -38,7 +38,7 @@ use crate::module::{Kind, Module};
 use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
 use crate::run::node::Node;
-use crate::stack::engine::{EngineEvent, EventAction};
+use crate::stack::{EngineEvent, EventAction};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, RepairScope, Supervisor};
 use crate::watch::shutdown::Shutdown;

@@ -95,6 +95,11 @@ fn bollard_is_named_only_by_the_engine_adapter() {
 }
 
 #[test]
+fn docker_is_named_only_by_the_stack_backend_and_the_state() {
+    assert_none(tidy::DOCKER.name, tidy::words(&tidy::DOCKER, &sources()));
+}
+
+#[test]
 fn list_and_inspect_have_one_decoder() {
     assert_none(
         tidy::ONE_DECODER.name,
@@ -140,7 +145,8 @@ fn the_rules_see_the_code_they_guard() {
     // place must show its words.
     let files = sources();
     for (rule, place) in [
-        (&tidy::BOLLARD, "stack/engine.rs"),
+        (&tidy::BOLLARD, "docker/engine.rs"),
+        (&tidy::DOCKER, "stack/env.rs"),
         (&tidy::FORMAT, "output/ui.rs"),
         (&tidy::UNIT_WORDS, "host/init/systemd.rs"),
         (&tidy::PRINTS, "main.rs"),

@@ -25,15 +25,16 @@ pub(super) async fn check(ctx: &Ctx) -> Check {
             return Check::not_checked(NAME, format!("cannot list containers: {}", OneLine(&e)));
         }
     };
-    let mut dirs: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut by_project: BTreeMap<&str, Vec<_>> = BTreeMap::new();
     for c in &list {
         if let Some(who) = &c.identity {
-            let seen = dirs.entry(who.project.as_str()).or_default();
-            if let Some(d) = crate::stack::labels::working_dir(&c.labels) {
-                seen.insert(d.to_string());
-            }
+            by_project.entry(who.project.as_str()).or_default().push(c);
         }
     }
+    let dirs: BTreeMap<&str, BTreeSet<String>> = by_project
+        .into_iter()
+        .map(|(project, containers)| (project, identity::dirs_of(containers)))
+        .collect();
     let mut problems = Vec::new();
     for m in inv.modules.iter().chain(&inv.gone) {
         let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {

@@ -9,7 +9,7 @@ use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::{Kind, Module};
-use crate::stack::compose::{Compose, Project};
+use crate::stack::{Compose, Project};
 
 /// How long one `compose config -q` may take.
 const CONFIG_TIMEOUT: Duration = Duration::from_secs(30);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::stack::engine::AddressPool;
+use crate::stack::AddressPool;
 
 /// Podman 4's pools when no file sets `default_subnet_pools`: 10.89.0.0/16 up to
 /// 10.255.0.0/16, /24 subnets each.

@@ -4,7 +4,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 
 use super::check::Check;
-use crate::stack::engine::{AddressPool, NetworkFacts};
+use crate::stack::{AddressPool, NetworkFacts};
 
 /// Where the local daemon's config lives (rootful Docker).
 pub(super) const DAEMON_JSON: &str = "/etc/docker/daemon.json";

@@ -10,7 +10,7 @@ use super::sources::{Sources, UnitSource, print_merged};
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
 use crate::output::log_lines::Printer;
-use crate::stack::engine::Engine;
+use crate::stack::Engine;
 use crate::stack::log_plan::Plan;
 use crate::stack::logs as stack_logs;
 use crate::util::timefmt::Stamp;

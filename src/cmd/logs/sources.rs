@@ -8,7 +8,7 @@ use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::Printer;
-use crate::stack::engine::Engine;
+use crate::stack::Engine;
 use crate::stack::log_plan::{self, Plan};
 use crate::stack::logs as stack_logs;
 use crate::util::timefmt::Stamp;

@@ -34,7 +34,7 @@ pub(crate) async fn check(
             Some(id) => engine.image_facts(id).await?,
             None => local.clone(),
         };
-        let credentials = crate::stack::credentials::for_image(&image).await?;
+        let credentials = crate::docker::credentials::for_image(&image).await?;
         let remote = match engine.registry_digest(&image, credentials).await {
             Ok(d) => Some(d),
             Err(e) => {

@@ -12,7 +12,7 @@ use super::imports::module_of;
 /// One file of `src/`, read for the tidy rules.
 #[derive(Debug)]
 pub(super) struct Source {
-    /// The path under `src/`, e.g. `stack/engine.rs`.
+    /// The path under `src/`, e.g. `docker/engine.rs`.
     pub path: String,
     /// Comments, literal contents and test code blanked.
     pub code: String,

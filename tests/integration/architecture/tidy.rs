@@ -12,7 +12,7 @@ pub(super) mod container_words;
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.
 /// `cli/` is a leaf beside the stack that only `cmd/` (and `main.rs`) uses.
-/// An entry is a folder or a module inside one (`stack::endpoint`).
+/// An entry is a folder or a module inside one (`logs::line`).
 pub(super) const MAY_USE: &[(&str, &[&str])] = &[
     (
         "cmd",
@@ -38,14 +38,17 @@ pub(super) const MAY_USE: &[(&str, &[&str])] = &[
         "run",
         &["stack", "host", "state", "logs", "module", "util", "error"],
     ),
-    ("stack", &["state", "logs", "module", "util", "error"]),
+    (
+        "stack",
+        &["docker", "state", "logs", "module", "util", "error"],
+    ),
     ("host", &["state", "logs", "module", "util", "error"]),
     // Where the state lives depends on the engine (its socket's group), which
-    // only the endpoint resolution knows; nothing else of stack/.
-    (
-        "state",
-        &["stack::endpoint", "logs", "module", "util", "error"],
-    ),
+    // the endpoint resolution knows: state/ stands above the adapter.
+    ("state", &["docker", "logs", "module", "util", "error"]),
+    // The Docker adapter: the engine's wire, compose, the endpoint; it knows
+    // nothing of hal's verbs, state or output.
+    ("docker", &["module", "logs::line", "util", "error"]),
     ("logs", &["module", "util", "error"]),
     ("module", &["util", "error"]),
     ("util", &["error"]),
@@ -108,29 +111,52 @@ pub(super) struct Rule {
 
 /// `bollard::` only in the engine adapter (the engine row of ARCHITECTURE.md).
 pub(super) const BOLLARD: Rule = Rule {
-    name: "only stack/engine.rs and its model (stack/engine/) name bollard",
+    name: "only docker/engine.rs and its model (docker/engine/) name bollard",
     words: &["bollard"],
     view: View::Code,
     whole: true,
     allowed: &[
         (
-            "stack/engine.rs",
+            "docker/engine.rs",
             "",
             "the engine adapter: the bollard client",
         ),
         (
-            "stack/engine/",
+            "docker/engine/",
             "",
             "the engine adapter: bollard's answers read into hal's types",
         ),
     ],
 };
 
+/// The Docker adapter is named only by the stack backend that drives it and by
+/// the state (whose place depends on the endpoint); every layer above reaches
+/// the engine through `stack/`'s face (ARCHITECTURE.md, `docker/`).
+pub(super) const DOCKER: Rule = Rule {
+    name: "docker:: is named only by docker/ itself, stack/ and state/",
+    words: &["docker::"],
+    view: View::Code,
+    whole: false,
+    allowed: &[
+        ("docker/", "", "the adapter itself"),
+        (
+            "stack/",
+            "",
+            "the stack backend: its face re-exports what the layers above hold",
+        ),
+        (
+            "state/",
+            "",
+            "where the state lives depends on the endpoint",
+        ),
+    ],
+};
+
 /// List and inspect are read by one decoder on every transport (hal's own GETs
-/// into `stack/engine/answers.rs`'s tolerant types): bollard's strict list and
+/// into `docker/engine/answers.rs`'s tolerant types): bollard's strict list and
 /// inspect calls and models are named nowhere (issue 33).
 pub(super) const ONE_DECODER: Rule = Rule {
-    name: "list and inspect are read only by stack/engine/answers.rs, never by bollard's strict types",
+    name: "list and inspect are read only by docker/engine/answers.rs, never by bollard's strict types",
     words: &[
         "list_containers",
         "inspect_container",
@@ -386,16 +412,29 @@ mod self_tests {
         assert!(v[0].contains("may use only util, error"), "{v:?}");
         // A module inside a folder may be allowed on its own.
         let files = vec![
-            ("stack/endpoint.rs".to_string(), "pub struct E;".to_string()),
-            ("stack/mod.rs".to_string(), "pub mod endpoint;".to_string()),
+            ("logs/line.rs".to_string(), "pub struct S;".to_string()),
+            ("logs/journal.rs".to_string(), "pub fn j() {}".to_string()),
             (
-                "state/shared.rs".to_string(),
-                "use crate::stack::endpoint::E;\nfn f() { crate::stack::launch(); }".to_string(),
+                "docker/engine/model.rs".to_string(),
+                "use crate::logs::line::S;\nfn f() { crate::logs::journal::j(); }".to_string(),
             ),
         ];
         let v = folder_edges(&files);
         assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].contains("state::shared -> stack"), "{v:?}");
+        assert!(
+            v[0].contains("docker::engine::model -> logs::journal"),
+            "{v:?}"
+        );
+        // The adapter is below the backend and the state: it names neither.
+        let files = vec![
+            ("stack/mod.rs".to_string(), "pub struct Stack;".to_string()),
+            ("state/mod.rs".to_string(), "pub struct Store;".to_string()),
+            (
+                "docker/engine.rs".to_string(),
+                "use crate::stack::Stack;\nuse crate::state::Store;".to_string(),
+            ),
+        ];
+        assert_eq!(folder_edges(&files).len(), 2);
         // A folder the table does not know must be placed.
         let files = vec![
             (
@@ -416,9 +455,9 @@ mod self_tests {
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].starts_with("src/watch/link.rs:1: `bollard`"), "{v:?}");
         for ok in [
-            "stack/engine.rs",
-            "stack/engine/model.rs",
-            "stack/engine/podman.rs",
+            "docker/engine.rs",
+            "docker/engine/model.rs",
+            "docker/engine/podman.rs",
         ] {
             assert!(words(&BOLLARD, &one(ok, "use bollard::Docker;")).is_empty());
         }
@@ -434,21 +473,53 @@ mod self_tests {
     }
 
     #[test]
+    fn docker_named_above_the_backend_is_reported() {
+        for planted in [
+            "use crate::docker::engine::Engine;",
+            "use crate::{docker::labels, module::Kind};",
+            "fn f() { crate::docker::labels::working_dir(&l); }",
+        ] {
+            let v = words(&DOCKER, &one("cmd/rescue.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+            assert!(v[0].starts_with("src/cmd/rescue.rs:1: `docker::`"), "{v:?}");
+        }
+        for ok in [
+            "stack/env.rs",
+            "stack/mod.rs",
+            "state/shared.rs",
+            "docker/engine/answers.rs",
+        ] {
+            assert!(words(&DOCKER, &one(ok, "use crate::docker::engine::Engine;")).is_empty());
+        }
+        // A word that only ends in docker, comments and test code are not the adapter.
+        for fine in [
+            "let x = podman_docker::f();",
+            "// crate::docker::engine",
+            "fn f() {}\n#[cfg(test)]\nmod tests { use crate::docker::labels::PROJECT; }",
+        ] {
+            assert!(
+                words(&DOCKER, &one("watch/link.rs", fine)).is_empty(),
+                "{fine}"
+            );
+        }
+    }
+
+    #[test]
     fn a_second_decoder_of_list_or_inspect_is_reported() {
         let v = words(
             &ONE_DECODER,
             &one(
-                "stack/engine.rs",
+                "docker/engine.rs",
                 "let l = self.api.list_containers(None).await;",
             ),
         );
         assert_eq!(v.len(), 1, "{v:?}");
         let model = "fn listed(s: bollard::models::ContainerSummary) {}";
         assert_eq!(
-            words(&ONE_DECODER, &one("stack/engine/model.rs", model)).len(),
+            words(&ONE_DECODER, &one("docker/engine/model.rs", model)).len(),
             1
         );
-        assert!(words(&ONE_DECODER, &one("stack/engine.rs", "self.inspect(id)")).is_empty());
+        assert!(words(&ONE_DECODER, &one("docker/engine.rs", "self.inspect(id)")).is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::{Rule, View};
 /// outside the two places that own them.
 pub(in crate::architecture) const CONTAINER_WORDS: Rule = Rule {
     name: "container state words (\"running\", \"exited\", \"unhealthy\", \"unless-stopped\"…) \
-           only in module/run_state.rs and stack/engine*",
+           only in module/run_state.rs and docker/engine*",
     words: &[
         "\"running\"",
         "\"exited\"",
@@ -33,11 +33,11 @@ pub(in crate::architecture) const CONTAINER_WORDS: Rule = Rule {
             "the words of a container's run state, health and restart policy, defined once",
         ),
         (
-            "stack/engine.rs",
+            "docker/engine.rs",
             "",
             "the engine adapter: its answers read",
         ),
-        ("stack/engine/", "", "the engine adapter: its answers read"),
+        ("docker/engine/", "", "the engine adapter: its answers read"),
         (
             "host/init/",
             "\"running\"",
@@ -79,8 +79,8 @@ mod self_tests {
         }
         for ok in [
             "module/run_state.rs",
-            "stack/engine.rs",
-            "stack/engine/answers.rs",
+            "docker/engine.rs",
+            "docker/engine/answers.rs",
         ] {
             assert!(words(&CONTAINER_WORDS, &one(ok, "\"running\" | \"exited\"")).is_empty());
         }

@@ -10,8 +10,8 @@ mod deps;
 mod detect;
 use tokio::process::Command;
 
+use crate::docker::endpoint::Endpoint;
 use crate::module::ServiceImage;
-use crate::stack::endpoint::Endpoint;
 
 /// Which generation of compose answers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -6,11 +6,11 @@ use bollard::auth::DockerCredentials;
 use bollard::container::LogOutput;
 use bollard::models::{CreateImageInfo, EventMessage};
 
+use crate::docker::credentials::RegistryAuth;
+use crate::docker::labels::Identity;
 use crate::error::HalError;
 use crate::logs::line::Stream;
 use crate::module::run_state::ContainerRun;
-use crate::stack::credentials::RegistryAuth;
-use crate::stack::labels::Identity;
 use crate::util::timefmt::Stamp;
 
 /// An engine call that failed, told in hal's terms with the engine's own message.

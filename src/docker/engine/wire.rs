@@ -11,8 +11,8 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
 use super::tls::Tls;
+use crate::docker::endpoint::Endpoint;
 use crate::error::HalError;
-use crate::stack::endpoint::Endpoint;
 
 /// Where hal's own requests go: the engine's socket, its TCP address, or its
 /// TLS address (with the TLS setup).
@@ -180,7 +180,7 @@ mod tests {
         Wire::of(&Endpoint {
             host: host.to_string(),
             tls: tls.map(PathBuf::from),
-            source: crate::stack::endpoint::Source::DockerHost,
+            source: crate::docker::endpoint::Source::DockerHost,
         })
     }
 

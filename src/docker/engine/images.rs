@@ -4,7 +4,7 @@ use anyhow::Context;
 use bollard::query_parameters::TagImageOptions;
 
 use super::Engine;
-use crate::stack::credentials::RegistryAuth;
+use crate::docker::credentials::RegistryAuth;
 
 /// A local image: its id and the `repo@sha256:…` digests it was pulled as.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use super::model::{Inspected, Listed, LogConfig};
+use crate::docker::labels::Identity;
 use crate::module::run_state::ContainerRun as RunState;
-use crate::stack::labels::Identity;
 
 /// One entry of `GET /containers/json`.
 #[derive(Debug, Default, Deserialize)]

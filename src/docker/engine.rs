@@ -17,10 +17,10 @@ use bollard::Docker;
 use bollard::query_parameters::{CreateImageOptions, EventsOptions, LogsOptions};
 use futures_util::stream::{BoxStream, StreamExt};
 
+use crate::docker::credentials::RegistryAuth;
+use crate::docker::endpoint::Endpoint;
+use crate::docker::labels;
 use crate::error::HalError;
-use crate::stack::credentials::RegistryAuth;
-use crate::stack::endpoint::Endpoint;
-use crate::stack::labels;
 
 use connect::{CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, unreachable};
 use wire::Wire;
