@@ -41,9 +41,9 @@ pub(crate) async fn keep(
     if runs.is_empty() {
         return Ok(());
     }
-    let dir = store.dir().to_path_buf();
+    let store = store.clone();
     let module = module.to_string();
-    tokio::task::spawn_blocking(move || last_run::keep(&dir, &module, runs))
+    tokio::task::spawn_blocking(move || last_run::keep(&store, &module, runs))
         .await
         .map_err(anyhow::Error::new)?
         .map_err(|e| e.context("keep the last lines of a failed container"))

@@ -327,8 +327,8 @@ impl InspectCache {
     /// into an existing state directory that is not a symlink and that others
     /// cannot write to. A cache: failing to write it loses nothing.
     pub(crate) fn save(&self, dir: &std::path::Path) {
-        use std::io::Write;
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        use crate::util::atomic::{self, Mode, Sync};
+        use std::os::unix::fs::PermissionsExt;
         if !self.changed {
             return;
         }
@@ -341,18 +341,12 @@ impl InspectCache {
         let Ok(text) = serde_json::to_vec(self) else {
             return;
         };
-        let tmp = dir.join(format!("{CACHE_FILE}.tmp.{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&text));
-        if written.is_err() || std::fs::rename(&tmp, dir.join(CACHE_FILE)).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = atomic::replace(
+            &dir.join(CACHE_FILE),
+            &text,
+            Mode::Umask(0o600),
+            Sync::Cache,
+        );
     }
 }
 

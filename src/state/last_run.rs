@@ -1,10 +1,11 @@
 //! A crash's evidence kept before hal removes or recreates the container: per module, each service's last failed run (exit code, time, last lines) in a small file of the state directory.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+
+use crate::state::Store;
 
 pub(crate) use crate::module::last_run::{KeptLine, Run};
 
@@ -32,27 +33,20 @@ pub(crate) fn read(state_dir: &Path, module: &str) -> LastRuns {
 }
 
 /// Keeps `runs` for `module`, each replacing the one kept for its service;
-/// written whole to a new file and renamed over the old one.
-pub(crate) fn keep(state_dir: &Path, module: &str, runs: Vec<Run>) -> anyhow::Result<()> {
+/// written whole through [`Store::replace`] (the state's mode, no symlink followed).
+pub(crate) fn keep(store: &Store, module: &str, runs: Vec<Run>) -> anyhow::Result<()> {
     if runs.is_empty() {
         return Ok(());
     }
-    let mut all = read(state_dir, module);
+    let mut all = read(store.dir(), module);
     for r in runs {
         all.runs.retain(|k| k.service != r.service);
         all.runs.push(r);
     }
     all.runs.sort_by(|a, b| a.service.cmp(&b.service));
-    let dir = state_dir.join(DIR);
-    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
-    let target = path(state_dir, module);
-    let tmp = dir.join(format!(".{module}.json.tmp.{}", std::process::id()));
+    store.folder(DIR)?;
     let text = serde_json::to_vec_pretty(&all).context("encode the last run")?;
-    let mut f = std::fs::File::create(&tmp).with_context(|| format!("create {}", tmp.display()))?;
-    f.write_all(&text)
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &target).with_context(|| format!("replace {}", target.display()))
+    store.replace(&format!("{DIR}/{module}.json"), &text)
 }
 
 #[cfg(test)]
@@ -79,13 +73,33 @@ mod tests {
     #[test]
     fn a_service_keeps_its_last_failed_run() {
         let dir = std::env::temp_dir().join(format!("hal-last-run-{}", std::process::id()));
-        keep(&dir, "m", vec![run("db", 1), run("web", 2)]).unwrap();
-        keep(&dir, "m", vec![run("db", 137)]).unwrap();
+        let store = Store::new(dir.clone());
+        keep(&store, "m", vec![run("db", 1), run("web", 2)]).unwrap();
+        keep(&store, "m", vec![run("db", 137)]).unwrap();
         let all = read(&dir, "m");
         assert_eq!(all.runs.len(), 2);
         assert_eq!(all.runs[0].how(), "exit 137 (OOM)");
         assert_eq!(all.runs[1].how(), "exit 2");
         assert!(read(&dir, "other").runs.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn kept_runs_are_written_in_the_states_mode_and_never_through_a_symlink() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("hal-last-run-mode-{}", std::process::id()));
+        let store = Store::new(dir.clone());
+        // A private state (HAL_STATE_DIR): 0600, whatever the umask.
+        keep(&store, "m", vec![run("db", 1)]).unwrap();
+        let file = path(&dir, "m");
+        assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "mine").unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        keep(&store, "m", vec![run("web", 2)]).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+        assert!(!std::fs::symlink_metadata(&file).unwrap().is_symlink());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

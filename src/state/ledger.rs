@@ -10,7 +10,7 @@
 
 use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -158,15 +158,7 @@ impl Store {
         if !self.ledger(module).merge(seen, now) {
             return Ok(());
         }
-        self.ensure_dir()?;
-        let dir = self.dir.join(DIR);
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(self.dir_mode())
-            .create(&dir)
-            .with_context(|| format!("create {}", dir.display()))?;
-        self.share_dir(&dir)
-            .with_context(|| format!("ledger directory {}", dir.display()))?;
+        self.folder(DIR)?;
         let lock = self.open_private(&format!("{DIR}/.{module}.lock"), true)?;
         lock.lock()
             .with_context(|| format!("lock the ledger of {module}"))?;

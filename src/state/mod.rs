@@ -6,7 +6,7 @@ pub(crate) mod records;
 pub(crate) mod shared;
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,7 @@ use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
 use crate::module::status::Desired;
 use crate::state::records::{HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal};
+use crate::util::atomic;
 use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
@@ -224,26 +225,28 @@ impl Store {
     /// Replaces `name` (relative to the state directory) with `text` whole: a
     /// new file in the state's mode, written and synced, renamed over the old,
     /// so a crash leaves the old file or the new one, never half of either.
+    /// Every file hal keeps in its state directory is written here
+    /// (`util::atomic`, which a symlink cannot redirect).
     pub(crate) fn replace(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
-        let tmp = self.dir.join(format!("{name}.tmp.{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(self.file_mode())
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .with_context(|| format!("create {}", tmp.display()))?;
-        self.fix_mode(&f);
-        f.write_all(text)
-            .and_then(|()| f.sync_all())
-            .with_context(|| format!("write {}", tmp.display()))?;
         let target = self.dir.join(name);
-        std::fs::rename(&tmp, &target).with_context(|| format!("replace {}", target.display()))?;
-        if let Some(Ok(d)) = target.parent().map(File::open) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        let mode = atomic::Mode::Exact(self.file_mode());
+        atomic::replace(&target, text, mode, atomic::Sync::Durable)
+            .with_context(|| format!("replace {}", target.display()))
+    }
+
+    /// The folder `name` of the state directory, made (in the state's mode,
+    /// group-shared on a node) when it is not there yet.
+    pub(crate) fn folder(&self, name: &str) -> anyhow::Result<PathBuf> {
+        self.ensure_dir()?;
+        let dir = self.dir.join(name);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(self.dir_mode())
+            .create(&dir)
+            .with_context(|| format!("create {}", dir.display()))?;
+        self.share_dir(&dir)
+            .with_context(|| format!("state directory {}", dir.display()))?;
+        Ok(dir)
     }
 
     /// Counts a start against the limit, or refuses (exit 5) when the limit is

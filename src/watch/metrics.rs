@@ -1,13 +1,13 @@
 //! `hal watch --metrics`: the modules as the watch last read them, its repairs and its last pass, written for node_exporter's textfile collector.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::module::Module;
 use crate::module::status::ModuleStatus;
 use crate::output::prometheus::{WatchSeries, render};
 use crate::state::records::ModuleRecord;
+use crate::util::atomic::{self, Mode, Sync};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::RepairScope;
 
@@ -107,25 +107,11 @@ impl Metrics {
 }
 
 /// Writes `text` beside `path` and renames it over `path`: a reader sees the
-/// old file or the new one, never half of one.
+/// old file or the new one, never half of one (node_exporter reads only
+/// `*.prom`, and the temporary file is `.NAME.tmp.PID`). In the mode
+/// `File::create` gives, for the collector to read.
 pub(super) fn replace(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // node_exporter reads only *.prom: the temporary file is never read half written.
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    atomic::replace(path, text.as_bytes(), Mode::Umask(0o666), Sync::Durable)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use anyhow::Context;
 use super::{QUICK, Systemd};
 use crate::host::init::{Activity, Init, Instance};
 use crate::module::config::Scope;
+use crate::util::atomic;
 
 /// The drop-in's file name: sorted after any other, so its settings win.
 pub(super) const DROP_IN: &str = "zz-hal-adopt.conf";
@@ -116,9 +117,9 @@ impl Systemd {
         let dir = self.drop_in_dir(unit)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
         let file = dir.join(DROP_IN);
-        let tmp = dir.join(format!(".{DROP_IN}.tmp"));
-        std::fs::write(&tmp, DROP_IN_TEXT).with_context(|| format!("write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &file).with_context(|| format!("write {}", file.display()))?;
+        let (mode, sync) = (atomic::Mode::Umask(0o666), atomic::Sync::Durable);
+        atomic::replace(&file, DROP_IN_TEXT.as_bytes(), mode, sync)
+            .with_context(|| format!("write {}", file.display()))?;
         self.call(&["--no-ask-password", "daemon-reload"], unit, timeout)
             .await
             .map(drop)
