@@ -8,12 +8,14 @@ mod imports;
 mod tidy;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// The most lines a file under `src/` may have.
 const MAX_LINES: usize = 500;
 
-/// Every `.rs` file under `src/`, as (path relative to `src/`, text), sorted.
-fn sources() -> Vec<(String, String)> {
+/// Every `.rs` file under `src/`, as (path relative to `src/`, text), sorted:
+/// walked once for every test of this area (they run in one process).
+fn sources() -> &'static [(String, String)] {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -29,11 +31,27 @@ fn sources() -> Vec<(String, String)> {
             }
         }
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = Vec::new();
-    walk(&src, &src, &mut out);
-    out.sort();
-    out
+    static FILES: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut out = Vec::new();
+        walk(&src, &src, &mut out);
+        out.sort();
+        out
+    })
+}
+
+/// The import graph of the same files, drawn once.
+fn graph() -> &'static imports::Graph {
+    static GRAPH: OnceLock<imports::Graph> = OnceLock::new();
+    GRAPH.get_or_init(|| imports::graph(sources()))
+}
+
+/// The same files read once for the tidy rules (comments, literals and test
+/// code blanked: `code.rs`), handed to every rule.
+fn read() -> &'static [code::Source] {
+    static READ: OnceLock<Vec<code::Source>> = OnceLock::new();
+    READ.get_or_init(|| code::sources(sources()))
 }
 
 #[test]
@@ -56,7 +74,7 @@ fn no_file_under_src_is_over_500_lines() {
 #[test]
 
 fn no_import_cycle_between_src_modules() {
-    let graph = imports::graph(&sources());
+    let graph = graph();
     assert!(
         graph.modules.len() > 10,
         "the scanner found only {:?}",
@@ -85,58 +103,63 @@ fn assert_none(what: &str, violations: Vec<String>) {
 fn folders_name_only_the_layers_below_them() {
     assert_none(
         "a folder of src/ names one that is not below it",
-        tidy::folder_edges(&sources()),
+        tidy::folder_edges_in(graph()),
     );
 }
 
 #[test]
 fn bollard_is_named_only_by_the_engine_adapter() {
-    assert_none(tidy::BOLLARD.name, tidy::words(&tidy::BOLLARD, &sources()));
+    assert_none(tidy::BOLLARD.name, tidy::words_in(&tidy::BOLLARD, read()));
 }
 
 #[test]
 fn docker_is_named_only_by_the_stack_backend_and_the_state() {
-    assert_none(tidy::DOCKER.name, tidy::words(&tidy::DOCKER, &sources()));
+    assert_none(tidy::DOCKER.name, tidy::words_in(&tidy::DOCKER, read()));
 }
 
 #[test]
 fn list_and_inspect_have_one_decoder() {
     assert_none(
         tidy::ONE_DECODER.name,
-        tidy::words(&tidy::ONE_DECODER, &sources()),
+        tidy::words_in(&tidy::ONE_DECODER, read()),
     );
 }
 
 #[test]
 fn format_is_matched_only_in_the_printer() {
-    assert_none(tidy::FORMAT.name, tidy::words(&tidy::FORMAT, &sources()));
+    assert_none(tidy::FORMAT.name, tidy::words_in(&tidy::FORMAT, read()));
 }
 
 #[test]
 fn unit_words_stay_in_the_init_adapter() {
-    let files = sources();
-    let mut v = tidy::words(&tidy::UNIT_WORDS, &files);
-    v.extend(tidy::unit_state_splits(&files));
+    let mut v = tidy::words_in(&tidy::UNIT_WORDS, read());
+    v.extend(tidy::unit_state_splits(read()));
     assert_none(tidy::UNIT_WORDS.name, v);
 }
 
 #[test]
 fn only_the_printer_prints() {
-    assert_none(tidy::PRINTS.name, tidy::words(&tidy::PRINTS, &sources()));
+    assert_none(tidy::PRINTS.name, tidy::words_in(&tidy::PRINTS, read()));
 }
 
 #[test]
 fn json_text_is_made_in_one_place() {
     assert_none(
         tidy::JSON_TEXT.name,
-        tidy::words(&tidy::JSON_TEXT, &sources()),
+        tidy::words_in(&tidy::JSON_TEXT, read()),
     );
 }
 
 #[test]
 fn container_words_are_read_only_where_they_are_defined() {
     let rule = &tidy::container_words::CONTAINER_WORDS;
-    assert_none(rule.name, tidy::words(rule, &sources()));
+    assert_none(rule.name, tidy::words_in(rule, read()));
+}
+
+#[test]
+fn no_function_is_over_80_lines() {
+    let rule = "a function of src/ is over 80 lines (tidy/fn_lines.rs, LONG_FNS)";
+    assert_none(rule, tidy::fn_lines::long_functions(read()));
 }
 
 #[test]

@@ -5,9 +5,10 @@
 //! `src/FILE:LINE: what (the rule)`, so the self-tests at the end can plant a
 //! violation of each and see it reported. Test code is exempt (`code.rs`).
 
-use super::code::sources;
+use super::code::{Source, sources};
 use super::imports;
 pub(super) mod container_words;
+pub(super) mod fn_lines;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.
@@ -57,7 +58,11 @@ pub(super) const MAY_USE: &[(&str, &[&str])] = &[
 
 /// Every import from one folder into another that `MAY_USE` does not allow.
 pub(super) fn folder_edges(files: &[(String, String)]) -> Vec<String> {
-    let graph = imports::graph(files);
+    folder_edges_in(&imports::graph(files))
+}
+
+/// [`folder_edges`] of a graph already drawn (the one every rule shares).
+pub(super) fn folder_edges_in(graph: &imports::Graph) -> Vec<String> {
     let folder = |m: &str| m.split("::").next().unwrap_or("").to_string();
     let mut out = Vec::new();
     for (from, tos) in &graph.edges {
@@ -297,8 +302,13 @@ fn allowed_at(rule: &Rule, path: &str, word: &str) -> bool {
 
 /// Every use of `rule`'s words outside its places, one per line and word.
 pub(super) fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
+    words_in(rule, &sources(files))
+}
+
+/// [`words`] over files already read (the one read of `src/` every rule shares).
+pub(super) fn words_in(rule: &Rule, files: &[Source]) -> Vec<String> {
     let mut out = Vec::new();
-    for s in sources(files) {
+    for s in files {
         let view = match rule.view {
             View::Code => &s.code,
             View::Text => &s.text,
@@ -329,9 +339,9 @@ pub(super) fn words(rule: &Rule, files: &[(String, String)]) -> Vec<String> {
 /// A unit's state split on `/` (systemd's `ActiveState/SubState`) outside
 /// `host/init/`: a `.split('/')` or `.split_once('/')` on something named
 /// `…state` or `…words`.
-pub(super) fn unit_state_splits(files: &[(String, String)]) -> Vec<String> {
+pub(super) fn unit_state_splits(files: &[Source]) -> Vec<String> {
     let mut out = Vec::new();
-    for s in sources(files) {
+    for s in files {
         if s.path.starts_with("host/init/") {
             continue;
         }
@@ -552,10 +562,10 @@ mod self_tests {
             1
         );
         let split = "let top = unit.state.split('/').next();\nlet (a, b) = s.words().split_once('/')?;\nlet t = target.split('/');";
-        let v = unit_state_splits(&one("cmd/doctor/units.rs", split));
+        let v = unit_state_splits(&sources(&one("cmd/doctor/units.rs", split)));
         assert_eq!(v.len(), 2, "{v:?}");
         assert!(v[0].starts_with("src/cmd/doctor/units.rs:1:"), "{v:?}");
-        assert!(unit_state_splits(&one("host/init/systemd/show.rs", split)).is_empty());
+        assert!(unit_state_splits(&sources(&one("host/init/systemd/show.rs", split))).is_empty());
     }
 
     #[test]
