@@ -187,7 +187,7 @@ run_step() {
 # prometheus: promtool checks hal's metrics and example rules (tests/integration/fleet.rs);
 # its daemon is never started here (policy-rc.d below).
 PACKAGES=(docker.io docker-compose busybox-static docker-registry apache2-utils debootstrap
-    util-linux iproute2 curl socat openssl zsh fish man-db make tmux prometheus)
+    util-linux iproute2 curl socat openssl zsh fish man-db make tmux prometheus strace)
 
 step_packages() { install_packages "${PACKAGES[@]}"; }
 

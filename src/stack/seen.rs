@@ -55,7 +55,8 @@ pub(crate) fn by_module(
     out.into_iter().collect()
 }
 
-/// Adds a listing's containers (of the projects `keep` accepts) to their modules' ledgers.
+/// Adds a listing's containers (of the projects `keep` accepts) to their
+/// modules' ledgers: one index read when none is new (`state::ledger::index`).
 pub(crate) async fn listed(
     store: &Store,
     list: &[Listed],
@@ -65,7 +66,7 @@ pub(crate) async fn listed(
         .iter()
         .filter_map(|c| of_listed(c, None))
         .filter(|(m, _)| keep(m));
-    store.saw(by_module(seen)).await
+    store.saw_listed(by_module(seen)).await
 }
 
 /// Before a stop removes them: the module's listed containers, each with
@@ -91,7 +92,7 @@ pub(crate) async fn before_stop(
         };
         seen.extend(of_listed(c, journal).filter(|(m, _)| m == module));
     }
-    store.saw(by_module(seen)).await
+    store.saw_listed(by_module(seen)).await
 }
 
 /// A ledger write that failed, as a verb's warning.

@@ -2,7 +2,10 @@
 //!
 //! Written by whoever sees the module's containers in a listing it made
 //! anyway (a start's wait, a stop, `status`, the supervisor's looks and its
-//! start events, `logs`), never with an engine call of its own. A write is a
+//! start events, `logs`), never with an engine call of its own. A listing goes
+//! through the ledgers' index ([`index`]): one file says which ids each
+//! ledger already holds, so only a module with a new container has its
+//! ledger read and written. A write is a
 //! read-merge-rewrite under the module's ledger lock (`ledger/.MODULE.lock`,
 //! an `flock` the kernel drops with the process: a crash leaves no stuck
 //! lock), to a new file renamed over the old one (a crash mid-write leaves the
@@ -18,12 +21,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::state::Store;
 
+pub(crate) mod index;
+
 /// The folder of the state directory that holds one ledger per module.
 const DIR: &str = "ledger";
 /// Generations kept per service replica: the newest by creation time.
 pub(crate) const KEEP_PER_REPLICA: usize = 32;
-/// A generation's `last_seen` is rewritten only when this much older (seconds):
-/// a status every second rewrites nothing.
+/// A generation's `last_seen` is rewritten only when this much older (seconds),
+/// and only when its ledger is read anyway (a new container of the module, a
+/// stop, `hal logs`, a start event): a listing of unchanged modules (`status`,
+/// the supervisor's looks) reads and writes no ledger, so `last_seen` is a
+/// lower bound of when hal last saw the container. Nothing decides by it.
 const LAST_SEEN_STEP: i64 = 600;
 
 /// One container of a module, as hal saw it.

@@ -55,6 +55,7 @@ mod shared_state;
 mod stacks;
 mod start_bounds;
 mod status_facts;
+mod status_reads;
 mod status_truth;
 mod tls;
 mod units_in_systemd;

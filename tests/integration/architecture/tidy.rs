@@ -282,6 +282,11 @@ pub(super) const JSON_TEXT: Rule = Rule {
             "serde_json::to_vec",
             "the containers hal saw (ledger/MODULE.json), not output",
         ),
+        (
+            "state/ledger/index.rs",
+            "serde_json::to_vec",
+            "the ledgers' index (ledger/.index.json), not output",
+        ),
     ],
 };
 

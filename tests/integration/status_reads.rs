@@ -1,0 +1,140 @@
+//! `status` reads what it must (issue 40): on a node whose containers did not
+//! change, it opens the same few state files whatever the number of modules
+//! (one ledgers' index, no ledger) and writes none; a new container
+//! generation is still recorded, in its module's ledger alone.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+use crate::rig::{self, Rig, hal, stack};
+
+const MODULES: usize = 20;
+
+/// Each file of `<state>/ledger`: (inode, mtime in ns, size).
+fn ledger_files(rig: &Rig) -> BTreeMap<String, (u64, i64, u64)> {
+    std::fs::read_dir(rig.state.join("ledger"))
+        .expect("a ledger folder")
+        .map(|e| {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (
+                    m.ino(),
+                    m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                    m.size(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn has_strace() -> bool {
+    Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The files under `dir` that `hal ARGS` opened (successfully), by strace.
+fn opened_under(rig: &Rig, dir: &Path, args: &[&str]) -> Vec<String> {
+    let log = rig.dir.join(format!("openat.{}", args.len()));
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_hal"))
+        .args(args);
+    let like = rig.cmd(&[]);
+    for (k, v) in like.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "hal {args:?} under strace: {out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let dir = dir.to_string_lossy();
+    text.lines()
+        .filter(|l| !l.contains("= -1"))
+        .filter_map(|l| l.split('"').nth(1))
+        .filter(|p| p.starts_with(&*dir))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn an_unchanged_node_status_opens_the_same_few_state_files_and_writes_no_ledger() {
+    let Some(rig) = rig::engine() else { return };
+    let modules: Vec<String> = (0..MODULES)
+        .map(|i| rig.stack(&format!("r{i:02}"), stack().service("idle").keeps_running()))
+        .collect();
+    hal(&rig).args(["start", "--all"]).code(0);
+    hal(&rig).arg("status").code(0);
+    let before = ledger_files(&rig);
+    assert!(
+        modules
+            .iter()
+            .all(|m| before.contains_key(&format!("{m}.json"))),
+        "every module has its ledger: {before:?}"
+    );
+    hal(&rig).arg("status").code(0);
+    hal(&rig).args(["--json", "status"]).code(0);
+    assert_eq!(
+        ledger_files(&rig),
+        before,
+        "an unchanged status wrote in the ledger folder"
+    );
+
+    if has_strace() {
+        let all = opened_under(&rig, &rig.state, &["status"]);
+        let two = opened_under(&rig, &rig.state, &["status", &modules[0], &modules[1]]);
+        assert_eq!(
+            all.len(),
+            two.len(),
+            "status of {MODULES} modules opened {all:?}, of 2 {two:?}"
+        );
+        let ledgers: Vec<&String> = all.iter().filter(|p| p.contains("/ledger/")).collect();
+        assert_eq!(
+            ledgers,
+            [&rig
+                .state
+                .join("ledger/.index.json")
+                .to_string_lossy()
+                .into_owned()],
+            "status opened ledgers"
+        );
+    } else {
+        eprintln!("strace is missing (scripts/provision.sh): the file count is not checked");
+    }
+    assert_eq!(ledger_files(&rig), before);
+
+    // A generation hal did not make: status records it, in that ledger alone.
+    let m = &modules[5];
+    let old = rig::ids(m);
+    let up = Command::new("docker")
+        .args(["compose", "-p", m, "up", "-d", "--force-recreate"])
+        .current_dir(rig.root.join(m))
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "{up:?}");
+    let new = rig::ids(m);
+    assert_ne!(old, new);
+    hal(&rig).arg("status").run();
+    let after = ledger_files(&rig);
+    let ledger =
+        std::fs::read_to_string(rig.state.join("ledger").join(format!("{m}.json"))).unwrap();
+    for id in [&old, &new] {
+        assert!(ledger.contains(id.trim()), "{id} not in {ledger}");
+    }
+    for (name, was) in &before {
+        let here = &after[name];
+        if *name == format!("{m}.json") || name == ".index.json" {
+            assert_ne!(here, was, "{name} was not rewritten");
+        } else {
+            assert_eq!(here, was, "{name} was rewritten");
+        }
+    }
+}
