@@ -193,3 +193,37 @@ fn a_module_refused_at_its_limit_is_not_updated_and_the_round_goes_on() {
     let (code, _) = w.signal("TERM");
     assert_eq!(code, Some(0), "{}", w.dump());
 }
+
+/// A module the watch holds (its repair refused at the start limit) is
+/// skipped by the scheduled update: nothing is pulled or recreated for it.
+#[test]
+fn a_held_module_is_skipped_by_the_scheduled_update() {
+    let Some(rig) = with_registry() else { return };
+    let mut ra = Repo::new(&rig, "held");
+    let a1 = ra.publish("good");
+    let a = ra.module(&rig, "a");
+    rig.set_config(&format!(
+        "auto_update = \"every 5s\"\n\n[defaults]\npull = \"never\"\n\n\
+         [module.{a}]\nrestart = {{ burst = 1, interval = \"10m\" }}\n"
+    ));
+    hal(&rig).args(["start", "--pull", "always", &a]).code(0);
+    // It dies, at its limit: the watch's repair is refused and it is held.
+    docker(&["kill", &running(&a).1]);
+    ra.publish("good");
+
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{a}: held: "))
+    });
+    w.expect(Duration::from_secs(30), |l| {
+        l == format!("{a}: not updated: it is held (its start limit is hit)")
+    });
+    assert_eq!(
+        running(&a).0,
+        a1,
+        "{a} was updated while held: {}",
+        w.dump()
+    );
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+}
