@@ -2,6 +2,7 @@
 
 pub(crate) mod complete;
 pub(crate) mod parse;
+mod update;
 mod values;
 
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use clap_complete::env::CompleteEnv;
 
 use crate::module::config::PullPolicy;
 
+pub(crate) use update::UpdateArgs;
 pub(crate) use values::yes_or_no;
 use values::{parse_duration, pull_policy};
 
@@ -49,7 +51,7 @@ Exit codes:
 and rescue. A module is a Docker Compose project under the services root (/services/NAME) or an init \
 unit declared in the config. Stacks are driven through the Docker Engine API, units through systemd.
 
-States: active (every expected container running, healthy where it has a healthcheck, or a job done), starting, degraded (some of the expected set running, some missing, stopped or unhealthy: the reason names the service, e.g. \"db: no container\"), inactive (stopped by request, or never started), failed (a container exited non-zero, loops or is dead; nothing of the expected set runs; the start limit is hit while the module is wanted up; or the last start failed, with its cause as the reason, until a start succeeds, a stop or reset-failed), conflict (a project with the module's name runs from another directory: not this module, never touched), orphaned (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them), invalid, unknown. A stack's expected set is what compose resolved for its files (active profiles, replicas), less the services stopped with `hal stop MODULE/SERVICE`; a service whose restart policy keeps it running (always, unless-stopped) and that has exited is not done, whatever its exit code. A module stopped by request is never failed. Health is the engine's own health field, never its display text.",
+States: active (every expected container running, healthy where it has a healthcheck, or a job done), starting, degraded (some of the expected set running, some missing, stopped or unhealthy: the reason names the service, e.g. \"db: no container\"), inactive (stopped by request, or never started), failed (a container exited non-zero, loops or is dead; nothing of the expected set runs; the start limit is hit while the module is wanted up; or the last start failed, with its cause as the reason, until a start succeeds, a stop or reset-failed), conflict (a project with the module's name runs from another directory: not this module, never touched), orphaned (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them), invalid, unknown (hal cannot tell: the engine or init cannot be reached, or it answered what hal cannot read). A stack's expected set is what compose resolved for its files (active profiles, replicas), less the services stopped with `hal stop MODULE/SERVICE`; a service whose restart policy keeps it running (always, unless-stopped) and that has exited is not done, whatever its exit code. A module stopped by request is never failed. Health is the engine's own health field, never its display text.",
     after_help = "Examples:\n  hal status\n  hal module start web mailu\n  hal module logs -f web\n  hal --json module status web",
     after_long_help = EXIT_CODES,
     propagate_version = true
@@ -177,7 +179,8 @@ pub enum ModuleCommand {
     /// States: active, starting, degraded, inactive, failed, conflict (a project with the
     /// module's name runs from another directory: not this module, never touched), orphaned
     /// (containers of a stack hal ran whose directory is gone: `hal stop NAME` removes them),
-    /// invalid, unknown. A services root that is missing, not a directory or unreadable fails
+    /// invalid, unknown (hal cannot tell: the engine or init cannot be reached, exit 6, or it
+    /// answered what hal cannot read, exit 1). A services root that is missing, not a directory or unreadable fails
     /// status (exit 1, the error document under --json); an empty one is fine.
     #[command(
         after_help = "Examples:\n  hal status\n  hal status --failed\n  hal module status web mailu --json\n  hal status web/worker\n  hal -q status || echo 'something is not active'\n  hal status --json | jq '.modules[] | select(.state != \"active\")'"
@@ -232,7 +235,9 @@ pub enum ModuleCommand {
     /// with what its containers run. Only the services whose image changed are recreated (`compose
     /// up -d --no-deps --force-recreate --pull never SERVICE...`, compose's order); their siblings
     /// keep their containers. The image each ran before keeps a hal-owned tag,
-    /// `hal-previous/MODULE:SERVICE`, so no prune removes it; the tag moves at the next update. If
+    /// `hal-previous/MODULE:SERVICE`, so `docker image prune` and `docker system prune` (dangling
+    /// images only) keep it; `prune -a` removes it, as any image no container runs (during the
+    /// wait nothing runs it: no rollback then). The tag moves at the next update. If
     /// the module is not active within --timeout (healthchecks included), each service's reference
     /// is pointed back at its previous image and the service recreated: the verb says `rolled back:
     /// MODULE/SERVICE (new image ...)` and exits 1, the failed container's exit code and last lines
@@ -241,7 +246,8 @@ pub enum ModuleCommand {
     /// (not with --no-wait); a later start pulls a bad image again and rolls it back again.
     ///
     /// Modules are updated one at a time (--jobs widens it), in `after` order; after
-    /// --max-failures failed updates the rest are skipped. At the module's start limit an update
+    /// --max-failures failed updates (rolled back, or could not pull) the rest are skipped; a
+    /// module refused is not updated, not a failure. At the module's start limit an update
     /// is refused before anything is pulled (exit 5, --force), as a start is; it counts as one
     /// start only when it recreates something, and the rollback counts nothing more. Host units have nothing to
     /// pull. Exit: 0, 1 when an update failed or was rolled back, 3 under --check when an update is
@@ -300,30 +306,6 @@ pub struct StartArgs {
 
     #[command(flatten)]
     pub wait: WaitArgs,
-}
-
-/// What `update` takes. Its `--jobs` default is 1: one module at a time, so
-/// that `--max-failures` stops a bad image before it reaches the next module.
-#[derive(Debug, Args)]
-pub struct UpdateArgs {
-    #[command(flatten)]
-    pub targets: Targets,
-
-    /// Ask each image's registry for its digest now, pull nothing, and list what would change (exit 3 when some update is available, 0 when none).
-    #[arg(long, visible_alias = "dry-run")]
-    pub check: bool,
-
-    /// Stop starting updates after N modules failed to update (were rolled back, or could not pull) [default: 1].
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_failures: u32,
-
-    /// Update even if the module's start limit is hit (the update still counts as a start).
-    #[arg(long)]
-    pub force: bool,
-
-    /// How long each updated module has to become active, healthchecks included, before it is rolled back, e.g. 90s or 5m [default: 120s, or the config's timeout].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
-    pub timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]

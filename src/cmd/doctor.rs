@@ -141,10 +141,12 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
     let podman = engine.kind() == EngineKind::Podman;
     let (pools, source) = match engine.address_pools().await {
         // Podman's API states no pools: its own configuration does.
-        _ if podman => match podman_pools::read(user_config().as_deref()) {
-            Ok(found) => found,
-            Err(e) => return fail(e),
-        },
+        _ if podman => {
+            match podman_pools::read(&podman_pools::Places::here(user_config().as_deref())) {
+                Ok(found) => found,
+                Err(e) => return fail(e),
+            }
+        }
         Ok(Some(p)) => (p, "the engine's default-address-pools".to_string()),
         Ok(None) => match pools::read_daemon_json(std::path::Path::new(pools::DAEMON_JSON)) {
             Ok(Some(p)) => (p, pools::DAEMON_JSON.to_string()),

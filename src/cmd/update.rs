@@ -24,8 +24,8 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         check: a.check,
         force: a.force,
         timeout: a.timeout,
-        // One module at a time unless asked: a bad image stops at the first.
-        jobs: a.targets.jobs.map_or(1, usize::from),
+        // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
+        jobs: usize::from(a.targets.jobs),
         max_failures: usize::try_from(a.max_failures).unwrap_or(usize::MAX),
         by_supervisor: false,
     };

@@ -22,7 +22,9 @@ use crate::docker::endpoint::Endpoint;
 use crate::docker::labels;
 use crate::error::HalError;
 
-use connect::{CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, unreachable};
+use connect::{
+    CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, received, unreachable,
+};
 use wire::Wire;
 
 pub(crate) use connect::EngineKind;
@@ -432,13 +434,15 @@ impl Engine {
 }
 
 /// A GET's answer read into `T`: `None` for a 404, the engine's own words for
-/// any other error, a decode error (the engine is there) for a body hal cannot read.
+/// any other error, a decode error (the engine is there) for a body hal cannot
+/// read, saying what came (cut short), not the decoder's words.
 fn decode<T: serde::de::DeserializeOwned>(answer: wire::Answer) -> Result<Option<T>, EngineError> {
     match answer.status {
-        200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
-            EngineError::Decode(
-                anyhow::Error::new(e).context("the engine's answer could not be read"),
-            )
+        200 => serde_json::from_slice(&answer.body).map(Some).map_err(|_| {
+            EngineError::Decode(anyhow::anyhow!(
+                "the engine's answer could not be read: {}",
+                received(&answer.body)
+            ))
         }),
         404 => Ok(None),
         _ => Err(EngineError::Refused(answer.refusal())),

@@ -97,7 +97,7 @@ pub const KEYS: &[Key] = &[
         "auto_update_max_failures",
         "integer, at least 1",
         "1",
-        "A scheduled update stops once this many modules failed to update (rolled back or not pulled); the rest wait for the next slot.",
+        "A scheduled update stops once this many modules failed to update (rolled back or not pulled; a module refused at its start limit, or held, is not updated, not a failure); the rest wait for the next slot.",
         "2",
     ),
     key(

@@ -81,10 +81,7 @@ impl Node {
     /// `docker start` 8 at a time.
     pub(crate) fn jobs(&self, flag: Option<u16>) -> usize {
         flag.map(usize::from).unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get() * 4)
-                .unwrap_or(8)
-                .clamp(8, 16)
+            default_jobs(std::thread::available_parallelism().map_or(1, |n| n.get()))
         })
     }
 
@@ -99,5 +96,34 @@ impl Node {
                 .unwrap_or_default()
         };
         crate::module::order::layers(names, &after, stopping)
+    }
+}
+
+/// `--jobs`'s default on `cpus` cores: 4 per CPU, 8 to 16 (what start's help says).
+fn default_jobs(cpus: usize) -> usize {
+    cpus.saturating_mul(4).clamp(8, 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The `--jobs` help of the verbs that share `Targets` says the default
+    /// `Node::jobs` uses; `update` has its own (see `cli::UPDATE_JOBS`).
+    #[test]
+    fn the_jobs_default_is_what_the_help_says() {
+        let cli = crate::cli::Cli::command();
+        for verb in ["start", "stop", "restart"] {
+            let cmd = cli.find_subcommand(verb).unwrap();
+            let jobs = cmd.get_arguments().find(|a| a.get_id() == "jobs").unwrap();
+            let help = jobs.get_help().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                help.contains("[default: 4 per CPU, 8 to 16]"),
+                "{verb}: {help}"
+            );
+        }
+        for (cpus, want) in [(1, 8), (2, 8), (3, 12), (4, 16), (64, 16)] {
+            assert_eq!(super::default_jobs(cpus), want, "{cpus} CPUs");
+        }
     }
 }

@@ -30,7 +30,7 @@ pub(crate) struct UpdateOpts {
     pub timeout: Option<Duration>,
     /// How many modules are updated at once.
     pub jobs: usize,
-    /// No update starts once this many have failed (rolled back, or could not pull).
+    /// No update starts once this many have failed (see [`UpdateReport::failed`]).
     pub max_failures: usize,
     /// The supervisor's scheduled update: only modules still wanted up once
     /// their lock is taken; a failure is recorded as the supervisor's.
@@ -49,6 +49,13 @@ pub(crate) struct UpdateReport {
     pub available: Option<bool>,
     /// Not tried: `--max-failures` updates had failed before its turn.
     pub skipped: bool,
+    /// The update failed, and counts toward `--max-failures`: it was tried
+    /// (past the refusals: an unusable config, an engine that cannot be
+    /// reached, a module no longer wanted up, its start limit) and could not
+    /// pull or recreate, or was rolled back. A refused module is "not
+    /// updated", never a failure: `hal update` and `hal watch`'s scheduled
+    /// updates both count by this one rule.
+    pub failed: bool,
 }
 
 impl UpdateReport {
@@ -91,7 +98,7 @@ pub(crate) async fn run(
                     skipped(node, m, opts.max_failures).await
                 } else {
                     let r = timed(node, progress, m, opts).await;
-                    if r.report.result.is_err() {
+                    if r.failed {
                         failures.fetch_add(1, Ordering::SeqCst);
                     }
                     r
@@ -128,6 +135,8 @@ struct Extra {
     changed: bool,
     images: Vec<ImageChange>,
     available: Option<bool>,
+    /// Past the refusals: an error from here on is a failed update.
+    tried: bool,
 }
 
 async fn timed(
@@ -143,6 +152,7 @@ async fn timed(
         .with_context(|| format!("update {}", m.name));
     progress.done(&m.name);
     let rolled_back = result.as_ref().err().and_then(RolledBack::of).is_some();
+    let failed = result.is_err() && (extra.tried || rolled_back);
     UpdateReport {
         report: Report {
             module: m.clone(),
@@ -153,6 +163,7 @@ async fn timed(
             would: None,
         },
         images: extra.images,
+        failed,
         rolled_back,
         available: extra.available,
         skipped: false,
@@ -182,6 +193,7 @@ async fn skipped(node: &Node, m: &Module, max: usize) -> UpdateReport {
         rolled_back: false,
         available: None,
         skipped: true,
+        failed: false,
     }
 }
 
@@ -220,6 +232,7 @@ async fn one(
     // below only when something is recreated.
     node.store
         .check_limit(&m.name, settings.limit, opts.force)?;
+    extra.tried = true;
     let pulled = crate::stack::update::pull(env, &stack, &settings).await?;
     extra.images = pulled.images.clone();
     if !pulled.changed() {

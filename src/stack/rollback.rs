@@ -62,8 +62,9 @@ impl RolledBack {
 }
 
 impl Rollback {
-    /// Tags each previous image `hal-previous/MODULE:SERVICE` (so that no
-    /// prune removes it; the tag moves at the next update) and records its id.
+    /// Tags each previous image `hal-previous/MODULE:SERVICE` (so that
+    /// `docker image prune` keeps it, not `prune -a`; the tag moves at the
+    /// next update) and records its id.
     pub(crate) async fn keep(
         env: Env<'_>,
         module: &str,

@@ -8,6 +8,44 @@ use crate::module::schedule::Schedule;
 use crate::util::timefmt::{Stamp, civil_from_days};
 use crate::util::tz::Zone;
 
+/// A slot found this late (the machine slept, the loop was stuck) is missed, not run.
+pub(super) const LATE: i64 = 600;
+
+/// What a slot that has come does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// A round begins.
+    Run,
+    /// The round before still runs: two rounds never run at once.
+    Busy,
+    /// Found more than [`LATE`] seconds after it fell: missed, not caught up.
+    Missed,
+}
+
+/// Whether the round's next module is updated now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Turn {
+    Go,
+    /// Being repaired, or someone else holds its lock: it stays at the head
+    /// of the queue, and its turn comes again.
+    Wait,
+    /// Not updated this round, and why.
+    Skip(&'static str),
+}
+
+/// The turn of a module at the head of a round's queue.
+pub(super) fn turn(wanted_up: bool, held: bool, busy: bool) -> Turn {
+    if !wanted_up {
+        Turn::Skip("it is no longer wanted up")
+    } else if held {
+        Turn::Skip("it is held (its start limit is hit)")
+    } else if busy {
+        Turn::Wait
+    } else {
+        Turn::Go
+    }
+}
+
 /// The schedule, its next slot, and the round under way.
 pub(super) struct Updates {
     pub(super) schedule: Schedule,
@@ -56,6 +94,22 @@ impl Updates {
         }
     }
 
+    /// The slot that has come by `now` (Unix seconds), if one has, and what it
+    /// does. The next slot is then the first after `now`: slots that passed
+    /// meanwhile are never caught up.
+    pub(super) fn take_slot(&mut self, now: i64) -> Option<(i64, Slot)> {
+        let slot = self.next.filter(|s| now >= *s)?;
+        self.next = self.schedule.next_after(now.max(slot), &self.zone);
+        let call = if self.round.is_some() {
+            Slot::Busy
+        } else if now - slot > LATE {
+            Slot::Missed
+        } else {
+            Slot::Run
+        };
+        Some((slot, call))
+    }
+
     /// When the loop must wake for the schedule.
     pub(super) fn wake(&self) -> Option<Instant> {
         if let Some(r) = &self.round
@@ -85,5 +139,71 @@ impl Updates {
             s % 3600 / 60,
             s % 60
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `every 1h` in UTC, its next slot at `next`, a round running or not.
+    fn updates(next: i64, running: bool) -> Updates {
+        Updates {
+            schedule: Schedule::parse("every 1h").unwrap(),
+            zone: Zone::utc(),
+            max_failures: 1,
+            next: Some(next),
+            round: running.then(|| Round {
+                queue: VecDeque::new(),
+                current: Some("web".into()),
+                retry_at: None,
+                updated: 0,
+                unchanged: 0,
+                failed: 0,
+                skipped: 0,
+            }),
+            problem: None,
+        }
+    }
+
+    const SLOT: i64 = 1_800_000_000;
+
+    #[test]
+    fn a_slot_runs_on_time_and_not_before() {
+        let mut u = updates(SLOT, false);
+        assert_eq!(u.take_slot(SLOT - 1), None);
+        assert_eq!(u.take_slot(SLOT + LATE), Some((SLOT, Slot::Run)));
+        assert_eq!(u.next, Some(SLOT + 3600));
+    }
+
+    #[test]
+    fn two_rounds_never_run_at_once() {
+        let mut u = updates(SLOT, true);
+        assert_eq!(u.take_slot(SLOT), Some((SLOT, Slot::Busy)));
+        assert_eq!(u.next, Some(SLOT + 3600));
+    }
+
+    #[test]
+    fn a_slot_found_more_than_10_minutes_late_is_missed_and_none_is_caught_up() {
+        let mut u = updates(SLOT, false);
+        assert_eq!(LATE, 600);
+        assert_eq!(u.take_slot(SLOT + LATE + 1), Some((SLOT, Slot::Missed)));
+        // The machine slept 5 hours: one slot is missed, the four after it
+        // are not run one after another; the next is the first after now.
+        let mut u = updates(SLOT, false);
+        let now = SLOT + 5 * 3600 + 60;
+        assert_eq!(u.take_slot(now), Some((SLOT, Slot::Missed)));
+        assert_eq!(u.next, Some(SLOT + 6 * 3600));
+        assert_eq!(u.take_slot(now + 1), None);
+    }
+
+    #[test]
+    fn a_module_being_repaired_waits_and_a_held_one_is_skipped() {
+        assert_eq!(turn(true, false, false), Turn::Go);
+        // Being repaired (or its lock held): it waits for its turn, not skipped.
+        assert_eq!(turn(true, false, true), Turn::Wait);
+        assert!(matches!(turn(true, true, false), Turn::Skip(w) if w.contains("held")));
+        assert!(matches!(turn(true, true, true), Turn::Skip(w) if w.contains("held")));
+        assert!(matches!(turn(false, false, true), Turn::Skip(w) if w.contains("wanted up")));
     }
 }

@@ -10,17 +10,15 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use super::rounds::Round;
+use super::rounds::{Round, Slot, Turn, turn};
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
-use crate::error::{Exit, OneLine, exit_of};
+use crate::error::OneLine;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::output::watch_log::Entry;
 use crate::run::update::{UpdateOpts, UpdateReport};
 use crate::util::timefmt::Stamp;
 
-/// A slot found this late (the machine slept, the loop was stuck) is missed, not run.
-const LATE: i64 = 600;
 impl Watcher<'_> {
     /// Says the schedule at start-up, when there is one.
     pub(super) fn updates_started(&mut self) {
@@ -52,24 +50,20 @@ impl Watcher<'_> {
     /// Begins a round when a slot has come, and starts the next module's update when none runs.
     pub(super) fn update_tick(&mut self) {
         let now = Stamp::now().secs;
-        if let Some(slot) = self.updates.next.filter(|s| now >= *s) {
-            self.updates.next = self
-                .updates
-                .schedule
-                .next_after(now.max(slot), &self.updates.zone);
+        if let Some((slot, call)) = self.updates.take_slot(now) {
             let next = self
                 .updates
                 .next
                 .map(|n| self.updates.when(n))
                 .unwrap_or_default();
-            if self.updates.round.is_some() {
+            if call == Slot::Busy {
                 let text = format!(
                     "scheduled update of {} skipped: the one before is still running; next at {next}",
                     self.updates.when(slot)
                 );
                 self.log
                     .emit(Entry::about("watch", "update_skipped", None, text));
-            } else if now - slot > LATE {
+            } else if call == Slot::Missed {
                 let text = format!(
                     "scheduled update of {} missed (found {}s late); next at {next}",
                     self.updates.when(slot),
@@ -141,26 +135,23 @@ impl Watcher<'_> {
         let name = m.name.clone();
         let (state, _) = self.node.store.read();
         let desired = state.modules.get(&name).and_then(|rec| rec.desired);
-        let why = if desired != Some(Desired::Up) {
-            Some("it is no longer wanted up")
-        } else if self.sup.hold(&name).is_some() {
-            Some("it is held (its start limit is hit)")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            r.skipped += 1;
-            self.log.emit(
-                Entry::module(&name, "update_skipped", None, format!("not updated: {why}"))
-                    .reason(why),
-            );
-            return self.update_next();
-        }
-        if self.inflight.contains(&name) || self.node.store.busy(&name) {
-            // Being repaired, or someone else holds its lock: its turn comes again.
-            r.queue.push_front(m);
-            r.retry_at = Some(Instant::now() + BUSY_RECHECK);
-            return;
+        let held = self.sup.hold(&name).is_some();
+        let busy = self.inflight.contains(&name) || self.node.store.busy(&name);
+        match turn(desired == Some(Desired::Up), held, busy) {
+            Turn::Skip(why) => {
+                r.skipped += 1;
+                self.log.emit(
+                    Entry::module(&name, "update_skipped", None, format!("not updated: {why}"))
+                        .reason(why),
+                );
+                return self.update_next();
+            }
+            Turn::Wait => {
+                r.queue.push_front(m);
+                r.retry_at = Some(Instant::now() + BUSY_RECHECK);
+                return;
+            }
+            Turn::Go => {}
         }
         r.current = Some(name.clone());
         self.inflight.insert(name.clone());
@@ -229,18 +220,18 @@ impl Watcher<'_> {
                     .strip_prefix(&format!("update {name}: "))
                     .unwrap_or(&why)
                     .to_string();
-                let (state, _) = self.node.store.read();
-                let left = state.modules.get(name).and_then(|x| x.desired) != Some(Desired::Up);
-                if rep.rolled_back {
+                // One rule with `hal update`'s `--max-failures`: a refused
+                // module (start limit, no longer wanted up) is not updated.
+                if !rep.failed {
+                    r.skipped += 1;
+                    ("update_skipped", format!("not updated: {why}"), Some(why))
+                } else if rep.rolled_back {
                     r.failed += 1;
                     (
                         "update_rolled_back",
                         format!("update failed, {why} ({took_text})"),
                         Some(why),
                     )
-                } else if left || exit_of(e) == Exit::Refused {
-                    r.skipped += 1;
-                    ("update_skipped", format!("not updated: {why}"), Some(why))
                 } else {
                     r.failed += 1;
                     (

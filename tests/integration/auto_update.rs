@@ -143,3 +143,87 @@ fn the_metrics_say_an_available_update_and_each_rollback() {
     );
     assert_eq!(promtool(&rig, &read()), None, "{}", read());
 }
+
+/// One rule with `hal update --max-failures`: a module refused at its start
+/// limit is "not updated", not a failure, and the round goes on to the next
+/// module even with `auto_update_max_failures = 1`.
+#[test]
+fn a_module_refused_at_its_limit_is_not_updated_and_the_round_goes_on() {
+    let Some(rig) = with_registry() else { return };
+    let (mut ra, mut rb) = (Repo::new(&rig, "held"), Repo::new(&rig, "next"));
+    ra.publish("good");
+    rb.publish("good");
+    let a = ra.module(&rig, "a");
+    let b = rb.module(&rig, "b");
+    rig.set_config(&format!(
+        "auto_update = \"every 5s\"\nauto_update_max_failures = 1\n\n[defaults]\npull = \"never\"\n\n\
+         [module.{a}]\nrestart = {{ burst = 1, interval = \"10m\" }}\n"
+    ));
+    hal(&rig)
+        .args(["start", "--pull", "always", &a, &b])
+        .code(0);
+    let before_a = running(&a);
+    ra.publish("good");
+    let b2 = rb.publish("good");
+
+    let mut w = Watch::spawn(&rig, &[]);
+    let due = w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("watch: scheduled update: ")
+    });
+    let (at_a, at_b) = (due.find(&a), due.find(&b));
+    assert!(at_a.is_some() && at_a < at_b, "{a} is not first: {due}");
+    let refused = w.expect(Duration::from_secs(60), |l| {
+        l.starts_with(&format!("{a}: ")) && !l.ends_with(": updating (scheduled)")
+    });
+    assert!(
+        refused.starts_with(&format!("{a}: not updated: ")) && refused.contains("start limit"),
+        "{refused}\n{}",
+        w.dump()
+    );
+    w.expect(Duration::from_secs(90), |l| {
+        l.starts_with(&format!("{b}: updated, active ("))
+    });
+    w.expect(Duration::from_secs(10), |l| {
+        l.starts_with(
+            "watch: scheduled update done: 1 updated, 0 up to date, 0 failed, 1 not updated",
+        )
+    });
+    assert_eq!(running(&a), before_a, "{a} recreated at its limit");
+    assert_eq!(running(&b).0, b2, "{}", w.dump());
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+}
+
+/// A module the watch holds (its repair refused at the start limit) is
+/// skipped by the scheduled update: nothing is pulled or recreated for it.
+#[test]
+fn a_held_module_is_skipped_by_the_scheduled_update() {
+    let Some(rig) = with_registry() else { return };
+    let mut ra = Repo::new(&rig, "held");
+    let a1 = ra.publish("good");
+    let a = ra.module(&rig, "a");
+    rig.set_config(&format!(
+        "auto_update = \"every 5s\"\n\n[defaults]\npull = \"never\"\n\n\
+         [module.{a}]\nrestart = {{ burst = 1, interval = \"10m\" }}\n"
+    ));
+    hal(&rig).args(["start", "--pull", "always", &a]).code(0);
+    // It dies, at its limit: the watch's repair is refused and it is held.
+    docker(&["kill", &running(&a).1]);
+    ra.publish("good");
+
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{a}: held: "))
+    });
+    w.expect(Duration::from_secs(30), |l| {
+        l == format!("{a}: not updated: it is held (its start limit is hit)")
+    });
+    assert_eq!(
+        running(&a).0,
+        a1,
+        "{a} was updated while held: {}",
+        w.dump()
+    );
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
+}

@@ -314,8 +314,8 @@ fn a_given_state_directory_keeps_its_mode() {
     );
 }
 
-/// A fake engine on a unix socket: a good ping, then garbage for every other call.
-fn babbling_engine(sock: &std::path::Path) {
+/// A fake engine on a unix socket: a good ping, then `body` for every other call.
+fn babbling_engine(sock: &std::path::Path, body: &'static str) {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::os::unix::net::UnixListener::bind(sock).unwrap();
     std::thread::spawn(move || {
@@ -335,7 +335,7 @@ fn babbling_engine(sock: &std::path::Path) {
                     let body = if request.contains("/_ping") {
                         "OK"
                     } else {
-                        "<html>not json</html>"
+                        body
                     };
                     let answer = format!(
                         "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -351,12 +351,13 @@ fn babbling_engine(sock: &std::path::Path) {
 }
 
 /// An engine that answers, but with something hal cannot read, is reachable:
-/// the command failed (exit 1, saying the answer could not be read), not exit 6.
+/// the command failed (exit 1, saying the answer could not be read and
+/// quoting it), not exit 6.
 #[test]
 fn an_unreadable_engine_answer_is_exit_1_not_6() {
     let rig = Rig::new();
     let sock = rig.dir.join("babble.sock");
-    babbling_engine(&sock);
+    babbling_engine(&sock, "<html>not json</html>");
     rig.stack("x", stack().service("app").runs("sleep 1"));
     let name = rig.name("x");
     let host = format!("unix://{}", sock.display());
@@ -372,11 +373,55 @@ fn an_unreadable_engine_answer_is_exit_1_not_6() {
         let run = h.within(Duration::from_secs(60)).run();
         run.expect(1);
         assert!(
-            run.stderr.contains("the engine's answer could not be read"),
+            run.stderr
+                .contains("the engine's answer could not be read: got \"<html>not json</html>\""),
             "{args:?}: {run}"
         );
+        // What came, not the decoder's words.
+        assert!(!run.stderr.contains("line 1 column"), "{args:?}: {run}");
         assert!(!run.stderr.contains("not reachable"), "{args:?}: {run}");
     }
+}
+
+/// A long unreadable answer is quoted cut short; the row reads `unknown`, and
+/// the README's definition of `unknown` covers it (hal cannot tell), not only
+/// an engine that cannot be reached.
+#[test]
+fn an_unreadable_answer_is_quoted_short_and_its_row_is_the_documented_unknown() {
+    const LONG: &str = "<html><body>a proxy's error page, far longer than any message should quote: \
+lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor</body></html>";
+    let rig = Rig::new();
+    let sock = rig.dir.join("long.sock");
+    babbling_engine(&sock, LONG);
+    rig.stack("x", stack().service("app").runs("sleep 1"));
+    let name = rig.name("x");
+    let host = format!("unix://{}", sock.display());
+    let run = hal(&rig)
+        .env("DOCKER_HOST", &host)
+        .args(["--json", "status", &name])
+        .within(Duration::from_secs(60))
+        .code(1);
+    let row = &run.json()["modules"][0];
+    assert_eq!(row["state"], "unknown", "{run}");
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("could not be read: got \"<html><body>a proxy's error page"),
+        "{run}"
+    );
+    assert!(
+        reason.contains(&format!("… ({} bytes)", LONG.len())) && !reason.contains("tempor"),
+        "not cut short: {run}"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let defined = readme
+        .lines()
+        .find(|l| l.starts_with("| `unknown` |"))
+        .expect("README.md defines unknown");
+    assert!(
+        defined.contains("cannot be reached") && defined.contains("cannot read"),
+        "README.md's unknown does not cover an answer hal cannot read: {defined}"
+    );
 }
 
 /// RELIABILITY.md's "Docker socket absent" row quotes what hal says today.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::lib_paths::Cli;
-use crate::rig::{Rig, fresh};
+use crate::rig::{Rig, cli_tree, fresh};
 
 // ---------------------------------------------------------------- help
 
@@ -169,4 +169,85 @@ fn hal_1_documents_every_variable_hal_reads_and_points_to_hal_toml_5() {
         .nth(1)
         .unwrap_or_else(|| page.split(".SH SEE ALSO").nth(1).unwrap());
     assert!(see_also.contains("\\fBhal.toml\\fR(5)"), "{see_also}");
+}
+
+// ---------------------------------------------------------------- each verb's own
+
+/// Each verb's help offers `MODULE/SERVICE` in its arguments exactly when the
+/// verb takes one (tried, changing nothing: `--dry-run`, `--check` or a verb
+/// that only reads), and `--jobs`'s default in its help is the one it runs with.
+#[test]
+fn each_verbs_help_offers_what_the_verb_accepts() {
+    let Some(rig) = crate::rig::engine() else {
+        return;
+    };
+    let m = rig.stack("svc", crate::rig::stack().service("app").runs("sleep 1"));
+    let one_service = format!("{m}/app");
+    let mut tried = Vec::new();
+    for v in cli_tree::verbs().into_iter().filter(|v| v.takes_modules()) {
+        let path: Vec<&str> = v.path.iter().map(String::as_str).collect();
+        let out = rig
+            .cmd(&[&path[..], &["--help"]].concat())
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let offered = section(&help, "Arguments:")
+            .iter()
+            .any(|l| l.contains("MODULE/SERVICE"));
+        let flags = v.long_flags();
+        let mut run = crate::rig::hal(&rig).args(["-q"]);
+        for a in &path {
+            run = run.arg(a);
+        }
+        for safe in ["--dry-run", "--check"] {
+            if flags.iter().any(|f| f == safe) {
+                run = run.arg(safe);
+                break;
+            }
+        }
+        let run = run.arg(&one_service).run();
+        let accepted = run.code != Some(2);
+        assert_eq!(
+            offered,
+            accepted,
+            "hal {}: help offers MODULE/SERVICE: {offered}, takes it: {accepted}\n{run}\n{help}",
+            path.join(" ")
+        );
+        tried.push((path.join(" "), accepted));
+
+        if flags.iter().any(|f| f == "--jobs") {
+            let said = jobs_default(&help);
+            if v.path.last().is_some_and(|n| n == "update") {
+                // What the verb runs with: clap's parse of a bare `update x`.
+                let argv = [&["hal"][..], &path[..], &["x"]].concat();
+                let mut matches = Cli::command().try_get_matches_from(argv).unwrap();
+                for p in &path {
+                    matches = matches.subcommand_matches(p).unwrap().clone();
+                }
+                let runs_with = matches.get_one::<u16>("jobs").copied();
+                assert_eq!(said, runs_with.map(|n| n.to_string()), "{help}");
+            } else {
+                // `Node::jobs`: its unit test pins this text to its formula.
+                assert_eq!(said.as_deref(), Some("4 per CPU, 8 to 16"), "{help}");
+            }
+        }
+    }
+    for (verb, takes) in [("update", false), ("start", true), ("reset-failed", false)] {
+        assert!(tried.contains(&(verb.to_string(), takes)), "{tried:?}");
+    }
+}
+
+/// The `[default: …]` of `--jobs` in a `--help` text (its entry: the flag's
+/// line and the deeper-indented lines under it).
+fn jobs_default(help: &str) -> Option<String> {
+    let mut lines = help.lines().skip_while(|l| !l.contains("--jobs <N>"));
+    let first = lines.next()?;
+    let under = lines.take_while(|l| l.is_empty() || l.starts_with("          "));
+    let entry = std::iter::once(first)
+        .chain(under)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let entry = entry.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = entry.find("[default: ")? + "[default: ".len();
+    Some(entry[start..].split(']').next()?.to_string())
 }

@@ -10,7 +10,7 @@ use crate::lib_paths::Cli;
 use crate::rig::{self, fresh, have};
 
 /// Variables hal reads that no flag stands for, as `(name, meaning)`.
-const MORE_ENVIRONMENT: [(&str, &str); 20] = [
+const MORE_ENVIRONMENT: [(&str, &str); 21] = [
     (
         "HAL_STATE_DIR",
         "Where hal keeps its state (start counts, desired states); see FILES.",
@@ -86,6 +86,10 @@ const MORE_ENVIRONMENT: [(&str, &str); 20] = [
     (
         "TZ, TZDIR",
         "The local time zone for logs --since/--until dates and words like today (as the C library reads them: TZ names a zone or a rule, else /etc/localtime; TZDIR is where zones live).",
+    ),
+    (
+        "CONTAINERS_CONF, CONTAINERS_CONF_OVERRIDE",
+        "Read by hal doctor on a Podman engine, as Podman reads them (containers.conf(5)), to find its default_subnet_pools: CONTAINERS_CONF is the one file read instead of every other; CONTAINERS_CONF_OVERRIDE is read last, over them.",
     ),
     (
         "HAL_COMPLETE",

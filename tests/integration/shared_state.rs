@@ -169,3 +169,86 @@ fn starts_that_start_nothing_count_nothing() {
     hal(&rig).args(["start", &m]).code(0);
     assert_eq!(used(&rig), 2);
 }
+
+/// `hal --json doctor`'s state-dir line as user 4242, in the engine socket's
+/// group or in none, with `home` as HOME (and `XDG_STATE_HOME` when given).
+fn state_dir_as(group: bool, home: &std::path::Path, xdg: Option<&std::path::Path>) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let gid = std::fs::metadata("/var/run/docker.sock").unwrap().gid();
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid", "4242", "--regid", "4242"]);
+    match group {
+        true => c.args(["--groups", &gid.to_string()]),
+        false => c.arg("--clear-groups"),
+    };
+    c.args([
+        "env",
+        "-i",
+        "PATH=/usr/bin:/bin",
+        "HAL_CONFIG=/dev/null",
+        "NO_COLOR=1",
+    ])
+    .arg(format!("HOME={}", home.display()))
+    .arg(format!("HAL_SERVICES_DIR={}", home.display()));
+    if let Some(x) = xdg {
+        c.arg(format!("XDG_STATE_HOME={}", x.display()));
+    }
+    c.args([env!("CARGO_BIN_EXE_hal"), "--json", "doctor"])
+        .current_dir(home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = rig::run_with_timeout(c, Duration::from_secs(60));
+    let doc = run.json();
+    let check = doc["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "state-dir"))
+        .unwrap_or_else(|| panic!("no state-dir check: {run}"));
+    check["detail"].as_str().unwrap_or_default().to_string()
+}
+
+/// README's State: a user in the `docker` group driving the system engine
+/// gets the node's `/var/lib/hal/` (one state per engine), not their own
+/// `$XDG_STATE_HOME/hal/`; a user who may not use the system engine keeps their own.
+#[test]
+fn a_docker_group_user_on_the_system_engine_gets_the_nodes_state() {
+    let Some(_rig) = rig::engine() else { return };
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    // setpriv takes another uid only as root.
+    if rig::need("setpriv", "--version").is_none()
+        || rig::need_that(root, "not root", "run the tests as root (CI does)").is_none()
+    {
+        return;
+    }
+    let home = std::env::temp_dir().join(rig::unique("hal-home-"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let xdg = home.join("xdg");
+    let grouped = state_dir_as(true, &home, Some(&xdg));
+    let alone = state_dir_as(false, &home, Some(&xdg));
+    let plain = state_dir_as(false, &home, None);
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        grouped.starts_with("/var/lib/hal") && !grouped.contains(home.to_str().unwrap()),
+        "docker group: {grouped}"
+    );
+    assert!(
+        alone.starts_with(xdg.join("hal").to_str().unwrap()),
+        "no group: {alone}"
+    );
+    let local = home.join(".local/state/hal");
+    assert!(
+        plain.starts_with(local.to_str().unwrap()),
+        "no XDG_STATE_HOME: {plain}"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("State is one per engine: the node's `/var/lib/hal/` for the system engine, whoever drives it (root, its units, and a user in the engine socket's group, `docker`)"),
+        "README.md's State no longer says where a docker-group user's state is"
+    );
+}

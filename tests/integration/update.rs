@@ -354,3 +354,110 @@ fn an_update_counts_as_a_start_only_when_it_recreates() {
     assert_eq!(running(&m, "app").0, v3);
     assert_ne!(v1, v3);
 }
+
+/// `--max-failures` counts what its help says (rolled back, or could not
+/// pull): a module refused at its start limit is "not updated", and the next
+/// module is still updated.
+#[test]
+fn a_module_refused_at_its_limit_is_not_a_failure() {
+    let Some(rig) = with_registry() else { return };
+    let (ra, rb) = (Repo::new(&rig, "held"), Repo::new(&rig, "next"));
+    ra.publish("good");
+    rb.publish("good");
+    let (a, b) = (gated(&rig, "a", &ra), gated(&rig, "b", &rb));
+    let _previous = Previous(vec![a.clone(), b.clone()]);
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{a}]\nrestart = {{ burst = 1, interval = \"10m\" }}\n"
+    ));
+    hal(&rig)
+        .args(["start", "--pull", "always", &a, &b])
+        .code(0);
+    let before = running(&a, "app");
+    ra.publish("good");
+    let b2 = rb.publish("good");
+    let run = hal(&rig)
+        .args(["--json", "update", "--max-failures", "1", &a, &b])
+        .within(Duration::from_secs(90))
+        .code(5);
+    let doc = run.json();
+    let rows = doc["modules"].as_array().unwrap();
+    assert_eq!(rows[0]["name"], a.as_str(), "{run}");
+    assert_eq!(rows[0]["changed"], false, "{run}");
+    assert_eq!(rows[1]["name"], b.as_str(), "{run}");
+    assert_eq!(
+        rows[1]["skipped"], false,
+        "{b} skipped after a refusal: {run}"
+    );
+    assert_eq!(rows[1]["changed"], true, "{run}");
+    assert_eq!(running(&a, "app"), before, "{a} recreated at its limit");
+    assert_eq!(running(&b, "app").0, b2, "{run}");
+}
+
+/// The previous image's tag keeps it from `docker image prune` (dangling
+/// images only), not from `prune -a` while no container runs it: what the
+/// update's docs say (`docker system prune [-a]` prunes images the same way).
+#[test]
+fn the_previous_image_survives_prune_but_not_prune_a() {
+    let Some(rig) = with_registry() else { return };
+    let repo = Repo::new(&rig, "prune");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "prune", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let v2 = repo.publish("good");
+    hal(&rig).args(["update", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v2);
+    let previous = format!("hal-previous/{m}:app");
+    assert_eq!(local_id(&previous).as_deref(), Some(v1.as_str()));
+    // This test's first image alone (its label): other tests' images are not touched.
+    let only_v1 = format!("label=hal.test.image={} 0", repo.image);
+    docker(&["image", "prune", "-f", "--filter", &only_v1]);
+    assert_eq!(
+        local_id(&previous).as_deref(),
+        Some(v1.as_str()),
+        "docker image prune removed the previous image"
+    );
+    docker(&["image", "prune", "-a", "-f", "--filter", &only_v1]);
+    assert_eq!(
+        local_id(&previous),
+        None,
+        "prune -a kept an image no container runs: the docs say it does not"
+    );
+}
+
+/// A start under `pull = "always"` whose pull brings a new image goes through
+/// the update's gate and rolls back; `--no-wait` waits for nothing and is not gated.
+#[test]
+fn a_start_that_pulls_a_broken_image_rolls_back_but_not_with_no_wait() {
+    let Some(rig) = with_registry() else { return };
+    rig.set_config("[defaults]\npull = \"always\"\n");
+    let repo = Repo::new(&rig, "start");
+    let v1 = repo.publish("good");
+    let m = gated(&rig, "start", &repo);
+    let _previous = Previous(vec![m.clone()]);
+    hal(&rig).args(["start", &m]).code(0);
+    hal(&rig).args(["stop", &m]).code(0);
+    repo.publish("exit");
+    let run = hal(&rig)
+        .args(["start", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "start {m}: rolled back: {m}/app (new image did not start"
+        )),
+        "{run}"
+    );
+    assert_eq!(running(&m, "app").0, v1, "not back on v1: {run}");
+    let st = hal(&rig).args(["--json", "status", &m]).code(0);
+    assert_eq!(st.state_of(&m), "active", "{st}");
+    assert!(reason(&rig, &m).contains("rolled back app"), "{st}");
+
+    // --no-wait: the new image runs, however it fares; nothing is rolled back.
+    hal(&rig).args(["stop", &m]).code(0);
+    let v3 = repo.publish("exit");
+    let run = hal(&rig).args(["start", "--no-wait", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v3, "--no-wait was gated: {run}");
+    assert!(!run.stderr.contains("rolled back"), "{run}");
+    hal(&rig).args(["stop", &m]).code(0);
+}

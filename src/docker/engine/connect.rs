@@ -102,9 +102,12 @@ fn first<'a, E: StdError + 'static>(err: &'a (dyn StdError + 'static)) -> Option
 pub(super) fn raw(err: bollard::errors::Error) -> EngineError {
     use bollard::errors::Error as E;
     match err {
-        e @ (E::JsonDataError { .. } | E::JsonSerdeError { .. }) => {
-            EngineError::Decode(anyhow::Error::new(e))
-        }
+        // What came, cut short, rather than the decoder's words.
+        E::JsonDataError { message, .. } => EngineError::Decode(anyhow::anyhow!(
+            "the engine's answer could not be read: {}",
+            received(message.as_bytes())
+        )),
+        e @ E::JsonSerdeError { .. } => EngineError::Decode(anyhow::Error::new(e)),
         other => EngineError::Other(anyhow::Error::new(other)),
     }
 }
@@ -156,6 +159,25 @@ pub(super) fn unreachable(endpoint: &str, err: &(dyn StdError + 'static)) -> Hal
     HalError::DockerUnreachable {
         endpoint: endpoint.to_string(),
         why,
+    }
+}
+
+/// The longest part of an unreadable answer an error quotes.
+const QUOTED: usize = 80;
+
+/// What an answer hal could not read said: its first characters, quoted, and
+/// its length when they are not all of it.
+pub(super) fn received(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "it was empty".to_string();
+    }
+    let head: String = text.chars().take(QUOTED).collect();
+    if head.len() == text.len() {
+        format!("got {head:?}")
+    } else {
+        format!("got {head:?}… ({} bytes)", body.len())
     }
 }
 

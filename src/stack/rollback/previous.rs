@@ -1,4 +1,4 @@
-//! The name of hal's own tag on a service's previous image (`hal-previous/MODULE:SERVICE`): a valid Docker reference whatever the module and service are called, so that no prune removes the image a rollback needs.
+//! The name of hal's own tag on a service's previous image (`hal-previous/MODULE:SERVICE`): a valid Docker reference whatever the module and service are called, so that `docker image prune` (dangling images only) keeps the image a rollback needs; `prune -a` takes it while no container runs it.
 
 use sha2::{Digest, Sha256};
 
