@@ -10,6 +10,7 @@ pub(crate) mod inventory;
 pub mod keys;
 pub(crate) mod last_run;
 pub(crate) mod name;
+pub(crate) mod node_state;
 pub(crate) mod order;
 pub(crate) mod outcome;
 pub(crate) mod pattern;

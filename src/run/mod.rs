@@ -3,6 +3,7 @@
 pub(crate) mod adopt;
 mod ended;
 pub(crate) mod node;
+pub(crate) mod node_state;
 mod report;
 mod settle;
 pub(crate) mod status;

@@ -28,6 +28,7 @@ pub(crate) mod rollback;
 pub(crate) mod seen;
 mod services;
 pub(crate) mod start_order;
+pub(crate) mod started;
 pub(crate) mod update;
 
 use std::path::Path;

@@ -255,10 +255,14 @@ impl<'a> Watcher<'a> {
                 .metrics
                 .is_some()
                 .then(|| self.node.store.read().0.modules);
-            let written = self
-                .metrics
-                .as_mut()
-                .map(|m| m.write(&self.modules, &self.saved, &records.unwrap_or_default()));
+            let written = self.metrics.as_mut().map(|m| {
+                m.write(
+                    self.node,
+                    &self.modules,
+                    &self.saved,
+                    &records.unwrap_or_default(),
+                )
+            });
             if let Some(Some(why)) = written {
                 self.log
                     .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
