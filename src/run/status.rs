@@ -218,6 +218,7 @@ fn stack_status(
         expected,
         rec.is_some_and(|r| r.desired == Some(Desired::Up)),
     );
+    let (state, reason) = stale_namespaces(facts, state, reason);
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
         main.filter_map(|c| c.started_at).max()
@@ -235,6 +236,34 @@ fn stack_status(
         expected_down: stopped.to_vec(),
         ..bare(m, state, reason)
     }
+}
+
+/// A running container left in a dead network namespace is no `active`
+/// module: `degraded`, naming the provider (`stack::netns`).
+fn stale_namespaces(
+    facts: &[ContainerFacts],
+    state: State,
+    reason: Option<String>,
+) -> (State, Option<String>) {
+    let stale: Vec<String> = facts
+        .iter()
+        .filter_map(|c| {
+            Some(format!(
+                "service {} {}",
+                c.service,
+                c.netns_stale.as_ref()?.describe()
+            ))
+        })
+        .collect();
+    if stale.is_empty() || !matches!(state, State::Active | State::Starting | State::Degraded) {
+        return (state, reason);
+    }
+    let said = stale.join("; ");
+    let reason = match reason {
+        Some(r) => format!("{said}; {r}"),
+        None => said,
+    };
+    (State::Degraded, Some(reason))
 }
 
 /// A project that is not the module (run from another directory), or the

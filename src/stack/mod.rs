@@ -20,6 +20,7 @@ pub(crate) mod inputs;
 pub(crate) mod labels;
 pub(crate) mod log_plan;
 pub(crate) mod logs;
+pub(crate) mod netns;
 mod node;
 pub(crate) mod project_name;
 pub(crate) mod pull;

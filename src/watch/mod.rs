@@ -18,6 +18,7 @@ mod hook;
 mod link;
 mod metrics;
 mod modules;
+mod netns;
 pub(crate) mod policy;
 mod rounds;
 mod shutdown;
@@ -117,6 +118,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         passes: 0,
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
+        netns_users: BTreeMap::new(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
         updates: rounds::Updates::new(node),
@@ -173,6 +175,8 @@ struct Watcher<'a> {
     trim_due: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
+    /// A container's id → the modules in its network namespace (`watch/netns.rs`).
+    netns_users: BTreeMap<String, BTreeSet<String>>,
     metrics: Option<metrics::Metrics>,
     /// `auto_update`: the schedule and the round of updates under way.
     updates: rounds::Updates,
@@ -401,6 +405,8 @@ impl<'a> Watcher<'a> {
                     let died = matches!(ev.action, EventAction::Die | EventAction::Oom);
                     if ev.action == EventAction::Start {
                         link::remember(&self.node.store, &ev);
+                        let users = self.netns_users_of(ev.id.as_deref());
+                        self.mark(users, EVENT_SETTLE);
                     }
                     if died {
                         self.deaths.saw(&module, &ev);
@@ -465,6 +471,7 @@ impl<'a> Watcher<'a> {
             let why = why.clone();
             self.engine_down(&why, "lost connection");
         }
+        self.learn_netns(&node.modules);
         let again = self.deaths.settle(&node.modules, Stamp::now());
         self.mark(again, deaths::RELOOK);
         for action in self.sup.decide(&node.modules, Stamp::now()) {
