@@ -167,6 +167,9 @@ pub(crate) struct ModuleStatus {
     /// recreated their containers (each service's last), oldest lines first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_runs: Option<Vec<crate::module::last_run::Run>>,
+    /// Wanted up and not active while what it requires is not active either:
+    /// those requirements (`hal watch` waits on them rather than charging it).
+    pub waiting_on: Vec<String>,
 }
 
 /// A service of a stack's expected set that has fewer containers than compose runs for it.
@@ -266,6 +269,7 @@ impl ModuleStatus {
             missing: Vec::new(),
             expected_down: Vec::new(),
             last_runs: None,
+            waiting_on: Vec::new(),
         }
     }
 

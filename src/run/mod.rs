@@ -9,6 +9,7 @@ mod report;
 mod settle;
 pub(crate) mod status;
 pub(crate) mod update;
+mod waiting;
 pub(crate) mod would;
 
 use std::time::{Duration, Instant};

@@ -40,7 +40,10 @@ pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> 
 /// The status of every target: a whole module, or one service of a stack
 /// (that service's containers alone, and the state they add up to).
 pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
-    let modules = distinct_modules(targets);
+    let mut modules = distinct_modules(targets);
+    // What they require is read too (the same list call): whether they wait on it.
+    let extra = super::waiting::requirements(node, targets);
+    modules.extend(extra.iter().cloned());
     let modules = modules.as_slice();
     let now = Stamp::now();
     let (state_file, warning) = node.store.read();
@@ -57,6 +60,16 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
         annotate(node, &mut status, &state_file, now);
         out.push(status);
     }
+    let required: Vec<ModuleStatus> = extra
+        .iter()
+        .map(|m| {
+            let t = Target::whole(m.clone());
+            let mut status = target_status(&t, &stack_facts, &mut hosts, &state_file);
+            annotate(node, &mut status, &state_file, now);
+            status
+        })
+        .collect();
+    super::waiting::mark(node, &mut out, &required);
     if exit == Exit::Ok && out.iter().any(|s| s.state != State::Active) {
         exit = Exit::NotActive;
     }

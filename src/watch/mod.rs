@@ -34,7 +34,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::error::Exit;
 use crate::module::progress::Progress;
-use crate::module::status::Detail;
+use crate::module::status::{Detail, State};
 use crate::module::{Kind, Module};
 use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
@@ -474,6 +474,14 @@ impl<'a> Watcher<'a> {
         self.learn_netns(&node.modules);
         let again = self.deaths.settle(&node.modules, Stamp::now());
         self.mark(again, deaths::RELOOK);
+        let active: Vec<&str> = node
+            .modules
+            .iter()
+            .filter(|s| s.state == State::Active)
+            .map(|s| s.name.as_str())
+            .collect();
+        let unblocked = self.sup.unblocked(&active);
+        self.mark(unblocked, Duration::ZERO);
         for action in self.sup.decide(&node.modules, Stamp::now()) {
             if let Some(m) = mods.iter().find(|m| m.name == action.module) {
                 self.act(m.clone(), action).await?;

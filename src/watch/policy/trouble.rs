@@ -120,6 +120,32 @@ pub(super) fn stack_trouble(
     })
 }
 
+/// A module whose requirement is back: its containers that Docker is still
+/// restarting (in its back-off) or that are unhealthy, restarted now.
+pub(super) fn restarting(s: &ModuleStatus) -> Option<Trouble> {
+    if s.kind == crate::module::KindTag::Host {
+        return host_trouble(s);
+    }
+    let slow: Vec<&ServiceStatus> = s
+        .services
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.verdict,
+                Some(Verdict::Unhealthy | Verdict::Failed { terminal: false })
+            )
+        })
+        .collect();
+    let c = slow.first()?;
+    Some(Trouble {
+        why: and_more(
+            format!("its requirement is back; {}", why_of(c)),
+            slow.len(),
+        ),
+        fixes: slow.iter().map(|c| fix_of(c)).collect(),
+    })
+}
+
 /// Services of the expected set without (all their) containers: create
 /// them, and start again what is stopped or gave up beside them (a stack
 /// half taken down by hand).
