@@ -2,6 +2,7 @@
 
 pub(crate) mod adopt;
 mod ended;
+pub(crate) mod follow;
 mod graph;
 pub(crate) mod node;
 pub(crate) mod node_state;

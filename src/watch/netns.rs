@@ -19,15 +19,23 @@ impl Watcher<'_> {
         self.netns_users.retain(|_, users| !users.is_empty());
     }
 
-    /// The modules with a container in the network namespace of container `id`.
-    pub(super) fn netns_users_of(&self, id: Option<&str>) -> Vec<String> {
+    /// The modules with a container in the network namespace of container
+    /// `id` of `module`, or tied to `module` by a namespace in the graph.
+    pub(super) fn namespace_dependents(&self, module: &str, id: Option<&str>) -> Vec<String> {
+        let mut out = self
+            .node
+            .graph()
+            .map(|g| g.restart_with(module))
+            .unwrap_or_default();
         let Some(id) = id.filter(|i| !i.is_empty()) else {
-            return Vec::new();
+            return out;
         };
-        self.netns_users
-            .iter()
-            .filter(|(p, _)| p.starts_with(id) || id.starts_with(p.as_str()))
-            .flat_map(|(_, users)| users.iter().cloned())
-            .collect()
+        out.extend(
+            self.netns_users
+                .iter()
+                .filter(|(p, _)| p.starts_with(id) || id.starts_with(p.as_str()))
+                .flat_map(|(_, users)| users.iter().cloned()),
+        );
+        out
     }
 }
