@@ -63,7 +63,12 @@ async fn run(
     let action = verb.name();
     let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, action, r);
     let jobs = ctx.node.jobs(t.jobs);
-    let reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
+    let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
+    if let Verb::Restart { opts, .. } = &verb {
+        let node = &ctx.node;
+        let more = run::follow::restart_dependents(node, &ctx.ui, &reports, opts, jobs, &each);
+        reports.extend(more.await);
+    }
     crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

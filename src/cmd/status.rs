@@ -5,6 +5,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::module::status::State;
 use crate::module::target::Target;
+use crate::output::node_view::NodeStatusView;
 use crate::output::view::Modules;
 
 /// Prints the status table (or document) and exits 0 when every module
@@ -49,12 +50,15 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
         ctx.ui.problem(e);
     }
     let (mut statuses, mut exit) = (node.modules, node.exit);
+    let mut whole = None;
     if every {
         let gone = &ctx.node.inventory.gone;
         statuses.retain(|s| s.state == State::Orphaned || !gone.iter().any(|g| g.name == s.name));
         if exit == Exit::NotActive && statuses.iter().all(|s| s.state == State::Active) {
             exit = Exit::Ok;
         }
+        // The node's state is of all its modules: read before `--failed` keeps some.
+        whole = Some(crate::run::node_state::summary(&ctx.node, &statuses));
     }
     if a.failed {
         statuses.retain(|s| s.needs_person());
@@ -73,7 +77,8 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     }
     if a.format == Some(StatusFormat::Prometheus) {
         let (state, _) = ctx.node.store.read();
-        let text = crate::output::prometheus::render(&statuses, &state.modules, None);
+        let text =
+            crate::output::prometheus::render(&statuses, &state.modules, None, whole.as_ref());
         ctx.ui.text(&text);
         return Ok(exit);
     }
@@ -87,6 +92,8 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
             )
         };
         ctx.ui.nothing(&why);
+    } else if let Some(n) = &whole {
+        ctx.ui.show(&NodeStatusView::new(&statuses, n));
     } else {
         ctx.ui.show(&Modules::new(&statuses));
     }

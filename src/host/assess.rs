@@ -25,6 +25,8 @@ pub(crate) fn service_status(s: &UnitStatus) -> ServiceStatus {
         started_at: s.active_since.map(Stamp::whole_second),
         verdict: None,
         why: None,
+        stale: None,
+        netns_of: None,
     }
 }
 

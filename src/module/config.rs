@@ -104,6 +104,9 @@ pub struct ModuleSection {
     pub critical: bool,
     #[serde(default)]
     pub after: Vec<String>,
+    /// Modules this one needs running: started first, stopped after it.
+    #[serde(default)]
+    pub requires: Vec<String>,
     /// A command (program and arguments, never a shell string) run when the
     /// supervisor gives up on the module.
     #[serde(default)]
@@ -236,14 +239,16 @@ impl Config {
                 }
             }
         }
-        let graph = self
-            .modules
-            .iter()
-            .map(|(n, m)| (n.clone(), m.after.clone()))
-            .collect();
-        if let Some(cycle) = crate::module::order::find_cycle(&graph) {
+        let graph = crate::module::deps::Graph::new(self.declared_edges());
+        if let Some(cycle) = graph.cycle() {
+            let key = graph
+                .edge(&cycle[0], &cycle[1])
+                .map_or("after", |e| match e.origin {
+                    crate::module::deps::Origin::Config { key, .. } => key,
+                    crate::module::deps::Origin::Compose { .. } => "after",
+                });
             return Err(err(
-                &format!("module.{}.after", cycle[0]),
+                &format!("module.{}.{key}", cycle[0]),
                 format!("a cycle: {}", cycle.join(" → ")),
             ));
         }
@@ -260,16 +265,43 @@ impl Config {
                     "scope is only meaningful with unit = \"NAME.service\"".into(),
                 ));
             }
-            for dep in &m.after {
-                if let Some(why) = crate::module::name::problem(dep) {
-                    return Err(err(
-                        &format!("module.{name}.after"),
-                        format!("{dep:?}: {why}"),
-                    ));
+            for (key, deps) in [("after", &m.after), ("requires", &m.requires)] {
+                for dep in deps {
+                    if let Some(why) = crate::module::name::problem(dep) {
+                        return Err(err(
+                            &format!("module.{name}.{key}"),
+                            format!("{dep:?}: {why}"),
+                        ));
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The edges the config declares: `requires` (hard) and `after` (order
+    /// only), each with its key's line.
+    pub(crate) fn declared_edges(&self) -> Vec<crate::module::deps::Edge> {
+        use crate::module::deps::{Edge, Origin, Strength, Tie};
+        let mut out = Vec::new();
+        for (name, m) in &self.modules {
+            for (key, strength, deps) in [
+                ("requires", Strength::Requires, &m.requires),
+                ("after", Strength::After, &m.after),
+            ] {
+                let line = line_of_key(&self.text, &format!("module.{name}.{key}"));
+                for dep in deps.iter().filter(|d| *d != name) {
+                    out.push(Edge {
+                        from: name.clone(),
+                        to: dep.clone(),
+                        strength,
+                        tie: Tie::Declared,
+                        origin: Origin::Config { key, line },
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Whether `hal watch`'s scheduled updates include module `name` (its

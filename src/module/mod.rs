@@ -4,12 +4,14 @@
 
 pub(crate) mod compose_files;
 pub(crate) mod config;
+pub(crate) mod deps;
 pub(crate) mod dotenv;
 pub(crate) mod interpolate;
 pub(crate) mod inventory;
 pub mod keys;
 pub(crate) mod last_run;
 pub(crate) mod name;
+pub(crate) mod node_state;
 pub(crate) mod order;
 pub(crate) mod outcome;
 pub(crate) mod pattern;

@@ -83,6 +83,42 @@ pub(crate) struct ServiceStatus {
     /// (stacks only): the supervisor's log says the same. Not published.
     #[serde(skip)]
     pub why: Option<String>,
+    /// Running in a network namespace its provider no longer has (stacks
+    /// only): it must be restarted (or recreated) to join the provider's
+    /// current one. Said in the module's reason; not published on its own.
+    #[serde(skip)]
+    pub stale: Option<StaleNamespace>,
+    /// The container whose network namespace it shares, by id (stacks only;
+    /// the watch looks at it again when that one starts). Not published.
+    #[serde(skip)]
+    pub netns_of: Option<String>,
+}
+
+/// A container left in a dead network namespace (`network_mode: container:X`):
+/// X started again after it, or X is gone (recreated, removed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StaleNamespace {
+    /// X's name, or its short id when it is gone.
+    pub provider: String,
+    /// X is gone: the container must be recreated to find X's successor by name.
+    pub gone: bool,
+}
+
+impl StaleNamespace {
+    /// `in the network namespace of gw-main, which started again after it`.
+    pub(crate) fn describe(&self) -> String {
+        if self.gone {
+            format!(
+                "in the network namespace of container {}, which is gone",
+                self.provider
+            )
+        } else {
+            format!(
+                "in a dead network namespace: {} started again after it",
+                self.provider
+            )
+        }
+    }
 }
 
 /// The start-limit figures of a module.
@@ -131,6 +167,9 @@ pub(crate) struct ModuleStatus {
     /// recreated their containers (each service's last), oldest lines first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_runs: Option<Vec<crate::module::last_run::Run>>,
+    /// Wanted up and not active while what it requires is not active either:
+    /// those requirements (`hal watch` waits on them rather than charging it).
+    pub waiting_on: Vec<String>,
 }
 
 /// A service of a stack's expected set that has fewer containers than compose runs for it.
@@ -230,6 +269,7 @@ impl ModuleStatus {
             missing: Vec::new(),
             expected_down: Vec::new(),
             last_runs: None,
+            waiting_on: Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod color;
 pub(crate) mod hangup;
 pub(crate) mod json;
 pub(crate) mod log_lines;
+pub(crate) mod node_view;
 pub(crate) mod prometheus;
 pub(crate) mod render;
 pub(crate) mod reports;

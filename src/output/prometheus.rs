@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::module::node_state::{NodeState, NodeSummary};
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
@@ -32,8 +33,12 @@ pub(crate) fn render(
     modules: &[ModuleStatus],
     records: &BTreeMap<String, ModuleRecord>,
     watch: Option<&WatchSeries<'_>>,
+    node: Option<&NodeSummary>,
 ) -> String {
     let mut out = String::new();
+    if let Some(n) = node {
+        node_series(&mut out, n);
+    }
     family(
         &mut out,
         "hal_module_state",
@@ -108,6 +113,20 @@ pub(crate) fn render(
         watch_series(&mut out, w);
     }
     out
+}
+
+/// The node as a whole: 1 for its state (`systemctl is-system-running`'s words), 0 for the others.
+fn node_series(out: &mut String, n: &NodeSummary) {
+    family(
+        out,
+        "hal_node_state",
+        "gauge",
+        "1 for the node's state (starting, running, degraded), 0 for the others.",
+    );
+    for s in NodeState::ALL {
+        let labels = [("state", s.as_str().to_string())];
+        sample(out, "hal_node_state", &labels, u64::from(n.state == s));
+    }
 }
 
 /// What `hal update` left in the state: the last check's answer, and the rollbacks.
@@ -214,6 +233,23 @@ mod tests {
     }
 
     #[test]
+    fn the_node_state_is_one_series_per_word() {
+        let n = NodeSummary {
+            state: NodeState::Starting,
+            up_since: None,
+            until: None,
+            wanted: 2,
+            not_active: vec!["db".into()],
+        };
+        let text = render(&[], &BTreeMap::new(), None, Some(&n));
+        assert!(text.starts_with("# HELP hal_node_state "), "{text}");
+        assert!(text.contains("# TYPE hal_node_state gauge\n"));
+        assert!(text.contains("hal_node_state{state=\"starting\"} 1\n"));
+        assert!(text.contains("hal_node_state{state=\"running\"} 0\n"));
+        assert!(text.contains("hal_node_state{state=\"degraded\"} 0\n"));
+    }
+
+    #[test]
     fn watch_series_name_each_repair() {
         let mut repairs = BTreeMap::new();
         repairs.insert(("web".to_string(), "containers".to_string()), 2);
@@ -224,7 +260,7 @@ mod tests {
                 nanos: 500_000_000,
             },
         };
-        let text = render(&[], &BTreeMap::new(), Some(&w));
+        let text = render(&[], &BTreeMap::new(), Some(&w), None);
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
         assert!(text.contains("hal_watch_last_pass_timestamp_seconds 10.500\n"));
         assert!(text.contains("# TYPE hal_module_state gauge\n"));
@@ -256,7 +292,7 @@ mod tests {
         records.insert("same".to_string(), new.clone());
         new.update_check = Some(check(&[], Some("registry: connection refused")));
         records.insert("unreachable".to_string(), new);
-        let text = render(&modules, &records, None);
+        let text = render(&modules, &records, None, None);
         let has = |s: &str| text.contains(&format!("{s}\n"));
         assert!(
             has("hal_module_update_available{module=\"new\",kind=\"stack\"} 1"),

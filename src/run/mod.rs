@@ -2,11 +2,15 @@
 
 pub(crate) mod adopt;
 mod ended;
+pub(crate) mod follow;
+mod graph;
 pub(crate) mod node;
+pub(crate) mod node_state;
 mod report;
 mod settle;
 pub(crate) mod status;
 pub(crate) mod update;
+mod waiting;
 pub(crate) mod would;
 
 use std::time::{Duration, Instant};

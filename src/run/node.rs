@@ -6,6 +6,7 @@ use crate::error::HalError;
 use crate::host::Hosts;
 use crate::module::Kind;
 use crate::module::config::Config;
+use crate::module::deps::Graph;
 use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
 use crate::module::target::Target;
@@ -20,6 +21,8 @@ pub(crate) struct Node {
     pub store: Store,
     pub stacks: Stacks,
     pub hosts: Hosts,
+    /// The module graph, built on first use ([`Node::graph`]).
+    graph: std::sync::OnceLock<Result<Graph, HalError>>,
 }
 
 impl Node {
@@ -43,6 +46,7 @@ impl Node {
             store,
             stacks: Stacks::new(endpoint),
             hosts,
+            graph: std::sync::OnceLock::new(),
         })
     }
 
@@ -85,17 +89,25 @@ impl Node {
         })
     }
 
-    /// `names` in the config's `after` order: layers that may run at once
-    /// (`stopping`: dependents first).
+    /// The module graph: declared edges from the config, inferred ones from
+    /// what compose reads. Built once, on first use (`status` never needs
+    /// it); a cycle or a `requires` naming no module is a config error (exit 2).
+    pub(crate) fn graph(&self) -> anyhow::Result<&Graph> {
+        match self.graph.get_or_init(|| super::graph::build(self)) {
+            Ok(g) => Ok(g),
+            Err(e) => Err(e.clone().into()),
+        }
+    }
+
+    /// `names` in the graph's order (`requires` and `after`): layers that
+    /// may run at once (`stopping`: dependents first). A graph that cannot be
+    /// built (the verb says why through [`Node::graph`]) orders by the
+    /// config's edges alone.
     pub(crate) fn layers(&self, names: &[String], stopping: bool) -> Vec<Vec<String>> {
-        let after = |n: &str| {
-            self.config
-                .modules
-                .get(n)
-                .map(|s| s.after.clone())
-                .unwrap_or_default()
-        };
-        crate::module::order::layers(names, &after, stopping)
+        match self.graph() {
+            Ok(g) => g.layers(names, stopping),
+            Err(_) => Graph::new(self.config.declared_edges()).layers(names, stopping),
+        }
     }
 }
 

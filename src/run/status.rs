@@ -40,7 +40,10 @@ pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> 
 /// The status of every target: a whole module, or one service of a stack
 /// (that service's containers alone, and the state they add up to).
 pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
-    let modules = distinct_modules(targets);
+    let mut modules = distinct_modules(targets);
+    // What they require is read too (the same list call): whether they wait on it.
+    let extra = super::waiting::requirements(node, targets);
+    modules.extend(extra.iter().cloned());
     let modules = modules.as_slice();
     let now = Stamp::now();
     let (state_file, warning) = node.store.read();
@@ -57,6 +60,16 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
         annotate(node, &mut status, &state_file, now);
         out.push(status);
     }
+    let required: Vec<ModuleStatus> = extra
+        .iter()
+        .map(|m| {
+            let t = Target::whole(m.clone());
+            let mut status = target_status(&t, &stack_facts, &mut hosts, &state_file);
+            annotate(node, &mut status, &state_file, now);
+            status
+        })
+        .collect();
+    super::waiting::mark(node, &mut out, &required);
     if exit == Exit::Ok && out.iter().any(|s| s.state != State::Active) {
         exit = Exit::NotActive;
     }
@@ -218,6 +231,7 @@ fn stack_status(
         expected,
         rec.is_some_and(|r| r.desired == Some(Desired::Up)),
     );
+    let (state, reason) = stale_namespaces(facts, state, reason);
     let main = facts.iter().filter(|c| !c.oneoff);
     let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
         main.filter_map(|c| c.started_at).max()
@@ -235,6 +249,34 @@ fn stack_status(
         expected_down: stopped.to_vec(),
         ..bare(m, state, reason)
     }
+}
+
+/// A running container left in a dead network namespace is no `active`
+/// module: `degraded`, naming the provider (`stack::netns`).
+fn stale_namespaces(
+    facts: &[ContainerFacts],
+    state: State,
+    reason: Option<String>,
+) -> (State, Option<String>) {
+    let stale: Vec<String> = facts
+        .iter()
+        .filter_map(|c| {
+            Some(format!(
+                "service {} {}",
+                c.service,
+                c.netns_stale.as_ref()?.describe()
+            ))
+        })
+        .collect();
+    if stale.is_empty() || !matches!(state, State::Active | State::Starting | State::Degraded) {
+        return (state, reason);
+    }
+    let said = stale.join("; ");
+    let reason = match reason {
+        Some(r) => format!("{said}; {r}"),
+        None => said,
+    };
+    (State::Degraded, Some(reason))
 }
 
 /// A project that is not the module (run from another directory), or the

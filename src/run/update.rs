@@ -112,7 +112,11 @@ pub(crate) async fn run(
         }
     }
     reports.sort_by_key(|(i, _)| *i);
-    reports.into_iter().map(|(_, r)| r).collect()
+    let mut reports: Vec<UpdateReport> = reports.into_iter().map(|(_, r)| r).collect();
+    if !opts.check {
+        super::follow::after_update(node, progress, &mut reports, opts.jobs).await;
+    }
+    reports
 }
 
 /// Fails, before anything is touched, when no module's engine can be reached (exit 6).

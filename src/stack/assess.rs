@@ -5,7 +5,7 @@ use std::time::Duration;
 pub(crate) mod expected;
 
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy, ServiceState};
-use crate::module::status::{ServiceStatus, State, Verdict};
+use crate::module::status::{ServiceStatus, StaleNamespace, State, Verdict};
 use crate::util::timefmt::Stamp;
 
 /// What hal needs to know about one container, gathered from list and inspect.
@@ -33,6 +33,10 @@ pub(crate) struct ContainerFacts {
     /// When these facts were read; lets a just-started container count as
     /// `starting` until it has stayed up a moment.
     pub observed_at: Option<Stamp>,
+    /// The container whose network namespace it shares (`network_mode: container:ID`), by id.
+    pub netns_of: Option<String>,
+    /// Set when that namespace is no longer its provider's: why (`stack::netns`).
+    pub netns_stale: Option<StaleNamespace>,
 }
 
 /// A container without a healthcheck counts as up once it has stayed up this long.
@@ -191,6 +195,8 @@ impl ContainerFacts {
             started_at: self.started_at,
             verdict: Some(self.verdict()),
             why: Some(self.describe()),
+            stale: self.netns_stale.clone(),
+            netns_of: self.netns_of.clone(),
         }
     }
 }

@@ -144,6 +144,7 @@ fn identity(s: &Listed) -> ContainerFacts {
         number: who.number,
         oneoff: who.oneoff,
         image: s.image.clone(),
+        netns_of: s.netns_of.clone(),
         ..Default::default()
     }
 }

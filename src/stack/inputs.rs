@@ -45,6 +45,8 @@ pub(crate) struct Inputs {
     pub vars: BTreeMap<String, Option<String>>,
     /// The project name the files ask for (`name:`), if any.
     pub name: Option<String>,
+    /// What the project uses from other projects, and what it offers them.
+    pub outside: ties::Outside,
 }
 
 impl Inputs {
@@ -120,6 +122,8 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
         files: Vec::new(),
         name: None,
         seen: Vec::new(),
+        outside: ties::Outside::default(),
+        extending: false,
     };
     if dotenv_path.is_file() {
         r.files.push(dotenv_path.clone());
@@ -148,6 +152,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
         files,
         vars: r.vars,
         name: r.name,
+        outside: r.outside,
     })
 }
 
@@ -158,6 +163,9 @@ struct Reader {
     name: Option<String>,
     /// Documents already read (an include or extends cycle ends here).
     seen: Vec<PathBuf>,
+    outside: ties::Outside,
+    /// Reading an `extends:` target: its services are not the project's.
+    extending: bool,
 }
 
 impl Reader {
@@ -234,6 +242,9 @@ impl Reader {
             self.name = Some(self.interpolate(n));
         }
         let named = Named { file, text: &text };
+        if !self.extending {
+            self.outside(&doc, file);
+        }
         if let Some(Value::Sequence(items)) = doc.get("include") {
             for item in items {
                 let (paths, envs) = match item {
@@ -306,7 +317,10 @@ impl Reader {
             let target = self.path(base, f);
             named.must_exist(&target, f, "extends file")?;
             let dir = target.parent().unwrap_or(base).to_path_buf();
-            self.document(&target, &dir, false)?;
+            let was = std::mem::replace(&mut self.extending, true);
+            let read = self.document(&target, &dir, false);
+            self.extending = was;
+            read?;
         }
         Ok(())
     }
@@ -391,3 +405,4 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 mod interpolate;
 #[cfg(test)]
 mod tests;
+mod ties;

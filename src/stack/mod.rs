@@ -15,6 +15,7 @@ pub(crate) mod identity;
 pub(crate) mod inputs;
 pub(crate) mod log_plan;
 pub(crate) mod logs;
+pub(crate) mod netns;
 mod node;
 pub(crate) mod project_name;
 pub(crate) mod pull;
@@ -23,6 +24,7 @@ pub(crate) mod rollback;
 pub(crate) mod seen;
 mod services;
 pub(crate) mod start_order;
+pub(crate) mod started;
 pub(crate) mod update;
 
 use std::path::Path;

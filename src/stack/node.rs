@@ -84,6 +84,7 @@ pub(crate) async fn node_facts(
         }
     }
     cache.save(state_dir);
+    crate::stack::netns::mark_stale(engine, &mut facts).await;
     let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
     for f in facts {
         by_project.entry(f.project.clone()).or_default().push(f);

@@ -1,6 +1,7 @@
 //! Small helpers with no knowledge of modules: durations, times and time zones, signals, the process's user.
 
 pub(crate) mod atomic;
+pub(crate) mod boot;
 pub mod duration;
 pub(crate) mod signals;
 pub(crate) mod sys;

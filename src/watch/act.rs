@@ -32,6 +32,11 @@ impl Watcher<'_> {
             );
             return Ok(());
         }
+        if a.act == Act::Wait {
+            self.log
+                .emit(Entry::module(&name, "waiting", None, a.reason.clone()).reason(a.reason));
+            return Ok(());
+        }
         if a.act == Act::Hold {
             self.held(&name, &a.reason, &a.reason);
             return Ok(());

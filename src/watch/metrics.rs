@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::module::Module;
 use crate::module::status::ModuleStatus;
 use crate::output::prometheus::{WatchSeries, render};
+use crate::run::node::Node;
 use crate::state::records::ModuleRecord;
 use crate::util::atomic::{self, Mode, Sync};
 use crate::util::timefmt::Stamp;
@@ -70,6 +71,7 @@ impl Metrics {
     /// (held: those in `holds`). Returns why it failed, once per new reason.
     pub(super) fn write<T>(
         &mut self,
+        node: &Node,
         modules: &[Module],
         holds: &BTreeMap<String, T>,
         records: &BTreeMap<String, ModuleRecord>,
@@ -90,7 +92,8 @@ impl Metrics {
             repairs: &self.repairs,
             last_pass: self.last_pass,
         };
-        let text = render(&statuses, records, Some(&series));
+        let summary = crate::run::node_state::summary(node, &statuses);
+        let text = render(&statuses, records, Some(&series), Some(&summary));
         match replace(&self.path, &text) {
             Ok(()) => {
                 self.failing = None;

@@ -16,8 +16,10 @@ mod deaths;
 mod holds;
 mod hook;
 mod link;
+mod look;
 mod metrics;
 mod modules;
+mod netns;
 pub(crate) mod policy;
 mod rounds;
 mod shutdown;
@@ -32,9 +34,9 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::error::Exit;
+use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
-use crate::module::{Kind, Module};
 use crate::output::watch_log::{Entry, Log};
 use crate::run::Report;
 use crate::run::node::Node;
@@ -117,6 +119,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         passes: 0,
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
+        netns_users: BTreeMap::new(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
         updates: rounds::Updates::new(node),
@@ -173,6 +176,8 @@ struct Watcher<'a> {
     trim_due: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
+    /// A container's id → the modules in its network namespace (`watch/netns.rs`).
+    netns_users: BTreeMap<String, BTreeSet<String>>,
     metrics: Option<metrics::Metrics>,
     /// `auto_update`: the schedule and the round of updates under way.
     updates: rounds::Updates,
@@ -255,10 +260,14 @@ impl<'a> Watcher<'a> {
                 .metrics
                 .is_some()
                 .then(|| self.node.store.read().0.modules);
-            let written = self
-                .metrics
-                .as_mut()
-                .map(|m| m.write(&self.modules, &self.saved, &records.unwrap_or_default()));
+            let written = self.metrics.as_mut().map(|m| {
+                m.write(
+                    self.node,
+                    &self.modules,
+                    &self.saved,
+                    &records.unwrap_or_default(),
+                )
+            });
             if let Some(Some(why)) = written {
                 self.log
                     .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
@@ -397,6 +406,8 @@ impl<'a> Watcher<'a> {
                     let died = matches!(ev.action, EventAction::Die | EventAction::Oom);
                     if ev.action == EventAction::Start {
                         link::remember(&self.node.store, &ev);
+                        let users = self.namespace_dependents(&module, ev.id.as_deref());
+                        self.mark(users, EVENT_SETTLE);
                     }
                     if died {
                         self.deaths.saw(&module, &ev);
@@ -415,75 +426,5 @@ impl<'a> Watcher<'a> {
             Some(Err(link::Missed::Lost(why))) => self.engine_down(&why, "lost connection"),
             None => self.engine_down("the event stream ended", "lost connection"),
         }
-    }
-
-    /// Reads the status of the marked modules and acts on what the supervisor decides.
-    async fn look(&mut self) -> Result<(), Stopped> {
-        let names = std::mem::take(&mut self.dirty);
-        self.dirty_at = None;
-        let mut busy = Vec::new();
-        let mut mods = Vec::new();
-        for name in names {
-            let Some(m) = self.modules.iter().find(|m| m.name == name) else {
-                continue;
-            };
-            let stack = matches!(m.kind, Kind::Stack { .. });
-            if self.inflight.contains(&name) || (stack && !self.link.up()) {
-                // Looked at again when its restart ends, or when the engine is back.
-                continue;
-            }
-            if self.node.store.busy(&name) {
-                busy.push(name);
-                continue;
-            }
-            mods.push(m.clone());
-        }
-        self.mark(busy, BUSY_RECHECK);
-        if mods.is_empty() {
-            return Ok(());
-        }
-        let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
-        let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
-        let node = self
-            .drive(async move {
-                let node = crate::run::status::collect(node, &mods, detail).await;
-                (mods, node)
-            })
-            .await?;
-        let (mods, node) = node;
-        self.problems(&node.errors, &node.warnings);
-        if let Some(m) = &mut self.metrics {
-            m.saw(&node.modules);
-        }
-        if let Some(why) = node.errors.first()
-            && self.link.up()
-        {
-            let why = why.clone();
-            self.engine_down(&why, "lost connection");
-        }
-        let again = self.deaths.settle(&node.modules, Stamp::now());
-        self.mark(again, deaths::RELOOK);
-        for action in self.sup.decide(&node.modules, Stamp::now()) {
-            if let Some(m) = mods.iter().find(|m| m.name == action.module) {
-                self.act(m.clone(), action).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Logs status problems when they change, not at every pass.
-    fn problems(&mut self, errors: &[String], warnings: &[String]) {
-        // The services root is reported by `rediscover`, which reads it every pass.
-        let root = self.node.inventory.root_problem.as_ref();
-        let now: BTreeSet<String> = errors
-            .iter()
-            .chain(warnings.iter().filter(|w| Some(*w) != root))
-            .cloned()
-            .collect();
-        for p in now.difference(&self.problems) {
-            self.log
-                .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
-        }
-        self.problems = now;
     }
 }

@@ -21,10 +21,16 @@
 //!   is *held*, not restarted: `on_failure` runs once per hold, and the module is tried again once the limit's window
 //!   has passed, with a pause between tries that doubles up to [`BACKOFF_MAX`].
 //!   A hold ends when the module is seen `active`, or is no longer wanted up.
+//! - A module that is not active while a module it requires is not active either
+//!   is *waiting* (`waiting.rs`): not repaired, not held (a hold is let go), no
+//!   `on_failure`; the requirement's own episode is the one that alarms. Once a
+//!   requirement is active again its waiting dependents are looked at at once,
+//!   with no pause or back-off in the way.
 //! - After a restart that failed (without hitting the limit), the next one
 //!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
 
 mod trouble;
+mod waiting;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -36,6 +42,7 @@ use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::repair::Fix;
 use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
+use waiting::Waited;
 
 /// The first pause between tries of a held module; it doubles after each failed try.
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
@@ -58,8 +65,10 @@ pub(crate) enum Act {
     Retry,
     /// Hold it without trying: its start limit is already hit (run `on_failure`).
     Hold,
-    /// Forget the hold of a module: it is active again, or no longer wanted up.
+    /// Forget the hold of a module: it is active again, no longer wanted up, or waiting.
     Release,
+    /// It waits on a requirement that is not active: no repair, no hold, no `on_failure`.
+    Wait,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,6 +158,8 @@ pub(crate) struct Supervisor {
     fixed: BTreeMap<String, Fixed>,
     /// Modules whose containers' repair failed: the next repair is the module's (why).
     escalate: BTreeMap<String, String>,
+    /// Modules waiting on requirements that are not active (`waiting.rs`): which.
+    waiting: BTreeMap<String, Vec<String>>,
 }
 
 impl Supervisor {
@@ -160,6 +171,7 @@ impl Supervisor {
             paused: BTreeMap::new(),
             fixed: BTreeMap::new(),
             escalate: BTreeMap::new(),
+            waiting: BTreeMap::new(),
         }
     }
 
@@ -193,6 +205,7 @@ impl Supervisor {
                 self.paused.remove(&s.name);
                 self.fixed.remove(&s.name);
                 self.escalate.remove(&s.name);
+                self.waiting.remove(&s.name);
                 if self.holds.remove(&s.name).is_some() {
                     let why = match s.desired {
                         Some(Desired::Down) => "stopped by request",
@@ -210,11 +223,23 @@ impl Supervisor {
             ) {
                 continue;
             }
+            let unblocked = match self.wait(s) {
+                Waited::Yes(acts) => {
+                    out.extend(acts);
+                    continue;
+                }
+                Waited::Unblocked => true,
+                Waited::No => false,
+            };
             self.note_unhealthy(s, now);
             if s.state == State::Active {
                 self.paused.remove(&s.name);
             }
-            let trouble = self.trouble(s, now);
+            let mut trouble = self.trouble(s, now);
+            if unblocked && trouble.is_none() {
+                // Docker may be in its restart back-off: not waited out.
+                trouble = trouble::restarting(s);
+            }
             if let Some(hold) = self.holds.get_mut(&s.name) {
                 hold.free_at = s.limit.free_at;
                 if s.state == State::Active {

@@ -23,6 +23,14 @@ pub(super) struct Summary {
     pub health: Option<Health>,
     pub created: Option<i64>,
     pub network_settings: Option<Networks>,
+    pub host_config: Option<ListedHostConfig>,
+}
+
+/// The list's `HostConfig`: only its network mode (`container:ID` for a shared namespace).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub(super) struct ListedHostConfig {
+    pub network_mode: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +140,11 @@ impl Summary {
             health: self.health.and_then(|h| h.status).filter(|h| !h.is_empty()),
             created: self.created.unwrap_or_default(),
             run,
+            netns_of: self
+                .host_config
+                .and_then(|h| h.network_mode)
+                .and_then(|m| m.strip_prefix("container:").map(str::to_string))
+                .filter(|id| !id.is_empty()),
         }
     }
 }

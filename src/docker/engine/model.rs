@@ -59,6 +59,8 @@ pub(crate) struct Listed {
     /// The run of a running container: its network endpoint ids, sorted and
     /// joined, new at every start; `None` when it has none to tell one run from the next.
     pub run: Option<String>,
+    /// The container whose network namespace it shares (`network_mode: container:ID`): that id.
+    pub netns_of: Option<String>,
 }
 
 impl Listed {

@@ -49,6 +49,30 @@ pub(super) fn stack_trouble(
     if !s.missing.is_empty() {
         return Some(missing(s));
     }
+    // In a dead network namespace: restarted to join its provider's new one
+    // (recreated when the provider is gone: compose finds its successor by name).
+    let stale: Vec<&ServiceStatus> = svc.iter().filter(|c| c.stale.is_some()).collect();
+    if let Some(c) = stale.first() {
+        let why = format!(
+            "service {} {}",
+            c.name,
+            c.stale.as_ref().map(|s| s.describe()).unwrap_or_default()
+        );
+        return Some(Trouble {
+            why: and_more(why, stale.len()),
+            fixes: stale
+                .iter()
+                .map(|c| Fix {
+                    how: if c.stale.as_ref().is_some_and(|s| s.gone) {
+                        How::Recreate
+                    } else {
+                        How::Restart
+                    },
+                    ..fix_of(c)
+                })
+                .collect(),
+        });
+    }
     let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
     if let Some(c) = failed.first() {
         return Some(Trouble {
@@ -93,6 +117,32 @@ pub(super) fn stack_trouble(
     Some(Trouble {
         why: and_more(why_of(c), stopped.len()),
         fixes: stopped.iter().map(|c| fix_of(c)).collect(),
+    })
+}
+
+/// A module whose requirement is back: its containers that Docker is still
+/// restarting (in its back-off) or that are unhealthy, restarted now.
+pub(super) fn restarting(s: &ModuleStatus) -> Option<Trouble> {
+    if s.kind == crate::module::KindTag::Host {
+        return host_trouble(s);
+    }
+    let slow: Vec<&ServiceStatus> = s
+        .services
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.verdict,
+                Some(Verdict::Unhealthy | Verdict::Failed { terminal: false })
+            )
+        })
+        .collect();
+    let c = slow.first()?;
+    Some(Trouble {
+        why: and_more(
+            format!("its requirement is back; {}", why_of(c)),
+            slow.len(),
+        ),
+        fixes: slow.iter().map(|c| fix_of(c)).collect(),
     })
 }
 

@@ -1,0 +1,144 @@
+//! The dependents that cannot outlive a restart of what they require: those in its network namespace or using its volumes (`volumes_from`), restarted after it is active again, as compose's `depends_on.restart` does inside one project.
+//!
+//! A restart (or rescue, update, rollback) of a module recreates its containers;
+//! a container that joined one of their namespaces stays in the old one, without a
+//! network. Its module is restarted too (through the runner: its lock, its count),
+//! once the module it needs is active again. Modules tied by a network or a link
+//! keep their containers and uptime: a network outlives the containers on it.
+
+use crate::module::outcome::StartOpts;
+use crate::module::progress::Progress;
+use crate::module::status::{Desired, State};
+use crate::module::target::Target;
+use crate::run::node::Node;
+use crate::run::{Report, Verb};
+
+/// The modules to restart after `restarted` (modules now active whose containers
+/// were recreated): each one's namespace dependents, transitively, that are wanted
+/// up and were not among `acted` (already restarted by the same call), in start order.
+pub(crate) fn dependents(node: &Node, restarted: &[String], acted: &[String]) -> Vec<String> {
+    let Ok(graph) = node.graph() else {
+        return Vec::new();
+    };
+    let (state, _) = node.store.read();
+    let mut out: Vec<String> = Vec::new();
+    for m in restarted {
+        for d in graph.restart_with(m) {
+            let wanted = state
+                .modules
+                .get(&d)
+                .is_some_and(|r| r.desired == Some(Desired::Up));
+            if wanted && !acted.contains(&d) && !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Restarts the namespace dependents of the modules whose reports say they were
+/// restarted and are active, in layers; their reports, each saying why.
+pub(crate) async fn restart_dependents(
+    node: &Node,
+    progress: &dyn Progress,
+    reports: &[Report],
+    opts: &StartOpts,
+    jobs: usize,
+    finished: &dyn Fn(&Report),
+) -> Vec<Report> {
+    let up: Vec<String> = reports
+        .iter()
+        .filter(|r| r.changed && r.result.as_ref().is_ok_and(|o| o.state == State::Active))
+        .map(|r| r.module.name.clone())
+        .collect();
+    let acted: Vec<String> = reports.iter().map(|r| r.module.name.clone()).collect();
+    let out = restart_after(node, progress, &up, &acted, opts, jobs).await;
+    for r in &out {
+        finished(r);
+    }
+    out
+}
+
+/// Restarts the namespace dependents of `up` (not among `acted`), in layers.
+pub(crate) async fn restart_after(
+    node: &Node,
+    progress: &dyn Progress,
+    up: &[String],
+    acted: &[String],
+    opts: &StartOpts,
+    jobs: usize,
+) -> Vec<Report> {
+    let names = dependents(node, up, acted);
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let graph = node.graph().ok();
+    let why = |d: &str| -> String {
+        let of: Vec<String> = graph
+            .map(|g| {
+                g.requires(d)
+                    .into_iter()
+                    .filter(|e| up.contains(&e.to) || names.contains(&e.to))
+                    .map(|e| e.to.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        format!(
+            "restarted after {}: it shares its network namespace or volumes",
+            of.join(", ")
+        )
+    };
+    let verb = Verb::AutoRestart { opts: opts.clone() };
+    let targets: Vec<Target> = names
+        .iter()
+        .filter_map(|n| node.inventory.get(n).cloned())
+        .map(Target::whole)
+        .collect();
+    let mut out = super::run_targets(node, progress, targets, &verb, jobs, &|_| {}).await;
+    for r in &mut out {
+        if let Ok(o) = &mut r.result {
+            o.warnings.insert(0, why(&r.module.name));
+        }
+    }
+    out
+}
+
+/// After `update` (or its rollback) recreated modules' containers: their
+/// namespace dependents restarted, each result said on the report of the
+/// module that caused it.
+pub(crate) async fn after_update(
+    node: &Node,
+    progress: &dyn Progress,
+    reports: &mut [super::update::UpdateReport],
+    jobs: usize,
+) {
+    let opts = StartOpts {
+        pull: Some(crate::module::config::PullPolicy::Missing),
+        wait: true,
+        timeout: None,
+    };
+    let acted: Vec<String> = reports
+        .iter()
+        .map(|r| r.report.module.name.clone())
+        .collect();
+    for r in reports.iter_mut() {
+        let recreated = r.report.changed || r.rolled_back;
+        if !recreated {
+            continue;
+        }
+        let name = [r.report.module.name.clone()];
+        for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
+            let said = match &d.result {
+                Ok(o) => format!("restarted {} with it: {}", d.module.name, o.state.as_str()),
+                Err(e) => format!(
+                    "restarted {} with it: failed: {}",
+                    d.module.name,
+                    crate::error::OneLine(e)
+                ),
+            };
+            if let Ok(o) = &mut r.report.result {
+                o.warnings.push(said);
+            }
+        }
+    }
+}

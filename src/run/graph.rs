@@ -1,0 +1,75 @@
+//! The node's module graph, built once per process when a verb asks: declared edges from the config, inferred ones from what each stack's compose files use.
+
+use std::collections::BTreeMap;
+
+use crate::error::HalError;
+use crate::module::deps::{Edge, Graph, Origin, Strength, Ties, infer};
+use crate::module::{Kind, Module};
+use crate::run::node::Node;
+
+/// Below this many stacks a thread costs more than it saves.
+const PARALLEL_FROM: usize = 64;
+
+/// Builds the graph; a `requires` naming no module, or a cycle (declared or
+/// inferred), is a config error naming it (exit 2).
+pub(super) fn build(node: &Node) -> Result<Graph, HalError> {
+    let declared = node.config.declared_edges();
+    for e in declared.iter().filter(|e| e.strength == Strength::Requires) {
+        if node.inventory.get(&e.to).is_none() {
+            return Err(node.config.key_error(
+                &format!("module.{}.requires", e.from),
+                format!(
+                    "{:?} is no module (`hal module list` shows the modules in {})",
+                    e.to,
+                    node.inventory.root.display()
+                ),
+            ));
+        }
+    }
+    let stacks: Vec<&Module> = node.inventory.stacks().collect();
+    let ties = read_ties(&stacks);
+    let (inferred, unowned) = infer(&ties);
+    let mut edges: Vec<Edge> = declared;
+    edges.extend(inferred);
+    let graph = Graph::with_unowned(edges, unowned);
+    if let Some(cycle) = graph.cycle() {
+        let words = graph.describe_cycle(&cycle);
+        let key = match graph.edge(&cycle[0], &cycle[1]).map(|e| &e.origin) {
+            Some(Origin::Config { key, .. }) => format!("module.{}.{key}", cycle[0]),
+            _ => format!("module.{}", cycle[0]),
+        };
+        return Err(node.config.key_error(&key, words));
+    }
+    Ok(graph)
+}
+
+/// What each stack's compose files use outside it; a stack whose files
+/// cannot be read has none (its start says what is wrong).
+fn read_ties(stacks: &[&Module]) -> BTreeMap<String, Ties> {
+    let of = |part: &[&Module]| -> Vec<(String, Ties)> {
+        part.iter()
+            .filter_map(|m| match &m.kind {
+                Kind::Stack { dir, .. } => crate::stack::inputs::read(dir)
+                    .ok()
+                    .map(|i| (m.name.clone(), i.ties(&m.name))),
+                _ => None,
+            })
+            .collect()
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cpus < 2 || stacks.len() < PARALLEL_FROM {
+        return of(stacks).into_iter().collect();
+    }
+    let chunk = stacks.len().div_ceil(cpus.min(8));
+    std::thread::scope(|s| {
+        let parts: Vec<_> = stacks
+            .chunks(chunk)
+            .map(|p| s.spawn(move || of(p)))
+            .collect();
+        parts
+            .into_iter()
+            .zip(stacks.chunks(chunk))
+            .flat_map(|(h, p)| h.join().unwrap_or_else(|_| of(p)))
+            .collect()
+    })
+}

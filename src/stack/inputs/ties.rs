@@ -1,0 +1,140 @@
+//! What a project's compose files use from other projects (containers, networks), read with the rest of its inputs, so the module graph can tie modules without a second parse.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use yaml_serde::Value;
+
+use super::{Inputs, Reader, strings};
+use crate::module::deps::{Tie, Ties, Use};
+
+/// The raw facts, before the project's name is known.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Outside {
+    /// Each service and its `container_name`, if set.
+    services: BTreeMap<String, Option<String>>,
+    /// Each network the project creates: its key and its `name:`, if set.
+    networks: BTreeMap<String, Option<String>>,
+    /// What it uses that it does not create.
+    uses: Vec<Use>,
+}
+
+impl Inputs {
+    /// What the project, run as `project`, creates and uses outside itself.
+    pub(crate) fn ties(&self, project: &str) -> Ties {
+        let o = &self.outside;
+        let mut containers = Vec::new();
+        for (svc, name) in &o.services {
+            match name {
+                Some(n) => containers.push(n.clone()),
+                None => {
+                    containers.push(format!("{project}-{svc}-1"));
+                    containers.push(format!("{project}_{svc}_1"));
+                }
+            }
+        }
+        let networks = o
+            .networks
+            .iter()
+            .map(|(key, name)| name.clone().unwrap_or_else(|| format!("{project}_{key}")))
+            .collect();
+        Ties {
+            containers,
+            networks,
+            uses: o.uses.clone(),
+        }
+    }
+}
+
+impl Reader {
+    /// Notes what one document (the project's own, or one it includes) creates and uses outside itself.
+    pub(super) fn outside(&mut self, doc: &Value, file: &Path) {
+        if let Some(Value::Mapping(nets)) = doc.get("networks") {
+            for (key, net) in nets {
+                let Some(key) = key.as_str() else { continue };
+                let name = net
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(|n| self.interpolate(n));
+                match net.get("external") {
+                    Some(Value::Bool(true)) => self.used(
+                        Tie::Network,
+                        name.unwrap_or_else(|| key.to_string()),
+                        file,
+                        format!("networks.{key}"),
+                    ),
+                    // compose v1's `external: {name: X}`.
+                    Some(ext @ Value::Mapping(_)) => {
+                        let old = ext
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .map(|n| self.interpolate(n));
+                        self.used(
+                            Tie::Network,
+                            old.or(name).unwrap_or_else(|| key.to_string()),
+                            file,
+                            format!("networks.{key}"),
+                        );
+                    }
+                    _ => {
+                        self.outside.networks.insert(key.to_string(), name);
+                    }
+                }
+            }
+        }
+        let Some(Value::Mapping(services)) = doc.get("services") else {
+            return;
+        };
+        for (svc, s) in services {
+            let Some(svc) = svc.as_str() else { continue };
+            let named = s
+                .get("container_name")
+                .and_then(Value::as_str)
+                .map(|n| self.interpolate(n));
+            let slot = self.outside.services.entry(svc.to_string()).or_default();
+            if named.is_some() {
+                *slot = named;
+            }
+            if let Some(c) = s
+                .get("network_mode")
+                .and_then(Value::as_str)
+                .and_then(|m| m.strip_prefix("container:"))
+            {
+                let c = self.interpolate(c);
+                self.used(
+                    Tie::Namespace,
+                    c,
+                    file,
+                    format!("services.{svc}.network_mode"),
+                );
+            }
+            for spec in strings(s.get("volumes_from")) {
+                if let Some(rest) = spec.strip_prefix("container:") {
+                    let c = self.interpolate(rest.split(':').next().unwrap_or_default());
+                    self.used(
+                        Tie::Namespace,
+                        c,
+                        file,
+                        format!("services.{svc}.volumes_from"),
+                    );
+                }
+            }
+            for link in strings(s.get("external_links")) {
+                let c = self.interpolate(link.split(':').next().unwrap_or_default());
+                self.used(Tie::Link, c, file, format!("services.{svc}.external_links"));
+            }
+        }
+    }
+
+    fn used(&mut self, tie: Tie, name: String, file: &Path, key: String) {
+        if name.is_empty() {
+            return;
+        }
+        self.outside.uses.push(Use {
+            tie,
+            name,
+            file: file.to_path_buf(),
+            key,
+        });
+    }
+}

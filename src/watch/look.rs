@@ -1,0 +1,91 @@
+//! A look: the status of the marked modules read at once, the supervisor's decisions acted on.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use super::{BUSY_RECHECK, Stopped, Watcher, deaths};
+use crate::module::Kind;
+use crate::module::status::State;
+use crate::output::watch_log::Entry;
+use crate::util::timefmt::Stamp;
+
+impl Watcher<'_> {
+    /// Reads the status of the marked modules and acts on what the supervisor decides.
+    pub(super) async fn look(&mut self) -> Result<(), Stopped> {
+        let names = std::mem::take(&mut self.dirty);
+        self.dirty_at = None;
+        let mut busy = Vec::new();
+        let mut mods = Vec::new();
+        for name in names {
+            let Some(m) = self.modules.iter().find(|m| m.name == name) else {
+                continue;
+            };
+            let stack = matches!(m.kind, Kind::Stack { .. });
+            if self.inflight.contains(&name) || (stack && !self.link.up()) {
+                // Looked at again when its restart ends, or when the engine is back.
+                continue;
+            }
+            if self.node.store.busy(&name) {
+                busy.push(name);
+                continue;
+            }
+            mods.push(m.clone());
+        }
+        self.mark(busy, BUSY_RECHECK);
+        if mods.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
+        let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
+        let node = self
+            .drive(async move {
+                let node = crate::run::status::collect(node, &mods, detail).await;
+                (mods, node)
+            })
+            .await?;
+        let (mods, node) = node;
+        self.problems(&node.errors, &node.warnings);
+        if let Some(m) = &mut self.metrics {
+            m.saw(&node.modules);
+        }
+        if let Some(why) = node.errors.first()
+            && self.link.up()
+        {
+            let why = why.clone();
+            self.engine_down(&why, "lost connection");
+        }
+        self.learn_netns(&node.modules);
+        let again = self.deaths.settle(&node.modules, Stamp::now());
+        self.mark(again, deaths::RELOOK);
+        let active: Vec<&str> = node
+            .modules
+            .iter()
+            .filter(|s| s.state == State::Active)
+            .map(|s| s.name.as_str())
+            .collect();
+        let unblocked = self.sup.unblocked(&active);
+        self.mark(unblocked, Duration::ZERO);
+        for action in self.sup.decide(&node.modules, Stamp::now()) {
+            if let Some(m) = mods.iter().find(|m| m.name == action.module) {
+                self.act(m.clone(), action).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Logs status problems when they change, not at every pass.
+    fn problems(&mut self, errors: &[String], warnings: &[String]) {
+        // The services root is reported by `rediscover`, which reads it every pass.
+        let root = self.node.inventory.root_problem.as_ref();
+        let now: BTreeSet<String> = errors
+            .iter()
+            .chain(warnings.iter().filter(|w| Some(*w) != root))
+            .cloned()
+            .collect();
+        for p in now.difference(&self.problems) {
+            self.log
+                .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+        }
+        self.problems = now;
+    }
+}
