@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::module::run_state::ContainerRun;
 use crate::module::status::StaleNamespace;
 use crate::stack::assess::ContainerFacts;
-use crate::stack::engine::Engine;
+use crate::docker::engine::Engine;
 use crate::util::timefmt::Stamp;
 
 /// Start times read from a list's "Up N minutes" are not exact: a provider must

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::stack::endpoint::Endpoint;
+use crate::docker::endpoint::Endpoint;
 use crate::util::timefmt::Stamp;
 
 /// When the engine at `endpoint` started, if it is local and left its pid file beside its socket.
