@@ -4,6 +4,7 @@ pub(crate) mod adopt;
 mod ended;
 mod graph;
 pub(crate) mod node;
+pub(crate) mod pulled;
 mod report;
 mod settle;
 pub(crate) mod status;
@@ -108,14 +109,33 @@ pub(crate) async fn run_targets(
         }
     }
     let stopping = matches!(verb, Verb::Stop { .. });
-    let layers = node.layers(&names, stopping);
+    // One module needs no order: the watch's repairs never build the graph.
+    let layers = if names.len() > 1 {
+        node.layers(&names, stopping)
+    } else {
+        vec![names.clone()]
+    };
+    let mut failed: Vec<String> = Vec::new();
     let mut reports: Vec<(usize, Report)> = Vec::with_capacity(targets.len());
     for layer in layers {
-        let batch: Vec<(usize, &Target)> = targets
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| layer.contains(&t.module.name))
-            .collect();
+        let mut batch: Vec<(usize, &Target)> = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            if !layer.contains(&t.module.name) {
+                continue;
+            }
+            match untried(node, verb, &t.module.name, &failed) {
+                Some(report) => {
+                    let report = Report {
+                        module: t.module.clone(),
+                        service: t.service.clone(),
+                        ..report
+                    };
+                    finished(&report);
+                    reports.push((i, report));
+                }
+                None => batch.push((i, t)),
+            }
+        }
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
         let mut done = stream::iter(batch)
             .map(|(i, t)| {
@@ -143,9 +163,39 @@ pub(crate) async fn run_targets(
             finished(&report);
             reports.push((i, report));
         }
+        failed.extend(
+            reports
+                .iter()
+                .filter(|(_, r)| !r.came_up())
+                .map(|(_, r)| r.module.name.clone()),
+        );
     }
     reports.sort_by_key(|(i, _)| *i);
     reports.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The report of a module a start-like verb leaves untried because a
+/// module it requires failed earlier in the same run:
+/// `not started: db did not start`.
+fn untried(node: &Node, verb: &Verb, module: &str, failed: &[String]) -> Option<Report> {
+    if failed.is_empty() || matches!(verb, Verb::Stop { .. }) {
+        return None;
+    }
+    let graph = node.graph().ok()?;
+    let req = graph
+        .requires(module)
+        .into_iter()
+        .find(|e| failed.contains(&e.to))?;
+    let m = node.inventory.get(module)?.clone();
+    Some(Report {
+        result: Err(anyhow::anyhow!("not started: {} did not start", req.to))
+            .with_context(|| format!("{} {module}", verb.name())),
+        module: m,
+        service: None,
+        took: Duration::ZERO,
+        changed: false,
+        would: None,
+    })
 }
 
 /// Fails, before anything is touched, when no target's engine can be reached
