@@ -73,8 +73,8 @@ impl Verb {
     }
 }
 
-/// Runs `verb` on every module, at most `jobs` at once, modules named in a
-/// module's `after` first (last when stopping); reports come back in the given order.
+/// Runs `verb` on every module, at most `jobs` at once, what a module
+/// requires or comes after first (last when stopping); reports come back in the given order.
 pub(crate) async fn run(
     node: &Node,
     progress: &dyn Progress,
@@ -87,7 +87,8 @@ pub(crate) async fn run(
 }
 
 /// Runs `verb` on every target (a module, or one service of a stack), at
-/// most `jobs` at once, in `after` order, telling `finished` about each as
+/// most `jobs` at once, in the graph's order (a module whose requirement
+/// failed in this run is left untried), telling `finished` about each as
 /// soon as its work is over (in the order they finish, after its progress is
 /// `done`); the reports still come back in the given order.
 ///
@@ -102,39 +103,17 @@ pub(crate) async fn run_targets(
     jobs: usize,
     finished: &dyn Fn(&Report),
 ) -> Vec<Report> {
-    let mut names: Vec<String> = Vec::new();
-    for t in &targets {
-        if !names.contains(&t.module.name) {
-            names.push(t.module.name.clone());
-        }
-    }
+    let names = pulled::names_of(&targets);
     let stopping = matches!(verb, Verb::Stop { .. });
-    // One module needs no order: the watch's repairs never build the graph.
-    let layers = if names.len() > 1 {
-        node.layers(&names, stopping)
-    } else {
-        vec![names.clone()]
-    };
+    let layers = pulled::layers(node, &names, stopping);
     let mut failed: Vec<String> = Vec::new();
     let mut reports: Vec<(usize, Report)> = Vec::with_capacity(targets.len());
     for layer in layers {
-        let mut batch: Vec<(usize, &Target)> = Vec::new();
-        for (i, t) in targets.iter().enumerate() {
-            if !layer.contains(&t.module.name) {
-                continue;
-            }
-            match untried(node, verb, &t.module.name, &failed) {
-                Some(report) => {
-                    let report = Report {
-                        module: t.module.clone(),
-                        service: t.service.clone(),
-                        ..report
-                    };
-                    finished(&report);
-                    reports.push((i, report));
-                }
-                None => batch.push((i, t)),
-            }
+        let (batch, untried) =
+            pulled::split(node, verb.name(), stopping, &targets, &layer, &failed);
+        for (i, report) in untried {
+            finished(&report);
+            reports.push((i, report));
         }
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
         let mut done = stream::iter(batch)
@@ -172,30 +151,6 @@ pub(crate) async fn run_targets(
     }
     reports.sort_by_key(|(i, _)| *i);
     reports.into_iter().map(|(_, r)| r).collect()
-}
-
-/// The report of a module a start-like verb leaves untried because a
-/// module it requires failed earlier in the same run:
-/// `not started: db did not start`.
-fn untried(node: &Node, verb: &Verb, module: &str, failed: &[String]) -> Option<Report> {
-    if failed.is_empty() || matches!(verb, Verb::Stop { .. }) {
-        return None;
-    }
-    let graph = node.graph().ok()?;
-    let req = graph
-        .requires(module)
-        .into_iter()
-        .find(|e| failed.contains(&e.to))?;
-    let m = node.inventory.get(module)?.clone();
-    Some(Report {
-        result: Err(anyhow::anyhow!("not started: {} did not start", req.to))
-            .with_context(|| format!("{} {module}", verb.name())),
-        module: m,
-        service: None,
-        took: Duration::ZERO,
-        changed: false,
-        would: None,
-    })
 }
 
 /// Fails, before anything is touched, when no target's engine can be reached

@@ -6,6 +6,7 @@ use crate::module::Kind;
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::run::node::Node;
+use crate::run::report::Report;
 
 /// The targets a verb works on once the graph has had its say.
 pub(crate) struct Expanded {
@@ -31,12 +32,7 @@ pub(crate) async fn push_out(node: &Node, targets: Vec<Target>) -> anyhow::Resul
 }
 
 async fn expand(node: &Node, targets: Vec<Target>, starting: bool) -> anyhow::Result<Expanded> {
-    let mut names: Vec<String> = Vec::new();
-    for t in &targets {
-        if !names.contains(&t.module.name) {
-            names.push(t.module.name.clone());
-        }
-    }
+    let names = names_of(&targets);
     let graph = node.graph()?;
     let all = if starting {
         graph.pull_in(&names)
@@ -102,4 +98,75 @@ pub(crate) fn words(module: &str, because: &[String], starting: bool) -> String 
     } else {
         format!("{module}: stopping first (requires {list})")
     }
+}
+
+/// The modules of `targets`, each once, in their order.
+pub(crate) fn names_of(targets: &[Target]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for t in targets {
+        if !names.contains(&t.module.name) {
+            names.push(t.module.name.clone());
+        }
+    }
+    names
+}
+
+/// `names` in the graph's layers; one module needs no order, so the
+/// watch's repairs never build the graph.
+pub(super) fn layers(node: &Node, names: &[String], stopping: bool) -> Vec<Vec<String>> {
+    if names.len() > 1 {
+        node.layers(names, stopping)
+    } else {
+        vec![names.to_vec()]
+    }
+}
+
+/// A target left untried, with its place among the targets.
+pub(super) type Untried = (usize, Report);
+
+/// A layer's targets: those to work on, and the reports of those left
+/// untried (see [`untried`]), each with its place among `targets`.
+pub(super) fn split<'a>(
+    node: &Node,
+    verb: &str,
+    stopping: bool,
+    targets: &'a [Target],
+    layer: &[String],
+    failed: &[String],
+) -> (Vec<(usize, &'a Target)>, Vec<Untried>) {
+    let mut batch = Vec::new();
+    let mut left = Vec::new();
+    for (i, t) in targets.iter().enumerate() {
+        if !layer.contains(&t.module.name) {
+            continue;
+        }
+        match untried(node, verb, stopping, &t.module.name, failed) {
+            Some(e) => left.push((i, Report::untried(t, e))),
+            None => batch.push((i, t)),
+        }
+    }
+    (batch, left)
+}
+
+/// Why a start-like verb leaves `module` untried: a module it requires
+/// failed earlier in the same run (`not started: db did not start`).
+fn untried(
+    node: &Node,
+    verb: &str,
+    stopping: bool,
+    module: &str,
+    failed: &[String],
+) -> Option<anyhow::Error> {
+    if failed.is_empty() || stopping {
+        return None;
+    }
+    let graph = node.graph().ok()?;
+    let req = graph
+        .requires(module)
+        .into_iter()
+        .find(|e| failed.contains(&e.to))?;
+    Some(
+        anyhow::anyhow!("not started: {} did not start", req.to)
+            .context(format!("{verb} {module}")),
+    )
 }

@@ -56,6 +56,18 @@ pub(crate) struct ReportJson {
 }
 
 impl Report {
+    /// The report of a target left untried, and why.
+    pub(crate) fn untried(t: &crate::module::target::Target, why: anyhow::Error) -> Report {
+        Report {
+            module: t.module.clone(),
+            service: t.service.clone(),
+            result: Err(why),
+            took: Duration::ZERO,
+            changed: false,
+            would: None,
+        }
+    }
+
     /// Whether a start-like verb left the module up, as far as a dependent
     /// cares: no error and not failed.
     pub(crate) fn came_up(&self) -> bool {
