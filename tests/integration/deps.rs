@@ -255,3 +255,32 @@ fn list_shows_edges_with_origins_and_bad_edges_are_config_errors() {
     );
     assert!(run.stderr.contains("networks.gwnet"), "{run}");
 }
+
+#[test]
+fn an_inferred_use_no_module_owns_is_a_doctor_warning_never_an_error() {
+    let Some(rig) = rig::engine() else { return };
+    let stranger = format!("{}-by-hand", rig.prefix);
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .network_mode(&format!("\"container:{stranger}\"")),
+    );
+    let run = hal(&rig).args(["--json", "doctor"]).run();
+    let doc = run.json();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "dependencies")
+        .unwrap_or_else(|| panic!("no dependencies check: {run}"));
+    assert_eq!(check["ok"], true, "{run}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&stranger) && detail.contains("services.vpn.network_mode"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("warning:"), "{run}");
+    let run = hal(&rig).args(["--json", "module", "list"]).code(0);
+    assert_eq!(row(&run.json(), &tun)["edges"], serde_json::json!([]));
+}
