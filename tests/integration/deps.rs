@@ -284,3 +284,42 @@ fn an_inferred_use_no_module_owns_is_a_doctor_warning_never_an_error() {
     let run = hal(&rig).args(["--json", "module", "list"]).code(0);
     assert_eq!(row(&run.json(), &tun)["edges"], serde_json::json!([]));
 }
+
+/// When the engine created the project's (first) container.
+fn created(project: &str) -> crate::lib_paths::timefmt::Stamp {
+    let out = rig::docker(&[
+        "ps",
+        "-a",
+        "--format",
+        "{{.ID}}",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+    ]);
+    let id = out.split_whitespace().next().unwrap().to_string();
+    let t = rig::docker(&["inspect", "--format", "{{.Created}}", &id]);
+    crate::lib_paths::timefmt::parse(t.trim()).unwrap()
+}
+
+#[test]
+fn rescue_goes_in_dependency_order_critical_first_among_the_rest() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let other = rig.stack("other", stack().service("other").keeps_running());
+    let db = rig.stack("db", stack().service("db").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\ncritical = true\nrequires = [\"{db}\"]\n"
+    ));
+    hal(&rig)
+        .args(["--yes", "module", "rescue", &other, &app, &db])
+        .code(0);
+    // app is critical, but needs db: db first, then app, then the rest.
+    let (db_at, app_at, other_at) = (created(&db), created(&app), created(&other));
+    assert!(
+        app_at.since(db_at) > std::time::Duration::ZERO,
+        "app before db"
+    );
+    assert!(
+        other_at.since(app_at) > std::time::Duration::ZERO,
+        "other before app"
+    );
+}
