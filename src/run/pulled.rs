@@ -26,7 +26,8 @@ pub(crate) async fn pull_in(node: &Node, targets: Vec<Target>) -> anyhow::Result
 }
 
 /// `targets` and, before them, every module that requires them
-/// (transitively) and is not inactive now.
+/// (transitively) and is not inactive now; a `MODULE/SERVICE` target
+/// pushes nothing out.
 pub(crate) async fn push_out(node: &Node, targets: Vec<Target>) -> anyhow::Result<Expanded> {
     expand(node, targets, false).await
 }
@@ -37,7 +38,13 @@ async fn expand(node: &Node, targets: Vec<Target>, starting: bool) -> anyhow::Re
     let all = if starting {
         graph.pull_in(&names)
     } else {
-        graph.push_out(&names)
+        // A stop of one service (`gw/web`) leaves the module's dependents be.
+        let whole: Vec<Target> = targets
+            .iter()
+            .filter(|t| t.service.is_none())
+            .cloned()
+            .collect();
+        graph.push_out(&names_of(&whole))
     };
     let mut added: Vec<Target> = Vec::new();
     let mut because = BTreeMap::new();
