@@ -230,8 +230,9 @@ fn edge_words(e: &EdgeJson) -> String {
         tie => format!("{}, {tie}", e.strength),
     };
     let origin = match &e.origin {
-        OriginJson::Config { key, line: Some(l) } => format!("config line {l}, {key}"),
-        OriginJson::Config { key, line: None } => format!("config, {key}"),
+        // The key is the edge's strength: the line says the rest.
+        OriginJson::Config { line: Some(l), .. } => format!("config line {l}"),
+        OriginJson::Config { line: None, .. } => "config".to_string(),
         OriginJson::Compose { file, key } => {
             let name = std::path::Path::new(file)
                 .file_name()
