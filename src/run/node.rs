@@ -9,7 +9,7 @@ use crate::module::config::Config;
 use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::env::{Env, Stacks};
+use crate::stack::{Env, Stacks};
 use crate::state::Store;
 use crate::state::shared::locate;
 
