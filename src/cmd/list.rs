@@ -9,7 +9,7 @@ pub(crate) fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         ctx.ui.warn(p);
     }
-    for why in crate::stack::project_name::mismatches(&ctx.node.inventory.modules) {
+    for why in crate::stack::name_mismatches(&ctx.node.inventory.modules) {
         ctx.ui.warn(&why);
     }
     let graph = ctx.node.graph()?;

@@ -9,7 +9,7 @@ use crate::output::ui::{Format, Ui, paint};
 use crate::output::view::{Modules, Rows, Style};
 use crate::run::update::UpdateReport;
 use crate::run::update::shape::UpdateJson;
-use crate::stack::update::ImageChange;
+use crate::stack::ImageChange;
 
 /// `MODULE RESULT STATE SERVICES TOOK`: one row per module, after an update over several.
 impl Rows for UpdateJson {

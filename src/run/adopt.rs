@@ -4,7 +4,7 @@ use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::stack::baseline::Baseline;
+use crate::stack::Baseline;
 
 /// Records `m`'s baseline (when `runs`) and then its desired state (unless
 /// hal already holds one, which is kept). Returns the baseline, if one was
@@ -26,7 +26,7 @@ pub(crate) async fn stack(
             dir,
             service: None,
         };
-        Some(crate::stack::baseline::record(node.stack_env(progress), &stack).await?)
+        Some(crate::stack::record_baseline(node.stack_env(progress), &stack).await?)
     } else {
         None
     };

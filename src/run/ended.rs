@@ -5,7 +5,7 @@ use crate::module::Module;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
 use crate::run::node::Node;
-use crate::stack::repair::Fix;
+use crate::stack::Fix;
 use crate::state::records::Ended;
 
 /// Who started a module, for its record.
@@ -35,7 +35,7 @@ pub(super) fn of_start(
         Ok(_) => Some(Ended::Started(service)),
         // A pulled image that failed its start, rolled back and active again: not failed
         // (status names the rollback from its own record).
-        Err(e) if crate::stack::update::RolledBack::of(e).is_some_and(|r| r.restored) => {
+        Err(e) if crate::stack::RolledBack::of(e).is_some_and(|r| r.restored) => {
             Some(Ended::Repaired)
         }
         // Refused by the start limit, or left alone: nothing was started, nothing failed.

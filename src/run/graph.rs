@@ -50,9 +50,9 @@ fn read_ties(stacks: &[&Module]) -> BTreeMap<String, Ties> {
     let of = |part: &[&Module]| -> Vec<(String, Ties)> {
         part.iter()
             .filter_map(|m| match &m.kind {
-                Kind::Stack { dir, .. } => crate::stack::inputs::read(dir)
-                    .ok()
-                    .map(|i| (m.name.clone(), i.ties(&m.name))),
+                Kind::Stack { dir, .. } => {
+                    crate::stack::ties_of(dir, &m.name).map(|t| (m.name.clone(), t))
+                }
                 _ => None,
             })
             .collect()

@@ -59,7 +59,7 @@ pub(crate) enum Verb {
     /// The supervisor's smallest repair of a stack: only these containers
     /// are started, restarted or recreated. Counts like any restart.
     Repair {
-        fixes: Vec<stack::repair::Fix>,
+        fixes: Vec<stack::Fix>,
         opts: StartOpts,
     },
 }
@@ -352,7 +352,7 @@ async fn repair(
     node: &Node,
     progress: &dyn Progress,
     m: &Module,
-    fixes: &[stack::repair::Fix],
+    fixes: &[stack::Fix],
     opts: &StartOpts,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Launched> {
@@ -372,7 +372,7 @@ async fn repair(
         .unwrap_or(node.config.settings(&m.name).timeout);
     let env = node.stack_env(progress);
     Ok(Launched::Stack(
-        stack::repair::apply(env, &stack, fixes, timeout).await?,
+        stack::repair(env, &stack, fixes, timeout).await?,
     ))
 }
 
@@ -484,7 +484,7 @@ async fn stop(
                 dir,
                 service,
             };
-            stack::down::stop(node.stack_env(progress), &stack, grace).await
+            stack::stop(node.stack_env(progress), &stack, grace).await
         }
         Kind::Host { unit, scope } => {
             let init = node.hosts.init(*scope);

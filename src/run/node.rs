@@ -10,7 +10,7 @@ use crate::module::deps::Graph;
 use crate::module::inventory::{Inventory, services_root};
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::env::{Env, Stacks};
+use crate::stack::{Env, Stacks};
 use crate::state::Store;
 use crate::state::shared::locate;
 

@@ -26,6 +26,6 @@ pub(crate) fn up_since(node: &Node) -> Option<Stamp> {
         .any(crate::module::Module::is_stack)
         .then(|| node.stacks.endpoint().ok())
         .flatten()
-        .and_then(crate::stack::started::engine_started);
+        .and_then(crate::stack::engine_started);
     crate::util::boot::boot_time().max(engine)
 }

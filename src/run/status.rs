@@ -10,10 +10,10 @@ use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
+use crate::stack::ContainerFacts;
 use crate::stack::NodeFacts;
-use crate::stack::assess::ContainerFacts;
-use crate::stack::assess::expected::{Expected, Judged, judge};
 use crate::stack::identity;
+use crate::stack::{Expected, Judged, judge};
 use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::Stamp;
 

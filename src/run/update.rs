@@ -16,7 +16,7 @@ use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::report::Report;
-use crate::stack::update::{ImageChange, RolledBack};
+use crate::stack::{ImageChange, RolledBack};
 use crate::state::records::Ended;
 
 /// How an update run goes: the command line's, or the supervisor's schedule.
@@ -226,7 +226,7 @@ async fn one(
         service: None,
     };
     if opts.check {
-        let (images, warnings) = crate::stack::update::check(env, &stack).await?;
+        let (images, warnings) = crate::stack::check_update(env, &stack).await?;
         extra.available = Some(images.iter().any(|i| i.changed));
         extra.images = images;
         return now(node, m, warnings).await;
@@ -237,7 +237,7 @@ async fn one(
     node.store
         .check_limit(&m.name, settings.limit, opts.force)?;
     extra.tried = true;
-    let pulled = crate::stack::update::pull(env, &stack, &settings).await?;
+    let pulled = crate::stack::pull_update(env, &stack, &settings).await?;
     extra.images = pulled.images.clone();
     if !pulled.changed() {
         // Nothing changed: nothing is recreated, nothing counts. Every image
@@ -259,7 +259,7 @@ async fn one(
     extra.changed = true;
     let timeout = opts.timeout.unwrap_or(settings.timeout);
     let result = async {
-        let pending = crate::stack::update::recreate(env, &stack, pulled, timeout).await?;
+        let pending = crate::stack::recreate_update(env, &stack, pulled, timeout).await?;
         crate::stack::wait(progress, pending).await
     }
     .await;

@@ -18,9 +18,7 @@ fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
         return Would::None;
     };
     // Files changed since hal last started the stack: compose recreates what they change.
-    let now = crate::stack::digest::of_module(dir)
-        .ok()
-        .and_then(|d| d.key);
+    let now = crate::stack::digest_of_module(dir).ok().and_then(|d| d.key);
     let (file, _) = node.store.read();
     let was = file
         .modules

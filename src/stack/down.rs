@@ -7,9 +7,10 @@ use futures_util::future::join_all;
 
 use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::Outcome;
-use crate::stack::assess::assess;
 use crate::stack::env::Env;
-use crate::stack::{Stack, facts, identity, of_service};
+use crate::stack::look::assess::assess;
+use crate::stack::look::{facts, identity};
+use crate::stack::start::{Stack, of_service};
 
 /// `compose down`: containers and network go, named volumes stay. For one
 /// service, its containers go (`compose stop` then `rm`) and the rest of the
@@ -26,7 +27,7 @@ pub(crate) async fn stop(
     let endpoint = env.stacks.endpoint()?;
     let mut warnings = Vec::new();
     // A crash's evidence outlives the containers this stop removes.
-    crate::stack::evidence::keep(&engine, env.store, name, stack.service).await?;
+    crate::stack::start::evidence::keep(&engine, env.store, name, stack.service).await?;
     if !stack.dir.is_dir() {
         // Its directory is gone: compose has nothing to run in; what runs of
         // it is found by its label alone.
@@ -75,8 +76,8 @@ async fn remember(
     mine: &[Listed],
     warnings: &mut Vec<String>,
 ) {
-    if let Err(e) = crate::stack::seen::before_stop(engine, env.store, name, mine).await {
-        warnings.push(crate::stack::seen::warning(&e));
+    if let Err(e) = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await {
+        warnings.push(crate::stack::look::seen::warning(&e));
     }
 }
 

@@ -1,5 +1,8 @@
 //! A stack's log sources: a container's frames as whole lines, and the containers that start while logs are followed.
 
+pub(crate) mod history;
+pub(crate) mod log_plan;
+
 use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
@@ -54,7 +57,7 @@ pub(crate) fn container_lines(engine: &Engine, id: &str, follow: bool, w: Window
 /// earlier runs said the same, and each line is shown once.
 pub(crate) async fn this_run(
     engine: &Engine,
-    c: &crate::stack::assess::ContainerFacts,
+    c: &crate::stack::look::assess::ContainerFacts,
     n: u64,
 ) -> Vec<String> {
     use futures_util::stream::StreamExt;

@@ -7,7 +7,7 @@ use crate::docker::compose::Fresh;
 use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels::restarts_with;
 use crate::stack::env::Env;
-use crate::stack::{Pending, Stack};
+use crate::stack::start::{Pending, Stack};
 
 /// How one container is repaired.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub(crate) async fn apply(
     fixes: &[Fix],
     timeout: Duration,
 ) -> anyhow::Result<Pending> {
-    let bound = crate::stack::bound::Bound::from_now(timeout);
+    let bound = crate::stack::start::bound::Bound::from_now(timeout);
     let name = stack.name;
     let engine = env.stacks.engine().await?;
     let mut warnings = Vec::new();
@@ -161,7 +161,7 @@ pub(crate) async fn apply(
                 .await?;
         }
         for service in &recreate {
-            crate::stack::evidence::keep(&engine, env.store, name, Some(service)).await?;
+            crate::stack::start::evidence::keep(&engine, env.store, name, Some(service)).await?;
         }
         for service in &recreate {
             // The engine refused this container (dead, gone, or a start that

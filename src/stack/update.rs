@@ -1,24 +1,26 @@
 //! Updating a stack's images with a health gate: pull, recreate only the services whose image changed, and when the module is not `active` in time, put the previous images back.
 //!
-//! The same gate guards a start that pulled a new image (`stack/gate.rs`):
+//! The same gate guards a start that pulled a new image (`update/gate.rs`):
 //! whatever recreates a service onto a new image keeps the old one under a
-//! hal-owned tag (`stack/rollback/previous.rs`) and rolls back to it
-//! (`stack/rollback.rs`). `check.rs` asks the registry without pulling.
+//! hal-owned tag (`update/rollback/previous.rs`) and rolls back to it
+//! (`update/rollback.rs`). `check.rs` asks the registry without pulling.
 
 mod check;
+pub(crate) mod gate;
+pub(crate) mod rollback;
 
 use std::time::Duration;
 
 use crate::docker::compose::Fresh;
 use crate::module::config::{PullPolicy, Settings};
-use crate::stack::Stack;
-use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::gate::{Gate, Swap, pullable};
-use crate::stack::rollback::Rollback;
+use crate::stack::start::Stack;
+use crate::stack::start::bound::Bound;
+use crate::stack::update::gate::{Gate, Swap, pullable};
+use crate::stack::update::rollback::Rollback;
 
-pub(crate) use crate::stack::gate::ImageChange;
-pub(crate) use crate::stack::rollback::RolledBack;
+pub(crate) use crate::stack::update::gate::ImageChange;
+pub(crate) use crate::stack::update::rollback::RolledBack;
 pub(crate) use check::check;
 
 /// What an update's pull found: each service's image, and those that changed.
@@ -50,7 +52,7 @@ pub(crate) async fn pull(
         .images(&stack.project(), env.stacks.endpoint()?)
         .await?;
     let gate = Gate::before(&engine, stack.name, &images, false).await?;
-    let warnings = crate::stack::pull::pull(
+    let warnings = crate::stack::start::pull::pull(
         &engine,
         env.progress,
         stack.name,
@@ -70,9 +72,11 @@ pub(crate) async fn pull(
         let now = engine.image_facts(&image).await?;
         let to = now
             .as_ref()
-            .map(|f| crate::stack::gate::digest_of(f, &image));
+            .map(|f| crate::stack::update::gate::digest_of(f, &image));
         let from = match swap {
-            Some(w) => crate::stack::gate::digest_of_id(&engine, &w.previous, &image).await?,
+            Some(w) => {
+                crate::stack::update::gate::digest_of_id(&engine, &w.previous, &image).await?
+            }
             None => to.clone(),
         };
         report.push(ImageChange {
@@ -92,19 +96,19 @@ pub(crate) async fn pull(
 
 /// Recreates the services whose image changed (`up -d --no-deps
 /// --force-recreate --pull never SERVICE...`, compose's order), their
-/// previous images kept first; the wait for `active` is [`crate::stack::wait`]'s,
+/// previous images kept first; the wait for `active` is [`crate::stack::start::wait`]'s,
 /// which rolls back when it fails.
 pub(crate) async fn recreate(
     env: Env<'_>,
     stack: &Stack<'_>,
     pulled: Pulled,
     timeout: Duration,
-) -> anyhow::Result<crate::stack::Pending> {
+) -> anyhow::Result<crate::stack::start::Pending> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
     let plan = Rollback::keep(env, stack.name, stack.dir, None, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
-    crate::stack::evidence::keep(&engine, env.store, stack.name, None).await?;
+    crate::stack::start::evidence::keep(&engine, env.store, stack.name, None).await?;
     let services: Vec<&str> = plan.services();
     env.progress
         .step(stack.name, &format!("updating {}", services.join(" ")));
@@ -119,9 +123,11 @@ pub(crate) async fn recreate(
     );
     // Containers compose could not make on the new image are rolled back too.
     if let Err(e) = bound.run(&engine, stack.name, None, work).await {
-        return Err(crate::stack::roll_back(env.progress, &engine, env.store, plan, e).await);
+        return Err(
+            crate::stack::start::roll_back(env.progress, &engine, env.store, plan, e).await,
+        );
     }
-    let mut pending = crate::stack::Pending::new(
+    let mut pending = crate::stack::start::Pending::new(
         env.store,
         &engine,
         stack,

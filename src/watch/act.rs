@@ -13,7 +13,7 @@ use crate::module::status::State;
 use crate::output::watch_log::Entry;
 use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
-use crate::stack::repair::Fix;
+use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Action, Attempt, RepairScope};
 
@@ -56,7 +56,7 @@ impl Watcher<'_> {
             let planned = self
                 .drive(async {
                     let engine = stacks.engine().await?;
-                    crate::stack::repair::plan(&engine, &name, fixes.clone()).await
+                    crate::stack::plan_repair(&engine, &name, fixes.clone()).await
                 })
                 .await?;
             if let Ok(all) = planned {

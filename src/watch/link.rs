@@ -127,13 +127,13 @@ pub(super) async fn connect(node: &Node) -> Result<(Engine, Events), String> {
 /// A container that started goes into its module's ledger, even if it is
 /// gone before the next look: its lines stay readable (`hal logs`).
 pub(super) fn remember(store: &crate::state::Store, ev: &EngineEvent) {
-    let Some(seen) = crate::stack::seen::of_event(ev) else {
+    let Some(seen) = crate::stack::seen_in_event(ev) else {
         return;
     };
     let store = store.clone();
     // Best effort, as in status: the next look records it too.
     tokio::spawn(async move {
-        let _ = store.saw(crate::stack::seen::by_module([seen])).await;
+        let _ = store.saw(crate::stack::seen_by_module([seen])).await;
     });
 }
 

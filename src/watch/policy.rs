@@ -39,7 +39,7 @@ use crate::module::KindTag;
 #[cfg(doc)]
 use crate::module::status::Verdict;
 use crate::module::status::{Desired, ModuleStatus, State};
-use crate::stack::repair::Fix;
+use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
 use waiting::Waited;

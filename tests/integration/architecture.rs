@@ -157,6 +157,20 @@ fn container_words_are_read_only_where_they_are_defined() {
 }
 
 #[test]
+fn a_face_is_the_only_way_into_its_folder() {
+    assert!(
+        read().iter().any(|s| s.path == "stack.rs"),
+        "the face of stack/ is src/stack.rs"
+    );
+    let mut v = tidy::face::open_children(read());
+    v.extend(tidy::face::children_naming_their_face(graph()));
+    assert_none(
+        "stack/'s children are private and never name its face, stack.rs (tidy/face.rs)",
+        v,
+    );
+}
+
+#[test]
 fn no_function_is_over_80_lines() {
     let rule = "a function of src/ is over 80 lines (tidy/fn_lines.rs, LONG_FNS)";
     assert_none(rule, tidy::fn_lines::long_functions(read()));

@@ -25,7 +25,7 @@ use crate::module::config::Scope;
 use crate::module::progress::Progress;
 use crate::output::tables::{self, AdoptDone, AdoptStep};
 use crate::output::view::{Rows, Style};
-use crate::stack::baseline::Baseline;
+use crate::stack::Baseline;
 
 /// How long systemd may take to stop a disarmed unit (it only kills `compose up`).
 const STOP_TIMEOUT: Duration = Duration::from_secs(90);

@@ -49,7 +49,7 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         out.extend(rejected.into_iter().flatten());
     }
     for m in &ctx.node.inventory.modules {
-        if let Some(why) = crate::stack::project_name::name_mismatch(&m.name, &m.kind) {
+        if let Some(why) = crate::stack::name_mismatch(&m.name, &m.kind) {
             out.push(Check::fail(
                 check_name(&m.name),
                 why,

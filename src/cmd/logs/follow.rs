@@ -11,8 +11,8 @@ use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
 use crate::output::log_lines::Printer;
 use crate::stack::Engine;
-use crate::stack::log_plan::Plan;
-use crate::stack::logs as stack_logs;
+use crate::stack::LogPlan as Plan;
+use crate::stack::{self as stack_logs};
 use crate::util::timefmt::Stamp;
 
 /// How many lines may wait for the printer while following.

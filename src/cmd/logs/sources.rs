@@ -9,8 +9,7 @@ use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::Printer;
 use crate::stack::Engine;
-use crate::stack::log_plan::{self, Plan};
-use crate::stack::logs as stack_logs;
+use crate::stack::{self as stack_logs, LogPlan as Plan};
 use crate::util::timefmt::Stamp;
 
 /// What a logs command reads: the stacks' containers (with the engine they
@@ -101,7 +100,7 @@ pub(super) async fn sources(
         Some(ctx.node.stacks.engine().await?)
     };
     let history = match &engine {
-        Some(e) => log_plan::plan(e, &ctx.node.store, &stacks).await?,
+        Some(e) => stack_logs::log_plan(e, &ctx.node.store, &stacks).await?,
         None => Plan::default(),
     };
     let mut containers: Vec<(String, Source)> = history

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::module::status::State;
 use crate::run::ReportJson;
 use crate::run::update::UpdateReport;
-use crate::stack::update::{ImageChange, RolledBack};
+use crate::stack::{ImageChange, RolledBack};
 
 /// One module in `hal update --json`'s document.
 #[derive(Serialize)]

@@ -1,8 +1,8 @@
 //! `update --check`: asks the registry for each image's digest now (the Engine API's distribution inspect) and compares it with what the service runs; nothing is pulled.
 
-use crate::stack::Stack;
 use crate::stack::env::Env;
-use crate::stack::gate::{self, ImageChange};
+use crate::stack::start::Stack;
+use crate::stack::update::gate::{self, ImageChange};
 use crate::state::records::{CheckRecord, ms_of};
 use crate::util::timefmt::Stamp;
 

@@ -3,8 +3,8 @@
 use super::*;
 use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
-use crate::stack::assess::{ContainerFacts, LOOP_RESTARTS};
-use crate::stack::repair::How;
+use crate::stack::How;
+use crate::stack::{ContainerFacts, LOOP_RESTARTS};
 
 const GRACE: Duration = Duration::from_secs(60);
 

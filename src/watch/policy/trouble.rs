@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::module::run_state::{Activity, ContainerRun};
 use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, Verdict};
-use crate::stack::repair::{Fix, How};
+use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
 
 /// What is wrong with a module, and which containers to repair (none: the whole module).

@@ -11,9 +11,10 @@ use crate::module::run_state::Health;
 use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
 use crate::module::{Condition, Dependency, ServiceImage};
-use crate::stack::assess::ContainerFacts;
 use crate::stack::env::Env;
-use crate::stack::{facts, start_order};
+use crate::stack::look::assess::ContainerFacts;
+use crate::stack::look::facts;
+use crate::stack::start::start_order;
 
 /// How often a dependency is looked at while a dependent waits for it.
 const POLL: Duration = Duration::from_millis(250);
@@ -92,7 +93,7 @@ async fn pull_first(
     if known.policy != PullPolicy::Always {
         return Ok(Some(Vec::new()));
     }
-    let warnings = crate::stack::pull::pull(
+    let warnings = crate::stack::start::pull::pull(
         engine,
         env.progress,
         name,
@@ -258,7 +259,8 @@ async fn all_verdicts_up(
     name: &str,
     only: Option<&str>,
 ) -> anyhow::Result<bool> {
-    let facts = crate::stack::node::node_facts(engine, env.store, &[name], Detail::Settled).await?;
+    let facts =
+        crate::stack::look::node::node_facts(engine, env.store, &[name], Detail::Settled).await?;
     Ok(facts
         .containers
         .get(name)

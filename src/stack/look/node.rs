@@ -6,8 +6,8 @@ use anyhow::Context;
 
 use crate::docker::engine::{Engine, Listed};
 use crate::module::status::Detail;
-use crate::stack::assess::ContainerFacts;
-use crate::stack::facts::{self, InspectCache};
+use crate::stack::look::assess::ContainerFacts;
+use crate::stack::look::facts::{self, InspectCache};
 use crate::state::Store;
 use crate::util::timefmt::Stamp;
 
@@ -36,7 +36,7 @@ pub(crate) async fn node_facts(
         .await?;
     // The ledger learns from this listing (no call of its own); a status
     // that cannot write it still answers.
-    let _ = crate::stack::seen::listed(store, &list, |p| projects.contains(&p)).await;
+    let _ = crate::stack::look::seen::listed(store, &list, |p| projects.contains(&p)).await;
     let state_dir = store.dir();
     let now = Stamp::now();
     let mut cache = InspectCache::load(state_dir, &engine.endpoint);
@@ -84,7 +84,7 @@ pub(crate) async fn node_facts(
         }
     }
     cache.save(state_dir);
-    crate::stack::netns::mark_stale(engine, &mut facts).await;
+    crate::stack::look::netns::mark_stale(engine, &mut facts).await;
     let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
     for f in facts {
         by_project.entry(f.project.clone()).or_default().push(f);

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use crate::docker::compose::Flavor;
 use crate::docker::engine::Listed;
 use crate::docker::labels::CONFIG_HASH;
-use crate::stack::Stack;
 use crate::stack::env::Env;
+use crate::stack::start::Stack;
 
 /// What adopting a stack left for its next start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +39,8 @@ pub(crate) async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Ba
             "compose v1 has no `config --hash`".into(),
         ));
     }
-    let digest = match crate::stack::digest::of_module(stack.dir) {
-        Ok(crate::stack::digest::Digest { key: Some(key), .. }) => key,
+    let digest = match crate::stack::project::digest::of_module(stack.dir) {
+        Ok(crate::stack::project::digest::Digest { key: Some(key), .. }) => key,
         Ok(_) => {
             return Ok(Baseline::Unknown(
                 "a file compose reads is too large to fingerprint".into(),

@@ -1,60 +1,29 @@
-//! Verbs on stack modules: compose creates and removes containers, the Engine API watches them.
+//! A start: a stack's containers made (compose, or the fast path without it) and the wait for `active` (and the rollback a failed wait runs); the `Stack` every verb is given.
 
-pub(crate) mod assess;
 pub(crate) mod baseline;
 pub(crate) mod bound;
-pub(crate) mod digest;
-pub(crate) mod down;
-pub(crate) mod env;
 pub(crate) mod evidence;
-pub(crate) mod facts;
 pub(crate) mod fastpath;
-pub(crate) mod gate;
-pub(crate) mod history;
-pub(crate) mod identity;
-pub(crate) mod inputs;
-pub(crate) mod log_plan;
-pub(crate) mod logs;
-pub(crate) mod netns;
-mod node;
-pub(crate) mod project_name;
 pub(crate) mod pull;
-pub(crate) mod repair;
-pub(crate) mod rollback;
-pub(crate) mod seen;
-mod services;
 pub(crate) mod start_order;
-pub(crate) mod started;
-pub(crate) mod update;
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::docker::compose::Fresh;
-use crate::docker::engine::Listed;
+use crate::docker::compose::{Fresh, Project};
+use crate::docker::engine::{Engine, Listed};
 use crate::error::Detailed;
 use crate::module::ServiceImage;
 use crate::module::config::Settings;
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::State;
-use crate::stack::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
-use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::inputs::InputError;
-
-pub(crate) use node::{NodeFacts, node_facts, running_projects};
-// The Docker adapter as the layers above see it: the engine handle (opaque:
-// its methods, never its wire), its events, and the facts `doctor` shows.
-// Re-exported, not wrapped, where a face function would only pass through;
-// nothing outside stack/ and state/ names `docker::` (ARCHITECTURE.md).
-pub(crate) use crate::docker::compose::{Compose, Flavor, Project};
-pub(crate) use crate::docker::engine::{
-    AddressPool, Engine, EngineError, EngineEvent, EngineKind, EngineStream, EventAction,
-    NetworkFacts,
-};
-pub(crate) use crate::docker::labels::Identity;
-pub(crate) use services::check_service;
+use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
+use crate::stack::look::{facts, seen};
+use crate::stack::project::inputs::InputError;
+use crate::stack::start::bound::Bound;
+use crate::stack::update::{gate, rollback};
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
@@ -70,7 +39,7 @@ pub(crate) struct Stack<'a> {
 }
 
 impl<'a> Stack<'a> {
-    fn project(&self) -> Project<'a> {
+    pub(super) fn project(&self) -> Project<'a> {
         Project {
             name: self.name,
             dir: self.dir,
@@ -80,20 +49,20 @@ impl<'a> Stack<'a> {
 
 /// A started stack that still has to reach `active`.
 pub(crate) struct Pending {
-    engine: Engine,
-    name: String,
+    pub(super) engine: Engine,
+    pub(super) name: String,
     /// Only this service's containers count (`MODULE/SERVICE`).
-    service: Option<String>,
+    pub(super) service: Option<String>,
     /// When the whole start (launch and wait) must be over.
-    bound: Bound,
+    pub(super) bound: Bound,
     /// The module's containers as just listed (empty: list them first).
-    containers: Vec<Listed>,
-    warnings: Vec<String>,
+    pub(super) containers: Vec<Listed>,
+    pub(super) warnings: Vec<String>,
     /// Where the module's containers are recorded once the wait is over (`state::ledger`).
     /// (Boxed: a runner's `Launched` carries a `Pending` by value.)
-    store: Box<crate::state::Store>,
+    pub(super) store: Box<crate::state::Store>,
     /// Set when the launch moved services onto new images: a wait that fails rolls them back.
-    rollback: Option<Box<rollback::Rollback>>,
+    pub(super) rollback: Option<Box<rollback::Rollback>>,
 }
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -132,7 +101,7 @@ async fn launch_within(
     opts: &StartOpts,
     bound: Bound,
 ) -> anyhow::Result<Launch> {
-    let digest = match crate::stack::digest::of_module(stack.dir) {
+    let digest = match crate::stack::project::digest::of_module(stack.dir) {
         Ok(d) => d.key,
         // A file compose would need is missing: refuse before anything starts.
         Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {
@@ -158,7 +127,7 @@ async fn launch_within(
 }
 
 impl Pending {
-    fn new(
+    pub(super) fn new(
         store: &crate::state::Store,
         engine: &Engine,
         stack: &Stack<'_>,
@@ -191,14 +160,14 @@ async fn fast(
     bound: Bound,
 ) -> anyhow::Result<Option<Launch>> {
     let services = only(services.to_vec(), stack.service);
-    let inputs = crate::stack::fastpath::FastInputs {
+    let inputs = crate::stack::start::fastpath::FastInputs {
         services: &services,
         policy: opts.pull.unwrap_or(settings.pull),
         pull_timeout: settings.pull_timeout,
         only: stack.service,
     };
     let Some((outcome, containers)) =
-        crate::stack::fastpath::try_start(env, engine, stack.name, &inputs).await?
+        crate::stack::start::fastpath::try_start(env, engine, stack.name, &inputs).await?
     else {
         return Ok(None);
     };
@@ -246,7 +215,7 @@ async fn through_compose(
     };
     let wanted = only(images.clone(), stack.service);
     let gate = gate::Gate::before(engine, name, &wanted, true).await?;
-    let warnings = crate::stack::pull::pull(
+    let warnings = crate::stack::start::pull::pull(
         engine,
         env.progress,
         name,
@@ -262,7 +231,7 @@ async fn through_compose(
             .await?;
     }
     // compose may recreate a failed container (its files changed): keep its last words first.
-    crate::stack::evidence::keep(engine, env.store, name, stack.service).await?;
+    crate::stack::start::evidence::keep(engine, env.store, name, stack.service).await?;
     // A service the pull moved onto a new image goes through the update's gate.
     let swaps = gate.after(engine).await?;
     let timeout = opts.timeout.unwrap_or(settings.timeout);
@@ -332,7 +301,10 @@ fn only(services: Vec<ServiceImage>, service: Option<&str>) -> Vec<ServiceImage>
 }
 
 /// The facts of one service's containers, or all of them.
-fn of_service(mut facts: Vec<ContainerFacts>, service: Option<&str>) -> Vec<ContainerFacts> {
+pub(super) fn of_service(
+    mut facts: Vec<ContainerFacts>,
+    service: Option<&str>,
+) -> Vec<ContainerFacts> {
     if let Some(s) = service {
         facts.retain(|f| f.service == s);
     }

@@ -11,8 +11,8 @@ use crate::logs::journal::{self, Entry, Query};
 use crate::logs::stream::{Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
-use crate::stack::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
-use crate::stack::seen;
+use crate::stack::logs::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
+use crate::stack::look::seen;
 use crate::state::Store;
 
 /// How a logs command reads the stacks asked for.

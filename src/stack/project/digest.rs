@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use crate::stack::inputs::{self, InputError, Inputs};
+use crate::stack::project::inputs::{self, InputError, Inputs};
 
 /// Largest file read into the fingerprint; a larger one makes the module
 /// always go through compose.

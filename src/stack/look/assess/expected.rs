@@ -2,7 +2,7 @@
 
 use crate::module::ServiceImage;
 use crate::module::status::{MissingService, State, Verdict};
-use crate::stack::assess::{ContainerFacts, assess};
+use crate::stack::look::assess::{ContainerFacts, assess};
 
 /// What a stack module is expected to run.
 #[derive(Clone, Copy, Debug)]

@@ -417,4 +417,4 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 mod interpolate;
 #[cfg(test)]
 mod tests;
-mod ties;
+pub(crate) mod ties;

@@ -1,6 +1,6 @@
 //! A container's facts from what the engine said of it: the list call alone when that is enough, else list and inspect.
 
-use crate::stack::assess::ContainerFacts;
+use crate::stack::look::assess::ContainerFacts;
 use anyhow::Context;
 use futures_util::stream::StreamExt;
 
@@ -76,8 +76,8 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     }
     let health = s.health.as_deref()?;
     let text = s.status_text.as_deref()?;
-    let up = crate::stack::assess::uptime_from_status(text)?;
-    if up < crate::stack::assess::RESETTLE * 2 {
+    let up = crate::stack::look::assess::uptime_from_status(text)?;
+    if up < crate::stack::look::assess::RESETTLE * 2 {
         return None;
     }
     let started = Stamp {
@@ -265,8 +265,8 @@ impl InspectCache {
     /// engine's word, not the cache's, says it is still in that run).
     pub(crate) fn facts(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
         let text = s.status_text.as_deref()?;
-        let up = crate::stack::assess::uptime_from_status(text)?;
-        if up < crate::stack::assess::RESETTLE * 2 {
+        let up = crate::stack::look::assess::uptime_from_status(text)?;
+        if up < crate::stack::look::assess::RESETTLE * 2 {
             return None;
         }
         let k = self.containers.get(&s.id)?;

@@ -6,7 +6,7 @@ use crate::docker::engine::Engine;
 use crate::logs::line::Stream;
 use crate::logs::stream::Window;
 use crate::module::run_state::{ContainerRun, Health};
-use crate::stack::assess::ContainerFacts;
+use crate::stack::look::assess::ContainerFacts;
 use crate::state::Store;
 use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
 use crate::util::timefmt::Stamp;
@@ -30,7 +30,7 @@ pub(crate) async fn keep(
     module: &str,
     service: Option<&str>,
 ) -> anyhow::Result<()> {
-    let facts = crate::stack::facts::of_project(engine, module).await?;
+    let facts = crate::stack::look::facts::of_project(engine, module).await?;
     let mut runs = Vec::new();
     for c in facts.iter().filter(|c| !c.oneoff && failed(c)) {
         if service.is_some_and(|s| s != c.service) {

@@ -12,9 +12,9 @@ use crate::docker::endpoint::Endpoint;
 use crate::docker::engine::Engine;
 use crate::error::{Detailed, OneLine};
 use crate::module::progress::Progress;
-use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::gate::Swap;
+use crate::stack::start::bound::Bound;
+use crate::stack::update::gate::Swap;
 use crate::state::Store;
 use crate::state::records::{RollbackRecord, RolledBackService, ms_of};
 use crate::util::timefmt::Stamp;
@@ -183,9 +183,9 @@ impl Rollback {
     }
 
     async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
-        crate::stack::evidence::keep(engine, &self.store, &self.name, None).await?;
+        crate::stack::start::evidence::keep(engine, &self.store, &self.name, None).await?;
         for w in &self.swaps {
-            let (repo, tag) = crate::stack::pull::split_ref(&w.image);
+            let (repo, tag) = crate::stack::start::pull::split_ref(&w.image);
             engine
                 .tag(&w.previous, &repo, tag.as_deref().unwrap_or("latest"))
                 .await?;

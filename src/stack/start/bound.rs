@@ -9,8 +9,8 @@ use crate::docker::labels;
 use crate::error::Detailed;
 use crate::module::run_state::{ContainerRun, Health};
 use crate::module::status::Verdict;
-use crate::stack::assess::ContainerFacts;
-use crate::stack::facts;
+use crate::stack::look::assess::ContainerFacts;
+use crate::stack::look::facts;
 
 /// Log lines shown for a service that did not come up.
 const DIAG_LINES: u64 = 5;

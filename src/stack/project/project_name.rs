@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::module::Module;
 use crate::module::compose_files::COMPOSE_FILES;
-use crate::stack::inputs::{OVERRIDE_FILES, read};
+use crate::stack::project::inputs::{OVERRIDE_FILES, read};
 
 /// The warnings of [`name_mismatch`] for every stack among `modules`, in their
 /// order. For many stacks the time is the file system's (a few small reads per

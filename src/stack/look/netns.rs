@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::module::run_state::ContainerRun;
 use crate::module::status::StaleNamespace;
-use crate::stack::assess::ContainerFacts;
+use crate::stack::look::assess::ContainerFacts;
 use crate::docker::engine::Engine;
 use crate::util::timefmt::Stamp;
 

@@ -7,6 +7,12 @@ use yaml_serde::Value;
 use super::{Inputs, Reader, strings};
 use crate::module::deps::{Tie, Ties, Use};
 
+/// What the stack in `dir`, run as `project`, creates and uses outside itself;
+/// `None` when its files cannot be read (its start says what is wrong).
+pub(crate) fn of(dir: &std::path::Path, project: &str) -> Option<Ties> {
+    super::read(dir).ok().map(|i| i.ties(project))
+}
+
 impl Inputs {
     /// What the project, run as `project`, creates and uses outside itself.
     pub(crate) fn ties(&self, project: &str) -> Ties {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::docker::engine::{Engine, EngineEvent, Inspected, Listed};
 use crate::docker::labels::Identity;
-use crate::stack::history::JOURNALD;
+use crate::stack::logs::history::JOURNALD;
 use crate::state::Store;
 use crate::state::ledger::Sighting;
 

@@ -1,0 +1,68 @@
+//! The stack backend's face: verbs on stack modules (compose creates and removes containers, the Engine API watches them), and all that the layers above may name of it. Its children (in `stack/`) are private and use each other, never this file (ARCHITECTURE.md, `stack/`).
+
+mod down;
+mod env;
+mod logs;
+mod look;
+mod project;
+mod repair;
+mod start;
+mod started;
+mod update;
+
+// The verbs.
+pub(crate) use down::stop;
+pub(crate) use repair::{Fix, How, apply as repair, plan as plan_repair};
+pub(crate) use start::baseline::{Baseline, record as record_baseline};
+pub(crate) use start::{Launch, Pending, Stack, launch, wait};
+pub(crate) use update::{
+    ImageChange, RolledBack, check as check_update, pull as pull_update,
+    recreate as recreate_update,
+};
+
+// What a verb works with.
+pub(crate) use env::{Env, Stacks};
+
+// What the containers say, and whether a project is the module.
+pub(crate) use look::assess::ContainerFacts;
+pub(crate) use look::assess::expected::{Expected, Judged, judge};
+pub(crate) use look::node::{NodeFacts, node_facts, running_projects};
+pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
+pub(crate) use look::services::check_service;
+pub(crate) use started::engine_started;
+
+#[cfg(test)]
+pub(crate) use look::assess::LOOP_RESTARTS;
+
+/// Is a project the module (its containers' `working_dir`): the runner's
+/// refusal, `status`'s reason and doctor's `identity` check.
+pub(crate) mod identity {
+    pub(crate) use crate::stack::look::identity::{
+        conflict_reason, dirs_of, orphan_reason, other_dir, refuse_start,
+    };
+}
+
+/// Do a stack's lines outlive its containers: doctor's and adopt's words.
+pub(crate) mod history {
+    pub(crate) use crate::stack::logs::history::{keeping, unlabelled, unlabelled_advice};
+}
+
+// What compose reads.
+pub(crate) use project::digest::of_module as digest_of_module;
+pub(crate) use project::inputs::ties::of as ties_of;
+pub(crate) use project::project_name::{mismatches as name_mismatches, name_mismatch};
+
+// Logs and history.
+pub(crate) use logs::log_plan::{Plan as LogPlan, plan as log_plan};
+pub(crate) use logs::{container_lines, watch_starts};
+
+// The Docker adapter as the layers above see it: the engine handle (opaque:
+// its methods, never its wire), its events, and the facts `doctor` shows.
+// Re-exported, not wrapped, where a face function would only pass through;
+// nothing outside stack/ and state/ names `docker::` (ARCHITECTURE.md).
+pub(crate) use crate::docker::compose::{Compose, Flavor, Project};
+pub(crate) use crate::docker::engine::{
+    AddressPool, Engine, EngineError, EngineEvent, EngineKind, EngineStream, EventAction,
+    NetworkFacts,
+};
+pub(crate) use crate::docker::labels::Identity;
