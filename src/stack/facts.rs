@@ -294,9 +294,49 @@ impl InspectCache {
         })
     }
 
-    /// Remembers what an inspect said of a running container in run `run`.
+    /// A one-shot job's facts, for a status that needs no exact figures
+    /// ([`Detail::Settled`]): a container that exited 0, described by what an
+    /// inspect said after it exited, while the list's text (`Exited (0) 3
+    /// hours ago`) agrees with that exit code and finish time. A later run
+    /// that also exited 0 within the same step of that text (a second, a
+    /// minute, an hour…) passes for the remembered one: times as coarse as
+    /// [`settled`]'s start times. Any other exit is inspected.
+    pub(crate) fn exited(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+        if s.state != Some(ContainerRun::Exited) {
+            return None;
+        }
+        let (code, age) = crate::stack::assess::exited_from_status(s.status_text.as_deref()?)?;
+        let k = self.containers.get(&s.id)?;
+        if code != 0 || k.exit_code != Some(0) || !k.run.is_empty() {
+            return None;
+        }
+        let ago = now.secs - k.finished_at?.secs;
+        if ![ago - 1, ago, ago + 1]
+            .into_iter()
+            .any(|a| crate::stack::assess::engine_age(a) == age)
+        {
+            return None;
+        }
+        Some(ContainerFacts {
+            run: Some(ContainerRun::Exited),
+            health: None,
+            exit_code: k.exit_code,
+            restart: k.restart,
+            restart_count: k.restart_count,
+            started_at: k.started_at,
+            finished_at: k.finished_at,
+            oom_killed: k.oom_killed,
+            error: None,
+            observed_at: Some(now),
+            ..identity(s)
+        })
+    }
+
+    /// Remembers what an inspect said of a running container in run `run`,
+    /// or of an exited one (`run` empty: it has none) for [`InspectCache::exited`].
     pub(crate) fn learn(&mut self, f: &ContainerFacts, run: String) {
-        if f.run != Some(ContainerRun::Running) || f.error.is_some() {
+        let exited = f.run == Some(ContainerRun::Exited) && run.is_empty();
+        if !(f.run == Some(ContainerRun::Running) || exited) || f.error.is_some() {
             return;
         }
         let k = KnownRun {
@@ -434,6 +474,42 @@ mod tests {
         assert_eq!(f.verdict(), crate::module::status::Verdict::Unhealthy);
         known.keep_only(&std::collections::HashSet::new());
         assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
+    }
+
+    #[test]
+    fn a_job_that_exited_0_is_described_while_the_list_agrees() {
+        use ContainerRun as S;
+        let now = Stamp::now();
+        let done = ContainerFacts {
+            id: "c1".into(),
+            run: Some(S::Exited),
+            exit_code: Some(0),
+            finished_at: Some(Stamp {
+                secs: now.secs - 3 * 3600,
+                nanos: 0,
+            }),
+            ..Default::default()
+        };
+        let mut known = InspectCache::default();
+        known.learn(&done, String::new());
+        let mut l = listed(S::Exited, None);
+        l.status_text = Some("Exited (0) 3 hours ago".into());
+        let f = known.exited(&l, now).unwrap();
+        assert_eq!((f.run, f.exit_code), (Some(S::Exited), Some(0)));
+        assert_eq!(f.finished_at, done.finished_at);
+        // Ran again since (a newer finish), or ended otherwise: inspect.
+        l.status_text = Some("Exited (0) 5 minutes ago".into());
+        assert!(known.exited(&l, now).is_none());
+        l.status_text = Some("Exited (1) 3 hours ago".into());
+        assert!(known.exited(&l, now).is_none());
+        assert!(known.exited(&listed(S::Running, None), now).is_none());
+        let failed = ContainerFacts {
+            exit_code: Some(1),
+            ..done.clone()
+        };
+        known.learn(&failed, String::new());
+        l.status_text = Some("Exited (1) 3 hours ago".into());
+        assert!(known.exited(&l, now).is_none(), "a failure is inspected");
     }
 
     #[test]
