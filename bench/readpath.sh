@@ -124,16 +124,16 @@ if [[ -n ${HAL_BEFORE:-} ]]; then
 fi
 : >"$tmp/pairs.tsv"
 set -f # the commands are words split by the shell: no globbing of curl's `?`
+TIMEFORMAT='%3R %3U %3S'
 for c in "${cmds[@]}"; do $c >/dev/null 2>&1 || true; done # warm-up
 for p in $(seq 1 "$PAIRS"); do
     say "pair $p/$PAIRS"
     for k in "${!cmds[@]}"; do
         j=$(((k + p) % ${#cmds[@]}))
+        # bash's `time`: wall, user and system seconds (getrusage) of the command alone.
         # shellcheck disable=SC2086 # a command line of words, no shell syntax
-        t0=$EPOCHREALTIME
-        ${cmds[$j]} >/dev/null 2>&1 || true
-        t1=$EPOCHREALTIME
-        printf '%s\t%s\t%s\n' "$p" "${names[$j]}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" >>"$tmp/pairs.tsv"
+        t=$({ time ${cmds[$j]} >/dev/null 2>&1 || true; } 2>&1)
+        printf '%s\t%s\t%s\t%s\n' "$p" "${names[$j]}" "${t%% *}" "$(awk '{ printf "%.3f", $2 + $3 }' <<<"$t")" >>"$tmp/pairs.tsv"
     done
 done
 set +f
@@ -150,8 +150,8 @@ rss_hal=$(bench_rss_max "$HAL_BIN" status)
 rss_json=$(bench_rss_max "$HAL_BIN" --json status)
 rss_curl=$(bench_rss_max curl -sf --unix-socket "$sock" "http://x/v1.41/containers/json?all=1")
 
-med() { # NAME: the median time of NAME's runs
-    awk -F'\t' -v k="$1" '$2 == k { print $3 }' "$tmp/pairs.tsv" | sort -g |
+med() { # NAME [COLUMN]: the median wall time (or, with 4, CPU time) of NAME's runs
+    awk -F'\t' -v k="$1" -v c="${2:-3}" '$2 == k { print $c }' "$tmp/pairs.tsv" | sort -g |
         awk '{ v[++n] = $1 } END { printf "%.6f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
 }
 range() { awk -F'\t' -v k="$1" '$2 == k { print $3 }' "$tmp/pairs.tsv" | sort -g | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.1f–%.1f ms", a * 1000, b * 1000 }'; }
@@ -172,11 +172,11 @@ p_hal=$(pratio "hal status" "curl list call")
 p_json=$(pratio "hal --json status" "curl list call")
 before_rows=""
 if [[ -n ${HAL_BEFORE:-} ]]; then
-    before_rows=$(printf '| `hal status`, before (%s) | %s | %s | %s× | %s |\n| `hal --json status`, before | %s | %s | %s× | %s |\n' \
+    before_rows=$(printf '| `hal status`, before (%s) | %s | %s | %s× | %s | %s |\n| `hal --json status`, before | %s | %s | %s× | %s | %s |\n' \
         "$(basename "$HAL_BEFORE")" "$(ms "$(med "hal status (before)")")" "$(range "hal status (before)")" \
-        "$(pratio "hal status (before)" "curl list call")" "$(files "hal status (before)")" \
+        "$(pratio "hal status (before)" "curl list call")" "$(ms "$(med "hal status (before)" 4)")" "$(files "hal status (before)")" \
         "$(ms "$(med "hal --json status (before)")")" "$(range "hal --json status (before)")" \
-        "$(pratio "hal --json status (before)" "curl list call")" "$(files "hal --json status (before)")")
+        "$(pratio "hal --json status (before)" "curl list call")" "$(ms "$(med "hal --json status (before)" 4)")" "$(files "hal --json status (before)")")
     before_rows+=$'\n'
 fi
 unchanged=$([[ $ledger_before == "$ledger_after" ]] && echo "none" || echo "some (✗)")
@@ -190,11 +190,11 @@ stopped with \`hal stop\`, $gens generations in the ledgers ($LEDGER_GENS earlie
 the runs: \`$uptime_before\`; after: \`$uptime_after\` (the CPUs were 90 % idle over 5 s after $quiet s of waiting, before the
 first run). $PAIRS pairs, each command once per pair, rotated; hal $(basename "$HAL_BIN") built $(date -u -r "$HAL_BIN" '+%H:%M UTC').
 
-| command | median | range | median ratio to curl, per pair | files opened per call |
-|---|---|---|---|---|
-| \`hal status\` | $(ms "$hal_med") | $(range "hal status") | ${p_hal}× | $(files "hal status") |
-| \`hal --json status\` | $(ms "$json_med") | $(range "hal --json status") | ${p_json}× | $(files "hal --json status") |
-${before_rows}| one raw \`GET /containers/json?all=1\` (curl) | $(ms "$curl_med") | $(range "curl list call") | 1 | |
+| command | median | range | median ratio to curl, per pair | CPU (user + sys), median | files opened per call |
+|---|---|---|---|---|---|
+| \`hal status\` | $(ms "$hal_med") | $(range "hal status") | ${p_hal}× | $(ms "$(med "hal status" 4)") | $(files "hal status") |
+| \`hal --json status\` | $(ms "$json_med") | $(range "hal --json status") | ${p_json}× | $(ms "$(med "hal --json status" 4)") | $(files "hal --json status") |
+${before_rows}| one raw \`GET /containers/json?all=1\` (curl) | $(ms "$curl_med") | $(range "curl list call") | 1 | $(ms "$(med "curl list call" 4)") | |
 
 Peak RSS (max of $RSS_RUNS runs): \`hal status\` $(mib "$rss_hal"), \`hal --json status\` $(mib "$rss_json"), curl $(mib "$rss_curl").
 Ledger files (and their index) that three more \`hal status\` calls rewrote: $unchanged.
