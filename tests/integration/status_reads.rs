@@ -158,7 +158,13 @@ fn a_done_job_is_remembered_until_it_runs_again() {
     // --json inspects every container and remembers the job's exit.
     hal(&rig).args(["--json", "status", &m]).code(0);
     let remembered = std::fs::read_to_string(rig.state.join("containers.json")).unwrap();
-    let job = rig::docker(&["ps", "-aq", "--no-trunc", "--filter", &format!("name={m}-job-1")]);
+    let job = rig::docker(&[
+        "ps",
+        "-aq",
+        "--no-trunc",
+        "--filter",
+        &format!("name={m}-job-1"),
+    ]);
     assert!(remembered.contains(job.trim()), "{remembered}");
     hal(&rig).args(["status", &m]).code(0);
     rig.write(&m, "fail", "");
