@@ -89,6 +89,13 @@ done
 "$HAL_BIN" status >/dev/null || true
 containers=$(curl -sf --unix-socket "$sock" "http://x/v1.41/containers/json?all=1" | jq length)
 exited=$(curl -sf --unix-socket "$sock" 'http://x/v1.41/containers/json?all=1&filters=%7B%22status%22%3A%5B%22exited%22%5D%7D' | jq length)
+# What --json's contract costs the engine: an exited container is inspected (its
+# exact start and finish times are in no list), so its anchor is the list call and
+# those inspects, by one curl on one connection.
+inspects=()
+for id in $(curl -sf --unix-socket "$sock" 'http://x/v1.41/containers/json?all=1&filters=%7B%22status%22%3A%5B%22exited%22%5D%7D' | jq -r '.[].Id'); do
+    inspects+=("http://x/v1.41/containers/$id/json")
+done
 gens=$(cat "$tmp/state/ledger/"[!.]*.json | jq -s '[.[].containers | length] | add')
 sleep 15 # containers that have been up a while
 quiet=$(bench_quiet "${QUIET_SECS:-120}")
@@ -115,9 +122,10 @@ fi
 # --- paired runs ---------------------------------------------------------------
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 uptime_before=$(uptime)
-names=("hal status" "hal --json status" "curl list call")
+names=("hal status" "hal --json status" "curl list call" "curl list + inspects")
 cmds=("$HAL_BIN status" "$HAL_BIN --json status"
-    "curl -sf --unix-socket $sock http://x/v1.41/containers/json?all=1")
+    "curl -sf --unix-socket $sock http://x/v1.41/containers/json?all=1"
+    "curl -sf --unix-socket $sock http://x/v1.41/containers/json?all=1 ${inspects[*]}")
 if [[ -n ${HAL_BEFORE:-} ]]; then
     names+=("hal status (before)" "hal --json status (before)")
     cmds+=("$HAL_BEFORE status" "$HAL_BEFORE --json status")
@@ -188,13 +196,14 @@ $($private && echo "On a private engine (\`bench/engine.sh\`), so that its conta
 The node: $containers containers ($exited exited: one-shot jobs of $jobs stacks that exited 0), ${#stopped[@]} modules
 stopped with \`hal stop\`, $gens generations in the ledgers ($LEDGER_GENS earlier ones per service replica). Load before
 the runs: \`$uptime_before\`; after: \`$uptime_after\` (the CPUs were 90 % idle over 5 s after $quiet s of waiting, before the
-first run). $PAIRS pairs, each command once per pair, rotated; hal $(basename "$HAL_BIN") built $(date -u -r "$HAL_BIN" '+%H:%M UTC').
+first run). $PAIRS pairs, each command once per pair, rotated; hal: \`$(basename "$HAL_BIN")\`, release build of $(date -u -r "$HAL_BIN" '+%H:%M UTC').
 
 | command | median | range | median ratio to curl, per pair | CPU (user + sys), median | files opened per call |
 |---|---|---|---|---|---|
 | \`hal status\` | $(ms "$hal_med") | $(range "hal status") | ${p_hal}× | $(ms "$(med "hal status" 4)") | $(files "hal status") |
 | \`hal --json status\` | $(ms "$json_med") | $(range "hal --json status") | ${p_json}× | $(ms "$(med "hal --json status" 4)") | $(files "hal --json status") |
 ${before_rows}| one raw \`GET /containers/json?all=1\` (curl) | $(ms "$curl_med") | $(range "curl list call") | 1 | $(ms "$(med "curl list call" 4)") | |
+| the same and an inspect of each of the $exited exited containers (one curl, one connection) | $(ms "$(med "curl list + inspects")") | $(range "curl list + inspects") | $(pratio "curl list + inspects" "curl list call")× | $(ms "$(med "curl list + inspects" 4)") | |
 
 Peak RSS (max of $RSS_RUNS runs): \`hal status\` $(mib "$rss_hal"), \`hal --json status\` $(mib "$rss_json"), curl $(mib "$rss_curl").
 Ledger files (and their index) that three more \`hal status\` calls rewrote: $unchanged.
@@ -203,5 +212,6 @@ Ledger files (and their index) that three more \`hal status\` calls rewrote: $un
 |---|---|---|
 | \`hal status\` ≤ 1.2 × one raw list call | $(ms "$hal_med") vs $(ms "$curl_med") (${r_hal}×; per pair ${p_hal}×) | $(mark "$(ok_le "$r_hal" 1.2)") |
 | \`hal --json status\` ≤ 1.3 × the same | $(ms "$json_med") vs $(ms "$curl_med") (${r_json}×; per pair ${p_json}×) | $(mark "$(ok_le "$r_json" 1.3)") |
+| (its floor) \`hal --json status\` against the list call and the inspects its facts need | $(ms "$json_med") vs $(ms "$(med "curl list + inspects")") ($(ratio "$json_med" "$(med "curl list + inspects")")×; per pair $(pratio "hal --json status" "curl list + inspects")×) | |
 
 EOF
