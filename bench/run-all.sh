@@ -57,7 +57,7 @@ machine=$(
 EOF
 )
 
-benches=${BENCH:-status,logs,noop,startstop,scale,completion,startdown,node}
+benches=${BENCH:-status,logs,noop,startstop,scale,completion,startdown,node,readpath}
 IFS=, read -r -a benches <<<"$benches"
 export SCALE=${SCALE:-1}
 status=()

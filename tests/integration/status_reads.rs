@@ -138,3 +138,37 @@ fn an_unchanged_node_status_opens_the_same_few_state_files_and_writes_no_ledger(
         }
     }
 }
+
+/// A one-shot job that exited 0 is described from what an inspect said after
+/// it exited (no inspect at each status); run again and failing, it is read anew.
+#[test]
+fn a_done_job_is_remembered_until_it_runs_again() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "job",
+        stack()
+            .service("up")
+            .keeps_running()
+            .service("job")
+            .runs("test ! -e /m/fail")
+            .restart("no")
+            .volume("./:/m"),
+    );
+    hal(&rig).args(["start", &m]).code(0);
+    // --json inspects every container and remembers the job's exit.
+    hal(&rig).args(["--json", "status", &m]).code(0);
+    let remembered = std::fs::read_to_string(rig.state.join("containers.json")).unwrap();
+    let job = rig::docker(&[
+        "ps",
+        "-aq",
+        "--no-trunc",
+        "--filter",
+        &format!("name={m}-job-1"),
+    ]);
+    assert!(remembered.contains(job.trim()), "{remembered}");
+    hal(&rig).args(["status", &m]).code(0);
+    rig.write(&m, "fail", "");
+    rig::docker(&["start", "-a", &format!("{m}-job-1")]);
+    let st = hal(&rig).args(["status", &m]).code(3);
+    assert!(st.stdout.contains("exited with code 1"), "{st}");
+}

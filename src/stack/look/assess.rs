@@ -291,5 +291,31 @@ pub(crate) fn uptime_from_status(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(n.saturating_mul(secs)))
 }
 
+/// The exit code and age text of an exited container's status text
+/// (`Exited (0) 3 hours ago` → `(0, "3 hours")`).
+pub(crate) fn exited_from_status(text: &str) -> Option<(i64, &str)> {
+    let rest = text.strip_prefix("Exited (")?;
+    let (code, age) = rest.split_once(") ")?;
+    Some((code.parse().ok()?, age.strip_suffix(" ago")?))
+}
+
+/// How the engine words an age in a status text (go-units' `HumanDuration`).
+pub(crate) fn engine_age(secs: i64) -> String {
+    let (minutes, hours) = (secs / 60, (secs + 1_800) / 3_600);
+    match secs {
+        ..1 => "Less than a second".into(),
+        1 => "1 second".into(),
+        2..60 => format!("{secs} seconds"),
+        _ if minutes == 1 => "About a minute".into(),
+        _ if minutes < 60 => format!("{minutes} minutes"),
+        _ if hours == 1 => "About an hour".into(),
+        _ if hours < 48 => format!("{hours} hours"),
+        _ if hours < 24 * 7 * 2 => format!("{} days", hours / 24),
+        _ if hours < 24 * 30 * 2 => format!("{} weeks", hours / 24 / 7),
+        _ if hours < 24 * 365 * 2 => format!("{} months", hours / 24 / 30),
+        _ => format!("{} years", secs / 3_600 / 24 / 365),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -295,9 +295,49 @@ impl InspectCache {
         })
     }
 
-    /// Remembers what an inspect said of a running container in run `run`.
+    /// A one-shot job's facts, for a status that needs no exact figures
+    /// ([`Detail::Settled`]): a container that exited 0, described by what an
+    /// inspect said after it exited, while the list's text (`Exited (0) 3
+    /// hours ago`) agrees with that exit code and finish time. A later run
+    /// that also exited 0 within the same step of that text (a second, a
+    /// minute, an hour…) passes for the remembered one: times as coarse as
+    /// [`settled`]'s start times. Any other exit is inspected.
+    pub(crate) fn exited(&self, s: &Listed, now: Stamp) -> Option<ContainerFacts> {
+        if s.state != Some(ContainerRun::Exited) {
+            return None;
+        }
+        let (code, age) = crate::stack::look::assess::exited_from_status(s.status_text.as_deref()?)?;
+        let k = self.containers.get(&s.id)?;
+        if code != 0 || k.exit_code != Some(0) || !k.run.is_empty() {
+            return None;
+        }
+        let ago = now.secs - k.finished_at?.secs;
+        if ![ago - 1, ago, ago + 1]
+            .into_iter()
+            .any(|a| crate::stack::look::assess::engine_age(a) == age)
+        {
+            return None;
+        }
+        Some(ContainerFacts {
+            run: Some(ContainerRun::Exited),
+            health: None,
+            exit_code: k.exit_code,
+            restart: k.restart,
+            restart_count: k.restart_count,
+            started_at: k.started_at,
+            finished_at: k.finished_at,
+            oom_killed: k.oom_killed,
+            error: None,
+            observed_at: Some(now),
+            ..identity(s)
+        })
+    }
+
+    /// Remembers what an inspect said of a running container in run `run`,
+    /// or of an exited one (`run` empty: it has none) for [`InspectCache::exited`].
     pub(crate) fn learn(&mut self, f: &ContainerFacts, run: String) {
-        if f.run != Some(ContainerRun::Running) || f.error.is_some() {
+        let exited = f.run == Some(ContainerRun::Exited) && run.is_empty();
+        if !(f.run == Some(ContainerRun::Running) || exited) || f.error.is_some() {
             return;
         }
         let k = KnownRun {
@@ -352,113 +392,4 @@ impl InspectCache {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn listed(state: ContainerRun, run: Option<&str>) -> Listed {
-        Listed {
-            id: "c1".into(),
-            state: Some(state),
-            status_text: Some("Up 5 minutes".into()),
-            run: run.map(str::to_string),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn health_is_the_engines_field_never_the_status_text() {
-        use crate::module::status::Verdict;
-        let mut l = listed(ContainerRun::Running, None);
-        l.status_text = Some("Up 5 minutes".into());
-        let inspect = Inspected {
-            state: Some(ContainerRun::Running),
-            health: Some("unhealthy".into()),
-            ..Default::default()
-        };
-        assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
-        // Text that says otherwise is not read.
-        l.status_text = Some("Up 5 minutes (healthy)".into());
-        let inspect = Inspected {
-            state: Some(ContainerRun::Running),
-            health: Some("unhealthy".into()),
-            ..Default::default()
-        };
-        assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
-        let now = Stamp::now();
-        assert!(settled(&l, now).is_none(), "no health field: inspect");
-        l.health = Some("unhealthy".into());
-        assert_eq!(settled(&l, now).unwrap().verdict(), Verdict::Unhealthy);
-        l.health = Some("none".into());
-        assert_eq!(settled(&l, now).unwrap().health, None);
-    }
-
-    #[test]
-    fn known_facts_hold_for_the_same_run_only() {
-        use ContainerRun as S;
-        let now = Stamp::now();
-        let learnt = ContainerFacts {
-            id: "c1".into(),
-            run: Some(ContainerRun::Running),
-            restart_count: 2,
-            restart: RestartPolicy::Always,
-            started_at: crate::util::timefmt::parse("2026-01-01T00:00:00.5Z"),
-            ..Default::default()
-        };
-        let mut known = InspectCache::default();
-        known.learn(&learnt, "e1".into());
-        let same = known.facts(&listed(S::Running, Some("e1")), now).unwrap();
-        assert_eq!(same.restart_count, 2);
-        assert_eq!(same.started_at, learnt.started_at);
-        assert!(known.facts(&listed(S::Running, Some("e9")), now).is_none());
-        assert!(known.facts(&listed(S::Running, None), now).is_none());
-        let mut young = listed(S::Running, Some("e1"));
-        young.status_text = Some("Up 3 seconds".into());
-        assert!(known.facts(&young, now).is_none(), "young: inspect");
-        // No healthcheck: the cache describes it; one: an inspect, unless the
-        // list's own field says the health.
-        let mut sick = learnt.clone();
-        sick.id = "c2".into();
-        sick.health = Some(Health::Healthy);
-        known.learn(&sick, "e2".into());
-        let mut listed2 = listed(S::Running, Some("e2"));
-        listed2.id = "c2".into();
-        listed2.status_text = Some("Up 5 minutes (healthy)".into());
-        assert!(known.facts(&listed2, now).is_none(), "health is re-read");
-        listed2.health = Some("unhealthy".into());
-        let f = known.facts(&listed2, now).unwrap();
-        assert_eq!(f.verdict(), crate::module::status::Verdict::Unhealthy);
-        known.keep_only(&std::collections::HashSet::new());
-        assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
-    }
-
-    #[test]
-    fn the_cache_file_keeps_the_engines_words_and_an_older_one_still_reads() {
-        // As an older hal wrote it: no max_retries, no healthcheck, times as the engine printed them.
-        let old = r#"{"endpoint":"unix:///var/run/docker.sock","containers":{"c1":{"run":"e1","exit_code":0,"restart_policy":"unless-stopped","restart_count":1,"started_at":"2026-12-03T09:39:07.53173218Z","finished_at":null,"oom_killed":false}}}"#;
-        let cache: InspectCache = serde_json::from_str(old).unwrap();
-        let k = &cache.containers["c1"];
-        assert_eq!(k.restart, RestartPolicy::UnlessStopped);
-        assert_eq!(k.healthcheck, None);
-        assert_eq!(
-            k.started_at.map(Stamp::rfc3339_trimmed).as_deref(),
-            Some("2026-12-03T09:39:07.53173218Z")
-        );
-        let again = serde_json::to_value(&cache).unwrap();
-        let c1 = &again["containers"]["c1"];
-        assert_eq!(c1["restart_policy"], "unless-stopped");
-        assert_eq!(c1["started_at"], "2026-12-03T09:39:07.53173218Z");
-        assert!(c1.get("max_retries").is_none(), "{c1}");
-        // A retry limit is kept; a file that is not hal's is ignored whole.
-        let mut limited = k.clone();
-        limited.restart = RestartPolicy::OnFailure(3);
-        let text = serde_json::to_string(&limited).unwrap();
-        let back: KnownRun = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.restart, RestartPolicy::OnFailure(3));
-        let dir = std::env::temp_dir().join(format!("hal-cache-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(CACHE_FILE), r#"{"containers":{"c1":{"run":7}}}"#).unwrap();
-        let ignored = InspectCache::load(&dir, "unix:///var/run/docker.sock");
-        assert!(ignored.containers.is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

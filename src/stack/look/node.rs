@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use anyhow::Context;
 
 use crate::docker::engine::{Engine, Listed};
+use crate::module::run_state::ContainerRun;
 use crate::module::status::Detail;
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::facts::{self, InspectCache};
@@ -60,15 +61,20 @@ pub(crate) async fn node_facts(
                 .or_default()
                 .insert(d.to_string());
         }
-        if let Some(f) = cache
-            .facts(&s, now)
-            .or_else(|| (detail == Detail::Settled).then(|| facts::settled(&s, now))?)
-        {
+        let settled = detail == Detail::Settled;
+        if let Some(f) = cache.facts(&s, now).or_else(|| {
+            settled
+                .then(|| facts::settled(&s, now).or_else(|| cache.exited(&s, now)))
+                .flatten()
+        }) {
             facts.push(f);
             continue;
         }
         if let Some(run) = s.run.clone() {
             runs.insert(s.id.clone(), run);
+        } else if s.state == Some(ContainerRun::Exited) {
+            // Remembered for the next status (an exited container has no run).
+            runs.insert(s.id.clone(), String::new());
         }
         ask.push(s);
     }

@@ -200,3 +200,35 @@ fn uptime_is_read_from_status_text() {
     assert_eq!(up("Exited (0) 2 minutes ago"), None);
     assert_eq!(up("Up"), None);
 }
+
+#[test]
+fn an_exit_and_its_age_are_read_and_worded_as_the_engine_does() {
+    assert_eq!(
+        exited_from_status("Exited (0) 3 hours ago"),
+        Some((0, "3 hours"))
+    );
+    assert_eq!(
+        exited_from_status("Exited (137) About a minute ago"),
+        Some((137, "About a minute"))
+    );
+    assert_eq!(exited_from_status("Up 3 hours"), None);
+    for (secs, text) in [
+        (0, "Less than a second"),
+        (1, "1 second"),
+        (59, "59 seconds"),
+        (60, "About a minute"),
+        (119, "About a minute"),
+        (120, "2 minutes"),
+        (3599, "59 minutes"),
+        (3600, "About an hour"),
+        (5399, "About an hour"),
+        (5400, "2 hours"),
+        (47 * 3600, "47 hours"),
+        (48 * 3600, "2 days"),
+        (14 * 86400, "2 weeks"),
+        (60 * 86400, "2 months"),
+        (730 * 86400, "2 years"),
+    ] {
+        assert_eq!(engine_age(secs), text, "{secs} s");
+    }
+}
