@@ -88,12 +88,24 @@ impl Report {
         }
     }
 
-    pub(crate) fn to_json(&self, action: &'static str) -> ReportJson {
+    /// The JSON shape of what `verb` did.
+    pub(crate) fn to_json(&self, verb: &super::verb::Verb) -> ReportJson {
+        self.json(verb.name(), verb.starts())
+    }
+
+    /// The JSON shape of an update's report, before the update adds its facts
+    /// (an update's failure says its state from the rollback).
+    pub(crate) fn update_json(&self) -> ReportJson {
+        self.json("update", false)
+    }
+
+    /// `starts`: whether the verb starts the module, so a failure leaves it failed.
+    fn json(&self, action: &'static str, starts: bool) -> ReportJson {
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
             // A start that failed leaves the module failed, with the cause.
             Err(e) => (
-                starts(action).then_some(State::Failed),
+                starts.then_some(State::Failed),
                 Some(cause(e, action, &self.label())),
                 Vec::new(),
             ),
@@ -124,11 +136,6 @@ impl Report {
             stopped_first_for: None,
         }
     }
-}
-
-/// Whether a verb (by its report's word) starts the module.
-fn starts(action: &str) -> bool {
-    matches!(action, "start" | "restart" | "rescue" | "repair")
 }
 
 /// A failure's cause on one line: the summary of a diagnosed failure, or
@@ -172,7 +179,12 @@ mod tests {
             changed: false,
             would: None,
         };
-        let j = r.to_json("start");
+        let opts = crate::module::outcome::StartOpts {
+            pull: None,
+            wait: true,
+            timeout: None,
+        };
+        let j = r.to_json(&crate::run::Verb::Start { opts, force: false });
         assert_eq!(j.state, Some(State::Failed));
         assert_eq!(
             j.reason.as_deref(),
@@ -189,7 +201,7 @@ mod tests {
                 result: Err(plain),
                 ..r
             }
-            .to_json("stop")
+            .to_json(&crate::run::Verb::Stop { grace: None })
             .state,
             None
         );
