@@ -82,7 +82,7 @@ pub(crate) async fn run_targets(
                     let began = Instant::now();
                     let result = one(node, progress, t, verb, slots)
                         .await
-                        .with_context(|| format!("{} {}", verb.name(), t.label()));
+                        .with_context(|| verb.step(t.label()));
                     progress.done(&t.module.name);
                     let changed = result.as_ref().is_ok_and(|(_, c)| *c);
                     let report = Report {
@@ -126,7 +126,7 @@ pub(crate) async fn check_reachable(
         match reachable(node, &t.module).await {
             Ok(()) => return Ok(()),
             Err(e) => {
-                first.get_or_insert_with(|| e.context(format!("{} {}", verb.name(), t.label())));
+                first.get_or_insert_with(|| e.context(verb.step(t.label())));
             }
         }
     }
@@ -337,11 +337,9 @@ fn starter(verb: &Verb) -> Option<ended::Starter> {
     match verb {
         Verb::Stop { .. } => None,
         Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
-            Some(ended::Starter::Person(verb.name()))
+            Some(ended::Starter::Person)
         }
-        Verb::AutoRestart { .. } | Verb::Repair { .. } => {
-            Some(ended::Starter::Supervisor(verb.name()))
-        }
+        Verb::AutoRestart { .. } | Verb::Repair { .. } => Some(ended::Starter::Supervisor),
     }
 }
 

@@ -9,6 +9,8 @@ use crate::module::Module;
 use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 
+use super::verb::Step;
+
 /// What happened to one module, or to one service of it.
 pub(crate) struct Report {
     pub module: Module,
@@ -104,11 +106,7 @@ impl Report {
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
             // A start that failed leaves the module failed, with the cause.
-            Err(e) => (
-                starts.then_some(State::Failed),
-                Some(cause(e, action, &self.label())),
-                Vec::new(),
-            ),
+            Err(e) => (starts.then_some(State::Failed), Some(cause(e)), Vec::new()),
         };
         let (error, details) = match &self.result {
             Err(e) => (
@@ -139,8 +137,8 @@ impl Report {
 }
 
 /// A failure's cause on one line: the summary of a diagnosed failure, or
-/// the error without the `start web:` the runner adds.
-pub(super) fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
+/// the error without the runner's [`Step`] (`start web: `).
+pub(super) fn cause(e: &anyhow::Error) -> String {
     if let Some(d) = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Detailed>())
@@ -148,9 +146,12 @@ pub(super) fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
         return d.summary.clone();
     }
     let line = OneLine(e).to_string();
-    let prefix = format!("{action} {label}: ");
-    line.strip_prefix(&prefix)
-        .map_or(line.clone(), str::to_string)
+    match e.downcast_ref::<Step>() {
+        Some(step) => line
+            .strip_prefix(&format!("{step}: "))
+            .map_or(line.clone(), str::to_string),
+        None => line,
+    }
 }
 
 #[cfg(test)]
@@ -170,7 +171,10 @@ mod tests {
             summary: "did not start: service db exited with code 1".into(),
             details: vec!["db: state exited".into(), "  db | boom".into()],
         })
-        .context("start web");
+        .context(Step {
+            action: "start",
+            label: "web".into(),
+        });
         let r = Report {
             module,
             service: None,
@@ -194,8 +198,11 @@ mod tests {
             j.diagnosis.as_deref(),
             Some("db: state exited\n  db | boom")
         );
-        let plain = anyhow::anyhow!("compose up: refused").context("start web");
-        assert_eq!(cause(&plain, "start", "web"), "compose up: refused");
+        let plain = anyhow::anyhow!("compose up: refused").context(Step {
+            action: "start",
+            label: "web".into(),
+        });
+        assert_eq!(cause(&plain), "compose up: refused");
         assert_eq!(
             Report {
                 result: Err(plain),

@@ -50,6 +50,14 @@ impl Verb {
         }
     }
 
+    /// The runner's context on an error of this verb on `label`.
+    pub(crate) fn step(&self, label: String) -> Step {
+        Step {
+            action: self.name(),
+            label,
+        }
+    }
+
     /// Whether the verb starts the module, so a failure leaves it failed.
     /// Exhaustive on purpose: a new verb must say.
     pub(crate) fn starts(&self) -> bool {
@@ -61,5 +69,21 @@ impl Verb {
             | Verb::Repair { .. } => true,
             Verb::Stop { .. } => false,
         }
+    }
+}
+
+/// The runner's context on one module's error (`start web`): read back as
+/// a type by `report::cause`, never recognised by its words.
+#[derive(Debug)]
+pub(crate) struct Step {
+    /// The verb's word (`start`, `update`).
+    pub action: &'static str,
+    /// `web`, or `web/worker` for one service.
+    pub label: String,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.action, self.label)
     }
 }
