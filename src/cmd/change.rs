@@ -62,8 +62,7 @@ async fn run(
         }
     }
     let began = std::time::Instant::now();
-    let action = verb.name();
-    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, action, r);
+    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb, r);
     let jobs = ctx.node.jobs(t.jobs);
     let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     if let Verb::Restart { opts, .. } = &verb {
@@ -71,7 +70,7 @@ async fn run(
         let more = run::follow::restart_dependents(node, &ctx.ui, &reports, opts, jobs, &each);
         reports.extend(more.await);
     }
-    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed(), &because);
+    crate::output::reports::end(&ctx.ui, &verb, &reports, began.elapsed(), &because);
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }
 
@@ -81,12 +80,11 @@ async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Ex
     run::check_services(&ctx.node, &targets).await?;
     let Expanded { targets, because } = expand(ctx, targets, verb).await?;
     let began = std::time::Instant::now();
-    let action = verb.name();
     let reports = run::would::plan(&ctx.node, targets, verb).await;
     for r in &reports {
-        crate::output::reports::finished(&ctx.ui, action, r);
+        crate::output::reports::finished(&ctx.ui, verb, r);
     }
-    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed(), &because);
+    crate::output::reports::end(&ctx.ui, verb, &reports, began.elapsed(), &because);
     Ok(Exit::Ok)
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::output::render::state_colors;
 use crate::output::ui::{Format, Ui, paint};
 use crate::output::view::{Modules, Rows, Style};
-use crate::run::{Report, ReportJson};
+use crate::run::{Report, ReportJson, Verb};
 
 /// A verb's document is for scripts only: people read a line per module as it finishes.
 impl Rows for ReportJson {
@@ -17,10 +17,11 @@ impl Rows for ReportJson {
 
 /// Prints one module's result for people as soon as its work is over (above the
 /// progress area on a terminal); nothing for scripts, whose document comes at the end.
-pub(crate) fn finished(ui: &Ui, action: &'static str, r: &Report) {
+pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
     if ui.format() == Format::Json {
         return;
     }
+    let action = verb.name();
     match (&r.result, r.would) {
         (Ok(o), Some(would)) => {
             let state = paint(ui.style().color, state_colors(o.state).0, o.state.as_str());
@@ -56,18 +57,19 @@ pub(crate) fn finished(ui: &Ui, action: &'static str, r: &Report) {
 /// requirement, `stopped_first_for` of a stop's dependent).
 pub(crate) fn end(
     ui: &Ui,
-    action: &'static str,
+    verb: &Verb,
     reports: &[Report],
     took: Duration,
     because: &BTreeMap<String, Vec<String>>,
 ) {
+    let action = verb.name();
     if ui.format() == Format::Json {
         let docs: Vec<_> = reports
             .iter()
             .map(|r| {
-                let mut doc = r.to_json(action);
+                let mut doc = r.to_json(verb);
                 if let Some(why) = because.get(&r.module.name) {
-                    if action == "stop" {
+                    if let Verb::Stop { .. } = verb {
                         doc.stopped_first_for = Some(why.clone());
                     } else {
                         doc.pulled_in_by = Some(why.clone());

@@ -11,10 +11,10 @@ use crate::state::records::Ended;
 /// Who started a module, for its record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) enum Starter {
-    /// A person (`start`, `restart`, `rescue`), by the verb's word.
-    Person(&'static str),
-    /// The supervisor's restart or repair, by the verb's word.
-    Supervisor(&'static str),
+    /// A person (`start`, `restart`, `rescue`).
+    Person,
+    /// The supervisor's restart or repair.
+    Supervisor,
 }
 
 /// What a start's result changes in the record, if anything.
@@ -26,10 +26,7 @@ pub(super) fn of_start(
     result: &anyhow::Result<Outcome>,
 ) -> Option<Ended> {
     let service = service.map(str::to_string);
-    let (by_supervisor, word) = match starter {
-        Starter::Person(w) => (false, w),
-        Starter::Supervisor(w) => (true, w),
-    };
+    let by_supervisor = starter == Starter::Supervisor;
     match result {
         Ok(_) if by_supervisor => Some(Ended::Repaired),
         Ok(_) => Some(Ended::Started(service)),
@@ -59,11 +56,7 @@ pub(super) fn of_start(
             if by_supervisor && desired != Some(Desired::Up) {
                 return None;
             }
-            let label = match &service {
-                Some(s) => format!("{}/{s}", m.name),
-                None => m.name.clone(),
-            };
-            let cause = crate::run::report::cause(e, word, &label);
+            let cause = crate::run::report::cause(e);
             Some(Ended::StartFailed(service, cause))
         }
     }

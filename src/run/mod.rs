@@ -11,6 +11,7 @@ mod report;
 mod settle;
 pub(crate) mod status;
 pub(crate) mod update;
+mod verb;
 mod waiting;
 pub(crate) mod would;
 
@@ -29,52 +30,7 @@ use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
 
 pub(crate) use report::{Report, ReportJson};
-
-/// A verb that changes modules.
-#[derive(Clone, Debug)]
-pub(crate) enum Verb {
-    Start {
-        opts: StartOpts,
-        force: bool,
-    },
-    /// `grace`: how long a container may take to stop before SIGKILL
-    /// (compose's `-t`); for a unit, how long hal waits for the init's stop job.
-    Stop {
-        grace: Option<Duration>,
-    },
-    Restart {
-        opts: StartOpts,
-        force: bool,
-    },
-    /// Clear the start count, recreate the containers (or reset-failed and
-    /// restart the unit), and wait for active.
-    Rescue {
-        opts: StartOpts,
-    },
-    /// The supervisor's restart: counts like any restart, and is skipped when,
-    /// by the time the module's lock is taken, a person has stopped it.
-    AutoRestart {
-        opts: StartOpts,
-    },
-    /// The supervisor's smallest repair of a stack: only these containers
-    /// are started, restarted or recreated. Counts like any restart.
-    Repair {
-        fixes: Vec<stack::Fix>,
-        opts: StartOpts,
-    },
-}
-
-impl Verb {
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Verb::Start { .. } => "start",
-            Verb::Stop { .. } => "stop",
-            Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
-            Verb::Rescue { .. } => "rescue",
-            Verb::Repair { .. } => "repair",
-        }
-    }
-}
+pub(crate) use verb::Verb;
 
 /// Runs `verb` on every module, at most `jobs` at once, what a module
 /// requires or comes after first (last when stopping); reports come back in the given order.
@@ -126,7 +82,7 @@ pub(crate) async fn run_targets(
                     let began = Instant::now();
                     let result = one(node, progress, t, verb, slots)
                         .await
-                        .with_context(|| format!("{} {}", verb.name(), t.label()));
+                        .with_context(|| verb.step(t.label()));
                     progress.done(&t.module.name);
                     let changed = result.as_ref().is_ok_and(|(_, c)| *c);
                     let report = Report {
@@ -170,7 +126,7 @@ pub(crate) async fn check_reachable(
         match reachable(node, &t.module).await {
             Ok(()) => return Ok(()),
             Err(e) => {
-                first.get_or_insert_with(|| e.context(format!("{} {}", verb.name(), t.label())));
+                first.get_or_insert_with(|| e.context(verb.step(t.label())));
             }
         }
     }
@@ -381,11 +337,9 @@ fn starter(verb: &Verb) -> Option<ended::Starter> {
     match verb {
         Verb::Stop { .. } => None,
         Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
-            Some(ended::Starter::Person(verb.name()))
+            Some(ended::Starter::Person)
         }
-        Verb::AutoRestart { .. } | Verb::Repair { .. } => {
-            Some(ended::Starter::Supervisor(verb.name()))
-        }
+        Verb::AutoRestart { .. } | Verb::Repair { .. } => Some(ended::Starter::Supervisor),
     }
 }
 

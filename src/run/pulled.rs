@@ -135,7 +135,7 @@ pub(super) type Untried = (usize, Report);
 /// untried (see [`untried`]), each with its place among `targets`.
 pub(super) fn split<'a>(
     node: &Node,
-    verb: &str,
+    verb: &'static str,
     stopping: bool,
     targets: &'a [Target],
     layer: &[String],
@@ -159,7 +159,7 @@ pub(super) fn split<'a>(
 /// failed earlier in the same run (`not started: db did not start`).
 fn untried(
     node: &Node,
-    verb: &str,
+    verb: &'static str,
     stopping: bool,
     module: &str,
     failed: &[String],
@@ -173,7 +173,9 @@ fn untried(
         .into_iter()
         .find(|e| failed.contains(&e.to))?;
     Some(
-        anyhow::anyhow!("not started: {} did not start", req.to)
-            .context(format!("{verb} {module}")),
+        anyhow::anyhow!("not started: {} did not start", req.to).context(super::verb::Step {
+            action: verb,
+            label: module.to_string(),
+        }),
     )
 }

@@ -9,6 +9,8 @@ use crate::module::Module;
 use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 
+use super::verb::Step;
+
 /// What happened to one module, or to one service of it.
 pub(crate) struct Report {
     pub module: Module,
@@ -88,15 +90,23 @@ impl Report {
         }
     }
 
-    pub(crate) fn to_json(&self, action: &'static str) -> ReportJson {
+    /// The JSON shape of what `verb` did.
+    pub(crate) fn to_json(&self, verb: &super::verb::Verb) -> ReportJson {
+        self.json(verb.name(), verb.starts())
+    }
+
+    /// The JSON shape of an update's report, before the update adds its facts
+    /// (an update's failure says its state from the rollback).
+    pub(crate) fn update_json(&self) -> ReportJson {
+        self.json("update", false)
+    }
+
+    /// `starts`: whether the verb starts the module, so a failure leaves it failed.
+    fn json(&self, action: &'static str, starts: bool) -> ReportJson {
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
             // A start that failed leaves the module failed, with the cause.
-            Err(e) => (
-                starts(action).then_some(State::Failed),
-                Some(cause(e, action, &self.label())),
-                Vec::new(),
-            ),
+            Err(e) => (starts.then_some(State::Failed), Some(cause(e)), Vec::new()),
         };
         let (error, details) = match &self.result {
             Err(e) => (
@@ -126,14 +136,9 @@ impl Report {
     }
 }
 
-/// Whether a verb (by its report's word) starts the module.
-fn starts(action: &str) -> bool {
-    matches!(action, "start" | "restart" | "rescue" | "repair")
-}
-
 /// A failure's cause on one line: the summary of a diagnosed failure, or
-/// the error without the `start web:` the runner adds.
-pub(super) fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
+/// the error without the runner's [`Step`] (`start web: `).
+pub(super) fn cause(e: &anyhow::Error) -> String {
     if let Some(d) = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Detailed>())
@@ -141,9 +146,12 @@ pub(super) fn cause(e: &anyhow::Error, action: &str, label: &str) -> String {
         return d.summary.clone();
     }
     let line = OneLine(e).to_string();
-    let prefix = format!("{action} {label}: ");
-    line.strip_prefix(&prefix)
-        .map_or(line.clone(), str::to_string)
+    match e.downcast_ref::<Step>() {
+        Some(step) => line
+            .strip_prefix(&format!("{step}: "))
+            .map_or(line.clone(), str::to_string),
+        None => line,
+    }
 }
 
 #[cfg(test)]
@@ -163,7 +171,10 @@ mod tests {
             summary: "did not start: service db exited with code 1".into(),
             details: vec!["db: state exited".into(), "  db | boom".into()],
         })
-        .context("start web");
+        .context(Step {
+            action: "start",
+            label: "web".into(),
+        });
         let r = Report {
             module,
             service: None,
@@ -172,7 +183,12 @@ mod tests {
             changed: false,
             would: None,
         };
-        let j = r.to_json("start");
+        let opts = crate::module::outcome::StartOpts {
+            pull: None,
+            wait: true,
+            timeout: None,
+        };
+        let j = r.to_json(&crate::run::Verb::Start { opts, force: false });
         assert_eq!(j.state, Some(State::Failed));
         assert_eq!(
             j.reason.as_deref(),
@@ -182,14 +198,17 @@ mod tests {
             j.diagnosis.as_deref(),
             Some("db: state exited\n  db | boom")
         );
-        let plain = anyhow::anyhow!("compose up: refused").context("start web");
-        assert_eq!(cause(&plain, "start", "web"), "compose up: refused");
+        let plain = anyhow::anyhow!("compose up: refused").context(Step {
+            action: "start",
+            label: "web".into(),
+        });
+        assert_eq!(cause(&plain), "compose up: refused");
         assert_eq!(
             Report {
                 result: Err(plain),
                 ..r
             }
-            .to_json("stop")
+            .to_json(&crate::run::Verb::Stop { grace: None })
             .state,
             None
         );

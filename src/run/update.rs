@@ -126,7 +126,7 @@ pub(crate) async fn check_reachable(node: &Node, modules: &[Module]) -> anyhow::
         match super::reachable(node, m).await {
             Ok(()) => return Ok(()),
             Err(e) => {
-                first.get_or_insert_with(|| e.context(format!("update {}", m.name)));
+                first.get_or_insert_with(|| e.context(update_step(&m.name)));
             }
         }
     }
@@ -153,7 +153,7 @@ async fn timed(
     let mut extra = Extra::default();
     let result = one(node, progress, m, opts, &mut extra)
         .await
-        .with_context(|| format!("update {}", m.name));
+        .with_context(|| update_step(&m.name));
     progress.done(&m.name);
     let rolled_back = result.as_ref().err().and_then(RolledBack::of).is_some();
     let failed = result.is_err() && (extra.tried || rolled_back);
@@ -301,8 +301,16 @@ fn ended_of(
             if opts.by_supervisor && desired != Some(crate::module::status::Desired::Up) {
                 return None;
             }
-            let cause = crate::run::report::cause(e, "update", &m.name);
+            let cause = crate::run::report::cause(e);
             Some(Ended::StartFailed(None, cause))
         }
+    }
+}
+
+/// The runner's context on an update's error (`update web`).
+fn update_step(name: &str) -> super::verb::Step {
+    super::verb::Step {
+        action: "update",
+        label: name.to_string(),
     }
 }

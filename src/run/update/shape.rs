@@ -31,7 +31,7 @@ pub(crate) struct UpdateJson {
 
 impl UpdateReport {
     pub(crate) fn to_json(&self) -> UpdateJson {
-        let mut report = self.report.to_json("update");
+        let mut report = self.report.update_json();
         if let Err(e) = &self.report.result {
             // A rollback that came back is active on the old images; one that did not is failed.
             report.state = RolledBack::of(e).map(|r| match r.restored {
