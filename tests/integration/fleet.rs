@@ -178,10 +178,6 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
     assert_eq!(dir, 1, "a temporary file was left beside the metrics file");
 }
 
-fn used(rig: &Rig, m: &str) -> serde_json::Value {
-    hal(rig).args(["--json", "status", m]).run().json()["modules"][0]["limit"]["used"].clone()
-}
-
 /// A restart dry run says `restart`, a start dry run of an active stack whose
 /// files changed says `recreate`; neither touches a container or counts a
 /// start, and neither does a start that finds the stack as asked.
@@ -191,14 +187,14 @@ fn dry_runs_say_recreate_and_restart_and_count_nothing() {
     rig.set_config("[defaults]\npull = \"never\"\n");
     let m = idle(&rig, "dryrun");
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(used(&rig, &m), 1);
+    assert_eq!(rig.status(&m)["limit"]["used"], 1);
     let before = ids(&m);
     // Settled: the fast path sees every container up for more than a moment.
     rig::past_first_second(&m);
     let noop = entry(&rig, &["module", "start", &m]);
     assert_eq!(noop["changed"], false, "{noop}");
     assert_eq!(
-        used(&rig, &m),
+        rig.status(&m)["limit"]["used"],
         1,
         "a start that found the stack as asked counted"
     );
@@ -224,12 +220,16 @@ fn dry_runs_say_recreate_and_restart_and_count_nothing() {
         "{plan}"
     );
     assert_eq!(ids(&m), before, "a dry run touched the containers");
-    assert_eq!(used(&rig, &m), 1, "a dry run counted a start");
+    assert_eq!(
+        rig.status(&m)["limit"]["used"],
+        1,
+        "a dry run counted a start"
+    );
     // The plan was right: the start recreates, and counts.
     let start = entry(&rig, &["module", "start", &m]);
     assert_eq!(start["changed"], true, "{start}");
     assert_ne!(ids(&m), before, "the changed files were not applied");
-    assert_eq!(used(&rig, &m), 2);
+    assert_eq!(rig.status(&m)["limit"]["used"], 2);
 }
 
 /// The config's `metrics_file` is where the watch writes its metrics when no

@@ -143,7 +143,7 @@ fn a_crash_loop_never_fails_a_status_read_on_podman() {
     let _ = hal(&rig).args(["module", "start", "--no-wait", &m]).run();
     // Podman's transient `stopped` comes and goes: no read may fail on it.
     for _ in 0..15 {
-        let st = hal(&rig).args(["--json", "status", &m]).run();
+        let st = rig.status(&m).run;
         assert_ne!(
             st.code,
             Some(6),

@@ -22,6 +22,7 @@ pub(crate) mod machine;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod spy;
+pub(crate) mod status;
 pub(crate) mod systemd;
 pub(crate) mod tls;
 pub(crate) mod watch;
@@ -234,10 +235,7 @@ impl Rig {
 
     /// What `hal --json status MODULE` says the module's state is.
     pub(crate) fn state_of(&self, module: &str) -> String {
-        hal(self)
-            .args(["--json", "status", module])
-            .run()
-            .state_of(module)
+        self.status(module).state().to_string()
     }
 }
 
