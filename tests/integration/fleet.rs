@@ -6,13 +6,6 @@ use std::time::Duration;
 use crate::rig::watch::Watch;
 use crate::rig::{self, Rig, eventually, hal, ids, need, stack};
 
-fn idle(rig: &Rig, short: &str) -> String {
-    rig.stack(
-        short,
-        stack().service("app").runs("sleep 100000").keeps_running(),
-    )
-}
-
 /// The one module's entry of a verb's JSON document.
 fn entry(rig: &Rig, args: &[&str]) -> serde_json::Value {
     let mut h = hal(rig).arg("--json");
@@ -27,7 +20,7 @@ fn entry(rig: &Rig, args: &[&str]) -> serde_json::Value {
 fn a_start_says_it_changed_the_module_once_and_a_stop_dry_run_changes_nothing() {
     let Some(rig) = rig::engine() else { return };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let m = idle(&rig, "changed");
+    let m = rig.idle("changed");
     let plan = entry(&rig, &["module", "start", "--dry-run", &m]);
     assert_eq!(
         (plan["would"].as_str(), plan["changed"].as_bool()),
@@ -86,8 +79,8 @@ fn status_in_prometheus_format_passes_promtool() {
         return;
     };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let up = idle(&rig, "promup");
-    let down = idle(&rig, "promdown");
+    let up = rig.idle("promup");
+    let down = rig.idle("promdown");
     hal(&rig).args(["module", "start", &up]).code(0);
     let run = hal(&rig).args(["status", "--format", "prometheus"]).code(3);
     let text = run.stdout.clone();
@@ -138,7 +131,7 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
         return;
     };
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 1, interval = \"10m\" }\n");
-    let ok = idle(&rig, "metok");
+    let ok = rig.idle("metok");
     hal(&rig).args(["module", "start", &ok]).code(0);
     let path = rig.dir.join("textfile").join("hal.prom");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -185,7 +178,7 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
 fn dry_runs_say_recreate_and_restart_and_count_nothing() {
     let Some(rig) = rig::engine() else { return };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let m = idle(&rig, "dryrun");
+    let m = rig.idle("dryrun");
     hal(&rig).args(["module", "start", &m]).code(0);
     assert_eq!(rig.status(&m)["limit"]["used"], 1);
     let before = ids(&m);
@@ -246,7 +239,7 @@ fn the_config_metrics_file_gets_the_watch_metrics() {
         "metrics_file = \"{}\"\n\n[defaults]\npull = \"never\"\n",
         path.display()
     ));
-    let ok = idle(&rig, "metconf");
+    let ok = rig.idle("metconf");
     hal(&rig).args(["module", "start", &ok]).code(0);
     let _w = Watch::spawn_with(&rig, &[], &["--interval", "2s"]);
     let active = format!("hal_module_state{{module=\"{ok}\",kind=\"stack\",state=\"active\"}} 1");

@@ -185,6 +185,12 @@ impl Rig {
         name
     }
 
+    /// Writes stack `short`: one service, `app`, idle, that Docker keeps
+    /// running (the fixture most areas start from); returns the module name.
+    pub(crate) fn idle(&self, short: &str) -> String {
+        self.stack(short, stack().service("app").keeps_running())
+    }
+
     /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.
     pub(crate) fn stack_dir(&self, short: &str) -> String {
         let name = self.name(short);
