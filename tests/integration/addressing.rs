@@ -182,10 +182,7 @@ fn shortcuts_do_what_the_module_verbs_do() {
     let doc = started.json();
     assert_eq!(doc["modules"][0]["action"], "start");
     assert_eq!(doc["modules"][0]["state"], "active");
-    assert_eq!(
-        run(&rig, &["--json", "status", &web]).state_of(&web),
-        "active"
-    );
+    assert_eq!(rig.state_of(&web), "active");
 
     assert_eq!(
         run(&rig, &["list"]).expect(0).stdout,

@@ -53,11 +53,7 @@ fn reset_failed_is_a_shortcut_like_start() {
     let web = rig.stack("web", stack().service("www").runs("sleep 100000"));
     hal(&rig).args(["start", &web]).code(0);
     hal(&rig).args(["start", &web]).code(0);
-    let starts = |rig: &Rig| {
-        hal(rig).args(["--json", "status", &web]).run().json()["modules"][0]["limit"]["used"]
-            .as_u64()
-            .unwrap()
-    };
+    let starts = |rig: &Rig| rig.status(&web)["limit"]["used"].as_u64().unwrap();
     assert!(starts(&rig) > 0);
     let r = hal(&rig).args(["reset-failed", &web]).code(0);
     assert_eq!(starts(&rig), 0, "{r}");

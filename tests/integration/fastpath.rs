@@ -2,24 +2,13 @@
 
 use std::path::PathBuf;
 
-use crate::rig::{self, Rig, docker, hal, ids, past_first_second, script, stack};
+use crate::rig::{self, ComposeCalls, Rig, docker, hal, ids, past_first_second, script, stack};
 
-/// A compose wrapper that logs every call, so a test can see whether compose ran.
-fn spy(rig: &mut Rig) -> PathBuf {
-    let log = rig.dir.join("compose-calls.log");
-    let script = script(
-        &rig.dir,
-        "compose-spy",
-        &format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec docker compose \"$@\"\n",
-            log.display()
-        ),
-    );
-    rig.env
-        .push(("HAL_COMPOSE".into(), script.display().to_string()));
+/// The rig's compose spy, with a limit these tests (they start often) stay under.
+fn spy(rig: &mut Rig) -> ComposeCalls {
     // Every start counts against the limit; these tests start often.
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
-    log
+    ComposeCalls::install(rig)
 }
 
 fn calls(log: &PathBuf) -> String {
@@ -43,24 +32,24 @@ fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose
     rig.write(&m, "app.env", "NAME=one\n");
     hal(&rig).args(["module", "start", &m]).code(0);
     assert!(
-        calls(&log).contains("up -d"),
+        log.calls().contains("up -d"),
         "first start goes through compose"
     );
     // Settled for the fast path, which a no-op start must take.
     past_first_second(&m);
 
     // Already active, nothing changed: no compose process at all.
-    std::fs::write(&log, "").unwrap();
+    log.forget();
     let before = ids(&m);
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(calls(&log), "", "a no-op start ran compose");
+    assert_eq!(log.calls(), "", "a no-op start ran compose");
     assert_eq!(ids(&m), before);
 
     // An edited compose file is applied.
     rig.write(&m, "compose.yaml", &app("v2").to_string());
     hal(&rig).args(["module", "start", &m]).code(0);
     assert!(
-        calls(&log).contains("up -d"),
+        log.calls().contains("up -d"),
         "an edited compose file must go through compose"
     );
     assert!(
@@ -112,10 +101,10 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     }
     // Wanted up, and its policy keeps it running: not done (issue 33).
     assert_eq!(rig.state_of(&m), "failed");
-    std::fs::write(&log, "").unwrap();
+    log.forget();
     hal(&rig).args(["module", "start", &m]).code(0);
     assert_eq!(
-        calls(&log),
+        log.calls(),
         "",
         "a docker-stopped, unchanged module should start through the API"
     );
@@ -128,7 +117,7 @@ fn docker_stopped_module_starts_through_the_engine_api() {
     }
     rig.write(&m, "app.env", "NAME=y\n");
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(calls(&log).contains("up -d"));
+    assert!(log.calls().contains("up -d"));
     assert_ne!(ids(&m), before);
 }
 

@@ -6,13 +6,6 @@ use std::time::Duration;
 use crate::rig::watch::Watch;
 use crate::rig::{self, Rig, eventually, hal, ids, need, stack};
 
-fn idle(rig: &Rig, short: &str) -> String {
-    rig.stack(
-        short,
-        stack().service("app").runs("sleep 100000").keeps_running(),
-    )
-}
-
 /// The one module's entry of a verb's JSON document.
 fn entry(rig: &Rig, args: &[&str]) -> serde_json::Value {
     let mut h = hal(rig).arg("--json");
@@ -27,7 +20,7 @@ fn entry(rig: &Rig, args: &[&str]) -> serde_json::Value {
 fn a_start_says_it_changed_the_module_once_and_a_stop_dry_run_changes_nothing() {
     let Some(rig) = rig::engine() else { return };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let m = idle(&rig, "changed");
+    let m = rig.idle("changed");
     let plan = entry(&rig, &["module", "start", "--dry-run", &m]);
     assert_eq!(
         (plan["would"].as_str(), plan["changed"].as_bool()),
@@ -86,8 +79,8 @@ fn status_in_prometheus_format_passes_promtool() {
         return;
     };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let up = idle(&rig, "promup");
-    let down = idle(&rig, "promdown");
+    let up = rig.idle("promup");
+    let down = rig.idle("promdown");
     hal(&rig).args(["module", "start", &up]).code(0);
     let run = hal(&rig).args(["status", "--format", "prometheus"]).code(3);
     let text = run.stdout.clone();
@@ -138,7 +131,7 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
         return;
     };
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 1, interval = \"10m\" }\n");
-    let ok = idle(&rig, "metok");
+    let ok = rig.idle("metok");
     hal(&rig).args(["module", "start", &ok]).code(0);
     let path = rig.dir.join("textfile").join("hal.prom");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -178,10 +171,6 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
     assert_eq!(dir, 1, "a temporary file was left beside the metrics file");
 }
 
-fn used(rig: &Rig, m: &str) -> serde_json::Value {
-    hal(rig).args(["--json", "status", m]).run().json()["modules"][0]["limit"]["used"].clone()
-}
-
 /// A restart dry run says `restart`, a start dry run of an active stack whose
 /// files changed says `recreate`; neither touches a container or counts a
 /// start, and neither does a start that finds the stack as asked.
@@ -189,16 +178,16 @@ fn used(rig: &Rig, m: &str) -> serde_json::Value {
 fn dry_runs_say_recreate_and_restart_and_count_nothing() {
     let Some(rig) = rig::engine() else { return };
     rig.set_config("[defaults]\npull = \"never\"\n");
-    let m = idle(&rig, "dryrun");
+    let m = rig.idle("dryrun");
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(used(&rig, &m), 1);
+    assert_eq!(rig.status(&m)["limit"]["used"], 1);
     let before = ids(&m);
     // Settled: the fast path sees every container up for more than a moment.
     rig::past_first_second(&m);
     let noop = entry(&rig, &["module", "start", &m]);
     assert_eq!(noop["changed"], false, "{noop}");
     assert_eq!(
-        used(&rig, &m),
+        rig.status(&m)["limit"]["used"],
         1,
         "a start that found the stack as asked counted"
     );
@@ -224,12 +213,16 @@ fn dry_runs_say_recreate_and_restart_and_count_nothing() {
         "{plan}"
     );
     assert_eq!(ids(&m), before, "a dry run touched the containers");
-    assert_eq!(used(&rig, &m), 1, "a dry run counted a start");
+    assert_eq!(
+        rig.status(&m)["limit"]["used"],
+        1,
+        "a dry run counted a start"
+    );
     // The plan was right: the start recreates, and counts.
     let start = entry(&rig, &["module", "start", &m]);
     assert_eq!(start["changed"], true, "{start}");
     assert_ne!(ids(&m), before, "the changed files were not applied");
-    assert_eq!(used(&rig, &m), 2);
+    assert_eq!(rig.status(&m)["limit"]["used"], 2);
 }
 
 /// The config's `metrics_file` is where the watch writes its metrics when no
@@ -246,7 +239,7 @@ fn the_config_metrics_file_gets_the_watch_metrics() {
         "metrics_file = \"{}\"\n\n[defaults]\npull = \"never\"\n",
         path.display()
     ));
-    let ok = idle(&rig, "metconf");
+    let ok = rig.idle("metconf");
     hal(&rig).args(["module", "start", &ok]).code(0);
     let _w = Watch::spawn_with(&rig, &[], &["--interval", "2s"]);
     let active = format!("hal_module_state{{module=\"{ok}\",kind=\"stack\",state=\"active\"}} 1");

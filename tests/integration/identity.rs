@@ -79,9 +79,9 @@ fn another_directorys_project_is_a_conflict_and_left_alone() {
     assert!(up.status.success(), "{up:?}");
     let before = rig::ids(&m);
 
-    let st = hal(&rig).args(["--json", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "conflict");
-    let reason = st.json()["modules"][0]["reason"].to_string();
+    let st = rig.status(&m).code(3);
+    assert_eq!(st.state(), "conflict");
+    let reason = st["reason"].to_string();
     assert!(reason.contains(path_str(&other)), "{reason}");
 
     let start = hal(&rig).args(["module", "start", &m]).code(2);
@@ -172,6 +172,5 @@ fn a_project_named_only_by_compose_file_in_dotenv_is_a_stack() {
     // One that names a file that is not there is listed, invalid, with the reason.
     let bad = rig.stack_dir("envbad");
     rig.write(&bad, ".env", "COMPOSE_FILE=nothere.yaml\n");
-    let st = hal(&rig).args(["--json", "status", &bad]).run();
-    assert_eq!(st.state_of(&bad), "invalid");
+    assert_eq!(rig.status(&bad).state(), "invalid");
 }

@@ -38,8 +38,8 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
     assert!(run.stderr.contains("--force"), "{run}");
     assert_eq!(run.stderr.lines().count(), 1, "one line: {run}");
 
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    let limit = &doc["modules"][0]["limit"];
+    let doc = rig.status(&m);
+    let limit = &doc["limit"];
     assert_eq!(limit["used"], 2);
     assert_eq!(limit["burst"], 2);
     assert!(limit["free_at"].as_str().is_some(), "{doc}");
@@ -48,20 +48,14 @@ fn refused_past_the_limit_until_the_window_passes_or_reset_or_force() {
 
     // --force starts once anyway, and counts.
     hal(&rig).args(["module", "restart", "--force", &m]).code(0);
-    assert_eq!(
-        hal(&rig).args(["--json", "status", &m]).run().json()["modules"][0]["limit"]["used"],
-        3
-    );
+    assert_eq!(rig.status(&m)["limit"]["used"], 3);
     // restart is refused before it stops anything.
     hal(&rig).args(["module", "restart", &m]).code(5);
     assert_eq!(rig.state_of(&m), "active");
 
     // reset-failed clears the count.
     hal(&rig).args(["module", "reset-failed", &m]).code(0);
-    assert_eq!(
-        hal(&rig).args(["--json", "status", &m]).run().json()["modules"][0]["limit"]["used"],
-        0
-    );
+    assert_eq!(rig.status(&m)["limit"]["used"], 0);
     hal(&rig).args(["module", "restart", &m]).code(0);
     hal(&rig).args(["module", "restart", &m]).code(0);
     hal(&rig).args(["module", "start", &m]).code(5);
@@ -95,9 +89,7 @@ fn concurrent_restarts_share_one_count() {
 fn desired_state_is_recorded() {
     let Some(rig) = rig::engine() else { return };
     let m = quick(&rig, "want");
-    let desired = |rig: &Rig| {
-        hal(rig).args(["--json", "status", &m]).run().json()["modules"][0]["desired"].clone()
-    };
+    let desired = |rig: &Rig| rig.status(&m)["desired"].clone();
     assert_eq!(desired(&rig), serde_json::Value::Null);
     hal(&rig).args(["module", "start", &m]).code(0);
     assert_eq!(desired(&rig), "up");

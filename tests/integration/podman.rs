@@ -1,13 +1,12 @@
 //! End to end on Podman's Docker-compatible API (the rootful service scripts/provision.sh starts): the stack lifecycle through the same rig as on Docker, where the two engines' words, states and events differ.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::rig::watch::Watch;
 use crate::rig::{
-    self, Rig, containers, docker, hal, ids, past_first_second, script, stack, wait_child,
+    self, ComposeCalls, Rig, containers, docker, hal, ids, past_first_second, stack, wait_child,
 };
 
 /// One Podman test at a time: Podman 4.3 fails a network create now and then
@@ -17,26 +16,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn podman() -> Option<(MutexGuard<'static, ()>, Rig)> {
     let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     Some((turn, rig::podman()?))
-}
-
-/// A compose wrapper that logs every call, so a test can see whether compose ran.
-fn spy(rig: &mut Rig) -> PathBuf {
-    let log = rig.dir.join("compose-calls.log");
-    let script = script(
-        &rig.dir,
-        "compose-spy",
-        &format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec docker compose \"$@\"\n",
-            log.display()
-        ),
-    );
-    rig.env
-        .push(("HAL_COMPOSE".into(), script.display().to_string()));
-    log
-}
-
-fn calls(log: &PathBuf) -> String {
-    std::fs::read_to_string(log).unwrap_or_default()
 }
 
 fn app(greeting: &str) -> rig::compose::Stack {
@@ -51,26 +30,26 @@ fn start_noop_change_status_and_stop_on_podman() {
     let Some((_turn, mut rig)) = podman() else {
         return;
     };
-    let log = spy(&mut rig);
+    let log = ComposeCalls::install(&mut rig);
     let m = rig.stack("life", app("v1"));
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(calls(&log).contains("up -d"), "first start: compose");
+    assert!(log.calls().contains("up -d"), "first start: compose");
     assert_eq!(rig.state_of(&m), "active");
     // Settled for the fast path, which a no-op start must take.
     past_first_second(&m);
 
     // Unchanged (Podman names the image localhost/hal-fixture:latest): no compose at all.
-    std::fs::write(&log, "").unwrap();
+    log.forget();
     let before = ids(&m);
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(calls(&log), "", "a no-op start ran compose on Podman");
+    assert_eq!(log.calls(), "", "a no-op start ran compose on Podman");
     assert_eq!(ids(&m), before);
 
     // An edit is applied.
     rig.write(&m, "compose.yaml", &app("v2").to_string());
     hal(&rig).args(["module", "start", &m]).code(0);
     assert!(
-        calls(&log).contains("up -d"),
+        log.calls().contains("up -d"),
         "an edit must go through compose"
     );
     assert_ne!(ids(&m), before, "the edited service was not recreated");
@@ -143,7 +122,7 @@ fn a_crash_loop_never_fails_a_status_read_on_podman() {
     let _ = hal(&rig).args(["module", "start", "--no-wait", &m]).run();
     // Podman's transient `stopped` comes and goes: no read may fail on it.
     for _ in 0..15 {
-        let st = hal(&rig).args(["--json", "status", &m]).run();
+        let st = rig.status(&m).run;
         assert_ne!(
             st.code,
             Some(6),

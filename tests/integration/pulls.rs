@@ -74,11 +74,8 @@ fn failed_pull_with_cached_image_starts_and_says_so() {
             && run.stderr.contains("pull failed, running cached image"),
         "{run}"
     );
-    let st = hal(&rig).args(["--json", "status", &m]).code(0);
-    let reason = st.json()["modules"][0]["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let st = rig.status(&m).code(0);
+    let reason = st["reason"].as_str().unwrap_or_default().to_string();
     assert!(
         reason.contains("pull failed, running cached image") && reason.contains(&image),
         "{reason}"

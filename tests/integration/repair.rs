@@ -78,9 +78,9 @@ fn watch_repairs_the_killed_service_alone() {
     );
     assert_eq!(id_of(&before[&b]), id_of(&after[&b]), "b was recreated");
     // The repair counted against the module's limit, as a restart does.
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    assert_eq!(doc["modules"][0]["limit"]["used"], 2, "{doc}");
-    assert_eq!(doc["modules"][0]["state"], "active", "{doc}");
+    let doc = rig.status(&m);
+    assert_eq!(doc["limit"]["used"], 2, "{doc}");
+    assert_eq!(doc["state"], "active", "{doc}");
 }
 
 #[test]
@@ -226,11 +226,8 @@ fn a_service_that_keeps_dying_escalates_then_is_held_across_a_watch_restart() {
     w.expect(Duration::from_secs(20), |l| {
         l.starts_with(&format!("{m}: on_failure exited with 0"))
     });
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    let until = doc["modules"][0]["held"]["until"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let doc = rig.status(&m);
+    let until = doc["held"]["until"].as_str().unwrap().to_string();
     let (code, _) = w.signal("TERM");
     assert_eq!(code, Some(0));
 
@@ -263,16 +260,16 @@ fn a_service_that_keeps_dying_escalates_then_is_held_across_a_watch_restart() {
         1,
         "on_failure ran more than once: {paged:?}"
     );
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    assert_eq!(doc["modules"][0]["held"]["until"], until.as_str(), "{doc}");
+    let doc = rig.status(&m);
+    assert_eq!(doc["held"]["until"], until.as_str(), "{doc}");
 
     // reset-failed lifts the limit and the hold: watch lets go and repairs again.
     hal(&rig).args(["module", "reset-failed", &m]).code(0);
     w.expect(Duration::from_secs(10), |l| {
         l.starts_with(&format!("{m}: hold released: "))
     });
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    assert!(doc["modules"][0]["held"].is_null(), "{doc}");
+    let doc = rig.status(&m);
+    assert!(doc["held"].is_null(), "{doc}");
 }
 
 #[test]

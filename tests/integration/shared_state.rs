@@ -152,9 +152,7 @@ fn starts_that_start_nothing_count_nothing() {
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 3, interval = \"10m\" }\n");
     let m = rig.stack("noop", stack().service("app").keeps_running());
     hal(&rig).args(["start", &m]).code(0);
-    let used = |rig: &rig::Rig| {
-        hal(rig).args(["--json", "status", &m]).run().json()["modules"][0]["limit"]["used"].clone()
-    };
+    let used = |rig: &rig::Rig| rig.status(&m)["limit"]["used"].clone();
     assert_eq!(used(&rig), 1);
     // Settled: the fast path sees every container up for more than a moment.
     rig::past_first_second(&m);

@@ -163,8 +163,8 @@ fn failing_service_and_finished_job() {
         "{run}"
     );
     assert!(run.stderr.contains("job | migration failed"), "{run}");
-    let st = hal(&rig).args(["--json", "status", &bad]).code(3);
-    assert_eq!(st.state_of(&bad), "failed");
+    let st = rig.status(&bad).code(3);
+    assert_eq!(st.state(), "failed");
 
     // A job that exits 0 under restart: "no" is finished, not failed.
     let ok = rig.stack(

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::rig::{self, Rig, docker, hal, stack};
+use crate::rig::{self, docker, hal, stack};
 
 /// What `docker inspect` says of a container, in the status document's words.
 fn truth(container: &str) -> serde_json::Value {
@@ -26,16 +26,6 @@ fn truth(container: &str) -> serde_json::Value {
         "restart_count": count.parse::<i64>().unwrap(),
         "started_at": state["StartedAt"],
     })
-}
-
-/// The service rows of `module` in a `--json status` of it.
-fn rows(rig: &Rig, module: &str) -> Vec<serde_json::Value> {
-    let st = hal(rig).args(["--json", "status", module]).run();
-    let doc = st.json();
-    doc["modules"][0]["services"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no services: {st}"))
-        .clone()
 }
 
 /// Every row of `rows` for the given services equals what the engine says.
@@ -93,7 +83,7 @@ fn json_status_facts_match_docker_inspect_for_exited_restarted_unhealthy_and_run
         Duration::from_secs(12),
     );
 
-    let first = rows(&rig, &m);
+    let first = rig.status(&m).services().to_vec();
     same_as_engine(&first, &["up", "done", "sick"]);
     let sick = first.iter().find(|r| r["name"] == "sick").unwrap();
     assert_eq!(sick["health"], "unhealthy");
@@ -111,7 +101,7 @@ fn json_status_facts_match_docker_inspect_for_exited_restarted_unhealthy_and_run
     );
 
     // Now from memory for what runs: still the engine's facts.
-    let second = rows(&rig, &m);
+    let second = rig.status(&m).services().to_vec();
     same_as_engine(&second, &["up", "done", "sick"]);
 
     // A restart makes a new run: hal must not answer with the old one's start
@@ -123,7 +113,7 @@ fn json_status_facts_match_docker_inspect_for_exited_restarted_unhealthy_and_run
         "the new run up past the inspect-free age",
         Duration::from_secs(11),
     );
-    let third = rows(&rig, &m);
+    let third = rig.status(&m).services().to_vec();
     same_as_engine(&third, &["up", "done", "sick"]);
     let up3 = third.iter().find(|r| r["name"] == "up").unwrap();
     assert_ne!(
@@ -144,7 +134,7 @@ fn a_remembered_run_that_is_not_the_current_one_is_not_used() {
         "the container up past the inspect-free age",
         Duration::from_secs(11),
     );
-    let rows1 = rows(&rig, &m);
+    let rows1 = rig.status(&m).services().to_vec();
     same_as_engine(&rows1, &["web"]);
     // Plant a memory of another run of the same container (other endpoint
     // ids) with facts the engine never said: hal must inspect instead.
@@ -159,7 +149,7 @@ fn a_remembered_run_that_is_not_the_current_one_is_not_used() {
         e["started_at"] = "2000-01-01T00:00:00Z".into();
     }
     std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
-    let rows2 = rows(&rig, &m);
+    let rows2 = rig.status(&m).services().to_vec();
     same_as_engine(&rows2, &["web"]);
     // And hal corrected its memory.
     let text = std::fs::read_to_string(&file).unwrap();

@@ -20,12 +20,6 @@ fn ids_of(m: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `hal --json status M`'s one module.
-fn status(rig: &Rig, m: &str) -> serde_json::Value {
-    let doc = hal(rig).args(["--json", "status", m]).run().json();
-    doc["modules"][0].clone()
-}
-
 /// The names `status --failed` lists (as JSON).
 fn failed(rig: &Rig) -> Vec<String> {
     let doc = hal(rig).args(["--json", "status", "--failed"]).run().json();
@@ -59,7 +53,7 @@ fn a_service_without_its_container_degrades_the_module_and_is_named() {
     let table = hal(&rig).args(["status", &m]).code(3);
     assert!(table.stdout.contains("degraded"), "{table:?}");
     assert!(table.stdout.contains("db: no container"), "{table:?}");
-    let s = status(&rig, &m);
+    let s = rig.status(&m);
     assert_eq!(s["state"], "degraded", "{s}");
     assert_eq!(s["reason"], "db: no container", "{s}");
     assert_eq!(s["missing"][0]["name"], "db", "{s}");
@@ -70,7 +64,7 @@ fn a_service_without_its_container_degrades_the_module_and_is_named() {
     hal(&rig)
         .args(["module", "stop", &format!("{m}/cache")])
         .code(0);
-    let s = status(&rig, &m);
+    let s = rig.status(&m);
     assert_eq!(s["state"], "active", "{s}");
     assert_eq!(s["expected_down"][0], "cache", "{s}");
     assert!(!failed(&rig).contains(&m));
@@ -100,7 +94,7 @@ fn watch_brings_a_removed_service_back_and_leaves_its_siblings_alone() {
         assert_eq!(before[&c], after[&c], "{sibling} was touched");
     }
     assert_ne!(before[&db], after[&db]);
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     // A service a person stops is expected down: watch leaves it so.
     hal(&rig)
         .args(["module", "stop", &format!("{m}/cache")])
@@ -111,7 +105,7 @@ fn watch_brings_a_removed_service_back_and_leaves_its_siblings_alone() {
         !lines.iter().any(|l| l.contains("cache: no container")),
         "{lines:?}"
     );
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
 }
 
 #[test]
@@ -127,9 +121,9 @@ fn a_stack_taken_down_by_hand_under_watch_comes_back_whole() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let whole = eventually(Duration::from_secs(60), || {
-        rig::running_ids(&m).lines().count() == 3 && status(&rig, &m)["state"] == "active"
+        rig::running_ids(&m).lines().count() == 3 && rig.status(&m).state() == "active"
     });
-    assert!(whole, "{:?} {}", rig::containers(&m), status(&rig, &m));
+    assert!(whole, "{:?} {}", rig::containers(&m), rig.status(&m));
 }
 
 /// Starts `m` (which must fail), then checks that status says `failed` with
@@ -142,7 +136,7 @@ fn fails_with(rig: &Rig, m: &str, cause: &str) {
     let reason = entry["reason"].as_str().unwrap_or_default();
     assert!(!reason.contains('\n'), "{reason}");
     for _ in 0..2 {
-        let s = status(rig, m);
+        let s = rig.status(m);
         assert_eq!(s["state"], "failed", "{s}");
         let reason = s["reason"].as_str().unwrap_or_default();
         assert!(reason.contains(cause), "{cause:?} not in {s}");
@@ -166,19 +160,19 @@ fn a_failed_start_stays_failed_with_its_cause_until_the_next_good_start() {
     fails_with(&rig, &m, "hal-test-no-such-image");
     rig.stack("noimage", good.clone());
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     // Broken YAML.
     let m = rig.stack("yaml", "services:\n  web: [\n");
     fails_with(&rig, &m, "yaml");
     rig.stack("yaml", good.clone());
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     // A missing env_file.
     let m = rig.stack("envfile", good.clone().env_file("missing.env"));
     fails_with(&rig, &m, "missing.env");
     rig.write(&m, "missing.env", "A=1\n");
     hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     // A port in use: stays failed until a stop.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
@@ -189,7 +183,7 @@ fn a_failed_start_stays_failed_with_its_cause_until_the_next_good_start() {
     );
     fails_with(&rig, &m, "address already in use");
     hal(&rig).args(["module", "stop", &m]).code(0);
-    let s = status(&rig, &m);
+    let s = rig.status(&m);
     assert_eq!(s["state"], "inactive", "{s}");
     assert!(!failed(&rig).contains(&m));
 }
@@ -203,9 +197,9 @@ fn a_module_stopped_by_request_is_never_failed() {
     for _ in 0..4 {
         hal(&rig).args(["module", "restart", &m]).code(0);
     }
-    assert_eq!(status(&rig, &m)["limit"]["used"], 5);
+    assert_eq!(rig.status(&m)["limit"]["used"], 5);
     hal(&rig).args(["module", "stop", &m]).code(0);
-    let s = status(&rig, &m);
+    let s = rig.status(&m);
     assert_eq!(s["state"], "inactive", "{s}");
     assert!(!failed(&rig).contains(&m), "{s}");
     let table = hal(&rig).args(["status", "--failed"]).run();
@@ -224,15 +218,15 @@ fn an_unhealthy_container_reads_the_same_in_every_output() {
     );
     hal(&rig).args(["module", "start", &m, "--no-wait"]).run();
     let sick = eventually(Duration::from_secs(30), || {
-        status(&rig, &m)["state"] == "degraded"
+        rig.status(&m).state() == "degraded"
     });
-    assert!(sick, "{}", status(&rig, &m));
+    assert!(sick, "{}", rig.status(&m));
     rig::wait_out(
         "the age past which a status describes running containers without inspecting them",
         Duration::from_secs(11),
     );
     for _ in 0..2 {
-        let s = status(&rig, &m);
+        let s = rig.status(&m);
         assert_eq!(s["state"], "degraded", "{s}");
         assert_eq!(s["services"][0]["health"], "unhealthy", "{s}");
         let table = hal(&rig).args(["status", &m]).code(3);
@@ -255,7 +249,7 @@ fn compose(rig: &Rig, m: &str, args: &[&str]) {
 
 /// `m` reads `state` in every output (JSON, table, `-q`, `--failed`); its reason.
 fn reads_everywhere(rig: &Rig, m: &str, state: &str) -> String {
-    let s = status(rig, m);
+    let s = rig.status(m);
     assert_eq!(s["state"], state, "{s}");
     let table = hal(rig).args(["status", m]).code(3);
     assert!(table.stdout.contains(state), "{table:?}");
@@ -283,7 +277,7 @@ fn a_service_its_policy_keeps_running_is_not_done_when_stopped_behind_hals_back(
     );
     hal(&rig).args(["module", "start", &m]).code(0);
     // A one-shot that exited 0 is done.
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     for (first, last) in [("web", "db"), ("db", "web")] {
         docker(&["stop", &format!("{m}-{first}-1")]);
         let why = reads_everywhere(&rig, &m, "degraded");
@@ -293,13 +287,13 @@ fn a_service_its_policy_keeps_running_is_not_done_when_stopped_behind_hals_back(
         let why = reads_everywhere(&rig, &m, "failed");
         assert!(why.starts_with("service "), "{why}");
         hal(&rig).args(["module", "start", &m]).code(0);
-        assert_eq!(status(&rig, &m)["state"], "active");
+        assert_eq!(rig.status(&m).state(), "active");
     }
     // A service a person stopped with hal stays expected down; the other is not done.
     hal(&rig)
         .args(["module", "stop", &format!("{m}/web")])
         .code(0);
-    assert_eq!(status(&rig, &m)["state"], "active");
+    assert_eq!(rig.status(&m).state(), "active");
     docker(&["stop", &format!("{m}-db-1")]);
     let why = reads_everywhere(&rig, &m, "failed");
     assert!(why.contains("service db "), "{why}");
@@ -308,7 +302,7 @@ fn a_service_its_policy_keeps_running_is_not_done_when_stopped_behind_hals_back(
     hal(&rig).args(["module", "stop", &m]).code(0);
     compose(&rig, &m, &["up", "-d"]);
     compose(&rig, &m, &["stop", "-t", "0"]);
-    let s = status(&rig, &m);
+    let s = rig.status(&m);
     assert_eq!(s["state"], "inactive", "{s}");
     assert_eq!(s["services"][0]["state"], "exited", "{s}");
     assert!(!failed(&rig).contains(&m), "{s}");
@@ -343,6 +337,6 @@ fn watch_starts_again_a_service_stopped_behind_its_back() {
         w.expect(Duration::from_secs(45), |l| {
             l.starts_with(&format!("{m}: restarted, active ("))
         });
-        assert_eq!(status(&rig, &m)["state"], "active");
+        assert_eq!(rig.status(&m).state(), "active");
     }
 }

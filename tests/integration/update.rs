@@ -29,14 +29,6 @@ fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {
     rig.stack(short, s)
 }
 
-fn reason(rig: &Rig, module: &str) -> String {
-    let st = hal(rig).args(["--json", "status", module]).run();
-    st.json()["modules"][0]["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[test]
 fn an_image_that_exits_is_rolled_back() {
     let Some(rig) = with_registry() else { return };
@@ -62,9 +54,9 @@ fn an_image_that_exits_is_rolled_back() {
         local_id(&format!("hal-previous/{m}:app")).as_deref(),
         Some(v1.as_str())
     );
-    let st = hal(&rig).args(["--json", "status", &m]).code(0);
-    assert_eq!(st.state_of(&m), "active", "{st}");
-    let why = reason(&rig, &m);
+    let st = rig.status(&m).code(0);
+    assert_eq!(st.state(), "active", "{st}");
+    let why = rig.status(&m).reason().to_string();
     assert!(why.contains("rolled back app at "), "{why}");
     assert!(why.contains("new image did not start"), "{why}");
     // The failed container's last words are kept, as for a failed start.
@@ -72,7 +64,7 @@ fn an_image_that_exits_is_rolled_back() {
     assert!(st.stdout.contains("bad image"), "{st}");
     // reset-failed forgets the rollback.
     hal(&rig).args(["reset-failed", &m]).code(0);
-    assert!(!reason(&rig, &m).contains("rolled back"));
+    assert!(!rig.status(&m).reason().contains("rolled back"));
 }
 
 #[test]
@@ -110,7 +102,7 @@ fn an_unhealthy_image_is_rolled_back_then_a_good_one_applied() {
     assert_eq!(doc["changed"], true, "{run}");
     assert_eq!(doc["rolled_back"], false, "{run}");
     assert_eq!(running(&m, "app").0, v3);
-    assert!(!reason(&rig, &m).contains("rolled back"));
+    assert!(!rig.status(&m).reason().contains("rolled back"));
     assert_eq!(
         local_id(&format!("hal-previous/{m}:app")).as_deref(),
         Some(v1.as_str()),
@@ -144,8 +136,8 @@ fn an_unreachable_registry_recreates_nothing() {
     );
     assert!(run.stdout.contains(&format!("{m}: up to date")), "{run}");
     assert_eq!(running(&m, "app"), before, "recreated: {run}");
-    let st = hal(&rig).args(["--json", "status", &m]).code(0);
-    assert_eq!(st.state_of(&m), "active");
+    let st = rig.status(&m).code(0);
+    assert_eq!(st.state(), "active");
     docker(&["rmi", &image]);
 }
 
@@ -314,9 +306,9 @@ fn a_restart_that_pulls_a_broken_image_rolls_back() {
         "{run}"
     );
     assert_eq!(running(&m, "app").0, v1);
-    let st = hal(&rig).args(["--json", "status", &m]).code(0);
-    assert_eq!(st.state_of(&m), "active", "{st}");
-    assert!(reason(&rig, &m).contains("rolled back app"), "{st}");
+    let st = rig.status(&m).code(0);
+    assert_eq!(st.state(), "active", "{st}");
+    assert!(rig.status(&m).reason().contains("rolled back app"), "{st}");
 }
 
 #[test]
@@ -328,8 +320,8 @@ fn an_update_counts_as_a_start_only_when_it_recreates() {
     let m = gated(&rig, "limit", &repo);
     let _previous = Previous(vec![m.clone()]);
     let used = || {
-        let st = hal(&rig).args(["--json", "status", &m]).run();
-        st.json()["modules"][0]["limit"]["used"].as_u64().unwrap()
+        let st = rig.status(&m);
+        st["limit"]["used"].as_u64().unwrap()
     };
     hal(&rig).args(["start", "--pull", "always", &m]).code(0);
     assert_eq!(used(), 1);
@@ -449,9 +441,9 @@ fn a_start_that_pulls_a_broken_image_rolls_back_but_not_with_no_wait() {
         "{run}"
     );
     assert_eq!(running(&m, "app").0, v1, "not back on v1: {run}");
-    let st = hal(&rig).args(["--json", "status", &m]).code(0);
-    assert_eq!(st.state_of(&m), "active", "{st}");
-    assert!(reason(&rig, &m).contains("rolled back app"), "{st}");
+    let st = rig.status(&m).code(0);
+    assert_eq!(st.state(), "active", "{st}");
+    assert!(rig.status(&m).reason().contains("rolled back app"), "{st}");
 
     // --no-wait: the new image runs, however it fares; nothing is rolled back.
     hal(&rig).args(["stop", &m]).code(0);

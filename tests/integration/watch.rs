@@ -6,12 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
-use crate::rig::{self, Rig, containers, docker, eventually, hal, path_str, stack};
-
-/// A module of one service that Docker keeps running.
-fn idle(rig: &Rig, short: &str) -> String {
-    rig.stack(short, stack().service("app").keeps_running())
-}
+use crate::rig::{self, containers, docker, eventually, hal, path_str, stack};
 
 /// The one container of a single-service module.
 pub(crate) fn container_of(m: &str) -> String {
@@ -23,7 +18,7 @@ pub(crate) fn container_of(m: &str) -> String {
 #[test]
 fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
     let Some(rig) = rig::engine() else { return };
-    let m = idle(&rig, "app");
+    let m = rig.idle("app");
     hal(&rig).args(["module", "start", &m]).code(0);
     let before = docker(&["inspect", "-f", "{{.Id}}", &container_of(&m)]);
 
@@ -49,8 +44,8 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
     let again = docker(&["inspect", "-f", "{{.State.StartedAt}}", &container_of(&m)]);
     assert_ne!(started, again, "the container was not started again");
     // The automatic restart counted against the limit.
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    assert_eq!(doc["modules"][0]["limit"]["used"], 2, "{doc}");
+    let doc = rig.status(&m);
+    assert_eq!(doc["limit"]["used"], 2, "{doc}");
 
     let (code, took) = w.signal("TERM");
     assert_eq!(code, Some(0), "{}", w.dump());
@@ -65,7 +60,7 @@ fn watch_restarts_a_killed_container_and_ends_on_sigterm() {
 fn a_stack_made_after_the_watch_started_is_read_at_the_next_pass() {
     let Some(rig) = rig::engine() else { return };
     // A stack from the start, so the watch is connected to the engine's events.
-    idle(&rig, "first");
+    rig.idle("first");
     let mut w = Watch::spawn_with(&rig, &[], &["--interval", "10s", "--resync", "1h"]);
     // Its first pass (which would find any stack) is over, the next is 10 s on.
     w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
@@ -119,10 +114,10 @@ fn watch_restarts_a_container_that_stays_unhealthy() {
 #[test]
 fn watch_leaves_alone_what_a_person_stopped_or_hal_never_started() {
     let Some(rig) = rig::engine() else { return };
-    let stopped = idle(&rig, "stopped");
-    let foreign = idle(&rig, "foreign");
-    let never = idle(&rig, "never");
-    let canary = idle(&rig, "canary");
+    let stopped = rig.idle("stopped");
+    let foreign = rig.idle("foreign");
+    let never = rig.idle("never");
+    let canary = rig.idle("canary");
     hal(&rig)
         .args(["module", "start", &stopped, &canary])
         .code(0);
@@ -182,7 +177,7 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
     hal(&rig)
         .args(["module", "start", "--timeout", "30s", &m])
         .code(1);
-    let canary = idle(&rig, "canary");
+    let canary = rig.idle("canary");
     hal(&rig).args(["module", "start", &canary]).code(0);
     let mut w = Watch::spawn(&rig, &[]);
     let held = w.expect(Duration::from_secs(50), |l| {
@@ -235,10 +230,10 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
             && lines_about(&later, &m, "held").is_empty(),
         "{later:?}"
     );
-    let doc = hal(&rig).args(["--json", "status", &m]).run().json();
-    assert_eq!(doc["modules"][0]["state"], "failed", "{doc}");
+    let doc = rig.status(&m);
+    assert_eq!(doc["state"], "failed", "{doc}");
     // Held, and until when: in the document and in the table.
-    let held_doc = &doc["modules"][0]["held"];
+    let held_doc = &doc["held"];
     assert!(
         held_doc["until"].as_str().is_some_and(|u| u.ends_with('Z')),
         "{doc}"
@@ -256,10 +251,7 @@ fn a_crash_loop_under_watch_is_held_after_burst_restarts_and_on_failure_runs() {
         "{table:?}"
     );
     assert!(
-        doc["modules"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("start limit hit"),
+        doc["reason"].as_str().unwrap().contains("start limit hit"),
         "{doc}"
     );
 }
@@ -360,7 +352,7 @@ fn watch_survives_losing_the_engine_and_acts_again_when_it_returns() {
     let Some(()) = rig::need("socat", "-V") else {
         return;
     };
-    let m = idle(&rig, "app");
+    let m = rig.idle("app");
     hal(&rig).args(["module", "start", &m]).code(0);
     let sock = format!("/tmp/hal-{}.sock", rig.prefix);
     let mut proxy = Proxy::start(&sock);

@@ -22,6 +22,7 @@ pub(crate) mod machine;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod spy;
+pub(crate) mod status;
 pub(crate) mod systemd;
 pub(crate) mod tls;
 pub(crate) mod watch;
@@ -184,6 +185,12 @@ impl Rig {
         name
     }
 
+    /// Writes stack `short`: one service, `app`, idle, that Docker keeps
+    /// running (the fixture most areas start from); returns the module name.
+    pub(crate) fn idle(&self, short: &str) -> String {
+        self.stack(short, stack().service("app").keeps_running())
+    }
+
     /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.
     pub(crate) fn stack_dir(&self, short: &str) -> String {
         let name = self.name(short);
@@ -234,10 +241,7 @@ impl Rig {
 
     /// What `hal --json status MODULE` says the module's state is.
     pub(crate) fn state_of(&self, module: &str) -> String {
-        hal(self)
-            .args(["--json", "status", module])
-            .run()
-            .state_of(module)
+        self.status(module).state().to_string()
     }
 }
 

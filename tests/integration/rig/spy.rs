@@ -1,29 +1,44 @@
-//! A compose stand-in that runs the real compose and records each call as it
-//! returns, so a test knows how far hal got in a verb (say, that it is in its
-//! wait for health, which reads the Engine API alone).
+//! The one compose spy: a stand-in that runs the real compose and records each
+//! call as it starts (did hal run compose at all?) and as it returns (how far
+//! hal got in a verb: say, that it is in its wait for health, which reads the
+//! Engine API alone).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Rig, eventually, script};
 
-/// The calls of compose that returned, for every hal run of a rig.
+/// The calls of compose, made and returned, for every hal run of a rig.
 pub(crate) struct ComposeCalls {
+    called: PathBuf,
     log: PathBuf,
 }
 
 impl ComposeCalls {
     /// Puts the recorder in front of compose for every later hal run of `rig`.
     pub(crate) fn install(rig: &mut Rig) -> ComposeCalls {
+        let called = rig.dir.join("compose-calls.log");
         let log = rig.dir.join("compose-returned.log");
         let body = format!(
-            "#!/bin/sh\ndocker compose \"$@\"\nrc=$?\necho \"$*\" >> '{}'\nexit $rc\n",
+            "#!/bin/sh\necho \"$*\" >> '{}'\ndocker compose \"$@\"\nrc=$?\necho \"$*\" >> '{}'\nexit $rc\n",
+            called.display(),
             log.display()
         );
         let path = script(&rig.dir, "compose-recorder", &body);
         rig.env
             .push(("HAL_COMPOSE".into(), path.display().to_string()));
-        ComposeCalls { log }
+        ComposeCalls { called, log }
+    }
+
+    /// Every call made since the last [`ComposeCalls::forget`], one line each
+    /// (its arguments); "" when hal ran no compose.
+    pub(crate) fn calls(&self) -> String {
+        std::fs::read_to_string(&self.called).unwrap_or_default()
+    }
+
+    /// Forgets the calls made so far: [`ComposeCalls::calls`] starts again empty.
+    pub(crate) fn forget(&self) {
+        std::fs::write(&self.called, "").unwrap();
     }
 
     /// How many `compose … up …` calls have returned.

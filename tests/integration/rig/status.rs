@@ -1,0 +1,100 @@
+//! What `hal --json status MODULE` says of one module, as a typed document, so
+//! a test asks `rig.status(&m).state()` instead of writing the query and
+//! walking `["modules"][0]` by hand each time.
+
+use std::cell::OnceCell;
+use std::ops::Index;
+
+use serde_json::Value;
+
+use super::{Rig, Run, hal};
+
+/// One module's entry in a `hal --json status MODULE` document, with the run
+/// that printed it (its exit code and raw output stay at hand).
+#[derive(Debug)]
+pub(crate) struct ModuleDoc {
+    /// The status run itself: exit code, stdout, stderr.
+    pub run: Run,
+    name: String,
+    doc: OnceCell<Value>,
+}
+
+impl Rig {
+    /// `hal --json status MODULE`, whatever its exit code; [`ModuleDoc::code`]
+    /// asserts one.
+    pub(crate) fn status(&self, module: &str) -> ModuleDoc {
+        ModuleDoc::of(hal(self).args(["--json", "status", module]).run(), module)
+    }
+}
+
+impl ModuleDoc {
+    /// Module `name`'s entry in the status document `run` printed.
+    pub(crate) fn of(run: Run, name: &str) -> ModuleDoc {
+        ModuleDoc {
+            run,
+            name: name.to_string(),
+            doc: OnceCell::new(),
+        }
+    }
+
+    /// Asserts the status run's exit code, printing its output if it differs.
+    #[track_caller]
+    pub(crate) fn code(self, want: i32) -> ModuleDoc {
+        self.run.expect(want);
+        self
+    }
+
+    /// The module's entry (`{"name": …, "state": …, …}`).
+    pub(crate) fn entry(&self) -> &Value {
+        let doc = self.whole();
+        doc["modules"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no modules array: {}", self.run))
+            .iter()
+            .find(|m| m["name"] == self.name.as_str())
+            .unwrap_or_else(|| panic!("{} not in the status document: {}", self.name, self.run))
+    }
+
+    /// The whole document, parsed once.
+    fn whole(&self) -> &Value {
+        self.doc.get_or_init(|| self.run.json())
+    }
+
+    /// `state`: `active`, `failed`, `inactive`, ….
+    pub(crate) fn state(&self) -> &str {
+        self.entry()["state"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no state: {}", self.run))
+    }
+
+    /// `reason`, or "" when it has none.
+    pub(crate) fn reason(&self) -> &str {
+        self.entry()["reason"].as_str().unwrap_or_default()
+    }
+
+    /// The service rows.
+    pub(crate) fn services(&self) -> &[Value] {
+        self.entry()["services"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no services: {}", self.run))
+    }
+
+    /// Any other field of the entry (`Value::Null` when absent), e.g. `get("limit")["used"]`.
+    pub(crate) fn get(&self, key: &str) -> &Value {
+        &self.entry()[key]
+    }
+}
+
+impl Index<&str> for ModuleDoc {
+    type Output = Value;
+
+    fn index(&self, key: &str) -> &Value {
+        self.get(key)
+    }
+}
+
+impl std::fmt::Display for ModuleDoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.run.fmt(f)
+    }
+}
