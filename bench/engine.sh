@@ -13,7 +13,9 @@
 # Knobs: BENCH_ENGINE_DIR (default /run/hal-bench-13: socket, pid file, exec
 # root, config), BENCH_ENGINE_DATA (default /var/lib/hal-bench-13), and
 # BENCH_ENGINE_POOL (default 10.210.0.0/16: the networks compose makes, which
-# must not overlap the main engine's pools). The engine runs with its own
+# must not overlap the main engine's pools), BENCH_ENGINE_NETNS (default hal-bench-13:
+# its network namespace and cgroup parent; another name runs a second private engine
+# beside the first, with the three knobs above set apart too). The engine runs with its own
 # containerd, in a network namespace of its own (hal-bench-13) with a bridge of its
 # own (hb13), so nothing it does to interfaces reaches the host's docker0; no iptables rules and no live-restore (a
 # restart stops and restarts every container, as on a node with Docker's defaults) unless LIVE_RESTORE=true. The image
@@ -25,7 +27,7 @@ dir=${BENCH_ENGINE_DIR:-/run/hal-bench-13}
 data=${BENCH_ENGINE_DATA:-/var/lib/hal-bench-13}
 pool=${BENCH_ENGINE_POOL:-10.210.0.0/16}
 sock=$dir/docker.sock
-netns=hal-bench-13
+netns=${BENCH_ENGINE_NETNS:-hal-bench-13}
 host=unix://$sock
 
 pid() { [[ -s $dir/docker.pid ]] && kill -0 "$(cat "$dir/docker.pid")" 2>/dev/null && cat "$dir/docker.pid"; }
@@ -60,7 +62,7 @@ start() {
     # nsenter, not `ip netns exec`: that mounts a sysfs of its own, without the cgroups dockerd needs.
     setsid nsenter --net="/run/netns/$netns" dockerd --config-file "$dir/daemon.json" --data-root "$data" --exec-root "$dir/exec" \
         --pidfile "$dir/docker.pid" -H "$host" --bridge=hb13 --iptables=false --ip-masq=false \
-        --cgroup-parent hal-bench-13 >>"$dir/dockerd.log" 2>&1 </dev/null &
+        --cgroup-parent "$netns" >>"$dir/dockerd.log" 2>&1 </dev/null &
     local i
     for i in $(seq 1 120); do
         docker -H "$host" version >/dev/null 2>&1 && break
