@@ -128,13 +128,14 @@ for _ in $(seq 1 600); do
     fi
     sleep 0.2
 done
+hal_last=$(diff_s "$t0" "$(last_start)")
 tail -n +"$((lines_before + 1))" "$tmp/watch.log" >"$tmp/said"
 cp "$tmp/watch.log" "${KEEP_LOG:-/dev/null}"
 repairs=$(grep -cE ': (repairing|recreating the module|restarting):' "$tmp/said" || true)
 waits=$(grep -cE ': waiting on ' "$tmp/said" || true)
 holds=$(grep -cE ': held: ' "$tmp/said" || true)
-say "under hal watch: ${hal_s:-never}s; node: ${states[*]}"
-ok=$(awk -v h="${hal_s:-1e9}" -v d="$docker_s" 'BEGIN { print (h <= 1.2 * d) ? "✓" : "✗" }')
+say "under hal watch: last start ${hal_last}s, all active ${hal_s:-never}s; node: ${states[*]}"
+ok=$(awk -v h="${hal_s:+$hal_last}" -v d="$docker_s" 'BEGIN { print (h != "" && h <= 1.2 * d) ? "✓" : "✗" }')
 
 cat <<MD
 ## Issue 39: an engine restart on a node of $n modules that need each other (bench/engine_restart.sh)
@@ -147,10 +148,12 @@ $CHAINS chains of gw ← tun (network namespace), gw ← db (requires) ← 2 app
 | | time | modules not active after |
 |---|---|---|
 | Docker alone: from the engine's start to the last container it restarted | ${docker_s} s | $docker_down of $n ($docker_containers containers running) |
-| under \`hal watch\`: from the engine's start until \`hal status\` says every module is active | ${hal_s:-never} s | 0 of $n |
+| under \`hal watch\`: from the engine's start to the last container started (by Docker or the watch) | ${hal_last} s | 0 of $n |
+| under \`hal watch\`: from the engine's start until \`hal status\` says every module is active (each container up 1 s, and a status call) | ${hal_s:-never} s | 0 of $n |
 
 Node state seen by \`hal status\` on the way under the watch: ${states[*]}. The watch logged $repairs repairs,
-$waits waits on a requirement, $holds holds. Goal (every module active within 1.2 × Docker's time): $ok.
+$waits waits on a requirement, $holds holds. Goal (every container of every module started within 1.2 × the time
+Docker alone takes to start the containers it can, the same measure): $ok.
 
 What the watch logged (first lines):
 
