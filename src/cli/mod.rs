@@ -185,12 +185,19 @@ pub enum ModuleCommand {
     Status(StatusArgs),
 
     /// Start modules and wait until they are active.
+    ///
+    /// What a module requires (`requires`, or inferred from compose) starts first, said on stderr
+    /// (`db: starting first (app requires it)`; --json: `pulled_in_by`); an active one is left
+    /// alone. A requirement that fails fails its dependents untried (`app: not started: db did not start`).
     #[command(
         after_help = "Examples:\n  hal start web\n  hal module start --all --pull missing\n  hal start web --no-wait\n  hal start 'mail*' web/worker"
     )]
     Start(StartArgs),
 
     /// Stop modules: their containers and network go (named volumes stay), or the unit stops.
+    ///
+    /// The modules that require them and are up stop first, said on stderr (`app: stopping first
+    /// (requires db)`; --json: `stopped_first_for`; --dry-run lists them). --all stops dependents first.
     #[command(
         after_help = "Examples:\n  hal stop web\n  hal module stop --all --yes\n  hal stop -t 60s web\n  hal stop web/worker"
     )]
@@ -209,6 +216,9 @@ pub enum ModuleCommand {
     Logs(LogsArgs),
 
     /// List the modules of this node and where each is defined (no engine call).
+    ///
+    /// With each module's edges (what it requires or comes after) and where each came from: the
+    /// config's key and line, or the compose file and key (`edges` in --json). A cycle is exit 2.
     #[command(after_help = "Examples:\n  hal list\n  hal module list --json")]
     List,
 

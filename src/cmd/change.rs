@@ -5,6 +5,7 @@ use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::outcome::StartOpts;
 use crate::module::target::Target;
+use crate::run::pulled::{self, Expanded};
 use crate::run::{self, Verb};
 
 pub(crate) async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -53,6 +54,7 @@ async fn run(
     // refused before anything is touched.
     run::check_reachable(&ctx.node, &targets, &verb).await?;
     run::check_services(&ctx.node, &targets).await?;
+    let Expanded { targets, because } = expand(ctx, targets, &verb).await?;
     if t.all && confirm_all && !targets.is_empty() {
         let question = format!("{} all {} modules?", verb.name(), targets.len());
         if !ctx.ui.confirm(&question)? {
@@ -69,7 +71,7 @@ async fn run(
         let more = run::follow::restart_dependents(node, &ctx.ui, &reports, opts, jobs, &each);
         reports.extend(more.await);
     }
-    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
+    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed(), &because);
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }
 
@@ -77,12 +79,34 @@ async fn run(
 async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Exit> {
     run::check_reachable(&ctx.node, &targets, verb).await?;
     run::check_services(&ctx.node, &targets).await?;
+    let Expanded { targets, because } = expand(ctx, targets, verb).await?;
     let began = std::time::Instant::now();
     let action = verb.name();
     let reports = run::would::plan(&ctx.node, targets, verb).await;
     for r in &reports {
         crate::output::reports::finished(&ctx.ui, action, r);
     }
-    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed());
+    crate::output::reports::end(&ctx.ui, action, &reports, began.elapsed(), &because);
     Ok(Exit::Ok)
+}
+
+/// A start's targets with what they require and is not up; a stop's with
+/// what requires them and is up; each added module said on stderr.
+async fn expand(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Expanded> {
+    let (expanded, starting) = match verb {
+        Verb::Start { .. } => (pulled::pull_in(&ctx.node, targets).await?, true),
+        Verb::Stop { .. } => (pulled::push_out(&ctx.node, targets).await?, false),
+        _ => {
+            return Ok(Expanded {
+                targets,
+                because: Default::default(),
+            });
+        }
+    };
+    for t in &expanded.targets {
+        if let Some(why) = expanded.because.get(&t.module.name) {
+            ctx.ui.note(&pulled::words(&t.module.name, why, starting));
+        }
+    }
+    Ok(expanded)
 }

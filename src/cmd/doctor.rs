@@ -2,6 +2,7 @@
 
 mod adopt;
 mod check;
+mod deps;
 mod history;
 mod identity;
 mod init;
@@ -49,6 +50,7 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(local::services_root(ctx));
     checks.push(modules::summary(ctx, &problems, compose.is_some()));
     checks.extend(problems);
+    checks.push(deps::check(ctx));
     checks.push(ident);
     checks.push(pools_line);
     checks.push(history_line);

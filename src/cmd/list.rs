@@ -12,7 +12,8 @@ pub(crate) fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     for why in crate::stack::project_name::mismatches(&ctx.node.inventory.modules) {
         ctx.ui.warn(&why);
     }
-    let entries = render::list_entries(&ctx.node.inventory.modules);
+    let graph = ctx.node.graph()?;
+    let entries = render::list_entries(&ctx.node.inventory.modules, Some(graph));
     if entries.is_empty() {
         ctx.ui.nothing(&format!(
             "no modules: no stack directories under {} and no host units in the config",

@@ -73,8 +73,9 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     })
 }
 
-/// Runs the plan, critical modules first, all of them before the rest
-/// begins; says each failure, and reports every module.
+/// Runs the plan, critical modules (and what they require) first, all of
+/// them before the rest begins, each round in dependency order; says each
+/// failure, and reports every module.
 async fn rescue<'a>(
     ctx: &Ctx,
     plan: &'a [Step],
@@ -86,7 +87,9 @@ async fn rescue<'a>(
         timeout,
     };
     let verb = Verb::Rescue { opts };
-    let (first, rest): (Vec<&Step>, Vec<&Step>) = plan.iter().partition(|s| s.critical);
+    let first_names = critical_first(ctx, plan);
+    let (first, rest): (Vec<&Step>, Vec<&Step>) =
+        plan.iter().partition(|s| first_names.contains(&s.name));
     let mut done = Vec::new();
     for batch in [first, rest] {
         let mods: Vec<Module> = batch
@@ -122,6 +125,30 @@ async fn rescue<'a>(
         exit = Exit::Failed;
     }
     (rows, exit)
+}
+
+/// The modules rescued in the first round: the critical ones and what they
+/// require or come after among the plan (a critical module's requirement
+/// goes before it). Each round then goes in the graph's layers.
+fn critical_first(ctx: &Ctx, plan: &[Step]) -> Vec<String> {
+    let mut out: Vec<String> = plan
+        .iter()
+        .filter(|s| s.critical)
+        .map(|s| s.name.clone())
+        .collect();
+    let Ok(graph) = ctx.node.graph() else {
+        return out;
+    };
+    let mut i = 0;
+    while i < out.len() {
+        for e in graph.of(&out[i]) {
+            if plan.iter().any(|s| s.name == e.to) && !out.contains(&e.to) {
+                out.push(e.to.clone());
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Waits a bounded time for a Docker engine that does not answer.

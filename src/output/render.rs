@@ -3,6 +3,7 @@
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
+use crate::module::deps::{Graph, Origin, Strength};
 use crate::module::last_run::Run;
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::module::{Kind, Module};
@@ -167,9 +168,82 @@ pub(crate) struct ListEntry<'a> {
     pub scope: Option<&'static str>,
     pub valid: bool,
     pub reason: Option<&'a str>,
+    /// What the module requires or comes after, each edge with its origin.
+    pub edges: Vec<EdgeJson>,
 }
 
-pub(crate) fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
+/// One edge out of a module, as `list` shows it.
+#[derive(Serialize)]
+pub(crate) struct EdgeJson {
+    /// The module it requires or comes after.
+    pub to: String,
+    /// `requires` (hard) or `after` (order only).
+    pub strength: &'static str,
+    /// `declared`, `namespace`, `network` or `link`.
+    pub tie: &'static str,
+    pub origin: OriginJson,
+}
+
+/// Where an edge came from: the config's key and line, or a compose file's key.
+#[derive(Serialize)]
+#[serde(tag = "source", rename_all = "lowercase")]
+pub(crate) enum OriginJson {
+    Config {
+        key: &'static str,
+        line: Option<usize>,
+    },
+    Compose {
+        file: String,
+        key: String,
+    },
+}
+
+fn edges_of(graph: Option<&Graph>, module: &str) -> Vec<EdgeJson> {
+    let Some(g) = graph else {
+        return Vec::new();
+    };
+    g.of(module)
+        .into_iter()
+        .map(|e| EdgeJson {
+            to: e.to.clone(),
+            strength: match e.strength {
+                Strength::Requires => "requires",
+                Strength::After => "after",
+            },
+            tie: e.tie.word(),
+            origin: match &e.origin {
+                Origin::Config { key, line } => OriginJson::Config { key, line: *line },
+                Origin::Compose { file, key } => OriginJson::Compose {
+                    file: file.display().to_string(),
+                    key: key.clone(),
+                },
+            },
+        })
+        .collect()
+}
+
+/// An edge in `list`'s table: `db (requires: config line 3)`,
+/// `gw (requires, namespace: compose.yaml services.vpn.network_mode)`.
+fn edge_words(e: &EdgeJson) -> String {
+    let how = match e.tie {
+        "declared" => e.strength.to_string(),
+        tie => format!("{}, {tie}", e.strength),
+    };
+    let origin = match &e.origin {
+        // The key is the edge's strength: the line says the rest.
+        OriginJson::Config { line: Some(l), .. } => format!("config line {l}"),
+        OriginJson::Config { line: None, .. } => "config".to_string(),
+        OriginJson::Compose { file, key } => {
+            let name = std::path::Path::new(file)
+                .file_name()
+                .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+            format!("{name} {key}")
+        }
+    };
+    format!("{} ({how}: {origin})", e.to)
+}
+
+pub(crate) fn list_entries<'a>(modules: &'a [Module], graph: Option<&Graph>) -> Vec<ListEntry<'a>> {
     modules
         .iter()
         .map(|m| {
@@ -189,6 +263,7 @@ pub(crate) fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
                 scope,
                 valid: reason.is_none(),
                 reason,
+                edges: edges_of(graph, &m.name),
             }
         })
         .collect()
@@ -196,18 +271,29 @@ pub(crate) fn list_entries(modules: &[Module]) -> Vec<ListEntry<'_>> {
 
 pub(crate) fn list_table(entries: &[ListEntry<'_>], color: bool) -> String {
     let mut t = table(color);
-    t.set_header(["MODULE", "KIND", "SOURCE"]);
+    // The edges' column only on a node that has edges.
+    let deps = entries.iter().any(|e| !e.edges.is_empty());
+    if deps {
+        t.set_header(["MODULE", "KIND", "SOURCE", "DEPENDS ON"]);
+    } else {
+        t.set_header(["MODULE", "KIND", "SOURCE"]);
+    }
     for e in entries {
         let kind = if e.valid || !color {
             Cell::new(e.kind)
         } else {
             Cell::new(e.kind).fg(Color::Red)
         };
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(e.name),
             kind,
             Cell::new(e.reason.map_or_else(|| e.source.clone(), str::to_string)),
-        ]);
+        ];
+        if deps {
+            let words: Vec<String> = e.edges.iter().map(edge_words).collect();
+            row.push(Cell::new(words.join("\n")));
+        }
+        t.add_row(row);
     }
     trim_lines(t.trim_fmt())
 }

@@ -1,5 +1,6 @@
 //! What a verb did to each module, for people (a line each as it finishes, warnings, errors, a summary) or for scripts (one document at the end).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::output::render::state_colors;
@@ -50,9 +51,31 @@ pub(crate) fn finished(ui: &Ui, action: &'static str, r: &Report) {
 
 /// Ends a verb's output: the one document for scripts (modules in the given
 /// order), or for several modules a summary on stderr for people.
-pub(crate) fn end(ui: &Ui, action: &'static str, reports: &[Report], took: Duration) {
+/// For a start or stop that added modules, `because` says, for each, which
+/// modules of the call it was added for (`pulled_in_by` of a start's
+/// requirement, `stopped_first_for` of a stop's dependent).
+pub(crate) fn end(
+    ui: &Ui,
+    action: &'static str,
+    reports: &[Report],
+    took: Duration,
+    because: &BTreeMap<String, Vec<String>>,
+) {
     if ui.format() == Format::Json {
-        let docs: Vec<_> = reports.iter().map(|r| r.to_json(action)).collect();
+        let docs: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                let mut doc = r.to_json(action);
+                if let Some(why) = because.get(&r.module.name) {
+                    if action == "stop" {
+                        doc.stopped_first_for = Some(why.clone());
+                    } else {
+                        doc.pulled_in_by = Some(why.clone());
+                    }
+                }
+                doc
+            })
+            .collect();
         ui.show(&Modules::new(&docs));
         return;
     }

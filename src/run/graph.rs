@@ -3,30 +3,31 @@
 use std::collections::BTreeMap;
 
 use crate::error::HalError;
+use crate::module::config::Config;
 use crate::module::deps::{Edge, Graph, Origin, Strength, Ties, infer};
+use crate::module::inventory::Inventory;
 use crate::module::{Kind, Module};
-use crate::run::node::Node;
 
 /// Below this many stacks a thread costs more than it saves.
 const PARALLEL_FROM: usize = 64;
 
 /// Builds the graph; a `requires` naming no module, or a cycle (declared or
 /// inferred), is a config error naming it (exit 2).
-pub(super) fn build(node: &Node) -> Result<Graph, HalError> {
-    let declared = node.config.declared_edges();
+pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, HalError> {
+    let declared = config.declared_edges();
     for e in declared.iter().filter(|e| e.strength == Strength::Requires) {
-        if node.inventory.get(&e.to).is_none() {
-            return Err(node.config.key_error(
+        if inventory.get(&e.to).is_none() {
+            return Err(config.key_error(
                 &format!("module.{}.requires", e.from),
                 format!(
                     "{:?} is no module (`hal module list` shows the modules in {})",
                     e.to,
-                    node.inventory.root.display()
+                    inventory.root.display()
                 ),
             ));
         }
     }
-    let stacks: Vec<&Module> = node.inventory.stacks().collect();
+    let stacks: Vec<&Module> = inventory.stacks().collect();
     let ties = read_ties(&stacks);
     let (inferred, unowned) = infer(&ties);
     let mut edges: Vec<Edge> = declared;
@@ -38,7 +39,7 @@ pub(super) fn build(node: &Node) -> Result<Graph, HalError> {
             Some(Origin::Config { key, .. }) => format!("module.{}.{key}", cycle[0]),
             _ => format!("module.{}", cycle[0]),
         };
-        return Err(node.config.key_error(&key, words));
+        return Err(config.key_error(&key, words));
     }
     Ok(graph)
 }

@@ -6,6 +6,7 @@ pub(crate) mod follow;
 mod graph;
 pub(crate) mod node;
 pub(crate) mod node_state;
+pub(crate) mod pulled;
 mod report;
 mod settle;
 pub(crate) mod status;
@@ -75,8 +76,8 @@ impl Verb {
     }
 }
 
-/// Runs `verb` on every module, at most `jobs` at once, modules named in a
-/// module's `after` first (last when stopping); reports come back in the given order.
+/// Runs `verb` on every module, at most `jobs` at once, what a module
+/// requires or comes after first (last when stopping); reports come back in the given order.
 pub(crate) async fn run(
     node: &Node,
     progress: &dyn Progress,
@@ -89,7 +90,8 @@ pub(crate) async fn run(
 }
 
 /// Runs `verb` on every target (a module, or one service of a stack), at
-/// most `jobs` at once, in `after` order, telling `finished` about each as
+/// most `jobs` at once, in the graph's order (a module whose requirement
+/// failed in this run is left untried), telling `finished` about each as
 /// soon as its work is over (in the order they finish, after its progress is
 /// `done`); the reports still come back in the given order.
 ///
@@ -104,21 +106,18 @@ pub(crate) async fn run_targets(
     jobs: usize,
     finished: &dyn Fn(&Report),
 ) -> Vec<Report> {
-    let mut names: Vec<String> = Vec::new();
-    for t in &targets {
-        if !names.contains(&t.module.name) {
-            names.push(t.module.name.clone());
-        }
-    }
+    let names = pulled::names_of(&targets);
     let stopping = matches!(verb, Verb::Stop { .. });
-    let layers = node.layers(&names, stopping);
+    let layers = pulled::layers(node, &names, stopping);
+    let mut failed: Vec<String> = Vec::new();
     let mut reports: Vec<(usize, Report)> = Vec::with_capacity(targets.len());
     for layer in layers {
-        let batch: Vec<(usize, &Target)> = targets
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| layer.contains(&t.module.name))
-            .collect();
+        let (batch, untried) =
+            pulled::split(node, verb.name(), stopping, &targets, &layer, &failed);
+        for (i, report) in untried {
+            finished(&report);
+            reports.push((i, report));
+        }
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
         let mut done = stream::iter(batch)
             .map(|(i, t)| {
@@ -146,6 +145,12 @@ pub(crate) async fn run_targets(
             finished(&report);
             reports.push((i, report));
         }
+        failed.extend(
+            reports
+                .iter()
+                .filter(|(_, r)| !r.came_up())
+                .map(|(_, r)| r.module.name.clone()),
+        );
     }
     reports.sort_by_key(|(i, _)| *i);
     reports.into_iter().map(|(_, r)| r).collect()

@@ -96,7 +96,10 @@ impl Node {
     /// what compose reads. Built once, on first use (`status` never needs
     /// it); a cycle or a `requires` naming no module is a config error (exit 2).
     pub(crate) fn graph(&self) -> anyhow::Result<&Graph> {
-        match self.graph.get_or_init(|| super::graph::build(self)) {
+        match self
+            .graph
+            .get_or_init(|| super::graph::build(&self.config, &self.inventory))
+        {
             Ok(g) => Ok(g),
             Err(e) => Err(e.clone().into()),
         }

@@ -47,9 +47,35 @@ pub(crate) struct ReportJson {
     /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would: Option<Would>,
+    /// Only for a module a start pulled in: the modules of the call that require it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pulled_in_by: Option<Vec<String>>,
+    /// Only for a module a stop stopped first: the modules of the call it requires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_first_for: Option<Vec<String>>,
 }
 
 impl Report {
+    /// The report of a target left untried, and why.
+    pub(crate) fn untried(t: &crate::module::target::Target, why: anyhow::Error) -> Report {
+        Report {
+            module: t.module.clone(),
+            service: t.service.clone(),
+            result: Err(why),
+            took: Duration::ZERO,
+            changed: false,
+            would: None,
+        }
+    }
+
+    /// Whether a start-like verb left the module up, as far as a dependent
+    /// cares: no error and not failed.
+    pub(crate) fn came_up(&self) -> bool {
+        self.result
+            .as_ref()
+            .is_ok_and(|o| !matches!(o.state, State::Failed))
+    }
+
     pub(crate) fn exit(&self) -> Exit {
         self.result.as_ref().err().map_or(Exit::Ok, exit_of)
     }
@@ -94,6 +120,8 @@ impl Report {
             warnings,
             changed: self.changed && self.result.is_ok(),
             would: self.would,
+            pulled_in_by: None,
+            stopped_first_for: None,
         }
     }
 }

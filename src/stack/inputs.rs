@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use yaml_serde::Value;
 
 use crate::module::compose_files::COMPOSE_FILES;
+use crate::module::deps::Use;
 use crate::module::dotenv;
 
 /// The override files compose adds to a default file, in its order of preference.
@@ -46,7 +47,7 @@ pub(crate) struct Inputs {
     /// The project name the files ask for (`name:`), if any.
     pub name: Option<String>,
     /// What the project uses from other projects, and what it offers them.
-    pub outside: ties::Outside,
+    pub outside: Outside,
 }
 
 impl Inputs {
@@ -60,6 +61,17 @@ impl Inputs {
         }
         self.name.as_deref().map(|n| (n, "name:"))
     }
+}
+
+/// The raw facts, before the project's name is known.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Outside {
+    /// Each service and its `container_name`, if set.
+    pub(super) services: BTreeMap<String, Option<String>>,
+    /// Each network the project creates: its key and its `name:`, if set.
+    pub(super) networks: BTreeMap<String, Option<String>>,
+    /// What it uses that it does not create.
+    pub(super) uses: Vec<Use>,
 }
 
 /// Why hal cannot say what compose reads.
@@ -122,7 +134,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
         files: Vec::new(),
         name: None,
         seen: Vec::new(),
-        outside: ties::Outside::default(),
+        outside: Outside::default(),
         extending: false,
     };
     if dotenv_path.is_file() {
@@ -163,7 +175,7 @@ struct Reader {
     name: Option<String>,
     /// Documents already read (an include or extends cycle ends here).
     seen: Vec<PathBuf>,
-    outside: ties::Outside,
+    outside: Outside,
     /// Reading an `extends:` target: its services are not the project's.
     extending: bool,
 }

@@ -202,7 +202,7 @@ fn an_engine_restart_under_the_watch_brings_a_node_of_dependents_back() {
     }
     let doc = hal(&rig).args(["--json", "status"]).code(0).json();
     assert_eq!(doc["node"], "running", "{doc}");
-    let mut w = crate::rig::watch::Watch::spawn(&rig, &[]);
+    let w = crate::rig::watch::Watch::spawn(&rig, &[]);
 
     let revive = Revive;
     rig.engine_restarted();

@@ -28,6 +28,7 @@ mod compose_rules;
 mod config_manual;
 mod corpus;
 mod daemon_restart;
+mod deps;
 mod doctor;
 mod fastpath;
 mod faults;

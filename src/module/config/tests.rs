@@ -61,6 +61,15 @@ fn errors_name_file_line_and_key() {
         "{e}"
     );
 
+    // A cycle through requires and after together, named at the key that starts it.
+    let e = parse("[module.a]\nrequires = [\"b\"]\n[module.b]\nafter = [\"a\"]\n").unwrap_err();
+    assert!(
+        e.contains("line 2, key module.a.requires") && e.contains("a cycle: a → b → a"),
+        "{e}"
+    );
+    let e = parse("[module.a]\nrequires = [\"../b\"]\n").unwrap_err();
+    assert!(e.contains("line 2, key module.a.requires"), "{e}");
+
     let e = parse("[defaults]\nrestart = { burst = 0, interval = 5 }\n").unwrap_err();
     assert!(e.contains("line 2") && e.contains("burst"), "{e}");
 
@@ -81,4 +90,27 @@ fn auto_update_is_a_schedule_and_a_module_may_opt_out() {
     );
     let e = parse("auto_update_max_failures = 0\n").unwrap_err();
     assert!(e.contains("line 1") && e.contains("at least 1"), "{e}");
+}
+
+#[test]
+fn declared_edges_carry_their_key_and_line() {
+    use crate::module::deps::{Origin, Strength};
+    let c = Config::parse(
+        "[module.app]\nafter = [\"cache\"]\nrequires = [\"db\", \"app\"]\n",
+        Path::new("hal.toml"),
+    )
+    .unwrap();
+    let edges = c.declared_edges();
+    assert_eq!(edges.len(), 2, "a module never requires itself: {edges:?}");
+    let db = edges.iter().find(|e| e.to == "db").unwrap();
+    assert_eq!(db.strength, Strength::Requires);
+    assert_eq!(
+        db.origin,
+        Origin::Config {
+            key: "requires",
+            line: Some(3)
+        }
+    );
+    let cache = edges.iter().find(|e| e.to == "cache").unwrap();
+    assert_eq!(cache.strength, Strength::After);
 }

@@ -204,3 +204,47 @@ fn merge_keys_expand_and_yes_on_stay_strings() {
     assert_eq!(rel(&d, &read(&d).unwrap().files), ["compose.yaml"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn what_a_project_uses_from_others_is_noted_with_its_key() {
+    use crate::module::deps::Tie;
+    let d = tmp("ties");
+    put(
+        &d,
+        "compose.yaml",
+        "networks:\n  own: {}\n  named:\n    name: ${NET:-gwnet}\n  ext:\n    external: true\n    name: shared\n  old:\n    external:\n      name: legacy\n  bare:\n    external: true\nservices:\n  vpn:\n    image: x\n    container_name: gw-main\n    network_mode: \"container:other-main\"\n  web:\n    image: x\n    volumes_from: [\"container:data:ro\", \"svc\"]\n    external_links: [\"cache:redis\"]\n    extends:\n      file: base.yaml\n      service: b\n",
+    );
+    put(
+        &d,
+        "base.yaml",
+        "services:\n  b:\n    network_mode: \"container:not-mine\"\n",
+    );
+    let inputs = read(&d).unwrap();
+    let t = inputs.ties("proj");
+    assert_eq!(
+        t.containers,
+        vec!["gw-main", "proj-web-1", "proj_web_1"],
+        "{t:?}"
+    );
+    let mut nets = t.networks.clone();
+    nets.sort();
+    assert_eq!(nets, vec!["gwnet", "proj_own"]);
+    let uses: Vec<(Tie, &str, &str)> = t
+        .uses
+        .iter()
+        .map(|u| (u.tie, u.name.as_str(), u.key.as_str()))
+        .collect();
+    assert_eq!(
+        uses,
+        vec![
+            (Tie::Network, "shared", "networks.ext"),
+            (Tie::Network, "legacy", "networks.old"),
+            (Tie::Network, "bare", "networks.bare"),
+            (Tie::Namespace, "other-main", "services.vpn.network_mode"),
+            (Tie::Namespace, "data", "services.web.volumes_from"),
+            (Tie::Link, "cache", "services.web.external_links"),
+        ],
+        "an extends target's services are not the project's"
+    );
+    assert!(t.uses.iter().all(|u| u.file == d.join("compose.yaml")));
+}

@@ -1,23 +1,11 @@
 //! What a project's compose files use from other projects (containers, networks), read with the rest of its inputs, so the module graph can tie modules without a second parse.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use yaml_serde::Value;
 
 use super::{Inputs, Reader, strings};
 use crate::module::deps::{Tie, Ties, Use};
-
-/// The raw facts, before the project's name is known.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Outside {
-    /// Each service and its `container_name`, if set.
-    services: BTreeMap<String, Option<String>>,
-    /// Each network the project creates: its key and its `name:`, if set.
-    networks: BTreeMap<String, Option<String>>,
-    /// What it uses that it does not create.
-    uses: Vec<Use>,
-}
 
 impl Inputs {
     /// What the project, run as `project`, creates and uses outside itself.

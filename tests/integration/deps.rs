@@ -1,0 +1,325 @@
+//! End to end: modules that need each other. A start pulls in what a module requires (declared, or
+//! implied by compose: another module's container namespace, an external network it creates), a stop
+//! stops what requires the module first, a requirement that fails fails its dependents untried, `list`
+//! shows each edge and its origin, and a cycle or a `requires` naming no module is exit 2.
+
+use crate::rig::{self, Rig, hal, stack};
+
+/// The node in small: `gw` owns a network and a named container,
+/// `tun` lives in gw's container's namespace, `db` joins gw's network as
+/// an external one, `app` requires `db` in the config.
+struct Node {
+    gw: String,
+    tun: String,
+    db: String,
+    app: String,
+    net: String,
+}
+
+/// Writes the node's stacks, dependents first (the rig removes projects in
+/// the order it made them: a network goes after the containers on it).
+fn node(rig: &Rig) -> Node {
+    let gw = rig.name("gw");
+    let net = format!("{gw}-net");
+    let gw_main = format!("{gw}-main");
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .keeps_running()
+            .network_mode(&format!("\"container:{gw_main}\"")),
+    );
+    let db = rig.stack(
+        "db",
+        stack()
+            .top(&format!(
+                "networks:\n  gwnet:\n    external: true\n    name: {net}"
+            ))
+            .service("db")
+            .keeps_running()
+            .line("networks: [gwnet]"),
+    );
+    let made = rig.stack(
+        "gw",
+        stack()
+            .top(&format!("networks:\n  gwnet:\n    name: {net}"))
+            .service("main")
+            .keeps_running()
+            .line(&format!("container_name: {gw_main}"))
+            .line("networks: [gwnet]"),
+    );
+    assert_eq!(made, gw);
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
+    ));
+    Node {
+        gw,
+        tun,
+        db,
+        app,
+        net,
+    }
+}
+
+fn state(rig: &Rig, name: &str) -> String {
+    hal(rig)
+        .args(["--json", "module", "status", name])
+        .run()
+        .state_of(name)
+}
+
+fn network_exists(name: &str) -> bool {
+    rig::docker(&["network", "ls", "-q", "--filter", &format!("name=^{name}$")])
+        .split_whitespace()
+        .next()
+        .is_some()
+}
+
+/// The names of a verb document's rows, and the row of `name`.
+fn rows(doc: &serde_json::Value) -> Vec<String> {
+    doc["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn row<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {doc}"))
+}
+
+#[test]
+fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
+    let Some(rig) = rig::engine() else { return };
+    let n = node(&rig);
+
+    // app requires db (config), db requires gw (its external network).
+    let run = hal(&rig).args(["module", "start", &n.app]).code(0);
+    for line in [
+        format!("{}: starting first ({} requires it)", n.db, n.app),
+        format!("{}: starting first ({} requires it)", n.gw, n.db),
+    ] {
+        assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    }
+    for m in [&n.gw, &n.db, &n.app] {
+        assert_eq!(state(&rig, m), "active", "{m}");
+    }
+
+    // An active requirement is left alone: no row, nothing counted.
+    let run = hal(&rig)
+        .args(["--json", "module", "start", &n.tun])
+        .code(0);
+    assert_eq!(rows(&run.json()), vec![n.tun.clone()], "{run}");
+
+    // The dry run lists what a stop of gw stops first, and why.
+    let run = hal(&rig)
+        .args(["--json", "module", "stop", "--dry-run", &n.gw])
+        .code(0);
+    let doc = run.json();
+    let names = rows(&doc);
+    for m in [&n.tun, &n.db, &n.app, &n.gw] {
+        assert!(names.contains(m), "{m} not listed: {run}");
+    }
+    assert_eq!(row(&doc, &n.tun)["stopped_first_for"][0], n.gw.as_str());
+    assert_eq!(row(&doc, &n.app)["stopped_first_for"][0], n.db.as_str());
+    assert_eq!(row(&doc, &n.tun)["would"], "stop");
+    assert_eq!(state(&rig, &n.tun), "active", "a dry run changes nothing");
+
+    let run = hal(&rig).args(["module", "stop", &n.gw]).code(0);
+    for line in [
+        format!("{}: stopping first (requires {})", n.tun, n.gw),
+        format!("{}: stopping first (requires {})", n.app, n.db),
+    ] {
+        assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    }
+    for m in [&n.gw, &n.tun, &n.db, &n.app] {
+        assert_eq!(state(&rig, m), "inactive", "{m}");
+    }
+
+    // tun in gw's namespace: gw comes first, said so.
+    let run = hal(&rig).args(["module", "start", &n.tun]).code(0);
+    let line = format!("{}: starting first ({} requires it)", n.gw, n.tun);
+    assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    assert_eq!(state(&rig, &n.tun), "active");
+
+    // stop --all goes dependents first: the network goes last, with no error.
+    hal(&rig).args(["module", "start", &n.app]).code(0);
+    let run = hal(&rig)
+        .args(["--yes", "--json", "module", "stop", "--all"])
+        .code(0);
+    let doc = run.json();
+    for m in [&n.gw, &n.tun, &n.db, &n.app] {
+        let r = row(&doc, m);
+        assert_eq!(r["ok"], true, "{run}");
+        assert_eq!(r["warnings"], serde_json::json!([]), "{m}: {run}");
+    }
+    assert!(!network_exists(&n.net), "{} is still there", n.net);
+}
+
+#[test]
+fn a_requirement_that_does_not_start_fails_its_dependents_untried() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let db = rig.stack("db", stack().service("db").runs("exit 1").restart("no"));
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\ntimeout = \"20s\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
+    ));
+    let run = hal(&rig).args(["module", "start", &app]).code(1);
+    let line = format!("{app}: not started: {db} did not start");
+    assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    let out = rig::docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=com.docker.compose.project={app}"),
+    ]);
+    assert!(out.trim().is_empty(), "app was tried: {out}");
+
+    let run = hal(&rig).args(["--json", "module", "start", &app]).code(1);
+    let doc = run.json();
+    assert_eq!(row(&doc, &db)["pulled_in_by"][0], app.as_str(), "{run}");
+    let r = row(&doc, &app);
+    assert_eq!(r["ok"], false);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("not started: {db} did not start")),
+        "{run}"
+    );
+}
+
+#[test]
+fn list_shows_edges_with_origins_and_bad_edges_are_config_errors() {
+    let Some(rig) = rig::engine() else { return };
+    let n = node(&rig);
+    let run = hal(&rig).args(["--json", "module", "list"]).code(0);
+    let doc = run.json();
+    let edges = |m: &str| row(&doc, m)["edges"].clone();
+    let tun = edges(&n.tun);
+    assert_eq!(tun[0]["to"], n.gw.as_str(), "{run}");
+    assert_eq!(tun[0]["strength"], "requires");
+    assert_eq!(tun[0]["tie"], "namespace");
+    assert_eq!(tun[0]["origin"]["source"], "compose");
+    assert_eq!(tun[0]["origin"]["key"], "services.vpn.network_mode");
+    let db = edges(&n.db);
+    assert_eq!(db[0]["to"], n.gw.as_str(), "{run}");
+    assert_eq!(db[0]["tie"], "network");
+    assert_eq!(db[0]["origin"]["key"], "networks.gwnet");
+    let app = edges(&n.app);
+    assert_eq!(app[0]["to"], n.db.as_str(), "{run}");
+    assert_eq!(app[0]["tie"], "declared");
+    assert_eq!(app[0]["origin"]["source"], "config");
+    assert_eq!(app[0]["origin"]["key"], "requires");
+    assert_eq!(app[0]["origin"]["line"], 5);
+    assert_eq!(edges(&n.gw), serde_json::json!([]));
+    let table = hal(&rig).args(["module", "list"]).code(0);
+    assert!(table.stdout.contains("DEPENDS ON"), "{table}");
+    assert!(
+        table.stdout.contains(&format!(
+            "{} (requires, namespace: compose.yaml services.vpn.network_mode)",
+            n.gw
+        )),
+        "{table}"
+    );
+
+    // A requires naming no module: exit 2, naming the key and its line.
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{}]\nrequires = [\"nosuch\"]\n",
+        n.app
+    ));
+    let run = hal(&rig).args(["module", "start", &n.app]).code(2);
+    let key = format!("line 5, key module.{}.requires", n.app);
+    assert!(run.stderr.contains(&key), "{run}");
+    assert!(run.stderr.contains("\"nosuch\" is no module"), "{run}");
+
+    // A cycle through an inferred edge: gw requires app, app db, db gw.
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{}]\nrequires = [\"{}\"]\n[module.{}]\nrequires = [\"{}\"]\n",
+        n.app, n.db, n.gw, n.app
+    ));
+    let run = hal(&rig).args(["module", "list"]).code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "a cycle: {} → {} → {} → {}",
+            n.app, n.db, n.gw, n.app
+        )),
+        "{run}"
+    );
+    assert!(run.stderr.contains("networks.gwnet"), "{run}");
+}
+
+#[test]
+fn an_inferred_use_no_module_owns_is_a_doctor_warning_never_an_error() {
+    let Some(rig) = rig::engine() else { return };
+    let stranger = format!("{}-by-hand", rig.prefix);
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .network_mode(&format!("\"container:{stranger}\"")),
+    );
+    let run = hal(&rig).args(["--json", "doctor"]).run();
+    let doc = run.json();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "dependencies")
+        .unwrap_or_else(|| panic!("no dependencies check: {run}"));
+    assert_eq!(check["ok"], true, "{run}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&stranger) && detail.contains("services.vpn.network_mode"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("warning:"), "{run}");
+    let run = hal(&rig).args(["--json", "module", "list"]).code(0);
+    assert_eq!(row(&run.json(), &tun)["edges"], serde_json::json!([]));
+}
+
+/// When the engine created the project's (first) container.
+fn created(project: &str) -> crate::lib_paths::timefmt::Stamp {
+    let out = rig::docker(&[
+        "ps",
+        "-a",
+        "--format",
+        "{{.ID}}",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+    ]);
+    let id = out.split_whitespace().next().unwrap().to_string();
+    let t = rig::docker(&["inspect", "--format", "{{.Created}}", &id]);
+    crate::lib_paths::timefmt::parse(t.trim()).unwrap()
+}
+
+#[test]
+fn rescue_goes_in_dependency_order_critical_first_among_the_rest() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let other = rig.stack("other", stack().service("other").keeps_running());
+    let db = rig.stack("db", stack().service("db").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\ncritical = true\nrequires = [\"{db}\"]\n"
+    ));
+    hal(&rig)
+        .args(["--yes", "module", "rescue", &other, &app, &db])
+        .code(0);
+    // app is critical, but needs db: db first, then app, then the rest.
+    let (db_at, app_at, other_at) = (created(&db), created(&app), created(&other));
+    assert!(
+        app_at.since(db_at) > std::time::Duration::ZERO,
+        "app before db"
+    );
+    assert!(
+        other_at.since(app_at) > std::time::Duration::ZERO,
+        "other before app"
+    );
+}
