@@ -15,7 +15,9 @@
 # BENCH_ENGINE_NETNS (default hal-bench-13: its network namespace and cgroup
 # parent; set all three to run a second private engine beside another bench's), and
 # BENCH_ENGINE_POOL (default 10.210.0.0/16: the networks compose makes, which
-# must not overlap the main engine's pools). The engine runs with its own
+# must not overlap the main engine's pools), BENCH_ENGINE_NETNS (default hal-bench-13:
+# its network namespace and cgroup parent; another name runs a second private engine
+# beside the first, with the three knobs above set apart too). The engine runs with its own
 # containerd, in a network namespace of its own (hal-bench-13) with a bridge of its
 # own (hb13), so nothing it does to interfaces reaches the host's docker0; no iptables rules and no live-restore (a
 # restart stops and restarts every container, as on a node with Docker's defaults) unless LIVE_RESTORE=true. The image

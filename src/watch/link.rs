@@ -21,7 +21,10 @@ pub(super) const ACTIONS: [EventAction; 5] = [
     EventAction::Destroy,
 ];
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
-const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// At most this long between tries while the engine is away: once it is back
+/// (an engine restart, a reboot) the catch-up is where seconds count, and a
+/// try is one connect to its socket (issue 39: was 30 s).
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 pub(super) type Events = EngineStream<EngineEvent>;
 
@@ -207,7 +210,7 @@ mod tests {
     fn backoff_doubles_to_a_bound_and_resets() {
         let mut l = Link::new();
         let waits: Vec<u64> = (0..7).map(|_| l.down().as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(waits, [1, 2, 2, 2, 2, 2, 2]);
         assert!(l.retry_at().is_some());
     }
 }

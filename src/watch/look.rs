@@ -9,6 +9,10 @@ use crate::module::status::State;
 use crate::output::watch_log::Entry;
 use crate::util::timefmt::Stamp;
 
+/// How soon a requirement something waits on is looked at again: while it is starting, and otherwise.
+const WAITED_STARTING: Duration = Duration::from_secs(1);
+const WAITED_OTHER: Duration = Duration::from_secs(5);
+
 impl Watcher<'_> {
     /// Reads the status of the marked modules and acts on what the supervisor decides.
     pub(super) async fn look(&mut self) -> Result<(), Stopped> {
@@ -70,7 +74,22 @@ impl Watcher<'_> {
                 self.act(m.clone(), action).await?;
             }
         }
+        self.recheck_waited_on(&node.modules);
         Ok(())
+    }
+
+    /// A requirement turns active without an event (a container counts as up
+    /// once it has stayed up a moment): while something waits on it, it is
+    /// looked at again soon, sooner while it is starting.
+    fn recheck_waited_on(&mut self, read: &[crate::module::status::ModuleStatus]) {
+        for r in self.sup.waited_on() {
+            let delay = match read.iter().find(|s| s.name == r).map(|s| s.state) {
+                Some(State::Active) => continue,
+                Some(State::Starting) | None => WAITED_STARTING,
+                Some(_) => WAITED_OTHER,
+            };
+            self.mark([r], delay);
+        }
     }
 
     /// Logs status problems when they change, not at every pass.

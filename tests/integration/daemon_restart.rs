@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::rig::{self, ComposeCalls, eventually, hal, in_ci, stack, wait_child};
+use crate::rig::{self, ComposeCalls, docker, eventually, hal, in_ci, stack, wait_child};
 
 const PIDFILE: &str = "/var/run/docker.pid";
 
@@ -160,4 +160,94 @@ fn journal_history_survives_an_engine_restart() {
         "every generation's line, the one before the engine restart first"
     );
     hal(&rig).args(["stop", &m]).code(0);
+}
+
+/// Issue 39: an engine restart under `hal watch`, on a node whose modules need each other
+/// (`tun` in `gw`'s network namespace, `app` requiring `db`): every module is active again
+/// without a person, none is held, and `status` says the node is `starting` (never
+/// `degraded`) until it is `running` again: a reboot pages nobody.
+#[test]
+fn an_engine_restart_under_the_watch_brings_a_node_of_dependents_back() {
+    let Some(()) = may_restart_dockerd() else {
+        return;
+    };
+    let Some(rig) = rig::engine_alone() else {
+        return;
+    };
+    let Some(pid) = dockerd_pid() else {
+        return;
+    };
+    let gw = rig.name("gw");
+    rig.stack(
+        "gw",
+        stack()
+            .service("main")
+            .keeps_running()
+            .line(&format!("container_name: {gw}-main")),
+    );
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .keeps_running()
+            .network_mode(&format!("container:{gw}-main")),
+    );
+    let db = rig.stack("db", stack().service("db").healthy_after(2).keeps_running());
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
+    ));
+    for m in [&gw, &tun, &db, &app] {
+        hal(&rig).args(["start", m]).code(0);
+    }
+    let doc = hal(&rig).args(["--json", "status"]).code(0).json();
+    assert_eq!(doc["node"], "running", "{doc}");
+    let w = crate::rig::watch::Watch::spawn(&rig, &[]);
+
+    let revive = Revive;
+    rig.engine_restarted();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let gone = eventually(Duration::from_secs(60), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    assert!(gone, "dockerd did not stop");
+    drop(revive);
+
+    // From the engine's return until every module is active: starting, never degraded.
+    let mut seen = Vec::new();
+    let back = eventually(Duration::from_secs(120), || {
+        let run = hal(&rig).args(["--json", "status"]).run();
+        // While the engine is away there is no node to judge (exit 6).
+        if run.code == Some(6) {
+            return false;
+        }
+        let doc = run.json();
+        let node = doc["node"].as_str().unwrap_or_default().to_string();
+        if seen.last() != Some(&node) {
+            seen.push(node.clone());
+        }
+        node == "running"
+    });
+    assert!(back, "{seen:?}\n{}", w.dump());
+    assert!(
+        !seen.iter().any(|s| s == "degraded"),
+        "{seen:?}\n{}",
+        w.dump()
+    );
+    for m in [&gw, &tun, &db, &app] {
+        assert_eq!(rig.state_of(m), "active", "{m}\n{}", w.dump());
+    }
+    let provider = docker(&["inspect", "-f", "{{.Id}}", &format!("{gw}-main")]);
+    let mode = docker(&[
+        "inspect",
+        "-f",
+        "{{.HostConfig.NetworkMode}}",
+        &format!("{tun}-vpn-1"),
+    ]);
+    assert_eq!(mode.trim(), format!("container:{}", provider.trim()));
+    assert!(
+        !w.seen.iter().any(|l| l.contains(": held: ")),
+        "{}",
+        w.dump()
+    );
 }

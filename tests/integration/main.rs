@@ -45,6 +45,7 @@ mod logs;
 mod logs_when;
 mod man_exit_status;
 mod manpages;
+mod needs;
 mod node_state;
 mod ordering;
 mod output;

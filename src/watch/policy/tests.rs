@@ -475,6 +475,8 @@ fn once_its_requirement_is_back_a_waiting_module_is_repaired_at_once() {
     assert!(acts(&mut sup, &waiting(vec![looping("app", 9)]), 1)[0].0 == Act::Wait);
     assert_eq!(sup.unblocked(&["db"]), ["m"]);
     assert!(sup.unblocked(&["other"]).is_empty());
+    // Looked at again while m waits on it (it may turn active without an event).
+    assert_eq!(sup.waited_on().into_iter().collect::<Vec<_>>(), ["db"]);
     // db is active: Docker is still in its restart back-off for app (not
     // given up, so no repair otherwise), and app is restarted now.
     let back = stack(State::Failed, Some(Desired::Up), vec![looping("app", 1)]);
@@ -487,6 +489,7 @@ fn once_its_requirement_is_back_a_waiting_module_is_repaired_at_once() {
     };
     assert_eq!(fixes[0].how, How::Restart);
     assert!(sup.unblocked(&["db"]).is_empty());
+    assert!(sup.waited_on().is_empty());
 }
 
 #[test]

@@ -57,4 +57,9 @@ impl Supervisor {
             .map(|(m, _)| m.clone())
             .collect()
     }
+
+    /// Every requirement some module waits on.
+    pub(crate) fn waited_on(&self) -> std::collections::BTreeSet<String> {
+        self.waiting.values().flatten().cloned().collect()
+    }
 }

@@ -1,0 +1,195 @@
+//! End to end (issue 39): modules that need each other, through restarts and under the watch.
+//! A dependent in another module's network namespace (`network_mode: container:gw-main`)
+//! follows its provider through `hal restart` and through a `docker restart` behind hal's
+//! back; a module whose requirement is broken waits, and is back within seconds of it.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
+use crate::rig::{self, Rig, docker, eventually, hal, stack};
+
+/// `gw` (container `GW-main`) and `tun`, whose one service lives in `GW-main`'s network namespace.
+fn gateway(rig: &Rig) -> (String, String) {
+    let gw = rig.name("gw");
+    rig.stack(
+        "gw",
+        stack()
+            .service("main")
+            .keeps_running()
+            .line(&format!("container_name: {gw}-main")),
+    );
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .keeps_running()
+            .network_mode(&format!("container:{gw}-main")),
+    );
+    hal(rig).args(["start", &gw]).code(0);
+    hal(rig).args(["start", &tun]).code(0);
+    (gw, tun)
+}
+
+fn inspect(container: &str, format: &str) -> String {
+    docker(&["inspect", "-f", format, container])
+        .trim()
+        .to_string()
+}
+
+/// Whether `tun`'s container runs in the namespace `GW-main` has now.
+fn in_current_namespace(gw: &str, tun: &str) -> bool {
+    let provider = inspect(&format!("{gw}-main"), "{{.Id}}");
+    let mode = inspect(&format!("{tun}-vpn-1"), "{{.HostConfig.NetworkMode}}");
+    let started = |c: &str| inspect(c, "{{.State.StartedAt}}");
+    mode == format!("container:{provider}")
+        && inspect(&format!("{tun}-vpn-1"), "{{.State.Running}}") == "true"
+        && started(&format!("{tun}-vpn-1")) > started(&format!("{gw}-main"))
+}
+
+#[test]
+fn a_restart_of_a_namespace_provider_restarts_its_dependents_and_status_tells_a_dead_namespace() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    assert!(in_current_namespace(&gw, &tun));
+
+    // Behind hal's back: tun stays in the old namespace, and is not called active.
+    docker(&["restart", "-t", "0", &format!("{gw}-main")]);
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let row = &doc["modules"][0];
+    assert_eq!(row["state"], "degraded", "{doc}");
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!(
+            "service vpn in a dead network namespace: {gw}-main started again after it"
+        )),
+        "{doc}"
+    );
+
+    // hal restart gw: gw recreated, then tun restarted into its new namespace.
+    let out = hal(&rig).args(["restart", &gw]).code(0);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains(&format!(
+            "restarted after {gw}: it shares its network namespace or volumes"
+        )),
+        "{said}"
+    );
+    assert!(in_current_namespace(&gw, &tun), "{said}");
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(0).json();
+    assert_eq!(doc["modules"][0]["state"], "active", "{doc}");
+}
+
+#[test]
+fn a_namespace_provider_restarted_behind_hals_back_has_its_dependents_moved_under_the_watch() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    let mut w = Watch::spawn_every(&rig, &[], "1h");
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    docker(&["restart", "-t", "0", &format!("{gw}-main")]);
+    // Within seconds, on the provider's start event: no pass, no resync in the way.
+    let why = w.expect(Duration::from_secs(15), |l| {
+        l.starts_with(&format!("{tun}: repairing: "))
+    });
+    assert!(
+        why.contains(&format!("{gw}-main started again after it")),
+        "{why}"
+    );
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{tun}: restarted, active ("))
+    });
+    assert!(in_current_namespace(&gw, &tun), "{}", w.dump());
+}
+
+/// `db` and `app` (which requires it) share a directory: `db` runs while `ok`
+/// is there and says it is up with `up`; `app` runs while `up` is there.
+fn broken_requirement(rig: &Rig) -> (String, String, std::path::PathBuf) {
+    let shared = rig.dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("ok"), "").unwrap();
+    let mount = format!("{}:/shared", shared.display());
+    let db = rig.stack(
+        "db",
+        stack()
+            .service("db")
+            .runs("test -e /shared/ok || exit 3; touch /shared/up; sleep 100000")
+            .keeps_running()
+            .volume(&mount),
+    );
+    let app = rig.stack(
+        "app",
+        stack()
+            .service("app")
+            .runs("while test -e /shared/up; do sleep 0.2; done; echo db gone; exit 1")
+            .keeps_running()
+            .volume(&mount),
+    );
+    (db, app, shared)
+}
+
+#[test]
+fn a_broken_requirement_under_the_watch_holds_no_dependent_and_they_are_back_within_seconds() {
+    let Some(rig) = rig::engine() else { return };
+    let (db, app, shared) = broken_requirement(&rig);
+    let marker = rig.dir.join("on_failure.txt");
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{db}]\nrestart = {{ burst = 100, interval = \"10m\" }}\n\n[module.{app}]\nrequires = [\"{db}\"]\nrestart = {{ burst = 2, interval = \"10m\" }}\non_failure = [\"/bin/sh\", \"-c\", \"echo \\\"$HAL_MODULE\\\" >> {}\"]\n",
+        marker.display()
+    ));
+    std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&rig.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    hal(&rig).args(["start", &db]).code(0);
+    hal(&rig).args(["start", &app]).code(0);
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    // db breaks: it cannot start again, and app exits without it.
+    std::fs::remove_file(shared.join("ok")).unwrap();
+    std::fs::remove_file(shared.join("up")).unwrap();
+    docker(&["kill", &format!("{db}-db-1")]);
+    let waiting = w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{app}: waiting on {db} ({db}: "))
+    });
+    let doc = hal(&rig).args(["--json", "status", &app]).code(3).json();
+    assert_eq!(doc["modules"][0]["waiting_on"][0], db.as_str(), "{doc}");
+    let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with(&format!("waiting on {db} ({db}: ")),
+        "{doc}"
+    );
+    // Long enough that app, left to itself, would have used its burst of 2.
+    let during = w.collect_for(Duration::from_secs(8));
+    assert!(
+        lines_about(&during, &app, "repairing").is_empty(),
+        "{waiting}\n{during:?}"
+    );
+
+    // db is back: app is repaired at once, no back-off in the way.
+    std::fs::write(shared.join("ok"), "").unwrap();
+    assert!(
+        eventually(Duration::from_secs(60), || rig.state_of(&db) == "active"),
+        "{}",
+        w.dump()
+    );
+    let db_back = std::time::Instant::now();
+    // Docker's own back-off would take longer after this many crashes.
+    assert!(
+        eventually(Duration::from_secs(20), || rig.state_of(&app) == "active"),
+        "{}",
+        w.dump()
+    );
+    let took = db_back.elapsed();
+    assert!(took < Duration::from_secs(10), "{took:?}\n{}", w.dump());
+    // No hold and no on_failure for app: its cause was db's.
+    assert!(
+        lines_about(&w.seen, &app, "held").is_empty(),
+        "{}",
+        w.dump()
+    );
+    assert!(
+        !marker.exists(),
+        "on_failure ran: {:?}",
+        std::fs::read_to_string(&marker)
+    );
+}
