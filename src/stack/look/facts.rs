@@ -306,7 +306,8 @@ impl InspectCache {
         if s.state != Some(ContainerRun::Exited) {
             return None;
         }
-        let (code, age) = crate::stack::look::assess::exited_from_status(s.status_text.as_deref()?)?;
+        let (code, age) =
+            crate::stack::look::assess::exited_from_status(s.status_text.as_deref()?)?;
         let k = self.containers.get(&s.id)?;
         if code != 0 || k.exit_code != Some(0) || !k.run.is_empty() {
             return None;

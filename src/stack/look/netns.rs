@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
+use crate::docker::engine::Engine;
 use crate::module::run_state::ContainerRun;
 use crate::module::status::StaleNamespace;
 use crate::stack::look::assess::ContainerFacts;
-use crate::docker::engine::Engine;
 use crate::util::timefmt::Stamp;
 
 /// Start times read from a list's "Up N minutes" are not exact: a provider must
