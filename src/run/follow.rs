@@ -105,11 +105,12 @@ pub(crate) async fn restart_after(
 
 /// After `update` (or its rollback) recreated modules' containers: their
 /// namespace dependents restarted, each result said on the report of the
-/// module that caused it.
+/// module that caused it. Each report comes with whether its module's
+/// containers were recreated (changed, or rolled back).
 pub(crate) async fn after_update(
     node: &Node,
     progress: &dyn Progress,
-    reports: &mut [super::update::UpdateReport],
+    reports: &mut [(&mut Report, bool)],
     jobs: usize,
 ) {
     let opts = StartOpts {
@@ -119,14 +120,13 @@ pub(crate) async fn after_update(
     };
     let acted: Vec<String> = reports
         .iter()
-        .map(|r| r.report.module.name.clone())
+        .map(|(r, _)| r.module.name.clone())
         .collect();
-    for r in reports.iter_mut() {
-        let recreated = r.report.changed || r.rolled_back;
-        if !recreated {
+    for (r, recreated) in reports.iter_mut() {
+        if !*recreated {
             continue;
         }
-        let name = [r.report.module.name.clone()];
+        let name = [r.module.name.clone()];
         for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
             let said = match &d.result {
                 Ok(o) => format!("restarted {} with it: {}", d.module.name, o.state.as_str()),
@@ -136,7 +136,7 @@ pub(crate) async fn after_update(
                     crate::error::OneLine(e)
                 ),
             };
-            if let Ok(o) = &mut r.report.result {
+            if let Ok(o) = &mut r.result {
                 o.warnings.push(said);
             }
         }

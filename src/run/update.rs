@@ -114,7 +114,14 @@ pub(crate) async fn run(
     reports.sort_by_key(|(i, _)| *i);
     let mut reports: Vec<UpdateReport> = reports.into_iter().map(|(_, r)| r).collect();
     if !opts.check {
-        super::follow::after_update(node, progress, &mut reports, opts.jobs).await;
+        let mut each: Vec<(&mut Report, bool)> = reports
+            .iter_mut()
+            .map(|r| {
+                let recreated = r.report.changed || r.rolled_back;
+                (&mut r.report, recreated)
+            })
+            .collect();
+        super::follow::after_update(node, progress, &mut each, opts.jobs).await;
     }
     reports
 }

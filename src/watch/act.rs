@@ -63,39 +63,7 @@ impl Watcher<'_> {
                 a.scope = RepairScope::Containers(all);
             }
         }
-        let (verb, action, repair) = match (&a.act, &a.scope) {
-            (Act::Retry, _) => (
-                "retrying after hold".to_string(),
-                "retry",
-                scope_word(&a.scope),
-            ),
-            (_, RepairScope::Containers(fixes)) => (
-                "repairing".to_string(),
-                fixes.first().map_or("restart", |f| f.how.word()),
-                "containers",
-            ),
-            (_, RepairScope::Escalated(_)) => {
-                ("recreating the module".to_string(), "recreate", "module")
-            }
-            _ => ("restarting".to_string(), "restart", "module"),
-        };
-        let plan = match &a.scope {
-            RepairScope::Containers(fixes) => format!("; {}", describe(fixes, false)),
-            RepairScope::Escalated(why) => format!("; {why}"),
-            RepairScope::Module => String::new(),
-        };
-        let mut entry = Entry::module(
-            &name,
-            "trouble",
-            Some(action),
-            format!("{verb}: {}{plan}", a.reason),
-        )
-        .reason(a.reason.clone())
-        .with("repair", repair);
-        if let RepairScope::Containers(fixes) = &a.scope {
-            let names: Vec<String> = fixes.iter().map(|f| f.container.clone()).collect();
-            entry = entry.with("containers", names);
-        }
+        let entry = trouble_entry(&name, &a);
         self.log.emit(entry);
         self.sup.began(&a, Stamp::now());
         self.inflight.insert(name);
@@ -332,4 +300,42 @@ fn without_context(e: &anyhow::Error, name: &str) -> String {
     text.strip_prefix(&format!("restart {name}: "))
         .or_else(|| text.strip_prefix(&format!("repair {name}: ")))
         .map_or(text.clone(), str::to_string)
+}
+
+/// The watch log's line for a repair about to begin: what it does and why.
+fn trouble_entry(name: &str, a: &Action) -> Entry {
+    let (verb, action, repair) = match (&a.act, &a.scope) {
+        (Act::Retry, _) => (
+            "retrying after hold".to_string(),
+            "retry",
+            scope_word(&a.scope),
+        ),
+        (_, RepairScope::Containers(fixes)) => (
+            "repairing".to_string(),
+            fixes.first().map_or("restart", |f| f.how.word()),
+            "containers",
+        ),
+        (_, RepairScope::Escalated(_)) => {
+            ("recreating the module".to_string(), "recreate", "module")
+        }
+        _ => ("restarting".to_string(), "restart", "module"),
+    };
+    let plan = match &a.scope {
+        RepairScope::Containers(fixes) => format!("; {}", describe(fixes, false)),
+        RepairScope::Escalated(why) => format!("; {why}"),
+        RepairScope::Module => String::new(),
+    };
+    let mut entry = Entry::module(
+        name,
+        "trouble",
+        Some(action),
+        format!("{verb}: {}{plan}", a.reason),
+    )
+    .reason(a.reason.clone())
+    .with("repair", repair);
+    if let RepairScope::Containers(fixes) = &a.scope {
+        let names: Vec<String> = fixes.iter().map(|f| f.container.clone()).collect();
+        entry = entry.with("containers", names);
+    }
+    entry
 }

@@ -24,6 +24,7 @@ pub(crate) mod policy;
 mod rounds;
 mod shutdown;
 mod update;
+mod waiting;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

@@ -29,8 +29,8 @@
 //! - After a restart that failed (without hitting the limit), the next one
 //!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
 
+mod heard;
 mod trouble;
-mod waiting;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -41,8 +41,8 @@ use crate::module::status::Verdict;
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
+pub(crate) use heard::{Attempt, Seen};
 use trouble::{Trouble, is_unhealthy, key_of};
-use waiting::Waited;
 
 /// The first pause between tries of a held module; it doubles after each failed try.
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
@@ -101,24 +101,6 @@ struct Fixed {
     containers: BTreeSet<String>,
 }
 
-/// How a restart or retry ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Attempt {
-    Recovered,
-    /// The start limit refused it.
-    Refused,
-    Failed,
-}
-
-/// Something the engine said about one container, between status passes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Seen {
-    pub module: String,
-    pub container: String,
-    pub unhealthy: bool,
-    pub at: Stamp,
-}
-
 /// A module the supervisor has given up on for now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Hold {
@@ -145,21 +127,30 @@ impl Hold {
     }
 }
 
+/// Whether a module waits on a requirement (`watch/waiting.rs` decides).
+pub(crate) enum Waited {
+    /// It waits: these actions (perhaps none), and nothing else.
+    Yes(Vec<Action>),
+    /// It waited until now: repair it at once, Docker's restart back-off or not.
+    Unblocked,
+    No,
+}
+
 /// The supervisor's memory: when containers turned unhealthy, and which modules are held.
 #[derive(Clone, Debug)]
 pub(crate) struct Supervisor {
     grace: Duration,
     /// (module, container) → since when it has been unhealthy.
     unhealthy: BTreeMap<(String, String), Stamp>,
-    holds: BTreeMap<String, Hold>,
+    pub(in crate::watch) holds: BTreeMap<String, Hold>,
     /// Modules whose last restart failed: (no restart before, the pause after the next failure).
-    paused: BTreeMap<String, (Stamp, Duration)>,
+    pub(in crate::watch) paused: BTreeMap<String, (Stamp, Duration)>,
     /// The last repair of each module.
     fixed: BTreeMap<String, Fixed>,
     /// Modules whose containers' repair failed: the next repair is the module's (why).
     escalate: BTreeMap<String, String>,
     /// Modules waiting on requirements that are not active (`waiting.rs`): which.
-    waiting: BTreeMap<String, Vec<String>>,
+    pub(in crate::watch) waiting: BTreeMap<String, Vec<String>>,
 }
 
 impl Supervisor {
@@ -194,95 +185,109 @@ impl Supervisor {
     pub(crate) fn decide(&mut self, statuses: &[ModuleStatus], now: Stamp) -> Vec<Action> {
         let mut out = Vec::new();
         for s in statuses {
-            let action = |act, reason: String| Action {
-                module: s.name.clone(),
-                act,
-                reason,
-                scope: RepairScope::Module,
-            };
-            if !s.wanted_up() {
-                self.forget_unhealthy(&s.name);
-                self.paused.remove(&s.name);
-                self.fixed.remove(&s.name);
-                self.escalate.remove(&s.name);
-                self.waiting.remove(&s.name);
-                if self.holds.remove(&s.name).is_some() {
-                    let why = match s.desired {
-                        Some(Desired::Down) => "stopped by request",
-                        _ => "no longer wanted up",
-                    };
-                    out.push(action(Act::Release, why.to_string()));
-                }
-                continue;
-            }
-            // Not this module's to repair: another directory's project, or
-            // one whose directory is gone (`hal stop` is the person's call).
-            if matches!(
-                s.state,
-                State::Unknown | State::Invalid | State::Conflict | State::Orphaned
-            ) {
-                continue;
-            }
-            let unblocked = match self.wait(s) {
-                Waited::Yes(acts) => {
-                    out.extend(acts);
-                    continue;
-                }
-                Waited::Unblocked => true,
-                Waited::No => false,
-            };
-            self.note_unhealthy(s, now);
-            if s.state == State::Active {
-                self.paused.remove(&s.name);
-            }
-            let mut trouble = self.trouble(s, now);
-            if unblocked && trouble.is_none() {
-                // Docker may be in its restart back-off: not waited out.
-                trouble = trouble::restarting(s);
-            }
-            if let Some(hold) = self.holds.get_mut(&s.name) {
-                hold.free_at = s.limit.free_at;
-                if s.state == State::Active {
-                    self.holds.remove(&s.name);
-                    out.push(action(Act::Release, "active again".into()));
-                } else if let Some(t) = trouble
-                    && now >= hold.due_at()
-                {
-                    let scope = self.scope(s, t.fixes, now);
-                    out.push(Action {
-                        scope,
-                        ..action(Act::Retry, t.why)
-                    });
-                }
-                continue;
-            }
-            let Some(Trouble { why, fixes }) = trouble else {
-                continue;
-            };
-            let limited = s.limit.free_at.filter(|free| *free > now);
-            match limited {
-                // A restart would only be refused: hold now, and try when the window has passed.
-                Some(free) => {
-                    self.begin_hold(&s.name, now, Some(free), &why);
-                    let held = format!(
-                        "{why}; start limit hit: {} starts in {}, free again at {} UTC",
-                        s.limit.used,
-                        s.limit.interval,
-                        free.clock()
-                    );
-                    out.push(action(Act::Hold, held));
-                }
-                None if self.paused.get(&s.name).is_some_and(|(t, _)| now < *t) => {}
-                None => {
-                    let scope = self.scope(s, fixes, now);
-                    out.push(Action {
-                        scope,
-                        ..action(Act::Restart, why)
-                    });
-                }
+            if s.wanted_up() {
+                self.decide_one(s, now, &mut out);
+            } else {
+                out.extend(self.let_go(s));
             }
         }
         out
+    }
+
+    /// A module no longer wanted up: forgotten, and its hold let go.
+    fn let_go(&mut self, s: &ModuleStatus) -> Option<Action> {
+        self.forget_unhealthy(&s.name);
+        self.paused.remove(&s.name);
+        self.fixed.remove(&s.name);
+        self.escalate.remove(&s.name);
+        self.waiting.remove(&s.name);
+        self.holds.remove(&s.name)?;
+        let why = match s.desired {
+            Some(Desired::Down) => "stopped by request",
+            _ => "no longer wanted up",
+        };
+        Some(Action {
+            module: s.name.clone(),
+            act: Act::Release,
+            reason: why.to_string(),
+            scope: RepairScope::Module,
+        })
+    }
+
+    /// What to do about one module wanted up.
+    fn decide_one(&mut self, s: &ModuleStatus, now: Stamp, out: &mut Vec<Action>) {
+        let action = |act, reason: String| Action {
+            module: s.name.clone(),
+            act,
+            reason,
+            scope: RepairScope::Module,
+        };
+        // Not this module's to repair: another directory's project, or
+        // one whose directory is gone (`hal stop` is the person's call).
+        if matches!(
+            s.state,
+            State::Unknown | State::Invalid | State::Conflict | State::Orphaned
+        ) {
+            return;
+        }
+        let unblocked = match self.wait(s) {
+            Waited::Yes(acts) => {
+                out.extend(acts);
+                return;
+            }
+            Waited::Unblocked => true,
+            Waited::No => false,
+        };
+        self.note_unhealthy(s, now);
+        if s.state == State::Active {
+            self.paused.remove(&s.name);
+        }
+        let mut trouble = self.trouble(s, now);
+        if unblocked && trouble.is_none() {
+            // Docker may be in its restart back-off: not waited out.
+            trouble = trouble::restarting(s);
+        }
+        if let Some(hold) = self.holds.get_mut(&s.name) {
+            hold.free_at = s.limit.free_at;
+            if s.state == State::Active {
+                self.holds.remove(&s.name);
+                out.push(action(Act::Release, "active again".into()));
+            } else if let Some(t) = trouble
+                && now >= hold.due_at()
+            {
+                let scope = self.scope(s, t.fixes, now);
+                out.push(Action {
+                    scope,
+                    ..action(Act::Retry, t.why)
+                });
+            }
+            return;
+        }
+        let Some(Trouble { why, fixes }) = trouble else {
+            return;
+        };
+        let limited = s.limit.free_at.filter(|free| *free > now);
+        match limited {
+            // A restart would only be refused: hold now, and try when the window has passed.
+            Some(free) => {
+                self.begin_hold(&s.name, now, Some(free), &why);
+                let held = format!(
+                    "{why}; start limit hit: {} starts in {}, free again at {} UTC",
+                    s.limit.used,
+                    s.limit.interval,
+                    free.clock()
+                );
+                out.push(action(Act::Hold, held));
+            }
+            None if self.paused.get(&s.name).is_some_and(|(t, _)| now < *t) => {}
+            None => {
+                let scope = self.scope(s, fixes, now);
+                out.push(Action {
+                    scope,
+                    ..action(Act::Restart, why)
+                });
+            }
+        }
     }
 
     fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
@@ -420,7 +425,7 @@ impl Supervisor {
         out
     }
 
-    fn forget_unhealthy(&mut self, module: &str) {
+    pub(in crate::watch) fn forget_unhealthy(&mut self, module: &str) {
         self.unhealthy.retain(|(m, _), _| m != module);
     }
 

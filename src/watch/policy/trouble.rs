@@ -49,29 +49,8 @@ pub(super) fn stack_trouble(
     if !s.missing.is_empty() {
         return Some(missing(s));
     }
-    // In a dead network namespace: restarted to join its provider's new one
-    // (recreated when the provider is gone: compose finds its successor by name).
-    let stale: Vec<&ServiceStatus> = svc.iter().filter(|c| c.stale.is_some()).collect();
-    if let Some(c) = stale.first() {
-        let why = format!(
-            "service {} {}",
-            c.name,
-            c.stale.as_ref().map(|s| s.describe()).unwrap_or_default()
-        );
-        return Some(Trouble {
-            why: and_more(why, stale.len()),
-            fixes: stale
-                .iter()
-                .map(|c| Fix {
-                    how: if c.stale.as_ref().is_some_and(|s| s.gone) {
-                        How::Recreate
-                    } else {
-                        How::Restart
-                    },
-                    ..fix_of(c)
-                })
-                .collect(),
-        });
+    if let Some(t) = stale_namespace(svc) {
+        return Some(t);
     }
     let failed: Vec<&ServiceStatus> = svc.iter().filter(|c| given_up(c)).collect();
     if let Some(c) = failed.first() {
@@ -118,6 +97,35 @@ pub(super) fn stack_trouble(
         why: and_more(why_of(c), stopped.len()),
         fixes: stopped.iter().map(|c| fix_of(c)).collect(),
     })
+}
+
+/// Containers in a dead network namespace: restarted to join their provider's
+/// new one (recreated when the provider is gone: compose finds its successor by name).
+fn stale_namespace(svc: &[ServiceStatus]) -> Option<Trouble> {
+    let stale: Vec<&ServiceStatus> = svc.iter().filter(|c| c.stale.is_some()).collect();
+    if let Some(c) = stale.first() {
+        let why = format!(
+            "service {} {}",
+            c.name,
+            c.stale.as_ref().map(|s| s.describe()).unwrap_or_default()
+        );
+        Some(Trouble {
+            why: and_more(why, stale.len()),
+            fixes: stale
+                .iter()
+                .map(|c| Fix {
+                    how: if c.stale.as_ref().is_some_and(|s| s.gone) {
+                        How::Recreate
+                    } else {
+                        How::Restart
+                    },
+                    ..fix_of(c)
+                })
+                .collect(),
+        })
+    } else {
+        None
+    }
 }
 
 /// A module whose requirement is back: its containers that Docker is still

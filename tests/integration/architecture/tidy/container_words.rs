@@ -44,6 +44,11 @@ pub(in crate::architecture) const CONTAINER_WORDS: Rule = Rule {
             "systemd's own SubState word (active/running), the init's",
         ),
         (
+            "module/node_state.rs",
+            "\"running\"",
+            "the node's state in `systemctl is-system-running`'s words, not a container's",
+        ),
+        (
             "watch/act.rs",
             "\"restarting\"",
             "the supervisor's word for its own restart of a module, in its log",
