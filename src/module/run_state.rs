@@ -331,3 +331,6 @@ mod tests {
         assert!(!RestartPolicy::No.restarts());
     }
 }
+
+/// The node state `running` (`module/node_state.rs`), spelt here with the other state words.
+pub(crate) const RUNNING_WORD: &str = "running";

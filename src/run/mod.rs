@@ -76,8 +76,7 @@ impl Verb {
     }
 }
 
-/// Runs `verb` on every module, at most `jobs` at once, what a module
-/// requires or comes after first (last when stopping); reports come back in the given order.
+/// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.
 pub(crate) async fn run(
     node: &Node,
     progress: &dyn Progress,
@@ -97,7 +96,6 @@ pub(crate) async fn run(
 ///
 /// `jobs` bounds the work (compose, the engine, the init): a module holds a
 /// slot while it is launched, and gives it back before it only waits for `active`.
-/// Two targets of one module (`web/www web/worker`) take its lock in turn.
 pub(crate) async fn run_targets(
     node: &Node,
     progress: &dyn Progress,

@@ -42,7 +42,6 @@ use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::repair::Fix;
 use crate::util::timefmt::Stamp;
 use trouble::{Trouble, is_unhealthy, key_of};
-use waiting::Waited;
 
 /// The first pause between tries of a held module; it doubles after each failed try.
 pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
@@ -55,6 +54,15 @@ const FREE_SLACK: Duration = Duration::from_secs(1);
 /// How soon after its repair a container failing again escalates to the
 /// module, when the module's start-limit window cannot be read.
 pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
+
+/// Whether a module waits on a requirement.
+pub(crate) enum Waited {
+    /// It waits: these actions (perhaps none), and nothing else.
+    Yes(Vec<Action>),
+    /// It waited until now: repair it at once, Docker's restart back-off or not.
+    Unblocked,
+    No,
+}
 
 /// What to do about a module.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,16 +1,7 @@
 //! Modules waiting on a requirement that is not active: left alone (no repair, hold or `on_failure`), and looked at again at once when it is back.
 
-use super::{Act, Action, RepairScope, Supervisor};
+use super::{Act, Action, RepairScope, Supervisor, Waited};
 use crate::module::status::{ModuleStatus, State};
-
-/// Whether a module waits on a requirement.
-pub(super) enum Waited {
-    /// It waits: these actions (perhaps none), and nothing else.
-    Yes(Vec<Action>),
-    /// It waited until now: repair it at once, Docker's restart back-off or not.
-    Unblocked,
-    No,
-}
 
 impl Supervisor {
     /// Whether `s` waits on a requirement, and what to do if it does.
