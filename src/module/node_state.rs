@@ -36,7 +36,7 @@ impl NodeState {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             NodeState::Starting => "starting",
-            NodeState::Running => "running",
+            NodeState::Running => crate::module::run_state::RUNNING_WORD,
             NodeState::Degraded => "degraded",
         }
     }

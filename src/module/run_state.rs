@@ -245,6 +245,9 @@ impl Serialize for ServiceState {
     }
 }
 
+/// The node state `running` (`module/node_state.rs`), spelt here with the other state words.
+pub(crate) const RUNNING_WORD: &str = "running";
+
 #[cfg(test)]
 mod tests {
     use super::*;

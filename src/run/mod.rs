@@ -32,8 +32,7 @@ use futures_util::stream::{self, StreamExt};
 pub(crate) use report::{Report, ReportJson};
 pub(crate) use verb::Verb;
 
-/// Runs `verb` on every module, at most `jobs` at once, what a module
-/// requires or comes after first (last when stopping); reports come back in the given order.
+/// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.
 pub(crate) async fn run(
     node: &Node,
     progress: &dyn Progress,
@@ -53,7 +52,6 @@ pub(crate) async fn run(
 ///
 /// `jobs` bounds the work (compose, the engine, the init): a module holds a
 /// slot while it is launched, and gives it back before it only waits for `active`.
-/// Two targets of one module (`web/www web/worker`) take its lock in turn.
 pub(crate) async fn run_targets(
     node: &Node,
     progress: &dyn Progress,

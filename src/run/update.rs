@@ -114,14 +114,7 @@ pub(crate) async fn run(
     reports.sort_by_key(|(i, _)| *i);
     let mut reports: Vec<UpdateReport> = reports.into_iter().map(|(_, r)| r).collect();
     if !opts.check {
-        let mut each: Vec<(&mut Report, bool)> = reports
-            .iter_mut()
-            .map(|r| {
-                let recreated = r.report.changed || r.rolled_back;
-                (&mut r.report, recreated)
-            })
-            .collect();
-        super::follow::after_update(node, progress, &mut each, opts.jobs).await;
+        after_update(node, progress, &mut reports, opts.jobs).await;
     }
     reports
 }
@@ -314,7 +307,49 @@ fn ended_of(
     }
 }
 
-/// The runner's context on an update's error (`update web`).
+/// After `update` (or its rollback) recreated modules' containers: their
+/// namespace dependents restarted, each result said on the report of the
+/// module that caused it.
+async fn after_update(
+    node: &Node,
+    progress: &dyn Progress,
+    reports: &mut [UpdateReport],
+    jobs: usize,
+) {
+    let opts = crate::module::outcome::StartOpts {
+        pull: Some(crate::module::config::PullPolicy::Missing),
+        wait: true,
+        timeout: None,
+    };
+    let acted: Vec<String> = reports
+        .iter()
+        .map(|r| r.report.module.name.clone())
+        .collect();
+    for r in reports.iter_mut() {
+        let recreated = r.report.changed || r.rolled_back;
+        if !recreated {
+            continue;
+        }
+        let name = [r.report.module.name.clone()];
+        for d in
+            super::follow::restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await
+        {
+            let said = match &d.result {
+                Ok(o) => format!("restarted {} with it: {}", d.module.name, o.state.as_str()),
+                Err(e) => format!(
+                    "restarted {} with it: failed: {}",
+                    d.module.name,
+                    crate::error::OneLine(e)
+                ),
+            };
+            if let Ok(o) = &mut r.report.result {
+                o.warnings.push(said);
+            }
+        }
+    }
+}
+
+/// The context of an update's error: `update NAME`, read back by `cause()`.
 fn update_step(name: &str) -> super::verb::Step {
     super::verb::Step {
         action: "update",

@@ -56,6 +56,15 @@ const FREE_SLACK: Duration = Duration::from_secs(1);
 /// module, when the module's start-limit window cannot be read.
 pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
 
+/// Whether a module waits on a requirement.
+pub(crate) enum Waited {
+    /// It waits: these actions (perhaps none), and nothing else.
+    Yes(Vec<Action>),
+    /// It waited until now: repair it at once, Docker's restart back-off or not.
+    Unblocked,
+    No,
+}
+
 /// What to do about a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Act {
@@ -125,15 +134,6 @@ impl Hold {
             None => self.not_before,
         }
     }
-}
-
-/// Whether a module waits on a requirement (`watch/waiting.rs` decides).
-pub(crate) enum Waited {
-    /// It waits: these actions (perhaps none), and nothing else.
-    Yes(Vec<Action>),
-    /// It waited until now: repair it at once, Docker's restart back-off or not.
-    Unblocked,
-    No,
 }
 
 /// The supervisor's memory: when containers turned unhealthy, and which modules are held.

@@ -1,7 +1,7 @@
 //! Modules waiting on a requirement that is not active: left alone (no repair, hold or `on_failure`), and looked at again at once when it is back.
 
-use crate::watch::policy::{Act, Action, RepairScope, Supervisor, Waited};
 use crate::module::status::{ModuleStatus, State};
+use crate::watch::policy::{Act, Action, RepairScope, Supervisor, Waited};
 
 impl Supervisor {
     /// Whether `s` waits on a requirement, and what to do if it does.

@@ -1,0 +1,105 @@
+//! Waiting on a requirement, and a dead network namespace: the supervisor's rules with made-up statuses.
+
+use super::*;
+
+/// Module `m`, wanted up and failed, while `db` (which it requires) is not active.
+fn waiting(services: Vec<ServiceStatus>) -> ModuleStatus {
+    ModuleStatus {
+        waiting_on: vec!["db".into()],
+        reason: Some("waiting on db (db: failed (service db exited with code 1))".into()),
+        ..stack(State::Failed, Some(Desired::Up), services)
+    }
+}
+
+#[test]
+fn a_module_waiting_on_its_requirement_is_neither_repaired_nor_held_nor_charged() {
+    let mut sup = Supervisor::new(GRACE);
+    let mut s = waiting(vec![exited("app", 1)]);
+    // Its start limit is hit: without the wait it would be held (and on_failure run).
+    s.limit.free_at = Some(t(500));
+    let a = acts(&mut sup, &s, 0);
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(a[0].0, Act::Wait);
+    assert!(a[0].1.starts_with("waiting on db (db: failed"), "{a:?}");
+    // Said once: the next looks decide nothing while it waits.
+    for now in [10, 100, 1000] {
+        assert!(acts(&mut sup, &s, now).is_empty());
+    }
+    assert!(sup.hold("m").is_none());
+    assert!(sup.holds().is_empty());
+}
+
+#[test]
+fn a_held_module_that_starts_waiting_is_let_go() {
+    let mut sup = Supervisor::new(GRACE);
+    let mut s = stack(State::Failed, Some(Desired::Up), vec![exited("app", 1)]);
+    s.limit.free_at = Some(t(500));
+    assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Hold);
+    let a = acts(&mut sup, &waiting(vec![exited("app", 1)]), 5);
+    let words: Vec<Act> = a.iter().map(|(act, _)| act.clone()).collect();
+    assert_eq!(words, [Act::Release, Act::Wait], "{a:?}");
+    assert!(sup.hold("m").is_none());
+}
+
+#[test]
+fn once_its_requirement_is_back_a_waiting_module_is_repaired_at_once() {
+    let mut sup = Supervisor::new(GRACE);
+    // A failed repair before the wait left a pause: the wait lets go of it.
+    let s = stack(State::Failed, Some(Desired::Up), vec![exited("app", 1)]);
+    assert_eq!(acts(&mut sup, &s, 0)[0].0, Act::Restart);
+    assert!(!sup.record("m", Attempt::Failed, t(1)));
+    assert!(acts(&mut sup, &waiting(vec![looping("app", 9)]), 1)[0].0 == Act::Wait);
+    assert_eq!(sup.unblocked(&["db"]), ["m"]);
+    assert!(sup.unblocked(&["other"]).is_empty());
+    // Looked at again while m waits on it (it may turn active without an event).
+    assert_eq!(sup.waited_on().into_iter().collect::<Vec<_>>(), ["db"]);
+    // db is active: Docker is still in its restart back-off for app (not
+    // given up, so no repair otherwise), and app is restarted now.
+    let back = stack(State::Failed, Some(Desired::Up), vec![looping("app", 1)]);
+    let d = sup.decide(std::slice::from_ref(&back), t(2));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].act, Act::Restart);
+    assert!(d[0].reason.starts_with("its requirement is back"), "{d:?}");
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!(fixes[0].how, How::Restart);
+    assert!(sup.unblocked(&["db"]).is_empty());
+    assert!(sup.waited_on().is_empty());
+}
+
+#[test]
+fn a_container_in_a_dead_network_namespace_is_restarted_or_recreated() {
+    use crate::module::status::StaleNamespace;
+    let mut sup = Supervisor::new(GRACE);
+    let mut row = svc("tun", "running");
+    row.stale = Some(StaleNamespace {
+        provider: "gw-main".into(),
+        gone: false,
+    });
+    let s = stack(
+        State::Degraded,
+        Some(Desired::Up),
+        vec![svc("web", "running"), row.clone()],
+    );
+    let d = sup.decide(std::slice::from_ref(&s), t(0));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].reason.contains("gw-main started again after it"),
+        "{d:?}"
+    );
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!((fixes.len(), fixes[0].how), (1, How::Restart), "{d:?}");
+    row.stale = Some(StaleNamespace {
+        provider: "0123456789ab".into(),
+        gone: true,
+    });
+    let s = stack(State::Degraded, Some(Desired::Up), vec![row]);
+    let d = Supervisor::new(GRACE).decide(std::slice::from_ref(&s), t(0));
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!(fixes[0].how, How::Recreate, "{d:?}");
+}
