@@ -81,16 +81,15 @@ impl Compose {
         cmd
     }
 
-    /// `up -d --remove-orphans`, with `--pull` where the compose generation has it.
+    /// `up -d --remove-orphans`, with `--pull never` where the compose generation has it (hal pulls itself).
     pub(crate) async fn up(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
-        pull: Option<&str>,
     ) -> anyhow::Result<()> {
         let mut args = vec!["up", "-d", "--remove-orphans"];
-        if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
-            args.extend(["--pull", p]);
+        if self.flavor == Flavor::V2 {
+            args.extend(["--pull", "never"]);
         }
         self.run(project, endpoint, &args)
             .await
@@ -127,11 +126,9 @@ impl Compose {
         project: &Project<'_>,
         endpoint: &Endpoint,
         service: &str,
-        pull: Option<&str>,
         fresh: Fresh,
     ) -> anyhow::Result<()> {
-        self.up_services(project, endpoint, &[service], pull, fresh)
-            .await
+        self.up_services(project, endpoint, &[service], fresh).await
     }
 
     /// `up -d --no-deps SERVICE...`: [`Compose::up_service`] for several
@@ -141,12 +138,11 @@ impl Compose {
         project: &Project<'_>,
         endpoint: &Endpoint,
         services: &[&str],
-        pull: Option<&str>,
         fresh: Fresh,
     ) -> anyhow::Result<()> {
         let mut args = vec!["up", "-d", "--no-deps"];
-        if let (Flavor::V2, Some(p)) = (self.flavor, pull) {
-            args.extend(["--pull", p]);
+        if self.flavor == Flavor::V2 {
+            args.extend(["--pull", "never"]);
         }
         if fresh == Fresh::Always {
             args.push("--force-recreate");

@@ -45,11 +45,17 @@ impl Identity {
     /// `service`, or `service-N` for the second replica on: the name a log
     /// line and a status row use.
     pub(crate) fn replica_name(&self) -> String {
-        if self.number > 1 {
-            format!("{}-{}", self.service, self.number)
-        } else {
-            self.service.clone()
-        }
+        replica_name(&self.service, self.number)
+    }
+}
+
+/// `service`, or `service-N` for the second replica on: the name a log line,
+/// a status row and the ledger use, written here alone.
+pub(crate) fn replica_name(service: &str, number: u32) -> String {
+    if number > 1 {
+        format!("{service}-{number}")
+    } else {
+        service.to_string()
     }
 }
 

@@ -103,9 +103,6 @@ fn before_start(s: Stamp) -> Stamp {
 async fn next_start(engine: &Engine, id: &str) -> Option<Stamp> {
     let i = engine.inspect(id).await.ok().flatten()?;
     i.started_at
-        .as_deref()
-        .filter(|t| !t.starts_with("0001-"))
-        .and_then(crate::util::timefmt::parse)
 }
 
 /// The log source a compose container's labels describe, if it is a

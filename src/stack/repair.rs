@@ -157,7 +157,7 @@ pub(crate) async fn apply(
         // Missing containers first: what depends on them may need them.
         for service in create.iter().filter(|s| !recreate.contains(s)) {
             compose
-                .up_service(&project, endpoint, service, Some("never"), Fresh::IfChanged)
+                .up_service(&project, endpoint, service, Fresh::IfChanged)
                 .await?;
         }
         for service in &recreate {
@@ -167,7 +167,7 @@ pub(crate) async fn apply(
             // The engine refused this container (dead, gone, or a start that
             // failed): compose must make a new one, not start it as it is.
             compose
-                .up_service(&project, endpoint, service, Some("never"), Fresh::Always)
+                .up_service(&project, endpoint, service, Fresh::Always)
                 .await?;
         }
     }

@@ -114,13 +114,7 @@ pub(crate) async fn recreate(
         .step(stack.name, &format!("updating {}", services.join(" ")));
     let compose = env.stacks.compose().await?;
     let project = stack.project();
-    let work = compose.up_services(
-        &project,
-        env.stacks.endpoint()?,
-        &services,
-        Some("never"),
-        Fresh::Always,
-    );
+    let work = compose.up_services(&project, env.stacks.endpoint()?, &services, Fresh::Always);
     // Containers compose could not make on the new image are rolled back too.
     if let Err(e) = bound.run(&engine, stack.name, None, work).await {
         return Err(

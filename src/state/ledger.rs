@@ -60,11 +60,7 @@ fn one() -> u32 {
 impl Generation {
     /// `service`, or `service-N` for a later replica (the log prefix).
     pub(crate) fn replica_name(&self) -> String {
-        if self.number > 1 {
-            format!("{}-{}", self.service, self.number)
-        } else {
-            self.service.clone()
-        }
+        crate::docker::labels::replica_name(&self.service, self.number)
     }
 }
 

@@ -96,6 +96,15 @@ impl Stamp {
     }
 }
 
+/// An engine's time: `None` for Go's zero time (`0001-01-01…`, the engine's
+/// "never") or one that does not read.
+pub fn parse_set(text: &str) -> Option<Stamp> {
+    if text.starts_with("0001-") {
+        return None;
+    }
+    parse(text)
+}
+
 /// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
 pub fn parse(text: &str) -> Option<Stamp> {
     let b = text.as_bytes();

@@ -7,6 +7,8 @@ use serde::Deserialize;
 use super::model::{Inspected, Listed, LogConfig};
 use crate::docker::labels::Identity;
 use crate::module::run_state::ContainerRun as RunState;
+use crate::module::run_state::{Health, RestartPolicy};
+use crate::util::timefmt;
 
 /// One entry of `GET /containers/json`.
 #[derive(Debug, Default, Deserialize)]
@@ -20,7 +22,7 @@ pub(super) struct Summary {
     pub labels: Option<HashMap<String, String>>,
     pub state: Option<String>,
     pub status: Option<String>,
-    pub health: Option<Health>,
+    pub health: Option<HealthField>,
     pub created: Option<i64>,
     pub network_settings: Option<Networks>,
     pub host_config: Option<ListedHostConfig>,
@@ -35,7 +37,7 @@ pub(super) struct ListedHostConfig {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub(super) struct Health {
+pub(super) struct HealthField {
     pub status: Option<String>,
 }
 
@@ -65,7 +67,7 @@ pub(super) struct Inspect {
 #[serde(rename_all = "PascalCase", default)]
 pub(super) struct State {
     pub status: Option<String>,
-    pub health: Option<Health>,
+    pub health: Option<HealthField>,
     pub exit_code: Option<i64>,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -108,12 +110,13 @@ pub(super) struct LibpodRow {
 
 /// Gives each listed container the health Podman's own list states for it.
 pub(super) fn add_health(listed: &mut [Listed], rows: Vec<LibpodRow>) {
-    let words: HashMap<String, String> = rows
+    let words: HashMap<String, Option<Health>> = rows
         .into_iter()
         .filter_map(|r| Some((r.id?, r.status.filter(|w| !w.is_empty())?)))
+        .map(|(id, w)| (id, Health::from_word(&w)))
         .collect();
     for l in listed.iter_mut().filter(|l| l.health.is_none()) {
-        l.health = words.get(&l.id).cloned();
+        l.health = words.get(&l.id).copied();
     }
 }
 
@@ -137,7 +140,11 @@ impl Summary {
             labels,
             state,
             status_text: self.status,
-            health: self.health.and_then(|h| h.status).filter(|h| !h.is_empty()),
+            health: self
+                .health
+                .and_then(|h| h.status)
+                .filter(|h| !h.is_empty())
+                .map(|h| Health::from_word(&h)),
             created: self.created.unwrap_or_default(),
             run,
             netns_of: self
@@ -160,18 +167,22 @@ impl Inspect {
         Inspected {
             log,
             state: state.status.as_deref().and_then(RunState::from_word),
-            health: state.health.and_then(|h| h.status),
+            health: state
+                .health
+                .and_then(|h| h.status)
+                .map(|h| Health::from_word(&h)),
             exit_code: state.exit_code,
-            restart_policy: policy
-                .as_ref()
-                .and_then(|p| p.name.clone())
-                .filter(|n| !n.is_empty()),
-            max_retries: policy.and_then(|p| p.maximum_retry_count),
+            restart: policy.map_or(RestartPolicy::No, |p| {
+                RestartPolicy::from_word(
+                    p.name.as_deref().unwrap_or_default(),
+                    p.maximum_retry_count.unwrap_or(0),
+                )
+            }),
             restart_count: self.restart_count,
-            started_at: state.started_at,
-            finished_at: state.finished_at,
-            oom_killed: state.oom_killed,
-            error: state.error,
+            started_at: state.started_at.as_deref().and_then(timefmt::parse_set),
+            finished_at: state.finished_at.as_deref().and_then(timefmt::parse_set),
+            oom_killed: state.oom_killed.unwrap_or(false),
+            error: state.error.filter(|e| !e.is_empty()),
         }
     }
 }
@@ -228,8 +239,8 @@ mod tests {
         .unwrap();
         let i = inspect.inspected();
         assert_eq!(i.state, Some(RunState::Exited));
-        assert_eq!(i.health.as_deref(), Some("unhealthy"));
-        assert_eq!(i.restart_policy.as_deref(), Some("always"));
+        assert_eq!(i.health, Some(Some(Health::Unhealthy)));
+        assert_eq!(i.restart, RestartPolicy::Always);
         assert_eq!(i.restart_count, None);
     }
 
@@ -270,7 +281,7 @@ mod tests {
         )
         .unwrap();
         add_health(&mut listed, rows);
-        assert_eq!(listed[0].health.as_deref(), Some("unhealthy"));
+        assert_eq!(listed[0].health, Some(Some(Health::Unhealthy)));
         assert_eq!(listed[1].health, None);
     }
 }

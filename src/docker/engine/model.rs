@@ -10,7 +10,7 @@ use crate::docker::credentials::RegistryAuth;
 use crate::docker::labels::Identity;
 use crate::error::HalError;
 use crate::logs::line::Stream;
-use crate::module::run_state::ContainerRun;
+use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::util::timefmt::Stamp;
 
 /// An engine call that failed, told in hal's terms with the engine's own message.
@@ -52,8 +52,10 @@ pub(crate) struct Listed {
     pub state: Option<ContainerRun>,
     /// The engine's display text (`Up 5 minutes (healthy)`).
     pub status_text: Option<String>,
-    /// Health where the list states it in a field of its own (newer APIs).
-    pub health: Option<String>,
+    /// Health where the list states it in a field of its own (newer APIs):
+    /// `None` when it has no such field, `Some(None)` when the field says the
+    /// container has no healthcheck.
+    pub health: Option<Option<Health>>,
     /// Creation time, unix seconds.
     pub created: i64,
     /// The run of a running container: its network endpoint ids, sorted and
@@ -83,15 +85,17 @@ impl Listed {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Inspected {
     pub state: Option<ContainerRun>,
-    /// The health word of the engine's own field (`none` when no healthcheck).
-    pub health: Option<String>,
+    /// The engine's own health field: `None` when it has none, `Some(None)`
+    /// when it says the container has no healthcheck.
+    pub health: Option<Option<Health>>,
     pub exit_code: Option<i64>,
-    pub restart_policy: Option<String>,
-    pub max_retries: Option<i64>,
+    pub restart: RestartPolicy,
     pub restart_count: Option<i64>,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    pub oom_killed: Option<bool>,
+    /// `None` when the engine says never (its zero time) or nothing.
+    pub started_at: Option<Stamp>,
+    pub finished_at: Option<Stamp>,
+    pub oom_killed: bool,
+    /// The engine's error for its last start, when it has one.
     pub error: Option<String>,
     /// Where the engine sends its lines (`HostConfig.LogConfig`).
     pub log: Option<LogConfig>,

@@ -176,11 +176,7 @@ impl ContainerFacts {
 
     /// `service`, or `service-N` when the service runs more than one container.
     pub(crate) fn label(&self) -> String {
-        if self.number > 1 {
-            format!("{}-{}", self.service, self.number)
-        } else {
-            self.service.clone()
-        }
+        crate::docker::labels::replica_name(&self.service, self.number)
     }
 
     pub(crate) fn to_status(&self) -> ServiceStatus {

@@ -6,7 +6,7 @@ use futures_util::stream::StreamExt;
 
 use crate::docker::engine::{Engine, Inspected, Listed};
 use crate::docker::labels::Identity;
-use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
+use crate::module::run_state::{ContainerRun, RestartPolicy};
 use crate::module::status::Detail;
 use crate::util::timefmt::Stamp;
 
@@ -74,7 +74,7 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     if !s.is_running() {
         return None;
     }
-    let health = s.health.as_deref()?;
+    let health = s.health?;
     let text = s.status_text.as_deref()?;
     let up = crate::stack::look::assess::uptime_from_status(text)?;
     if up < crate::stack::look::assess::RESETTLE * 2 {
@@ -86,46 +86,36 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     };
     Some(ContainerFacts {
         run: Some(ContainerRun::Running),
-        health: Health::from_word(health),
+        health,
         started_at: Some(started),
         observed_at: Some(now),
         ..identity(s)
     })
 }
 
-/// Builds the facts of one container from its summary and its inspect: the
-/// engine's words read into hal's types, here and nowhere else.
+/// The facts of one container: its summary and its inspect merged (the
+/// engine's words were read into hal's types where its answers are decoded).
 pub(crate) fn of(s: &Listed, i: Inspected) -> ContainerFacts {
-    // The inspect's own field, else the list's: never the status text.
-    let health = i
-        .health
-        .or_else(|| s.health.clone())
-        .as_deref()
-        .and_then(Health::from_word);
-    let restart = RestartPolicy::from_word(
-        i.restart_policy.as_deref().unwrap_or_default(),
-        i.max_retries.unwrap_or(0),
-    );
     ContainerFacts {
         run: i.state.or(s.state),
-        health,
+        // The inspect's own field, else the list's: never the status text.
+        health: i.health.or(s.health).flatten(),
         exit_code: i.exit_code,
-        restart,
+        restart: i.restart,
         restart_count: i.restart_count.unwrap_or(0),
-        started_at: time(i.started_at.as_deref()),
-        finished_at: time(i.finished_at.as_deref()),
-        oom_killed: i.oom_killed.unwrap_or(false),
-        error: i.error.filter(|e| !e.is_empty()),
+        started_at: i.started_at,
+        finished_at: i.finished_at,
+        oom_killed: i.oom_killed,
+        error: i.error,
         observed_at: Some(Stamp::now()),
         ..identity(s)
     }
 }
 
-/// An engine's time, `None` for its zero time (`0001-01-01…`: never) or one
-/// that does not read.
+/// A time as `containers.json` words it (an older hal wrote the engine's
+/// own words, its zero time among them).
 fn time(t: Option<&str>) -> Option<Stamp> {
-    t.filter(|t| !t.starts_with("0001-"))
-        .and_then(crate::util::timefmt::parse)
+    t.and_then(crate::util::timefmt::parse_set)
 }
 
 /// What the list call alone says of a container: who it is, never how it is.
@@ -275,8 +265,8 @@ impl InspectCache {
         }
         // A healthcheck's result changes within a run: the list's own field
         // says it, or an inspect must.
-        let health = match (k.healthcheck, s.health.as_deref()) {
-            (_, Some(h)) => Health::from_word(h),
+        let health = match (k.healthcheck, s.health) {
+            (_, Some(h)) => h,
             (Some(false), None) => None,
             _ => return None,
         };

@@ -52,11 +52,7 @@ pub(crate) async fn mark_stale(engine: &Engine, facts: &mut [ContainerFacts]) {
                 Ok(Some(i)) => Some(Provider {
                     name: short(id),
                     running: i.state == Some(ContainerRun::Running),
-                    started_at: i
-                        .started_at
-                        .as_deref()
-                        .filter(|t| !t.starts_with("0001-"))
-                        .and_then(crate::util::timefmt::parse),
+                    started_at: i.started_at,
                 }),
                 Ok(None) => None,
                 // Not known: say nothing rather than something wrong.

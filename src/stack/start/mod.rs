@@ -260,7 +260,7 @@ async fn up(
     match stack.service {
         None => {
             env.progress.step(name, "starting");
-            compose.up(&project, endpoint, Some("never")).await?;
+            compose.up(&project, endpoint).await?;
             // The containers now reflect these files: remember them for the fast path.
             env.store
                 .remember(name, digest, images, &compose.version)
@@ -270,7 +270,7 @@ async fn up(
         Some(service) => {
             env.progress.step(name, &format!("starting {service}"));
             compose
-                .up_service(&project, endpoint, service, Some("never"), Fresh::IfChanged)
+                .up_service(&project, endpoint, service, Fresh::IfChanged)
                 .await?;
         }
     }

@@ -196,13 +196,9 @@ impl Rollback {
         };
         let services = self.services();
         let bound = Bound::from_now(self.timeout);
-        let work = self.compose.up_services(
-            &project,
-            &self.endpoint,
-            &services,
-            Some("never"),
-            Fresh::Always,
-        );
+        let work = self
+            .compose
+            .up_services(&project, &self.endpoint, &services, Fresh::Always);
         bound.run(engine, &self.name, None, work).await?;
         again(bound).await
     }

@@ -1,6 +1,7 @@
 //! Unit tests of container facts: the list, the inspect and what the cache may say without one.
 
 use super::*;
+use crate::module::run_state::Health;
 
 fn listed(state: ContainerRun, run: Option<&str>) -> Listed {
     Listed {
@@ -19,7 +20,7 @@ fn health_is_the_engines_field_never_the_status_text() {
     l.status_text = Some("Up 5 minutes".into());
     let inspect = Inspected {
         state: Some(ContainerRun::Running),
-        health: Some("unhealthy".into()),
+        health: Some(Some(Health::Unhealthy)),
         ..Default::default()
     };
     assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
@@ -27,15 +28,15 @@ fn health_is_the_engines_field_never_the_status_text() {
     l.status_text = Some("Up 5 minutes (healthy)".into());
     let inspect = Inspected {
         state: Some(ContainerRun::Running),
-        health: Some("unhealthy".into()),
+        health: Some(Some(Health::Unhealthy)),
         ..Default::default()
     };
     assert_eq!(of(&l, inspect).verdict(), Verdict::Unhealthy);
     let now = Stamp::now();
     assert!(settled(&l, now).is_none(), "no health field: inspect");
-    l.health = Some("unhealthy".into());
+    l.health = Some(Some(Health::Unhealthy));
     assert_eq!(settled(&l, now).unwrap().verdict(), Verdict::Unhealthy);
-    l.health = Some("none".into());
+    l.health = Some(None);
     assert_eq!(settled(&l, now).unwrap().health, None);
 }
 
@@ -71,11 +72,42 @@ fn known_facts_hold_for_the_same_run_only() {
     listed2.id = "c2".into();
     listed2.status_text = Some("Up 5 minutes (healthy)".into());
     assert!(known.facts(&listed2, now).is_none(), "health is re-read");
-    listed2.health = Some("unhealthy".into());
+    listed2.health = Some(Some(Health::Unhealthy));
     let f = known.facts(&listed2, now).unwrap();
     assert_eq!(f.verdict(), crate::module::status::Verdict::Unhealthy);
     known.keep_only(&std::collections::HashSet::new());
     assert!(known.facts(&listed(S::Running, Some("e1")), now).is_none());
+}
+
+#[test]
+fn the_cache_file_keeps_the_engines_words_and_an_older_one_still_reads() {
+    // As an older hal wrote it: no max_retries, no healthcheck, times as the engine printed them.
+    let old = r#"{"endpoint":"unix:///var/run/docker.sock","containers":{"c1":{"run":"e1","exit_code":0,"restart_policy":"unless-stopped","restart_count":1,"started_at":"2026-12-03T09:39:07.53173218Z","finished_at":null,"oom_killed":false}}}"#;
+    let cache: InspectCache = serde_json::from_str(old).unwrap();
+    let k = &cache.containers["c1"];
+    assert_eq!(k.restart, RestartPolicy::UnlessStopped);
+    assert_eq!(k.healthcheck, None);
+    assert_eq!(
+        k.started_at.map(Stamp::rfc3339_trimmed).as_deref(),
+        Some("2026-12-03T09:39:07.53173218Z")
+    );
+    let again = serde_json::to_value(&cache).unwrap();
+    let c1 = &again["containers"]["c1"];
+    assert_eq!(c1["restart_policy"], "unless-stopped");
+    assert_eq!(c1["started_at"], "2026-12-03T09:39:07.53173218Z");
+    assert!(c1.get("max_retries").is_none(), "{c1}");
+    // A retry limit is kept; a file that is not hal's is ignored whole.
+    let mut limited = k.clone();
+    limited.restart = RestartPolicy::OnFailure(3);
+    let text = serde_json::to_string(&limited).unwrap();
+    let back: KnownRun = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.restart, RestartPolicy::OnFailure(3));
+    let dir = std::env::temp_dir().join(format!("hal-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(CACHE_FILE), r#"{"containers":{"c1":{"run":7}}}"#).unwrap();
+    let ignored = InspectCache::load(&dir, "unix:///var/run/docker.sock");
+    assert!(ignored.containers.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -112,35 +144,4 @@ fn a_job_that_exited_0_is_described_while_the_list_agrees() {
     known.learn(&failed, String::new());
     l.status_text = Some("Exited (1) 3 hours ago".into());
     assert!(known.exited(&l, now).is_none(), "a failure is inspected");
-}
-
-#[test]
-fn the_cache_file_keeps_the_engines_words_and_an_older_one_still_reads() {
-    // As an older hal wrote it: no max_retries, no healthcheck, times as the engine printed them.
-    let old = r#"{"endpoint":"unix:///var/run/docker.sock","containers":{"c1":{"run":"e1","exit_code":0,"restart_policy":"unless-stopped","restart_count":1,"started_at":"2026-12-03T09:39:07.53173218Z","finished_at":null,"oom_killed":false}}}"#;
-    let cache: InspectCache = serde_json::from_str(old).unwrap();
-    let k = &cache.containers["c1"];
-    assert_eq!(k.restart, RestartPolicy::UnlessStopped);
-    assert_eq!(k.healthcheck, None);
-    assert_eq!(
-        k.started_at.map(Stamp::rfc3339_trimmed).as_deref(),
-        Some("2026-12-03T09:39:07.53173218Z")
-    );
-    let again = serde_json::to_value(&cache).unwrap();
-    let c1 = &again["containers"]["c1"];
-    assert_eq!(c1["restart_policy"], "unless-stopped");
-    assert_eq!(c1["started_at"], "2026-12-03T09:39:07.53173218Z");
-    assert!(c1.get("max_retries").is_none(), "{c1}");
-    // A retry limit is kept; a file that is not hal's is ignored whole.
-    let mut limited = k.clone();
-    limited.restart = RestartPolicy::OnFailure(3);
-    let text = serde_json::to_string(&limited).unwrap();
-    let back: KnownRun = serde_json::from_str(&text).unwrap();
-    assert_eq!(back.restart, RestartPolicy::OnFailure(3));
-    let dir = std::env::temp_dir().join(format!("hal-cache-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(CACHE_FILE), r#"{"containers":{"c1":{"run":7}}}"#).unwrap();
-    let ignored = InspectCache::load(&dir, "unix:///var/run/docker.sock");
-    assert!(ignored.containers.is_empty());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
