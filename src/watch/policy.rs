@@ -142,15 +142,15 @@ pub(crate) struct Supervisor {
     grace: Duration,
     /// (module, container) → since when it has been unhealthy.
     unhealthy: BTreeMap<(String, String), Stamp>,
-    pub(in crate::watch) holds: BTreeMap<String, Hold>,
+    pub(super) holds: BTreeMap<String, Hold>,
     /// Modules whose last restart failed: (no restart before, the pause after the next failure).
-    pub(in crate::watch) paused: BTreeMap<String, (Stamp, Duration)>,
+    pub(super) paused: BTreeMap<String, (Stamp, Duration)>,
     /// The last repair of each module.
     fixed: BTreeMap<String, Fixed>,
     /// Modules whose containers' repair failed: the next repair is the module's (why).
     escalate: BTreeMap<String, String>,
     /// Modules waiting on requirements that are not active (`waiting.rs`): which.
-    pub(in crate::watch) waiting: BTreeMap<String, Vec<String>>,
+    pub(super) waiting: BTreeMap<String, Vec<String>>,
 }
 
 impl Supervisor {
@@ -425,7 +425,7 @@ impl Supervisor {
         out
     }
 
-    pub(in crate::watch) fn forget_unhealthy(&mut self, module: &str) {
+    pub(super) fn forget_unhealthy(&mut self, module: &str) {
         self.unhealthy.retain(|(m, _), _| m != module);
     }
 
