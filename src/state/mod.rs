@@ -1,5 +1,6 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
+mod changes;
 pub(crate) mod last_run;
 pub(crate) mod ledger;
 pub(crate) mod records;
@@ -10,12 +11,8 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::module::ServiceImage;
-use crate::module::config::RestartLimit;
-use crate::module::status::Desired;
-use crate::state::records::{HoldRecord, LimitUse, SCHEMA, StateFile, parse_state, refusal};
+use crate::state::records::{SCHEMA, StateFile, parse_state};
 use crate::util::atomic;
-use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
 const STATE_FILE: &str = "state.json";
@@ -248,140 +245,13 @@ impl Store {
             .with_context(|| format!("state directory {}", dir.display()))?;
         Ok(dir)
     }
-
-    /// Counts a start against the limit, or refuses (exit 5) when the limit is
-    /// hit, unless `force`. The check and the count are one locked step.
-    pub(crate) async fn count_start(
-        &self,
-        name: &str,
-        limit: RestartLimit,
-        force: bool,
-        now: Stamp,
-    ) -> anyhow::Result<(LimitUse, Option<String>)> {
-        let key = name.to_string();
-        let (result, warning) = self
-            .update(move |s| {
-                let rec = s.modules.entry(key).or_default();
-                rec.prune(limit, now);
-                let before = rec.limit_use(limit, now);
-                if before.used >= limit.burst && !force {
-                    return Err(before);
-                }
-                rec.starts
-                    .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
-                Ok(rec.limit_use(limit, now))
-            })
-            .await?;
-        match result {
-            Ok(u) => Ok((u, warning)),
-            Err(u) => Err(refusal(name, &u, now).into()),
-        }
-    }
-
-    /// Records (or clears) the supervisor's hold of a module.
-    pub(crate) async fn set_hold(
-        &self,
-        name: &str,
-        hold: Option<HoldRecord>,
-    ) -> anyhow::Result<()> {
-        let key = name.to_string();
-        self.update(move |s| match hold {
-            Some(h) => s.modules.entry(key).or_default().hold = Some(h),
-            None => {
-                if let Some(r) = s.modules.get_mut(&key) {
-                    r.hold = None;
-                }
-            }
-        })
-        .await?;
-        Ok(())
-    }
-
-    /// Forgets a module's start count and the supervisor's hold (`reset-failed`, rescue).
-    pub(crate) async fn reset(&self, name: &str) -> anyhow::Result<Option<String>> {
-        let key = name.to_string();
-        let ((), w) = self
-            .update(move |s| {
-                if let Some(r) = s.modules.get_mut(&key) {
-                    r.starts.clear();
-                    // The limit is lifted: the supervisor's hold goes with it,
-                    // and a failed start is no longer `failed`.
-                    r.hold = None;
-                    r.failure = None;
-                    r.rollback = None;
-                }
-            })
-            .await?;
-        Ok(w)
-    }
-
-    /// Records what a person asked for.
-    pub(crate) async fn set_desired(
-        &self,
-        name: &str,
-        desired: Desired,
-    ) -> anyhow::Result<Option<String>> {
-        let key = name.to_string();
-        let ((), w) = self
-            .update(move |s| {
-                s.modules.entry(key).or_default().desired = Some(desired);
-            })
-            .await?;
-        Ok(w)
-    }
-
-    /// Remembers what compose resolved for the module's files, for the fast path.
-    pub(crate) async fn remember(
-        &self,
-        name: &str,
-        digest: Option<String>,
-        services: Vec<ServiceImage>,
-        compose_version: &str,
-    ) -> anyhow::Result<()> {
-        let key = name.to_string();
-        let version = compose_version.to_string();
-        self.update(move |s| {
-            let rec = s.modules.entry(key).or_default();
-            rec.services = digest.is_some().then_some(services);
-            rec.compose_version = digest.is_some().then_some(version);
-            rec.digest = digest;
-        })
-        .await?;
-        Ok(())
-    }
-
-    /// Records how a verb on the module ended (its failed start, the services
-    /// a person stopped), under the module's lock.
-    pub(crate) async fn ended(
-        &self,
-        name: &str,
-        ended: crate::state::records::Ended,
-    ) -> anyhow::Result<Option<String>> {
-        let key = name.to_string();
-        let now = crate::state::records::ms_of(Stamp::now());
-        let ((), w) = self
-            .update(move |s| s.modules.entry(key).or_default().after(ended, now))
-            .await?;
-        Ok(w)
-    }
-
-    /// Records (or clears) the pull warning shown by status.
-    pub(crate) async fn set_pull_warning(
-        &self,
-        name: &str,
-        warning: Option<String>,
-    ) -> anyhow::Result<()> {
-        let key = name.to_string();
-        self.update(move |s| {
-            s.modules.entry(key).or_default().pull_warning = warning;
-        })
-        .await?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::module::config::RestartLimit;
+    use crate::module::status::Desired;
+    use crate::util::timefmt::Stamp;
     use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
 
