@@ -29,7 +29,6 @@ use connect::{
 use wire::Wire;
 
 pub(crate) use connect::EngineKind;
-pub(crate) use networks::{AddressPool, NetworkFacts};
 
 pub(crate) use model::{
     EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
@@ -369,6 +368,21 @@ fn filter_words(action: &EventAction) -> Vec<&str> {
         EventAction::Destroy => vec!["destroy", "remove"],
         other => vec![other.filter_word()],
     }
+}
+
+/// A network on the engine: its name, compose project (if any) and subnets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NetworkFacts {
+    pub name: String,
+    pub project: Option<String>,
+    pub subnets: Vec<String>,
+}
+
+/// One of the engine's default address pools: subnets of `/size` carved out of `base`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AddressPool {
+    pub base: String,
+    pub size: u8,
 }
 
 /// A GET's answer read into `T`: `None` for a 404, the engine's own words for

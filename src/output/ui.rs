@@ -269,35 +269,6 @@ mod tests {
     fn a_message_says_the_prefix_once() {
         assert_eq!(said("adopt web: refused"), "hal: adopt web: refused\n");
     }
-
-    /// The printer adds `hal: `; a caller that writes it again prints
-    /// `hal: hal: …` (as `adopt` once did).
-    #[test]
-    fn no_caller_writes_the_prefix_again() {
-        let mut doubled = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src"
-        ))];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    for call in [".note(", ".problem(", ".nothing(", ".warn("] {
-                        for (at, _) in text.match_indices(call) {
-                            let arg = text[at + call.len()..].trim_start();
-                            let arg = arg.strip_prefix("&format!(").unwrap_or(arg).trim_start();
-                            if arg.starts_with(&format!("\"{PREFIX}")) {
-                                doubled.push(format!("{}: {}", path.display(), &text[at..at + 60]));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        assert!(doubled.is_empty(), "hal: written twice: {doubled:#?}");
-    }
+    // That no caller writes the prefix again is a rule of the architecture
+    // test (`tests/integration/architecture/tidy/prefix.rs`).
 }

@@ -41,14 +41,15 @@ fn sources() -> &'static [(String, String)] {
     })
 }
 
-/// The import graph of the same files, drawn once.
+/// The import graph of the same files, drawn once from the one read of them.
 fn graph() -> &'static imports::Graph {
     static GRAPH: OnceLock<imports::Graph> = OnceLock::new();
-    GRAPH.get_or_init(|| imports::graph(sources()))
+    GRAPH.get_or_init(|| imports::graph_of(read()))
 }
 
-/// The same files read once for the tidy rules (comments, literals and test
-/// code blanked: `code.rs`), handed to every rule.
+/// The same files read once (comments, literals and test code blanked:
+/// `code.rs`, the one lexer and the one test-code stripper), handed to every
+/// rule and to the import graph.
 fn read() -> &'static [code::Source] {
     static READ: OnceLock<Vec<code::Source>> = OnceLock::new();
     READ.get_or_init(|| code::sources(sources()))
@@ -174,6 +175,12 @@ fn a_face_is_the_only_way_into_its_folder() {
 fn no_function_is_over_80_lines() {
     let rule = "a function of src/ is over 80 lines (tidy/fn_lines.rs, LONG_FNS)";
     assert_none(rule, tidy::fn_lines::long_functions(read()));
+}
+
+#[test]
+fn the_prefix_is_written_only_by_the_printer() {
+    let rule = "a message on stderr writes `hal: ` again (tidy/prefix.rs)";
+    assert_none(rule, tidy::prefix::doubled_prefixes(read()));
 }
 
 #[test]

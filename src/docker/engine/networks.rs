@@ -3,23 +3,8 @@
 
 use anyhow::Context;
 
-use crate::docker::engine::Engine;
+use super::{AddressPool, Engine, NetworkFacts};
 use crate::docker::labels;
-
-/// A network on the engine: its name, compose project (if any) and subnets.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct NetworkFacts {
-    pub name: String,
-    pub project: Option<String>,
-    pub subnets: Vec<String>,
-}
-
-/// One of the engine's default address pools: subnets of `/size` carved out of `base`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct AddressPool {
-    pub base: String,
-    pub size: u8,
-}
 
 impl Engine {
     /// Every network on the engine (one list call).

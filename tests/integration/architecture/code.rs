@@ -32,9 +32,12 @@ pub(super) fn sources(files: &[(String, String)]) -> Vec<Source> {
     let mut test_modules: BTreeSet<String> = BTreeSet::new();
     let read: Vec<(String, String, String)> = files
         .iter()
-        .map(|(path, text)| {
+        .filter_map(|(path, text)| {
             let (code, text) = blank(text);
-            let (code, text, children) = drop_test_code(&code, &text);
+            let (code, text, children, test_only) = drop_test_code(&code, &text);
+            if test_only {
+                return None;
+            }
             if let Some(m) = module_of(path) {
                 for child in children {
                     test_modules.insert(if m.is_empty() {
@@ -44,7 +47,7 @@ pub(super) fn sources(files: &[(String, String)]) -> Vec<Source> {
                     });
                 }
             }
-            (path.clone(), code, text)
+            Some((path.clone(), code, text))
         })
         .collect();
     read.into_iter()
@@ -186,26 +189,30 @@ fn char_end(c: &[char], i: usize) -> Option<usize> {
     (c.get(i + 2) == Some(&'\'')).then_some(i + 3)
 }
 
-/// Blanks every `#[cfg(test)]` item (from the attribute to its `;` or closing
-/// brace, found in `code`) in both views; returns them and the names of
-/// test-only children (`#[cfg(test)] mod NAME;`).
-fn drop_test_code(code: &str, text: &str) -> (String, String, Vec<String>) {
+/// Blanks every test item in both views: from a `#[cfg(…test…)]` attribute
+/// (not `not(test)`; found in `code`) to the item's `;` or closing brace.
+/// Returns the views, the names of test-only children (`#[cfg(test)] mod
+/// NAME;`), and whether the whole file is test code (`#![cfg(test)]`).
+fn drop_test_code(code: &str, text: &str) -> (String, String, Vec<String>, bool) {
     let mut code: Vec<char> = code.chars().collect();
     let mut text: Vec<char> = text.chars().collect();
     let mut children = Vec::new();
-    let pat: Vec<char> = "#[cfg(test)]".chars().collect();
     let mut i = 0;
-    while i + pat.len() <= code.len() {
-        if code[i..i + pat.len()] != pat[..] {
+    while i < code.len() {
+        let Some((after, inner)) = test_attribute(&code, i) else {
             i += 1;
             continue;
+        };
+        if inner {
+            return (String::new(), String::new(), Vec::new(), true);
         }
         let start = i;
-        let mut j = i + pat.len();
+        let mut j = after;
         let mut depth = 0usize;
         while j < code.len() {
             match code[j] {
-                '{' => depth += 1,
+                '{' | '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
                 '}' => {
                     depth = depth.saturating_sub(1);
                     if depth == 0 {
@@ -214,11 +221,9 @@ fn drop_test_code(code: &str, text: &str) -> (String, String, Vec<String>) {
                     }
                 }
                 ';' if depth == 0 => {
-                    let item: String = code[start + pat.len()..j].iter().collect();
+                    let item: String = code[after..j].iter().collect();
                     let words: Vec<&str> = item.split_whitespace().collect();
-                    if let Some(k) = words.iter().position(|w| *w == "mod")
-                        && let Some(name) = words.get(k + 1)
-                    {
+                    if let [.., "mod", name] = words.as_slice() {
                         children.push(name.to_string());
                     }
                     j += 1;
@@ -242,7 +247,44 @@ fn drop_test_code(code: &str, text: &str) -> (String, String, Vec<String>) {
         code.into_iter().collect(),
         text.into_iter().collect(),
         children,
+        false,
     )
+}
+
+/// At `#[cfg(…)]` or `#![cfg(…)]` naming `test` (and not `not`): the index
+/// past its `]`, and whether it is the inner form.
+fn test_attribute(code: &[char], i: usize) -> Option<(usize, bool)> {
+    if code[i] != '#' {
+        return None;
+    }
+    let inner = code.get(i + 1) == Some(&'!');
+    let open = if inner { i + 2 } else { i + 1 };
+    if code.get(open) != Some(&'[') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut close = None;
+    for (k, ch) in code.iter().enumerate().skip(open) {
+        match ch {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(k);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close?;
+    let body: String = code[open + 1..close].iter().collect();
+    let words: Vec<&str> = body
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let test = words.first() == Some(&"cfg") && words.contains(&"test") && !words.contains(&"not");
+    test.then_some((close + 1, inner))
 }
 
 #[test]

@@ -9,10 +9,13 @@
 //! (`pub use child::X`). A path counts for the longest prefix of it that is a
 //! module. Not counted: a module naming itself, the `mod child;` declaration,
 //! and test code (`#[cfg(test)]` items, `mod tests` blocks, a `tests.rs`
-//! child), so unit tests may import freely. Comments and literals are blanked
-//! before anything is read.
+//! child), so unit tests may import freely. The files are read as the tidy
+//! rules read them (`code.rs`, the one lexer and test-code stripper: comments
+//! and literals blanked, test code gone); this only splits that into tokens.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::code::{Source, sources};
 
 /// A module path, e.g. `commands::doctor` (`""` is the root).
 pub(super) type Module = String;
@@ -57,38 +60,30 @@ fn parent(module: &str) -> Option<Module> {
     )
 }
 
-/// Whether `module` is `ancestor` or lies inside it.
-fn within(module: &str, ancestor: &str) -> bool {
-    module == ancestor || module.starts_with(&format!("{ancestor}::"))
+/// Builds the graph of `files`: `(path under src/, text)`, read as the tidy
+/// rules read them (`code.rs`).
+pub(super) fn graph(files: &[(String, String)]) -> Graph {
+    graph_of(&sources(files))
 }
 
-/// Builds the graph of `files`: `(path under src/, text)`.
-pub(super) fn graph(files: &[(String, String)]) -> Graph {
-    let scanned: Vec<(String, Module, Scan)> = files
+/// Builds the graph of files already read: test code and test-only modules
+/// are gone, comments and literals blanked (`code.rs`).
+pub(super) fn graph_of(files: &[Source]) -> Graph {
+    let scanned: Vec<(&str, Module, Vec<(Vec<String>, usize)>)> = files
         .iter()
-        .filter_map(|(path, text)| Some((path.clone(), module_of(path)?, scan(text))))
+        .filter_map(|s| Some((s.path.as_str(), module_of(&s.path)?, scan(&s.code))))
         .collect();
-    // Test modules, and everything under them, are out.
-    let mut test_modules: BTreeSet<Module> = BTreeSet::new();
-    for (_, module, s) in &scanned {
-        for child in &s.test_children {
-            test_modules.insert(join(module, child));
-        }
-    }
-    let is_test = |m: &str| {
-        m.split("::").any(|seg| seg == "tests") || test_modules.iter().any(|t| within(m, t))
-    };
     let mut g = Graph::default();
-    for (_, module, s) in &scanned {
-        if !module.is_empty() && !s.test_only && !is_test(module) {
+    for (_, module, _) in &scanned {
+        if !module.is_empty() {
             g.modules.insert(module.clone());
         }
     }
-    for (path, from, s) in &scanned {
+    for (path, from, paths) in &scanned {
         if !g.modules.contains(from) {
             continue;
         }
-        for (segments, line) in &s.paths {
+        for (segments, line) in paths {
             let Some(absolute) = absolute(from, segments, &g.modules) else {
                 continue;
             };
@@ -283,17 +278,6 @@ impl Graph {
     }
 }
 
-/// What the scanner reads from one file.
-#[derive(Debug, Default)]
-struct Scan {
-    /// Every path of two or more segments, with its line.
-    paths: Vec<(Vec<String>, usize)>,
-    /// Children declared `#[cfg(test)] mod NAME;`.
-    test_children: Vec<String>,
-    /// The whole file is `#![cfg(test)]`.
-    test_only: bool,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Ident(String),
@@ -302,10 +286,10 @@ enum Tok {
     Punct(char),
 }
 
-fn scan(text: &str) -> Scan {
-    let tokens = lex(text);
-    let mut out = Scan::default();
-    let tokens = drop_test_items(&tokens, &mut out);
+/// Every path of two or more segments in `code` (a file's code view), with its line.
+fn scan(code: &str) -> Vec<(Vec<String>, usize)> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let starts_path = match &tokens[i].0 {
@@ -328,7 +312,7 @@ fn scan(text: &str) -> Scan {
             &mut found,
         );
         if !extern_path {
-            out.paths.extend(
+            out.extend(
                 found
                     .into_iter()
                     .filter(|p| p.len() >= 2)
@@ -396,106 +380,15 @@ fn path_tree(
     }
 }
 
-/// The tokens without `#[cfg(test)]` items (recording test children and files).
-fn drop_test_items(tokens: &[(Tok, usize)], out: &mut Scan) -> Vec<(Tok, usize)> {
-    let mut kept = Vec::with_capacity(tokens.len());
-    let mut i = 0;
-    while i < tokens.len() {
-        if let Some((end, inner)) = test_attribute(tokens, i) {
-            if inner {
-                out.test_only = true;
-                return Vec::new();
-            }
-            i = skip_item(tokens, end, out);
-            continue;
-        }
-        kept.push(tokens[i].clone());
-        i += 1;
-    }
-    kept
-}
-
-/// At `#[cfg(…test…)]` or `#![cfg(…test…)]` (not `not(test)`): where it ends,
-/// and whether it is the inner form.
-fn test_attribute(tokens: &[(Tok, usize)], i: usize) -> Option<(usize, bool)> {
-    if tokens[i].0 != Tok::Punct('#') {
-        return None;
-    }
-    let mut j = i + 1;
-    let inner = tokens.get(j).map(|t| &t.0) == Some(&Tok::Punct('!'));
-    if inner {
-        j += 1;
-    }
-    if tokens.get(j).map(|t| &t.0) != Some(&Tok::Punct('[')) {
-        return None;
-    }
-    let end = matching(tokens, j)?;
-    let body: Vec<&Tok> = tokens[j + 1..end].iter().map(|t| &t.0).collect();
-    let ident = |s: &str| Tok::Ident(s.to_string());
-    let is_cfg = body.first() == Some(&&ident("cfg"));
-    let has_test = body.contains(&&ident("test"));
-    let negated = body.contains(&&ident("not"));
-    (is_cfg && has_test && !negated).then_some((end + 1, inner))
-}
-
-/// Skips the item after an attribute: more attributes, then up to a `;` or a
-/// closed `{…}` at depth 0. Records `mod NAME;` as a test child.
-fn skip_item(tokens: &[(Tok, usize)], mut i: usize, out: &mut Scan) -> usize {
-    // Further attributes on the same item.
-    while tokens.get(i).map(|t| &t.0) == Some(&Tok::Punct('#'))
-        && tokens.get(i + 1).map(|t| &t.0) == Some(&Tok::Punct('['))
-    {
-        match matching(tokens, i + 1) {
-            Some(end) => i = end + 1,
-            None => return tokens.len(),
-        }
-    }
-    let start = i;
-    while i < tokens.len() {
-        match &tokens[i].0 {
-            Tok::Punct(';') => {
-                let words: Vec<&Tok> = tokens[start..i].iter().map(|t| &t.0).collect();
-                if let [.., Tok::Ident(m), Tok::Ident(name)] = words.as_slice()
-                    && m == "mod"
-                {
-                    out.test_children.push(name.clone());
-                }
-                return i + 1;
-            }
-            Tok::Punct('{') => return matching(tokens, i).map_or(tokens.len(), |e| e + 1),
-            Tok::Punct('(' | '[') => i = matching(tokens, i).map_or(tokens.len(), |e| e + 1),
-            _ => i += 1,
-        }
-    }
-    i
-}
-
-/// The index of the bracket closing the one at `open`.
-fn matching(tokens: &[(Tok, usize)], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, (t, _)) in tokens.iter().enumerate().skip(open) {
-        match t {
-            Tok::Punct('(' | '[' | '{') => depth += 1,
-            Tok::Punct(')' | ']' | '}') => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Identifiers, `::` and punctuation with their lines; comments, strings,
-/// chars, lifetimes and numbers dropped.
-fn lex(text: &str) -> Vec<(Tok, usize)> {
-    let c: Vec<char> = text.chars().collect();
+/// Identifiers (`r#type` too), `::` and punctuation with their lines, from
+/// code whose comments and literals are already blanked (`code.rs`, the one
+/// lexer); numbers dropped.
+fn tokens(code: &str) -> Vec<(Tok, usize)> {
+    let c: Vec<char> = code.chars().collect();
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
     let mut out = Vec::new();
     let mut line = 1;
     let mut i = 0;
-    let at = |k: usize| c.get(k).copied().unwrap_or('\0');
     while i < c.len() {
         let ch = c[i];
         if ch == '\n' {
@@ -503,145 +396,30 @@ fn lex(text: &str) -> Vec<(Tok, usize)> {
             i += 1;
         } else if ch.is_whitespace() {
             i += 1;
-        } else if ch == '/' && at(i + 1) == '/' {
-            while i < c.len() && c[i] != '\n' {
-                i += 1;
-            }
-        } else if ch == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            while i < c.len() {
-                if c[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    i += 2;
-                } else if c[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    if c[i] == '\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-            }
-        } else if ch == '"' {
-            i = string_end(&c, i + 1, &mut line);
-        } else if ch == '\'' {
-            // A char literal ('x', '\n', '\u{1F600}'), or a lifetime / label ('a).
-            if at(i + 1) == '\\' {
-                // Past the quote, the backslash and the escaped char ('\'').
-                i += 3;
-                while i < c.len() && c[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-            } else if at(i + 2) == '\'' {
-                i += 3;
-            } else {
-                i += 1;
-                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
-                    i += 1;
-                }
-            }
-        } else if ch.is_ascii_digit() {
-            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
-                i += 1;
-                if at(i) == '.' && at(i + 1).is_ascii_digit() {
-                    i += 1;
-                }
-            }
-        } else if ch.is_alphabetic() || ch == '_' {
+        } else if ident(ch) {
             let start = i;
-            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+            while i < c.len() && ident(c[i]) {
                 i += 1;
             }
-            let word: String = c[start..i].iter().collect();
-            let raw_prefix = matches!(word.as_str(), "r" | "br" | "cr");
-            if raw_prefix && (at(i) == '"' || (at(i) == '#' && raw_string_ahead(&c, i))) {
-                i = raw_string_end(&c, i, &mut line);
-            } else if word == "r" && at(i) == '#' {
-                // A raw identifier: r#type.
-                i += 1;
-                let s = i;
-                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
-                    i += 1;
-                }
-                out.push((Tok::Ident(c[s..i].iter().collect()), line));
-            } else if matches!(word.as_str(), "b" | "c") && at(i) == '"' {
-                i = string_end(&c, i + 1, &mut line);
-            } else if word == "b" && at(i) == '\'' {
-                i += 1;
-                if at(i) == '\\' {
-                    i += 1;
-                }
-                i += 1;
-                while i < c.len() && c[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-            } else {
-                out.push((Tok::Ident(word), line));
+            // A raw identifier: `r#type`.
+            if i - start == 1 && ch == 'r' && c.get(i) == Some(&'#') {
+                continue;
             }
-        } else if ch == ':' && at(i + 1) == ':' {
+            if !ch.is_ascii_digit() {
+                out.push((Tok::Ident(c[start..i].iter().collect()), line));
+            }
+        } else if ch == ':' && c.get(i + 1) == Some(&':') {
             out.push((Tok::Sep, line));
             i += 2;
         } else {
-            out.push((Tok::Punct(ch), line));
+            // `#` after a raw identifier's `r` is no punctuation of its own.
+            if !(ch == '#' && i > 0 && c[i - 1] == 'r' && c.get(i + 1).is_some_and(|n| ident(*n))) {
+                out.push((Tok::Punct(ch), line));
+            }
             i += 1;
         }
     }
     out
-}
-
-/// After the opening `"`: the index past the closing one.
-fn string_end(c: &[char], mut i: usize, line: &mut usize) -> usize {
-    while i < c.len() {
-        match c[i] {
-            '\\' => {
-                if c.get(i + 1) == Some(&'\n') {
-                    *line += 1;
-                }
-                i += 2;
-            }
-            '"' => return i + 1,
-            '\n' => {
-                *line += 1;
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    i
-}
-
-/// At `#`: whether `#…#"` follows (a raw string, not a raw identifier).
-fn raw_string_ahead(c: &[char], mut i: usize) -> bool {
-    while c.get(i) == Some(&'#') {
-        i += 1;
-    }
-    c.get(i) == Some(&'"')
-}
-
-/// At the `#`s or `"` after `r`: the index past the raw string.
-fn raw_string_end(c: &[char], mut i: usize, line: &mut usize) -> usize {
-    let mut hashes = 0;
-    while c.get(i) == Some(&'#') {
-        hashes += 1;
-        i += 1;
-    }
-    i += 1; // the opening quote
-    while i < c.len() {
-        if c[i] == '\n' {
-            *line += 1;
-        }
-        if c[i] == '"' && (1..=hashes).all(|k| c.get(i + k) == Some(&'#')) {
-            return i + 1 + hashes;
-        }
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]
