@@ -69,7 +69,7 @@ pub(super) fn graph(files: &[(String, String)]) -> Graph {
 /// Builds the graph of files already read: test code and test-only modules
 /// are gone, comments and literals blanked (`code.rs`).
 pub(super) fn graph_of(files: &[Source]) -> Graph {
-    let scanned: Vec<(&str, Module, Vec<(Vec<String>, usize)>)> = files
+    let scanned: Vec<(&str, Module, Paths)> = files
         .iter()
         .filter_map(|s| Some((s.path.as_str(), module_of(&s.path)?, scan(&s.code))))
         .collect();
@@ -278,6 +278,9 @@ impl Graph {
     }
 }
 
+/// Paths of two or more segments, each with its line.
+type Paths = Vec<(Vec<String>, usize)>;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Ident(String),
@@ -287,7 +290,7 @@ enum Tok {
 }
 
 /// Every path of two or more segments in `code` (a file's code view), with its line.
-fn scan(code: &str) -> Vec<(Vec<String>, usize)> {
+fn scan(code: &str) -> Paths {
     let tokens = tokens(code);
     let mut out = Vec::new();
     let mut i = 0;
