@@ -1,7 +1,5 @@
 //! End to end: an unchanged module starts without compose; any change to its files goes through compose.
 
-use std::path::PathBuf;
-
 use crate::rig::{self, ComposeCalls, Rig, docker, hal, ids, past_first_second, script, stack};
 
 /// The rig's compose spy, with a limit these tests (they start often) stay under.
@@ -9,10 +7,6 @@ fn spy(rig: &mut Rig) -> ComposeCalls {
     // Every start counts against the limit; these tests start often.
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
     ComposeCalls::install(rig)
-}
-
-fn calls(log: &PathBuf) -> String {
-    std::fs::read_to_string(log).unwrap_or_default()
 }
 
 /// Says `GREETING NAME` (NAME from app.env; GREETING may be `${…}` from .env), then idles.
@@ -26,66 +20,67 @@ fn app(greeting: &str) -> rig::compose::Stack {
 
 #[test]
 fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose() {
-    let Some(mut rig) = rig::engine() else { return };
-    let log = spy(&mut rig);
-    let m = rig.stack("fast", app("v1"));
-    rig.write(&m, "app.env", "NAME=one\n");
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(
-        log.calls().contains("up -d"),
-        "first start goes through compose"
-    );
-    // Settled for the fast path, which a no-op start must take.
-    past_first_second(&m);
+    rig::each_engine(|mut rig| {
+        let log = spy(&mut rig);
+        let m = rig.stack("fast", app("v1"));
+        rig.write(&m, "app.env", "NAME=one\n");
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert!(
+            log.calls().contains("up -d"),
+            "first start goes through compose"
+        );
+        // Settled for the fast path, which a no-op start must take.
+        past_first_second(&m);
 
-    // Already active, nothing changed: no compose process at all.
-    log.forget();
-    let before = ids(&m);
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(log.calls(), "", "a no-op start ran compose");
-    assert_eq!(ids(&m), before);
+        // Already active, nothing changed: no compose process at all.
+        log.forget();
+        let before = ids(&m);
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert_eq!(log.calls(), "", "a no-op start ran compose");
+        assert_eq!(ids(&m), before);
 
-    // An edited compose file is applied.
-    rig.write(&m, "compose.yaml", &app("v2").to_string());
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(
-        log.calls().contains("up -d"),
-        "an edited compose file must go through compose"
-    );
-    assert!(
-        hal(&rig)
-            .args(["module", "logs", &m])
-            .run()
-            .stdout
-            .contains("v2 one")
-    );
+        // An edited compose file is applied.
+        rig.write(&m, "compose.yaml", &app("v2").to_string());
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert!(
+            log.calls().contains("up -d"),
+            "an edited compose file must go through compose"
+        );
+        assert!(
+            hal(&rig)
+                .args(["module", "logs", &m])
+                .run()
+                .stdout
+                .contains("v2 one")
+        );
 
-    // An edited env file is applied.
-    rig.write(&m, "app.env", "NAME=two\n");
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(
-        hal(&rig)
-            .args(["module", "logs", &m])
-            .run()
-            .stdout
-            .contains("v2 two"),
-        "edited env_file not applied"
-    );
+        // An edited env file is applied.
+        rig.write(&m, "app.env", "NAME=two\n");
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert!(
+            hal(&rig)
+                .args(["module", "logs", &m])
+                .run()
+                .stdout
+                .contains("v2 two"),
+            "edited env_file not applied"
+        );
 
-    // An edited .env is applied (it changes interpolation).
-    rig.write(&m, "compose.yaml", &app("${GREETING}").to_string());
-    rig.write(&m, ".env", "GREETING=hello\n");
-    hal(&rig).args(["module", "start", &m]).code(0);
-    rig.write(&m, ".env", "GREETING=bonjour\n");
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(
-        hal(&rig)
-            .args(["module", "logs", &m])
-            .run()
-            .stdout
-            .contains("bonjour two"),
-        "edited .env not applied"
-    );
+        // An edited .env is applied (it changes interpolation).
+        rig.write(&m, "compose.yaml", &app("${GREETING}").to_string());
+        rig.write(&m, ".env", "GREETING=hello\n");
+        hal(&rig).args(["module", "start", &m]).code(0);
+        rig.write(&m, ".env", "GREETING=bonjour\n");
+        hal(&rig).args(["module", "start", &m]).code(0);
+        assert!(
+            hal(&rig)
+                .args(["module", "logs", &m])
+                .run()
+                .stdout
+                .contains("bonjour two"),
+            "edited .env not applied"
+        );
+    });
 }
 
 #[test]
@@ -127,32 +122,18 @@ fn docker_stopped_module_starts_through_the_engine_api() {
 #[test]
 fn start_after_down_runs_compose_once_while_its_inputs_are_the_same() {
     let Some(mut rig) = rig::engine() else { return };
-    let log = rig.dir.join("compose-calls.log");
-    let fake = rig.dir.join("fake-version");
-    // Logs every call; answers `version` with fake-version's text when there is one.
-    let spy = script(
-        &rig.dir,
-        "compose-spy",
-        &format!(
-            "#!/bin/sh\necho \"$*\" >> '{log}'\nif [ \"$1\" = version ] && [ -s '{fake}' ]; then cat '{fake}'; exit 0; fi\nexec docker compose \"$@\"\n",
-            log = log.display(),
-            fake = fake.display()
-        ),
-    );
-    rig.env
-        .push(("HAL_COMPOSE".into(), spy.display().to_string()));
-    rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 50, interval = \"1m\" }\n");
+    let log = spy(&mut rig);
     let m = rig.stack("down", app("${GREETING:-hi}"));
     rig.write(&m, "app.env", "NAME=x\n");
     // What compose ran for one start, the version probe left out.
     let start = |env: &[(&str, &str)]| {
-        std::fs::write(&log, "").unwrap();
+        log.forget();
         let mut h = hal(&rig).args(["module", "start", &m]);
         for (k, v) in env {
             h = h.env(k, v);
         }
         h.code(0);
-        let text = calls(&log);
+        let text = log.calls();
         let runs: Vec<String> = text
             .lines()
             .filter(|l| !l.starts_with("version"))
@@ -178,7 +159,7 @@ fn start_after_down_runs_compose_once_while_its_inputs_are_the_same() {
         "a variable the files interpolate changed: compose must say the images again"
     );
     assert_eq!(start(&[("GREETING", "hello")]), ["up"]);
-    std::fs::write(&fake, "2.99.0\n").unwrap();
+    log.fake_version("2.99.0\n");
     assert_eq!(
         start(&[("GREETING", "hello")]),
         ["config", "up"],
@@ -232,7 +213,7 @@ fn the_compose_plugin_is_run_directly() {
     let m = rig.stack("plugin", app("hi"));
     rig.write(&m, "app.env", "NAME=x\n");
     hal(&rig).args(["module", "start", &m]).code(0);
-    let text = calls(&log);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
         text.lines()
             .any(|l| l.starts_with(&format!("-p {m} up -d"))),

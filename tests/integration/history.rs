@@ -3,7 +3,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::rig::{self, Rig, eventually, hal, stack};
+use crate::rig::{self, Lines, Rig, eventually, hal, stack};
 
 /// The label fields hal reads a module's history by (the `labels=` log-opt).
 const LABELS: &str = "com.docker.compose.project,com.docker.compose.service,com.docker.compose.project.working_dir,com.docker.compose.container-number";
@@ -344,28 +344,18 @@ fn the_follow_backlog_is_merged_in_time_order() {
     });
     assert!(written, "the services never said their lines");
     let mut child = rig.cmd(&["logs", "-f", "--no-prefix", &m]).spawn().unwrap();
-    let lines = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        for l in std::io::BufReader::new(lines).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
+    let mut lines = Lines::of(&mut child);
     let mut got: Vec<String> = Vec::new();
     while got.len() < want.len() {
-        match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(l) => got.push(l),
-            Err(_) => break,
+        match lines.next(Duration::from_secs(20)) {
+            Some(l) => got.push(l),
+            None => break,
         }
     }
     let _ = child.kill();
     let _ = child.wait();
-    reader.join().unwrap();
     // Whatever it printed past the backlog before it was ended counts too.
-    got.extend(rx.try_iter());
+    got.extend(lines.rest());
     assert_eq!(got, want, "the backlog of -f in time order, each line once");
     hal(&rig).args(["stop", &m]).code(0);
 }

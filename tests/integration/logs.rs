@@ -1,11 +1,9 @@
 //! End to end: `hal module logs` merges, prefixes, tails, follows and ends cleanly, on the real engine.
 
-use std::io::{BufRead, BufReader};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::lib_paths::timefmt;
-use crate::rig::{self, eventually, hal, run_with_timeout, stack, wait_child};
+use crate::rig::{self, Lines, eventually, hal, run_with_timeout, stack, wait_child};
 
 /// Five lines `NAME1`…`NAME5` on stdout, 0.3 s apart, then `NAME-err` on stderr;
 /// `after` runs first (in the module directory, mounted on /m).
@@ -189,58 +187,43 @@ fn logs_into_a_closed_pipe_end_quietly() {
 
 #[test]
 fn follow_survives_recreation_and_ends_on_ctrl_c() {
-    let Some(rig) = rig::engine() else { return };
-    let m = rig.stack(
-        "boot",
-        stack()
-            .service("app")
-            .runs("echo boot $HOSTNAME; while true; do sleep 1; done")
-            .keeps_running(),
-    );
-    hal(&rig).args(["module", "start", &m]).code(0);
+    rig::each_engine(|rig| {
+        let m = rig.stack(
+            "boot",
+            stack()
+                .service("app")
+                .runs("echo boot $HOSTNAME; while true; do sleep 1; done")
+                .keeps_running(),
+        );
+        hal(&rig).args(["module", "start", &m]).code(0);
 
-    let mut child = hal(&rig)
-        .args(["module", "logs", "-f", "--no-prefix", &m])
-        .spawn();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("no first boot line");
-    assert!(first.starts_with("boot "), "{first}");
+        let mut child = hal(&rig)
+            .args(["module", "logs", "-f", "--no-prefix", &m])
+            .spawn();
+        let mut lines = Lines::of(&mut child);
+        let first = lines
+            .next(Duration::from_secs(20))
+            .expect("no first boot line");
+        assert!(first.starts_with("boot "), "{first}");
 
-    // Recreate the container: a new id and a new hostname.
-    hal(&rig).args(["module", "restart", &m]).code(0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut second = None;
-    while Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500))
-            && l.starts_with("boot ")
-            && l != first
-        {
-            second = Some(l);
-            break;
+        // Recreate the container: a new id and a new hostname.
+        hal(&rig).args(["module", "restart", &m]).code(0);
+        let second = lines.find(Duration::from_secs(30), |l| {
+            l.starts_with("boot ") && l != first
+        });
+        if second.is_none() {
+            let _ = child.kill();
+            let out = wait_child(&mut child, Duration::from_secs(5));
+            panic!("follow did not pick up the recreated container: {out:?}");
         }
-    }
-    if second.is_none() {
-        let _ = child.kill();
+
+        // Ctrl-C ends it cleanly.
+        let pid = child.id().to_string();
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap();
         let out = wait_child(&mut child, Duration::from_secs(5));
-        panic!("follow did not pick up the recreated container: {out:?}");
-    }
-
-    // Ctrl-C ends it cleanly.
-    let pid = child.id().to_string();
-    std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    let out = wait_child(&mut child, Duration::from_secs(5));
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    });
 }

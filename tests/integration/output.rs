@@ -2,12 +2,11 @@
 //! pipe and to a real terminal, with a bounded progress area), and one colour
 //! decision is obeyed by every command.
 
-use std::io::{BufRead, BufReader};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::rig::compose::Stack;
-use crate::rig::{self, engine, eventually, path_str, run, stack};
+use crate::rig::{self, Lines, engine, eventually, path_str, run, stack};
 
 const ESC: u8 = 0x1b;
 
@@ -37,12 +36,12 @@ fn piped_lines_arrive_as_each_module_finishes() {
     // The slow one is named first: lines come in the order modules finish.
     let began = Instant::now();
     let mut child = rig.cmd(&["module", "start", &slow, &fast]).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
+    let mut out = Lines::of(&mut child);
     let stderr = child.stderr.take().unwrap();
     let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
     let mut lines: Vec<(Duration, String)> = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        lines.push((began.elapsed(), line.unwrap()));
+    while let Some(line) = out.next(rig::run::LIMIT) {
+        lines.push((began.elapsed(), line));
     }
     let status = child.wait().unwrap();
     let ended = began.elapsed();

@@ -1,20 +1,19 @@
-//! End to end on Podman's Docker-compatible API (the rootful service scripts/provision.sh starts): the stack lifecycle through the same rig as on Docker, where the two engines' words, states and events differ.
+//! End to end on Podman's Docker-compatible API (the rootful service
+//! scripts/provision.sh starts), where the two engines' words, states and
+//! events differ. The lifecycle tests that hold on both engines run on each
+//! (`rig::each_engine`): start, status and stop, an unhealthy service and a
+//! finished job (stacks.rs), the fast path (fastpath.rs), following logs
+//! across a recreate (logs.rs).
 
-use std::io::{BufRead, BufReader};
-use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
-use std::time::{Duration, Instant};
+use std::sync::MutexGuard;
+use std::time::Duration;
 
 use crate::rig::watch::Watch;
-use crate::rig::{
-    self, ComposeCalls, Rig, containers, docker, hal, ids, past_first_second, stack, wait_child,
-};
+use crate::rig::{self, Rig, containers, docker, hal, stack};
 
-/// One Podman test at a time: Podman 4.3 fails a network create now and then
-/// (`route ip+net: no such network interface`) while another bridge is torn down.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
+/// A Podman rig, in its turn ([`rig::podman_turn`]: one at a time).
 fn podman() -> Option<(MutexGuard<'static, ()>, Rig)> {
-    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let turn = rig::podman_turn();
     Some((turn, rig::podman()?))
 }
 
@@ -23,90 +22,6 @@ fn app(greeting: &str) -> rig::compose::Stack {
         .service("app")
         .runs(&format!("echo {greeting}; sleep 100000"))
         .keeps_running()
-}
-
-#[test]
-fn start_noop_change_status_and_stop_on_podman() {
-    let Some((_turn, mut rig)) = podman() else {
-        return;
-    };
-    let log = ComposeCalls::install(&mut rig);
-    let m = rig.stack("life", app("v1"));
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(log.calls().contains("up -d"), "first start: compose");
-    assert_eq!(rig.state_of(&m), "active");
-    // Settled for the fast path, which a no-op start must take.
-    past_first_second(&m);
-
-    // Unchanged (Podman names the image localhost/hal-fixture:latest): no compose at all.
-    log.forget();
-    let before = ids(&m);
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert_eq!(log.calls(), "", "a no-op start ran compose on Podman");
-    assert_eq!(ids(&m), before);
-
-    // An edit is applied.
-    rig.write(&m, "compose.yaml", &app("v2").to_string());
-    hal(&rig).args(["module", "start", &m]).code(0);
-    assert!(
-        log.calls().contains("up -d"),
-        "an edit must go through compose"
-    );
-    assert_ne!(ids(&m), before, "the edited service was not recreated");
-    let logs = hal(&rig).args(["module", "logs", &m]).code(0);
-    assert!(logs.stdout.contains("v2"), "{logs}");
-
-    let table = hal(&rig).args(["status"]).code(0);
-    assert!(
-        table.stdout.contains(&m) && table.stdout.contains("active"),
-        "{table}"
-    );
-
-    hal(&rig).args(["module", "stop", &m]).code(0);
-    assert!(containers(&m).is_empty(), "containers left after stop");
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "inactive");
-}
-
-#[test]
-fn an_unhealthy_service_and_a_finished_job_on_podman() {
-    let Some((_turn, rig)) = podman() else { return };
-    // A one-shot job: Podman says `stopped` for a moment after it exits.
-    let job = rig.stack(
-        "job",
-        stack()
-            .service("migrate")
-            .runs("echo done")
-            .restart("no")
-            .service("web")
-            .keeps_running(),
-    );
-    hal(&rig).args(["module", "start", &job]).code(0);
-    assert_eq!(rig.state_of(&job), "active");
-
-    let sick = rig.stack(
-        "sick",
-        stack()
-            .service("sick")
-            .runs("echo cannot reach the database; sleep 100000")
-            .keeps_running()
-            .healthy_while("/tmp/ready"),
-    );
-    let run = hal(&rig)
-        .args(["module", "start", "--timeout", "10s", &sick])
-        .code(1);
-    assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
-    let st = hal(&rig)
-        .args(["--json", "module", "status", &sick])
-        .code(3);
-    // The start failed, so the module stays failed until someone acts (issue 29).
-    assert_eq!(st.state_of(&sick), "failed", "{st}");
-    assert!(st.stdout.contains("\"health\": \"unhealthy\""), "{st}");
-    let table = hal(&rig).args(["status", &sick]).code(3);
-    assert!(
-        table.stdout.contains(" failed "),
-        "the table agrees: {table}"
-    );
 }
 
 #[test]
@@ -131,53 +46,6 @@ fn a_crash_loop_never_fails_a_status_read_on_podman() {
         assert_ne!(st.code, Some(1), "{st}");
         std::thread::sleep(Duration::from_millis(150));
     }
-}
-
-#[test]
-fn logs_follow_a_recreated_container_on_podman() {
-    let Some((_turn, rig)) = podman() else { return };
-    let m = rig.stack(
-        "boot",
-        stack()
-            .service("app")
-            .runs("echo boot $HOSTNAME; while true; do sleep 1; done")
-            .keeps_running(),
-    );
-    hal(&rig).args(["module", "start", &m]).code(0);
-    let mut child = hal(&rig)
-        .args(["module", "logs", "-f", "--no-prefix", &m])
-        .spawn();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("no first boot line");
-    assert!(first.starts_with("boot "), "{first}");
-    hal(&rig).args(["module", "restart", &m]).code(0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut second = None;
-    while Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(500))
-            && l.starts_with("boot ")
-            && l != first
-        {
-            second = Some(l);
-            break;
-        }
-    }
-    let _ = child.kill();
-    let out = wait_child(&mut child, Duration::from_secs(5));
-    assert!(
-        second.is_some(),
-        "follow lost the recreated container: {out:?}"
-    );
 }
 
 #[test]

@@ -31,6 +31,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub(crate) use compose::stack;
 pub(crate) use docker::{
@@ -38,7 +39,8 @@ pub(crate) use docker::{
 };
 pub(crate) use guard::{have, in_ci, missing, need, need_that};
 pub(crate) use run::{
-    Run, await_line, eventually, hal, path_str, run, run_with_timeout, script, wait_child, wait_out,
+    Lines, Run, await_line, eventually, hal, path_str, run, run_with_timeout, script, wait_child,
+    wait_out,
 };
 pub(crate) use spy::ComposeCalls;
 
@@ -104,6 +106,43 @@ pub(crate) fn podman() -> Option<Rig> {
     Some(rig)
 }
 
+/// One Podman rig at a time: Podman 4.3 fails a network create now and then
+/// (`route ip+net: no such network interface`) while another bridge is torn down.
+static PODMAN_TURN: Mutex<()> = Mutex::new(());
+
+/// Waits for the turn on Podman ([`PODMAN_TURN`]); hold it while the rig lives.
+pub(crate) fn podman_turn() -> MutexGuard<'static, ()> {
+    PODMAN_TURN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `test` on each engine hal supports: Docker ([`engine`]), then
+/// Podman's Docker-compatible API ([`podman`], in its turn). An engine that
+/// does not answer is skipped outside CI; under `CI=true` that fails, so
+/// neither run is ever skipped there. A failure says which engine it was on.
+#[track_caller]
+pub(crate) fn each_engine(mut test: impl FnMut(Rig)) {
+    if let Some(rig) = engine() {
+        on("docker", || test(rig));
+    }
+    let _turn = podman_turn();
+    if let Some(rig) = podman() {
+        on("podman", || test(rig));
+    }
+    docker::use_host(None);
+}
+
+/// Runs `f`, saying `engine` in the panic of a failure.
+fn on(engine: &str, f: impl FnOnce()) {
+    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        let why = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_string()))
+            .unwrap_or_default();
+        panic!("on {engine}: {why}");
+    }
+}
+
 #[track_caller]
 fn on_engine(lease: Lease) -> Option<Rig> {
     docker::use_host(None);
@@ -134,6 +173,15 @@ pub(crate) struct Rig {
 }
 
 impl Rig {
+    /// Whether this rig drives Podman ([`podman`]), for the few words in
+    /// which the engines differ in a test that runs on each ([`each_engine`]).
+    pub(crate) fn on_podman(&self) -> bool {
+        let podman = podman_host();
+        self.env
+            .iter()
+            .any(|(k, v)| k == "DOCKER_HOST" && *v == podman)
+    }
+
     /// A rig that never reaches the engine (hal runs with `-H unix:///nonexistent`
     /// or needs no engine at all); `engine()` gives one that does.
     pub(crate) fn new() -> Rig {

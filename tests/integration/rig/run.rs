@@ -198,28 +198,80 @@ pub(crate) fn await_line(
     limit: Duration,
     pred: impl Fn(&str) -> bool,
 ) -> String {
-    let stdout = child.stdout.take().expect("a piped stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
+    Lines::of(child).expect(limit, pred)
+}
+
+/// A child's stdout read line by line on a thread of its own, for a test
+/// that waits for several lines in turn ([`await_line`] waits for one). What
+/// comes after the `Lines` is dropped is read and dropped.
+pub(crate) struct Lines {
+    rx: std::sync::mpsc::Receiver<String>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    /// Every line taken so far, for a failure's message.
+    seen: Vec<String>,
+}
+
+impl Lines {
+    /// Takes `child`'s stdout (piped) and starts reading it.
+    pub(crate) fn of(child: &mut Child) -> Lines {
+        let stdout = child.stdout.take().expect("a piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            reader: Some(reader),
+            seen: Vec::new(),
         }
-    });
-    let deadline = Instant::now() + limit;
-    let mut seen = Vec::new();
-    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        if pred(&line) {
-            return line;
-        }
-        seen.push(line);
     }
-    panic!(
-        "no such line within {limit:?}; stdout so far:\n{}",
-        seen.join("\n")
-    )
+
+    /// The next line within `limit`; `None` when none comes in time or the
+    /// stream has ended.
+    pub(crate) fn next(&mut self, limit: Duration) -> Option<String> {
+        let line = self.rx.recv_timeout(limit).ok()?;
+        self.seen.push(line.clone());
+        Some(line)
+    }
+
+    /// The next line matching `pred` within `limit` (the lines before it are
+    /// passed over); `None` when none comes.
+    pub(crate) fn find(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = Instant::now() + limit;
+        while let Some(line) = self.next(deadline.saturating_duration_since(Instant::now())) {
+            if pred(&line) {
+                return Some(line);
+            }
+        }
+        None
+    }
+
+    /// [`Lines::find`], failing the test with the lines seen when none comes.
+    #[track_caller]
+    pub(crate) fn expect(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+        match self.find(limit, pred) {
+            Some(line) => line,
+            None => panic!(
+                "no such line within {limit:?}; stdout so far:\n{}",
+                self.seen.join("\n")
+            ),
+        }
+    }
+
+    /// Every line still to come, once the child has ended (its stdout closed).
+    pub(crate) fn rest(mut self) -> Vec<String> {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        self.rx.try_iter().collect()
+    }
 }
 
 /// Polls `f` until it returns true or `limit` passes.

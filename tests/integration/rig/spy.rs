@@ -1,5 +1,5 @@
-//! The one compose spy: a stand-in that runs the real compose and records each
-//! call as it starts (did hal run compose at all?) and as it returns (how far
+//! The one compose spy: a stand-in that runs the real compose (or answers
+//! `version` as told) and records each call as it starts (did hal run compose at all?) and as it returns (how far
 //! hal got in a verb: say, that it is in its wait for health, which reads the
 //! Engine API alone).
 
@@ -12,6 +12,7 @@ use super::{Rig, eventually, script};
 pub(crate) struct ComposeCalls {
     called: PathBuf,
     log: PathBuf,
+    version: PathBuf,
 }
 
 impl ComposeCalls {
@@ -19,15 +20,21 @@ impl ComposeCalls {
     pub(crate) fn install(rig: &mut Rig) -> ComposeCalls {
         let called = rig.dir.join("compose-calls.log");
         let log = rig.dir.join("compose-returned.log");
+        let version = rig.dir.join("compose-fake-version");
         let body = format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\ndocker compose \"$@\"\nrc=$?\necho \"$*\" >> '{}'\nexit $rc\n",
-            called.display(),
-            log.display()
+            "#!/bin/sh\necho \"$*\" >> '{called}'\nif [ \"$1\" = version ] && [ -s '{version}' ]; then cat '{version}'; exit 0; fi\ndocker compose \"$@\"\nrc=$?\necho \"$*\" >> '{log}'\nexit $rc\n",
+            called = called.display(),
+            version = version.display(),
+            log = log.display()
         );
         let path = script(&rig.dir, "compose-recorder", &body);
         rig.env
             .push(("HAL_COMPOSE".into(), path.display().to_string()));
-        ComposeCalls { called, log }
+        ComposeCalls {
+            called,
+            log,
+            version,
+        }
     }
 
     /// Every call made since the last [`ComposeCalls::forget`], one line each
@@ -39,6 +46,12 @@ impl ComposeCalls {
     /// Forgets the calls made so far: [`ComposeCalls::calls`] starts again empty.
     pub(crate) fn forget(&self) {
         std::fs::write(&self.called, "").unwrap();
+    }
+
+    /// Answers `compose version` with `text` from now on (`""`: compose's own
+    /// answer again), as a compose upgrade would.
+    pub(crate) fn fake_version(&self, text: &str) {
+        std::fs::write(&self.version, text).unwrap();
     }
 
     /// How many `compose … up …` calls have returned.
