@@ -5,19 +5,9 @@
 use std::time::Duration;
 
 use crate::rig::compose::Stack;
-use crate::rig::{FIXTURE, Rig, Run, docker, engine, run, stack};
+use crate::rig::{FIXTURE, Rig, Run, docker, engine, module_names, run, stack};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
-
-/// The names of the modules in a status (or verb) document.
-fn names(doc: &serde_json::Value) -> Vec<String> {
-    doc["modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap().to_string())
-        .collect()
-}
 
 /// A container's id and start time.
 fn identity(container: &str) -> String {
@@ -77,14 +67,14 @@ fn status_failed_lists_only_what_needs_a_person() {
         &["--json", "module", "status", "--failed", &ok, &parked],
     );
     doc.expect(0);
-    assert!(names(&doc.json()).is_empty(), "{doc:?}");
+    assert!(module_names(&doc.json()).is_empty(), "{doc:?}");
 
     // wanted is stopped behind hal's back: wanted up, not active.
     let container = format!("{wanted}-app-1");
     docker(&["stop", &container]);
     let failed = run(&rig, &["--json", "status", "--failed"]);
     failed.expect(3);
-    let mut listed = names(&failed.json());
+    let mut listed = module_names(&failed.json());
     listed.sort();
     let mut expected = vec![sick.clone(), wanted.clone()];
     expected.sort();
@@ -241,7 +231,7 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
 
     let started = run(&rig, &["--json", "start", &pattern]);
     started.expect(0);
-    assert_eq!(names(&started.json()), [mail.clone(), mailu.clone()]);
+    assert_eq!(module_names(&started.json()), [mail.clone(), mailu.clone()]);
     let st = run(&rig, &["--json", "status"]);
     assert_eq!(st.state_of(&web), "inactive");
 
@@ -249,13 +239,13 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
     let one = format!("{}-mai?", rig.prefix);
     let st = run(&rig, &["--json", "module", "status", &one]);
     st.expect(0);
-    assert_eq!(names(&st.json()), [mail.as_str()]);
+    assert_eq!(module_names(&st.json()), [mail.as_str()]);
     // status shows the invalid directory a pattern matches; the verbs never take it.
     let set = format!("{}-[mw]*", rig.prefix);
     let st = run(&rig, &["--json", "status", &set]);
     st.expect(3);
     assert_eq!(
-        names(&st.json()),
+        module_names(&st.json()),
         [mail.clone(), stray.clone(), mailu.clone(), web.clone()]
     );
     assert_eq!(st.state_of(&stray), "invalid");

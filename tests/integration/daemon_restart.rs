@@ -177,21 +177,7 @@ fn an_engine_restart_under_the_watch_brings_a_node_of_dependents_back() {
     let Some(pid) = dockerd_pid() else {
         return;
     };
-    let gw = rig.name("gw");
-    rig.stack(
-        "gw",
-        stack()
-            .service("main")
-            .keeps_running()
-            .line(&format!("container_name: {gw}-main")),
-    );
-    let tun = rig.stack(
-        "tun",
-        stack()
-            .service("vpn")
-            .keeps_running()
-            .network_mode(&format!("container:{gw}-main")),
-    );
+    let (gw, tun) = rig.gateway();
     let db = rig.stack("db", stack().service("db").healthy_after(2).keeps_running());
     let app = rig.stack("app", stack().service("app").keeps_running());
     rig.set_config(&format!(

@@ -76,16 +76,7 @@ fn network_exists(name: &str) -> bool {
         .is_some()
 }
 
-/// The names of a verb document's rows, and the row of `name`.
-fn rows(doc: &serde_json::Value) -> Vec<String> {
-    doc["modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
+/// The row of `name` in a verb document.
 fn row<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     doc["modules"]
         .as_array()
@@ -116,14 +107,14 @@ fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
     let run = hal(&rig)
         .args(["--json", "module", "start", &n.tun])
         .code(0);
-    assert_eq!(rows(&run.json()), vec![n.tun.clone()], "{run}");
+    assert_eq!(rig::module_names(&run.json()), vec![n.tun.clone()], "{run}");
 
     // The dry run lists what a stop of gw stops first, and why.
     let run = hal(&rig)
         .args(["--json", "module", "stop", "--dry-run", &n.gw])
         .code(0);
     let doc = run.json();
-    let names = rows(&doc);
+    let names = rig::module_names(&doc);
     for m in [&n.tun, &n.db, &n.app, &n.gw] {
         assert!(names.contains(m), "{m} not listed: {run}");
     }
@@ -268,12 +259,7 @@ fn an_inferred_use_no_module_owns_is_a_doctor_warning_never_an_error() {
     );
     let run = hal(&rig).args(["--json", "doctor"]).run();
     let doc = run.json();
-    let check = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "dependencies")
-        .unwrap_or_else(|| panic!("no dependencies check: {run}"));
+    let check = rig::check(&doc, "dependencies");
     assert_eq!(check["ok"], true, "{run}");
     let detail = check["detail"].as_str().unwrap();
     assert!(
@@ -283,21 +269,6 @@ fn an_inferred_use_no_module_owns_is_a_doctor_warning_never_an_error() {
     assert!(run.stderr.contains("warning:"), "{run}");
     let run = hal(&rig).args(["--json", "module", "list"]).code(0);
     assert_eq!(row(&run.json(), &tun)["edges"], serde_json::json!([]));
-}
-
-/// When the engine created the project's (first) container.
-fn created(project: &str) -> crate::lib_paths::timefmt::Stamp {
-    let out = rig::docker(&[
-        "ps",
-        "-a",
-        "--format",
-        "{{.ID}}",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-    ]);
-    let id = out.split_whitespace().next().unwrap().to_string();
-    let t = rig::docker(&["inspect", "--format", "{{.Created}}", &id]);
-    crate::lib_paths::timefmt::parse(t.trim()).unwrap()
 }
 
 #[test]
@@ -313,7 +284,7 @@ fn rescue_goes_in_dependency_order_critical_first_among_the_rest() {
         .args(["--yes", "module", "rescue", &other, &app, &db])
         .code(0);
     // app is critical, but needs db: db first, then app, then the rest.
-    let (db_at, app_at, other_at) = (created(&db), created(&app), created(&other));
+    let (db_at, app_at, other_at) = (rig::created(&db), rig::created(&app), rig::created(&other));
     assert!(
         app_at.since(db_at) > std::time::Duration::ZERO,
         "app before db"

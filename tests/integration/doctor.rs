@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::rig::{self, Rig, Run, hal, path_str, stack};
+use crate::rig::{self, Rig, Run, check, hal, path_str, stack};
 
 /// An endpoint where no engine answers.
 const NO_ENGINE: &str = "unix:///nonexistent/docker.sock";
@@ -26,16 +26,6 @@ fn healthy_stack(rig: &Rig, short: &str) -> String {
     chmod(&rig.root.join(&name), 0o755);
     chmod(&rig.root.join(&name).join("compose.yaml"), 0o644);
     name
-}
-
-/// The check called `name` in a `--json` run.
-fn check<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no check {name} in {doc:#}"))
 }
 
 #[track_caller]

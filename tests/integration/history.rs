@@ -166,11 +166,7 @@ fn journal_history_without_labels_spans_restart_and_stop_start() {
         .code(0);
     assert_eq!(run.stderr.matches("containers it saw").count(), 1, "{run}");
     let doc = hal(&rig).args(["--json", "doctor"]).run().json();
-    let check = doc["checks"]
-        .as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == "history"))
-        .cloned()
-        .unwrap_or_else(|| panic!("no history check: {doc:#}"));
+    let check = rig::check(&doc, "history").clone();
     assert_eq!(check["ok"], false, "{check:#}");
     let detail = check["detail"].as_str().unwrap_or_default();
     assert!(detail.contains(&format!("{m}/app")), "{check:#}");
@@ -193,13 +189,7 @@ fn per_container_logs_fail_doctor_and_logs_note_the_cut() {
     );
     let run = hal(&rig).args(["--json", "doctor"]).code(1);
     let doc = run.json();
-    let check = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "history")
-        .unwrap_or_else(|| panic!("no history check: {doc:#}"))
-        .clone();
+    let check = rig::check(&doc, "history").clone();
     assert_eq!(check["ok"], false, "{check:#}");
     let hint = check["hint"].as_str().unwrap();
     assert!(hint.contains("\"log-driver\": \"journald\""), "{hint}");

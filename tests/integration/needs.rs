@@ -9,23 +9,9 @@ use std::time::Duration;
 use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
 use crate::rig::{self, Rig, docker, eventually, hal, stack};
 
-/// `gw` (container `GW-main`) and `tun`, whose one service lives in `GW-main`'s network namespace.
+/// The gateway pair ([`Rig::gateway`]), started.
 fn gateway(rig: &Rig) -> (String, String) {
-    let gw = rig.name("gw");
-    rig.stack(
-        "gw",
-        stack()
-            .service("main")
-            .keeps_running()
-            .line(&format!("container_name: {gw}-main")),
-    );
-    let tun = rig.stack(
-        "tun",
-        stack()
-            .service("vpn")
-            .keeps_running()
-            .network_mode(&format!("container:{gw}-main")),
-    );
+    let (gw, tun) = rig.gateway();
     hal(rig).args(["start", &gw]).code(0);
     hal(rig).args(["start", &tun]).code(0);
     (gw, tun)

@@ -1,22 +1,6 @@
 //! End to end: `after = [...]` orders starts (and reverses stops); a cycle is refused, naming it.
 
-use crate::lib_paths::timefmt;
-use crate::rig::{self, docker, hal, stack};
-
-/// When the engine created the project's (first) container.
-fn created(project: &str) -> timefmt::Stamp {
-    let out = docker(&[
-        "ps",
-        "-a",
-        "--format",
-        "{{.ID}}",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-    ]);
-    let id = out.split_whitespace().next().unwrap().to_string();
-    let t = docker(&["inspect", "--format", "{{.Created}}", &id]);
-    timefmt::parse(t.trim()).unwrap()
-}
+use crate::rig::{self, hal, stack};
 
 #[test]
 fn after_orders_starts_and_cycles_are_refused() {
@@ -39,7 +23,7 @@ fn after_orders_starts_and_cycles_are_refused() {
         app.as_str(),
         "reports keep the order given"
     );
-    let gap = created(&app).since(created(&base));
+    let gap = rig::created(&app).since(rig::created(&base));
     assert!(
         gap >= std::time::Duration::from_secs(3),
         "app was created {gap:?} after meshware"

@@ -83,13 +83,7 @@ fn watch_repairs_a_killed_container_on_podman() {
 fn doctor_asks_podman_for_events_and_reads_its_pools() {
     let Some((_turn, rig)) = podman() else { return };
     let doc = hal(&rig).args(["--json", "doctor"]).run().json();
-    let check = |name: &str| {
-        doc["checks"]
-            .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == name))
-            .cloned()
-            .unwrap_or_else(|| panic!("no {name} check: {doc:#}"))
-    };
+    let check = |name: &str| rig::check(&doc, name).clone();
     assert_eq!(check("events")["ok"], true, "{doc:#}");
     let docker = check("docker")["detail"].as_str().unwrap().to_string();
     assert!(docker.contains("Podman"), "{docker}");
@@ -183,11 +177,7 @@ fn doctor_names_podmans_log_driver_and_its_containers_conf_fix() {
     let driver = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(!driver.is_empty(), "podman info: {out:?}");
     let doc = hal(&rig).args(["--json", "doctor"]).run().json();
-    let check = doc["checks"]
-        .as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == "history"))
-        .cloned()
-        .unwrap_or_else(|| panic!("no history check: {doc:#}"));
+    let check = rig::check(&doc, "history").clone();
     let detail = check["detail"].as_str().unwrap_or_default();
     assert!(!detail.contains("()"), "{check:#}");
     if driver == "journald" {

@@ -23,12 +23,7 @@ fn ids_of(m: &str) -> BTreeMap<String, String> {
 /// The names `status --failed` lists (as JSON).
 fn failed(rig: &Rig) -> Vec<String> {
     let doc = hal(rig).args(["--json", "status", "--failed"]).run().json();
-    doc["modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap().to_string())
-        .collect()
+    rig::module_names(&doc)
 }
 
 fn three(rig: &Rig, short: &str) -> String {

@@ -26,13 +26,7 @@ fn a_stack_starts_reads_and_stops_over_tls_on_docker() {
     assert!(table.stdout.contains(" active "), "{table}");
     // Doctor reaches it, and bollard's event stream over the same TLS delivers.
     let doc = hal(&rig).args(["--json", "doctor"]).run().json();
-    let check = |name: &str| {
-        doc["checks"]
-            .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == name))
-            .cloned()
-            .unwrap_or_else(|| panic!("no {name} check: {doc:#}"))
-    };
+    let check = |name: &str| rig::check(&doc, name).clone();
     let docker = check("docker");
     assert_eq!(docker["ok"], true, "{doc:#}");
     assert!(

@@ -121,3 +121,18 @@ pub(crate) fn purge_project(project: &str) {
         docker(&["network", "rm", n]);
     }
 }
+
+/// When the engine created the project's (first) container.
+pub(crate) fn created(project: &str) -> crate::lib_paths::timefmt::Stamp {
+    let out = docker(&[
+        "ps",
+        "-a",
+        "--format",
+        "{{.ID}}",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+    ]);
+    let id = out.split_whitespace().next().unwrap().to_string();
+    let t = docker(&["inspect", "--format", "{{.Created}}", &id]);
+    crate::lib_paths::timefmt::parse(t.trim()).unwrap()
+}

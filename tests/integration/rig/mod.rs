@@ -35,7 +35,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub(crate) use compose::stack;
 pub(crate) use docker::{
-    FIXTURE, containers, docker, ids, networks, past_first_second, running_ids,
+    FIXTURE, containers, created, docker, ids, networks, past_first_second, running_ids,
 };
 pub(crate) use guard::{have, in_ci, missing, need, need_that};
 pub(crate) use run::{
@@ -43,6 +43,7 @@ pub(crate) use run::{
     wait_out,
 };
 pub(crate) use spy::ComposeCalls;
+pub(crate) use status::{check, module_names};
 
 use guard::Lease;
 
@@ -237,6 +238,28 @@ impl Rig {
     /// running (the fixture most areas start from); returns the module name.
     pub(crate) fn idle(&self, short: &str) -> String {
         self.stack(short, stack().service("app").keeps_running())
+    }
+
+    /// Writes two stacks that need each other, not started: `gw` (its one
+    /// service's container named `GW-main`) and `tun`, whose one service
+    /// lives in `GW-main`'s network namespace; returns their module names.
+    pub(crate) fn gateway(&self) -> (String, String) {
+        let gw = self.name("gw");
+        self.stack(
+            "gw",
+            stack()
+                .service("main")
+                .keeps_running()
+                .line(&format!("container_name: {gw}-main")),
+        );
+        let tun = self.stack(
+            "tun",
+            stack()
+                .service("vpn")
+                .keeps_running()
+                .network_mode(&format!("container:{gw}-main")),
+        );
+        (gw, tun)
     }
 
     /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.

@@ -98,3 +98,24 @@ impl std::fmt::Display for ModuleDoc {
         self.run.fmt(f)
     }
 }
+
+/// The names of the modules in a status (or verb) document, in its order.
+pub(crate) fn module_names(doc: &Value) -> Vec<String> {
+    doc["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The check called `name` in a `hal --json doctor` document.
+#[track_caller]
+pub(crate) fn check<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name} in {doc:#}"))
+}
