@@ -127,13 +127,7 @@ fn the_metrics_say_an_available_update_and_each_rollback() {
     assert!(text.contains(&rollbacks(1)), "{text}");
 
     // The watch's metrics file says the same.
-    let path = rig.dir.join("textfile").join("hal.prom");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let _w = Watch::spawn_with(
-        &rig,
-        &[],
-        &["--interval", "2s", "--metrics", path.to_str().unwrap()],
-    );
+    let (_w, path) = Watch::with_metrics(&rig);
     let read = || std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         eventually(Duration::from_secs(10), || read().contains(&rollbacks(1))

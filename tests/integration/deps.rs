@@ -62,13 +62,6 @@ fn node(rig: &Rig) -> Node {
     }
 }
 
-fn state(rig: &Rig, name: &str) -> String {
-    hal(rig)
-        .args(["--json", "module", "status", name])
-        .run()
-        .state_of(name)
-}
-
 fn network_exists(name: &str) -> bool {
     rig::docker(&["network", "ls", "-q", "--filter", &format!("name=^{name}$")])
         .split_whitespace()
@@ -100,7 +93,7 @@ fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
         assert!(run.stderr.contains(&line), "no {line:?}: {run}");
     }
     for m in [&n.gw, &n.db, &n.app] {
-        assert_eq!(state(&rig, m), "active", "{m}");
+        assert_eq!(rig.state_of(m), "active", "{m}");
     }
 
     // An active requirement is left alone: no row, nothing counted.
@@ -121,7 +114,7 @@ fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
     assert_eq!(row(&doc, &n.tun)["stopped_first_for"][0], n.gw.as_str());
     assert_eq!(row(&doc, &n.app)["stopped_first_for"][0], n.db.as_str());
     assert_eq!(row(&doc, &n.tun)["would"], "stop");
-    assert_eq!(state(&rig, &n.tun), "active", "a dry run changes nothing");
+    assert_eq!(rig.state_of(&n.tun), "active", "a dry run changes nothing");
 
     let run = hal(&rig).args(["module", "stop", &n.gw]).code(0);
     for line in [
@@ -131,14 +124,14 @@ fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
         assert!(run.stderr.contains(&line), "no {line:?}: {run}");
     }
     for m in [&n.gw, &n.tun, &n.db, &n.app] {
-        assert_eq!(state(&rig, m), "inactive", "{m}");
+        assert_eq!(rig.state_of(m), "inactive", "{m}");
     }
 
     // tun in gw's namespace: gw comes first, said so.
     let run = hal(&rig).args(["module", "start", &n.tun]).code(0);
     let line = format!("{}: starting first ({} requires it)", n.gw, n.tun);
     assert!(run.stderr.contains(&line), "no {line:?}: {run}");
-    assert_eq!(state(&rig, &n.tun), "active");
+    assert_eq!(rig.state_of(&n.tun), "active");
 
     // stop --all goes dependents first: the network goes last, with no error.
     hal(&rig).args(["module", "start", &n.app]).code(0);

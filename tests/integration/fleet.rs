@@ -133,13 +133,7 @@ fn watch_metrics_show_a_failed_module_within_one_pass() {
     rig.set_config("[defaults]\npull = \"never\"\nrestart = { burst = 1, interval = \"10m\" }\n");
     let ok = rig.idle("metok");
     hal(&rig).args(["module", "start", &ok]).code(0);
-    let path = rig.dir.join("textfile").join("hal.prom");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let _w = Watch::spawn_with(
-        &rig,
-        &[],
-        &["--interval", "2s", "--metrics", path.to_str().unwrap()],
-    );
+    let (_w, path) = Watch::with_metrics(&rig);
     let active = format!("hal_module_state{{module=\"{ok}\",kind=\"stack\",state=\"active\"}} 1");
     let read = || std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

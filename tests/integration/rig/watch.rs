@@ -32,6 +32,19 @@ impl Watch {
         Watch::spawn_with(rig, args, &["--interval", every, "--resync", every])
     }
 
+    /// `hal watch --interval 2s` writing Prometheus metrics to a textfile
+    /// (node_exporter's collector folder), and that file's path.
+    pub(crate) fn with_metrics(rig: &Rig) -> (Watch, std::path::PathBuf) {
+        let path = rig.dir.join("textfile").join("hal.prom");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let w = Watch::spawn_with(
+            rig,
+            &[],
+            &["--interval", "2s", "--metrics", path.to_str().unwrap()],
+        );
+        (w, path)
+    }
+
     /// `hal [ARGS] watch [WATCH_ARGS]`, once it says it is watching.
     pub(crate) fn spawn_with(rig: &Rig, args: &[&str], watch_args: &[&str]) -> Watch {
         let mut all = args.to_vec();
