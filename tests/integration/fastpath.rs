@@ -24,6 +24,7 @@ fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose
         let log = spy(&mut rig);
         let m = rig.stack("fast", app("v1"));
         rig.write(&m, "app.env", "NAME=one\n");
+        let logs = || hal(&rig).args(["module", "logs", &m]).run().stdout;
         hal(&rig).args(["module", "start", &m]).code(0);
         assert!(
             log.calls().contains("up -d"),
@@ -46,25 +47,12 @@ fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose
             log.calls().contains("up -d"),
             "an edited compose file must go through compose"
         );
-        assert!(
-            hal(&rig)
-                .args(["module", "logs", &m])
-                .run()
-                .stdout
-                .contains("v2 one")
-        );
+        assert!(logs().contains("v2 one"));
 
         // An edited env file is applied.
         rig.write(&m, "app.env", "NAME=two\n");
         hal(&rig).args(["module", "start", &m]).code(0);
-        assert!(
-            hal(&rig)
-                .args(["module", "logs", &m])
-                .run()
-                .stdout
-                .contains("v2 two"),
-            "edited env_file not applied"
-        );
+        assert!(logs().contains("v2 two"), "edited env_file not applied");
 
         // An edited .env is applied (it changes interpolation).
         rig.write(&m, "compose.yaml", &app("${GREETING}").to_string());
@@ -72,14 +60,7 @@ fn unchanged_active_module_starts_without_compose_and_changes_go_through_compose
         hal(&rig).args(["module", "start", &m]).code(0);
         rig.write(&m, ".env", "GREETING=bonjour\n");
         hal(&rig).args(["module", "start", &m]).code(0);
-        assert!(
-            hal(&rig)
-                .args(["module", "logs", &m])
-                .run()
-                .stdout
-                .contains("bonjour two"),
-            "edited .env not applied"
-        );
+        assert!(logs().contains("bonjour two"), "edited .env not applied");
     });
 }
 
