@@ -1,7 +1,7 @@
 //! End to end on Podman's Docker-compatible API (the rootful service
 //! scripts/provision.sh starts), where the two engines' words, states and
 //! events differ. The lifecycle tests that hold on both engines run on each
-//! (`rig::each_engine`): start, status and stop, an unhealthy service and a
+//! (`rig::each_engine`): start, status and stop, a failing service and a
 //! finished job (stacks.rs), the fast path (fastpath.rs), following logs
 //! across a recreate (logs.rs).
 
@@ -22,6 +22,38 @@ fn app(greeting: &str) -> rig::compose::Stack {
         .service("app")
         .runs(&format!("echo {greeting}; sleep 100000"))
         .keeps_running()
+}
+
+/// Kept apart from `stacks::unhealthy_service_times_out_with_a_diagnosis`:
+/// that one waits 6 s, which Podman's health check missed on a loaded
+/// machine, and asserts the last log lines, which hal's diagnosis lacks on
+/// Podman. (A finished job runs on each engine: `stacks::failing_service_and_finished_job`.)
+#[test]
+fn an_unhealthy_service_on_podman() {
+    let Some((_turn, rig)) = podman() else { return };
+    let sick = rig.stack(
+        "sick",
+        stack()
+            .service("sick")
+            .runs("echo cannot reach the database; sleep 100000")
+            .keeps_running()
+            .healthy_while("/tmp/ready"),
+    );
+    let run = hal(&rig)
+        .args(["module", "start", "--timeout", "10s", &sick])
+        .code(1);
+    assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
+    let st = hal(&rig)
+        .args(["--json", "module", "status", &sick])
+        .code(3);
+    // The start failed, so the module stays failed until someone acts (issue 29).
+    assert_eq!(st.state_of(&sick), "failed", "{st}");
+    assert!(st.stdout.contains("\"health\": \"unhealthy\""), "{st}");
+    let table = hal(&rig).args(["status", &sick]).code(3);
+    assert!(
+        table.stdout.contains(" failed "),
+        "the table agrees: {table}"
+    );
 }
 
 #[test]

@@ -105,54 +105,43 @@ fn slow_healthcheck_is_starting_then_active_and_no_wait_returns_early() {
 
 #[test]
 fn unhealthy_service_times_out_with_a_diagnosis() {
-    rig::each_engine(|rig| {
-        let m = rig.stack(
-            "sick",
-            stack()
-                .service("ok")
-                .keeps_running()
-                .service("sick")
-                .runs("echo cannot reach the database; sleep 100000")
-                .keeps_running()
-                .healthy_while("/tmp/ready"),
-        );
-        let run = hal(&rig)
-            .args(["module", "start", "--timeout", "6s", &m])
-            .code(1);
-        assert!(
-            run.stderr
-                .contains(&format!("hal: start {m}: not active after 6s")),
-            "{run}"
-        );
-        assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
-        assert!(
-            run.stderr
-                .contains("sick: state running, exit code 0, health unhealthy"),
-            "{run}"
-        );
-        // Podman: hal's diagnosis shows no last log lines there (yet).
-        if !rig.on_podman() {
-            assert!(
-                run.stderr.contains("sick | cannot reach the database"),
-                "last log lines missing: {run}"
-            );
-        }
-        // A start that timed out leaves the module failed, with the cause, until someone acts.
-        let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-        assert_eq!(st.state_of(&m), "failed");
-        let reason = st.json()["modules"][0]["reason"].to_string();
-        assert!(
-            reason.contains("start failed: not active after 6s"),
-            "{reason}"
-        );
-        // Kept from the Podman copy this test replaced.
-        assert!(st.stdout.contains("\"health\": \"unhealthy\""), "{st}");
-        let table = hal(&rig).args(["status", &m]).code(3);
-        assert!(
-            table.stdout.contains(" failed "),
-            "the table agrees: {table}"
-        );
-    });
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "sick",
+        stack()
+            .service("ok")
+            .keeps_running()
+            .service("sick")
+            .runs("echo cannot reach the database; sleep 100000")
+            .keeps_running()
+            .healthy_while("/tmp/ready"),
+    );
+    let run = hal(&rig)
+        .args(["module", "start", "--timeout", "6s", &m])
+        .code(1);
+    assert!(
+        run.stderr
+            .contains(&format!("hal: start {m}: not active after 6s")),
+        "{run}"
+    );
+    assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
+    assert!(
+        run.stderr
+            .contains("sick: state running, exit code 0, health unhealthy"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("sick | cannot reach the database"),
+        "last log lines missing: {run}"
+    );
+    // A start that timed out leaves the module failed, with the cause, until someone acts.
+    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
+    assert_eq!(st.state_of(&m), "failed");
+    let reason = st.json()["modules"][0]["reason"].to_string();
+    assert!(
+        reason.contains("start failed: not active after 6s"),
+        "{reason}"
+    );
 }
 
 #[test]
