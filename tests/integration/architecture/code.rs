@@ -308,6 +308,18 @@ fn comments_literals_and_test_code_are_blanked_in_place() {
         ),
         ("host/init/memory.rs".into(), "fn f() { println!() }".into()),
         ("host/tests.rs".into(), "fn f() { println!() }".into()),
+        (
+            "host/only.rs".into(),
+            "#![cfg(test)]\nfn f() { println!() }".into(),
+        ),
     ]);
     assert_eq!(s.len(), 1);
+    // Any `cfg` naming `test` (not `not(test)`), up to the item's end past brackets.
+    let s = sources(&[(
+        "a.rs".into(),
+        "#[cfg(all(test, unix))]\n#[allow(x)]\nfn g(a: [u8; 2]) { println!() }\n#[cfg(not(test))]\nfn h() { print!() }"
+            .into(),
+    )]);
+    assert!(!s[0].code.contains("println"), "{}", s[0].code);
+    assert!(s[0].code.contains("print!"), "{}", s[0].code);
 }
