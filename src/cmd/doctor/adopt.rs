@@ -6,13 +6,14 @@ use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
 use crate::module::config::Scope;
+use crate::stack::Engine;
 
 const NAME: &str = "adoption";
 const FIX: &str =
     "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
 
 /// One line: what still needs `hal adopt`, or that nothing does.
-pub(super) async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
     let mut found = Vec::new();
     let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {
@@ -41,8 +42,8 @@ pub(super) async fn check(ctx: &Ctx) -> Check {
     }
     let mut unowned = Vec::new();
     let mut asked_engine = false;
-    if let Ok(engine) = ctx.node.stacks.engine().await
-        && let Ok(running) = crate::stack::running_projects(&engine).await
+    if let Some(engine) = engine
+        && let Ok(running) = crate::stack::running_projects(engine).await
     {
         asked_engine = true;
         let (state, _) = ctx.node.store.read();
