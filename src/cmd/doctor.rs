@@ -71,16 +71,6 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     })
 }
 
-/// The engine a check needs, or the check's line saying it was not asked
-/// (the `docker` check says why): one rule for every check that needs it.
-fn engine_for<'a>(engine: Option<&'a Engine>, check: &str) -> Result<&'a Engine, Check> {
-    engine.ok_or_else(|| not_asked(check))
-}
-
-fn not_asked(check: &str) -> Check {
-    Check::not_checked(check, "the engine is not reachable")
-}
-
 /// The engine answers (with its API version), delivers events, and its address pools can hold every stack's network.
 async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, Check, Check) {
     let engine = match engine {
@@ -96,7 +86,11 @@ async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, 
                 _ => "start the Docker daemon (systemctl start docker), or point hal at it with -H or DOCKER_HOST".into(),
             };
             let line = Check::fail("docker", e.to_string(), hint);
-            return (line, not_asked("events"), not_asked("address-pools"));
+            return (
+                line,
+                check::engine_missing("events"),
+                check::engine_missing("address-pools"),
+            );
         }
     };
     let line = Check::pass(

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::output::checks::{self, CheckLine, Verdict};
 use crate::output::view::{Style, View};
+use crate::stack::Engine;
 
 /// The outcome of one check. `hint` says what to do and is set when `ok` is false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -52,6 +53,17 @@ impl Check {
             checked: true,
         }
     }
+}
+
+/// The engine a check needs, or the check's line saying it was not made
+/// (the `docker` check says why): one rule for every check that needs it.
+pub(super) fn engine_for<'a>(engine: Option<&'a Engine>, check: &str) -> Result<&'a Engine, Check> {
+    engine.ok_or_else(|| engine_missing(check))
+}
+
+/// The line of a check that needs the engine, when it did not answer.
+pub(super) fn engine_missing(check: &str) -> Check {
+    Check::not_checked(check, "the engine is not reachable")
 }
 
 /// Doctor's answer: `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`,

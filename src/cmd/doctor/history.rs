@@ -7,7 +7,7 @@ use crate::error::OneLine;
 use crate::stack::{Engine, history};
 
 pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
-    let engine = match super::engine_for(engine, "history") {
+    let engine = match super::check::engine_for(engine, "history") {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };

@@ -13,7 +13,7 @@ const NAME: &str = "identity";
 /// One line: the conflicts and orphans, or that there are none.
 pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
     let inv = &ctx.node.inventory;
-    let engine = match super::engine_for(engine, NAME) {
+    let engine = match super::check::engine_for(engine, NAME) {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };
