@@ -15,13 +15,15 @@ mod units;
 
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
-use crate::error::{Exit, OneLine};
+use crate::error::{Exit, HalError, OneLine};
 use crate::stack::{Compose, Flavor};
 use crate::stack::{Engine, EngineKind};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
+    // Asked once: every check that needs the engine gets it from here.
+    let engine = ctx.node.stacks.engine().await;
     let (
         docker,
         (compose_line, compose),
@@ -30,14 +32,14 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         adoption,
         ident,
     ) = tokio::join!(
-        docker_checks(ctx),
+        docker_checks(ctx, &engine),
         compose_checks(ctx),
         init::checks(ctx),
         units::check(&ctx.node.hosts),
-        adopt::check(ctx),
-        identity::check(ctx)
+        adopt::check(ctx, engine.as_ref().ok()),
+        identity::check(ctx, engine.as_ref().ok())
     );
-    let history_line = history::check(ctx).await;
+    let history_line = history::check(ctx, engine.as_ref().ok()).await;
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
     problems.sort_by(|a, b| a.name.cmp(&b.name));
@@ -70,44 +72,45 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
 }
 
 /// The engine answers (with its API version), delivers events, and its address pools can hold every stack's network.
-async fn docker_checks(ctx: &Ctx) -> (Check, Check, Check) {
-    match ctx.node.stacks.engine().await {
-        Ok(engine) => {
-            let line = Check::pass(
-                "docker",
-                format!(
-                    "reachable at {} (from {}), API {}; compose is handed the same endpoint",
-                    engine.endpoint,
-                    ctx.node
-                        .stacks
-                        .endpoint()
-                        .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
-                    engine.api_version
-                ) + if engine.kind() == EngineKind::Podman {
-                    " (Podman's Docker-compatible API)"
-                } else {
-                    ""
-                },
-            );
-            let (events, pools) = tokio::join!(events_check(&engine), pools_check(ctx, &engine));
-            (line, events, pools)
-        }
+async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, Check, Check) {
+    let engine = match engine {
+        Ok(engine) => engine,
         Err(e) => {
             let hint = match e {
-                crate::error::HalError::DockerPermission { ref user, .. } => format!(
+                HalError::DockerPermission { user, .. } => format!(
                     "add {user} to the docker group (usermod -aG docker {user}, then log in again), or run hal with sudo"
                 ),
-                crate::error::HalError::Usage(_) => {
+                HalError::Usage(_) => {
                     "fix the endpoint named above (-H, DOCKER_HOST, DOCKER_CONTEXT or `docker context use`)".into()
                 }
                 _ => "start the Docker daemon (systemctl start docker), or point hal at it with -H or DOCKER_HOST".into(),
             };
             let line = Check::fail("docker", e.to_string(), hint);
-            let pools = Check::not_checked("address-pools", "the engine is not reachable");
-            let events = Check::not_checked("events", "the engine is not reachable");
-            (line, events, pools)
+            return (
+                line,
+                check::engine_missing("events"),
+                check::engine_missing("address-pools"),
+            );
         }
-    }
+    };
+    let line = Check::pass(
+        "docker",
+        format!(
+            "reachable at {} (from {}), API {}; compose is handed the same endpoint",
+            engine.endpoint,
+            ctx.node
+                .stacks
+                .endpoint()
+                .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
+            engine.api_version
+        ) + if engine.kind() == EngineKind::Podman {
+            " (Podman's Docker-compatible API)"
+        } else {
+            ""
+        },
+    );
+    let (events, pools) = tokio::join!(events_check(engine), pools_check(ctx, engine));
+    (line, events, pools)
 }
 
 /// How long the engine takes to deliver an event to hal (what `hal watch` repairs on).
@@ -146,14 +149,14 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         _ if podman => {
             match podman_pools::read(&podman_pools::Places::here(user_config().as_deref())) {
                 Ok(found) => found,
-                Err(e) => return fail(e),
+                Err(e) => return fail(e.to_string()),
             }
         }
         Ok(Some(p)) => (p, "the engine's default-address-pools".to_string()),
         Ok(None) => match pools::read_daemon_json(std::path::Path::new(pools::DAEMON_JSON)) {
             Ok(Some(p)) => (p, pools::DAEMON_JSON.to_string()),
             Ok(None) => (pools::stock(), "Docker's stock pools".to_string()),
-            Err(e) => return fail(e),
+            Err(e) => return fail(e.to_string()),
         },
         Err(e) => return fail(OneLine(&e).to_string()),
     };

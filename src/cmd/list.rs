@@ -5,7 +5,7 @@ use crate::error::Exit;
 use crate::output::render;
 use crate::output::view::Modules;
 
-pub(crate) fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         ctx.ui.warn(p);
     }

@@ -6,7 +6,7 @@ use crate::cli::LogsArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::logs::stream::Window;
-use crate::output::log_lines::Printer;
+use crate::output::log_lines::LogLines;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 use crate::util::when;
@@ -26,7 +26,7 @@ pub(crate) async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     let (journal_only, elsewhere) = sources.journal_only();
     access::check(ctx, journal_only, elsewhere)?;
     note_cut(ctx, &sources, window);
-    let mut printer = Printer::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
+    let mut printer = LogLines::new(&ctx.ui, !a.no_prefix, a.timestamps, sources.width());
     let result = if a.follow {
         follow::follow(ctx, sources, window, &mut printer).await
     } else {
@@ -92,7 +92,7 @@ fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
 async fn one_shot(
     mut sources: Sources,
     window: Window,
-    printer: &mut Printer,
+    printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     print_merged(&mut sources, window, printer).await.map(drop)
 }

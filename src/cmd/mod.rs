@@ -33,7 +33,7 @@ pub(crate) async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<Exit
 
 async fn module_verb(ctx: &Ctx, verb: ModuleCommand) -> anyhow::Result<Exit> {
     match verb {
-        ModuleCommand::List => list::run(ctx),
+        ModuleCommand::List => list::run(ctx).await,
         ModuleCommand::Status(a) => status::run(ctx, &a).await,
         ModuleCommand::Start(a) => change::start(ctx, a).await,
         ModuleCommand::Stop(a) => change::stop(ctx, a).await,

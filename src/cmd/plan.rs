@@ -2,9 +2,11 @@
 
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
-use crate::output::view::{Modules, Rows};
+use crate::output::view::{Modules, Report, Rows, Style};
 
 /// What is asked before a plan is applied.
 pub(crate) struct Ask<'a> {
@@ -16,8 +18,35 @@ pub(crate) struct Ask<'a> {
     pub question: Option<String>,
 }
 
-/// What a plan came to.
-pub(crate) enum Outcome {
+/// One module of a plan: a row of the plan's table and, once applied, of the
+/// report's (a [`Done`]).
+pub(crate) trait Planned: Rows {
+    /// What the report says of a module besides whether it went well and why not.
+    type After: Serialize;
+    /// The report's table for people.
+    fn report(rows: &[Done<'_, Self>], style: &Style) -> String;
+}
+
+/// One line of the report: the plan's line, whether it went well, what the
+/// command says of it now, and why it failed.
+#[derive(Serialize)]
+pub(crate) struct Done<'a, S: Planned> {
+    #[serde(flatten)]
+    pub step: &'a S,
+    pub ok: bool,
+    #[serde(flatten)]
+    pub after: S::After,
+    pub error: Option<String>,
+}
+
+impl<S: Planned> Rows for Done<'_, S> {
+    fn table(rows: &[Self], style: &Style) -> String {
+        S::report(rows, style)
+    }
+}
+
+/// How a plan ended.
+pub(crate) enum PlanEnd {
     /// Nothing to do, a dry run, or a person said no: the exit to end with.
     Stopped(Exit),
     /// Applied and reported: the exit the work came to, and how long it took.
@@ -28,29 +57,29 @@ pub(crate) enum Outcome {
 /// otherwise its table goes to stderr, the question is asked once, `apply`
 /// does the work (printing what went wrong as it goes), and its rows are the
 /// report.
-pub(crate) async fn confirm_and_apply<S: Rows, D: Rows>(
+pub(crate) async fn confirm_and_apply<'a, S: Planned>(
     ctx: &Ctx,
-    plan: &[S],
+    plan: &'a [S],
     ask: Ask<'_>,
-    apply: impl AsyncFnOnce() -> (Vec<D>, Exit),
-) -> anyhow::Result<Outcome> {
+    apply: impl AsyncFnOnce() -> (Vec<Done<'a, S>>, Exit),
+) -> anyhow::Result<PlanEnd> {
     if plan.is_empty() {
         ctx.ui.nothing(ask.nothing);
-        return Ok(Outcome::Stopped(Exit::Ok));
+        return Ok(PlanEnd::Stopped(Exit::Ok));
     }
     if ask.dry_run {
         ctx.ui.show(&Modules::new(plan));
-        return Ok(Outcome::Stopped(Exit::Ok));
+        return Ok(PlanEnd::Stopped(Exit::Ok));
     }
     ctx.ui.preview(&Modules::new(plan));
     if let Some(question) = &ask.question
         && !ctx.ui.confirm(question)?
     {
-        return Ok(Outcome::Stopped(Exit::Failed));
+        return Ok(PlanEnd::Stopped(Exit::Failed));
     }
     let began = Instant::now();
     let (rows, exit) = apply().await;
     let took = began.elapsed();
-    ctx.ui.show(&Modules::new(&rows));
-    Ok(Outcome::Applied { exit, took })
+    ctx.ui.show(&Report::new(&rows));
+    Ok(PlanEnd::Applied { exit, took })
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
-use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
+use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, HalError, OneLine};
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
@@ -18,9 +18,9 @@ use crate::run::{self, Verb};
 /// How long rescue waits for a Docker engine that is down.
 const ENGINE_WAIT: Duration = Duration::from_secs(60);
 
-/// One line of the plan.
+/// One module to rescue: a line of the plan.
 #[derive(Serialize)]
-struct Step {
+struct ToRescue {
     name: String,
     kind: &'static str,
     was: State,
@@ -29,15 +29,12 @@ struct Step {
     critical: bool,
 }
 
-/// One line of the report.
+/// What the report says of a module rescued.
 #[derive(Serialize)]
-struct Done<'a> {
-    #[serde(flatten)]
-    step: &'a Step,
-    ok: bool,
+struct Rescued {
+    /// Its state now, or `None` when its rescue failed.
     now: Option<State>,
     took_ms: u64,
-    error: Option<String>,
 }
 
 pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
@@ -63,8 +60,8 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     };
     let apply = async || rescue(ctx, &plan, a.timeout).await;
     Ok(match confirm_and_apply(ctx, &plan, ask, apply).await? {
-        Outcome::Stopped(exit) => exit,
-        Outcome::Applied { exit, took } => {
+        PlanEnd::Stopped(exit) => exit,
+        PlanEnd::Applied { exit, took } => {
             ctx.ui
                 .note(&format!("rescue took {:.1}s", took.as_secs_f64()));
             exit
@@ -77,9 +74,9 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
 /// failure, and reports every module.
 async fn rescue<'a>(
     ctx: &Ctx,
-    plan: &'a [Step],
+    plan: &'a [ToRescue],
     timeout: Option<Duration>,
-) -> (Vec<Done<'a>>, Exit) {
+) -> (Vec<Done<'a, ToRescue>>, Exit) {
     let opts = StartOpts {
         pull: None,
         wait: true,
@@ -87,7 +84,7 @@ async fn rescue<'a>(
     };
     let verb = Verb::Rescue { opts };
     let first_names = critical_first(ctx, plan);
-    let (first, rest): (Vec<&Step>, Vec<&Step>) =
+    let (first, rest): (Vec<&ToRescue>, Vec<&ToRescue>) =
         plan.iter().partition(|s| first_names.contains(&s.name));
     let mut done = Vec::new();
     for batch in [first, rest] {
@@ -101,7 +98,7 @@ async fn rescue<'a>(
     }
     let mut exit = Exit::Ok;
     // Each step with its own module's report, by name (not by position).
-    let rows: Vec<Done> = plan
+    let rows: Vec<Done<ToRescue>> = plan
         .iter()
         .filter_map(|step| Some((step, done.iter().find(|r| r.module.name == step.name)?)))
         .map(|(step, r)| {
@@ -109,8 +106,10 @@ async fn rescue<'a>(
             Done {
                 step,
                 ok: r.result.as_ref().is_ok_and(|o| o.state == State::Active),
-                now: r.result.as_ref().ok().map(|o| o.state),
-                took_ms: u64::try_from(r.took.as_millis()).unwrap_or(u64::MAX),
+                after: Rescued {
+                    now: r.result.as_ref().ok().map(|o| o.state),
+                    took_ms: u64::try_from(r.took.as_millis()).unwrap_or(u64::MAX),
+                },
                 error: r.result.as_ref().err().map(|e| OneLine(e).to_string()),
             }
         })
@@ -129,7 +128,7 @@ async fn rescue<'a>(
 /// The modules rescued in the first round: the critical ones and what they
 /// require or come after among the plan (a critical module's requirement
 /// goes before it). Each round then goes in the graph's layers.
-fn critical_first(ctx: &Ctx, plan: &[Step]) -> Vec<String> {
+fn critical_first(ctx: &Ctx, plan: &[ToRescue]) -> Vec<String> {
     let mut out: Vec<String> = plan
         .iter()
         .filter(|s| s.critical)
@@ -180,8 +179,8 @@ async fn wait_for_docker(ctx: &Ctx, bound: Duration) -> Result<(), HalError> {
 
 /// What to rescue: the named modules, or every failed one; `auto` keeps only
 /// modules a person wants up, and then also takes inactive or degraded ones.
-fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<Step> {
-    let mut steps: Vec<Step> = statuses
+fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<ToRescue> {
+    let mut steps: Vec<ToRescue> = statuses
         .iter()
         .filter(|s| s.kind != KindTag::Invalid)
         .filter(|s| {
@@ -193,7 +192,7 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<St
                 named || s.state == State::Failed
             }
         })
-        .map(|s| Step {
+        .map(|s| ToRescue {
             name: s.name.clone(),
             kind: s.kind.as_str(),
             was: s.state,
@@ -215,7 +214,7 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<St
     steps
 }
 
-impl Step {
+impl ToRescue {
     fn row(&self) -> RescueStep<'_> {
         RescueStep {
             name: &self.name,
@@ -227,23 +226,20 @@ impl Step {
     }
 }
 
-impl Rows for Step {
+impl Rows for ToRescue {
     fn table(plan: &[Self], style: &Style) -> String {
-        tables::rescue_plan(plan.iter().map(Step::row), style.color)
+        tables::rescue_plan(plan.iter().map(ToRescue::row), style)
     }
 }
 
-/// The report: the table, or nothing under `-q`.
-impl Rows for Done<'_> {
-    fn table(rows: &[Self], style: &Style) -> String {
-        if style.quiet {
-            return String::new();
-        }
+impl Planned for ToRescue {
+    type After = Rescued;
+    fn report(rows: &[Done<'_, Self>], style: &Style) -> String {
         let rows = rows.iter().map(|r| RescueDone {
             step: r.step.row(),
-            now: r.now,
-            took_ms: r.took_ms,
+            now: r.after.now,
+            took_ms: r.after.took_ms,
         });
-        tables::rescue_report(rows, style.color)
+        tables::rescue_report(rows, style)
     }
 }

@@ -7,7 +7,7 @@ pub(crate) mod timer;
 
 pub(crate) use self::assess::{assess, service_status};
 use self::init::show_one;
-pub(crate) use self::pick::Hosts;
+pub(crate) use self::pick::Inits;
 pub(crate) use self::timer::log_units;
 
 use std::collections::BTreeMap;
@@ -59,7 +59,7 @@ pub(crate) enum Launch {
 /// starts nothing (as `systemctl start` of an active unit) and counts nothing.
 /// `None`: not a host module, or a start has work to do (inactive, failed, or
 /// on its way up or down).
-pub(crate) async fn already_active(hosts: &Hosts, m: &Module) -> anyhow::Result<Option<Outcome>> {
+pub(crate) async fn already_active(hosts: &Inits, m: &Module) -> anyhow::Result<Option<Outcome>> {
     let Kind::Host { unit, scope } = &m.kind else {
         return Ok(None);
     };
@@ -193,7 +193,7 @@ pub(crate) fn journal(init: &dyn Init, unit: &str, q: JournalQuery) -> Lines {
 /// The status of every host module given, from one `show` call per scope.
 /// The flag is set when an init could not be asked (those modules are `unknown`).
 pub(crate) async fn node_status(
-    hosts: &Hosts,
+    hosts: &Inits,
     modules: &[Module],
 ) -> (BTreeMap<String, ModuleStatus>, bool) {
     let (user, system) = futures_util::future::join(

@@ -1,4 +1,4 @@
-//! Which init runs this node's units: the one place that names it, and the [`Hosts`] everyone else asks.
+//! Which init runs this node's units: the one place that names it, and the [`Inits`] everyone else asks.
 
 use std::sync::Arc;
 
@@ -15,22 +15,22 @@ pub(crate) fn for_scope(scope: Scope) -> Arc<dyn Init> {
 /// The node's inits, one per scope. The runner and the commands hold one and
 /// ask it for a unit's init; nothing else picks one.
 #[derive(Clone)]
-pub(crate) struct Hosts {
+pub(crate) struct Inits {
     user: Arc<dyn Init>,
     system: Arc<dyn Init>,
 }
 
-impl Default for Hosts {
+impl Default for Inits {
     /// The inits [`for_scope`] picks.
-    fn default() -> Hosts {
-        Hosts::with(for_scope(Scope::User), for_scope(Scope::System))
+    fn default() -> Inits {
+        Inits::with(for_scope(Scope::User), for_scope(Scope::System))
     }
 }
 
-impl Hosts {
+impl Inits {
     /// Given inits (the unit tests give scripted ones).
-    pub(crate) fn with(user: Arc<dyn Init>, system: Arc<dyn Init>) -> Hosts {
-        Hosts { user, system }
+    pub(crate) fn with(user: Arc<dyn Init>, system: Arc<dyn Init>) -> Inits {
+        Inits { user, system }
     }
 
     /// The init of `scope`.
@@ -62,13 +62,13 @@ mod tests {
     fn bad_unit_names_name_file_line_and_key() {
         let text = "[module.ok]\nunit = \"a.service\"\n[module.n]\nunit = \"x; rm -rf /\"\n";
         let cfg = Config::parse(text, std::path::Path::new("/etc/hal/hal.toml")).unwrap();
-        let e = Hosts::default().check_units(&cfg).unwrap_err().to_string();
+        let e = Inits::default().check_units(&cfg).unwrap_err().to_string();
         assert_eq!(
             e,
             "config /etc/hal/hal.toml: line 4, key module.n.unit: \"x; rm -rf /\" is not a unit name (expected e.g. \"notifier.service\")"
         );
         let good = "[module.ok]\nunit = \"getty@tty1.service\"\nscope = \"system\"\n";
         let cfg = Config::parse(good, std::path::Path::new("h.toml")).unwrap();
-        assert!(Hosts::default().check_units(&cfg).is_ok());
+        assert!(Inits::default().check_units(&cfg).is_ok());
     }
 }

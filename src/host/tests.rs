@@ -130,7 +130,7 @@ mod scripted {
 
     use crate::error::details_of;
     use crate::host::init::memory::{Memory, Script};
-    use crate::host::{Hosts, Launch, launch, node_status, stop, wait};
+    use crate::host::{Inits, Launch, launch, node_status, stop, wait};
     use crate::module::config::Scope;
     use crate::module::outcome::Outcome;
     use crate::module::progress::Silent;
@@ -268,7 +268,7 @@ mod scripted {
     async fn node_status_asks_each_scope_its_own_init() {
         let user = Arc::new(Memory::new().unit("a.service", Script::Runs));
         let system = Arc::new(Memory::new().down("no manager here"));
-        let hosts = Hosts::with(user.clone(), system);
+        let hosts = Inits::with(user.clone(), system);
         let modules = [
             host("a", "a.service", Scope::User),
             host("gone", "gone.service", Scope::User),
@@ -289,9 +289,9 @@ mod scripted {
             std::path::Path::new("h.toml"),
         )
         .unwrap();
-        let memory = Hosts::with(Arc::new(Memory::new()), Arc::new(Memory::new()));
+        let memory = Inits::with(Arc::new(Memory::new()), Arc::new(Memory::new()));
         assert!(memory.check_units(&cfg).is_ok());
-        let e = Hosts::default().check_units(&cfg).unwrap_err().to_string();
+        let e = Inits::default().check_units(&cfg).unwrap_err().to_string();
         assert!(e.contains("line 2, key module.a.unit"), "{e}");
     }
 }

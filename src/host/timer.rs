@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use futures_util::stream::StreamExt;
 
 use crate::host::assess::assess as assess_unit;
-use crate::host::init::{Activity, Init, JournalQuery, Load, MainExit, UnitStatus, show_one};
-use crate::host::pick::Hosts;
+use crate::host::init::{
+    Activity, Init, JournalQuery, Load, MainExit, UnitStatus, is_timer, show_one,
+};
+use crate::host::pick::Inits;
 use crate::module::config::Scope;
 use crate::module::status::{State, TimerStatus};
 use crate::util::timefmt::Stamp;
@@ -20,7 +22,7 @@ const REASON_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The job a loaded timer starts, if `s` is such a timer.
 pub(crate) fn job_of(s: &UnitStatus) -> Option<&str> {
-    if s.load != Load::Loaded || !s.unit.ends_with(".timer") {
+    if s.load != Load::Loaded || !is_timer(&s.unit) {
         return None;
     }
     s.triggers.first().map(String::as_str)
@@ -50,7 +52,7 @@ pub(crate) async fn jobs(init: &dyn Init, statuses: &[UnitStatus]) -> BTreeMap<S
 
 /// Forgets the failed state of the job of timer `unit` (nothing for other units).
 pub(crate) async fn forget_failed_job(init: &dyn Init, unit: &str) -> anyhow::Result<()> {
-    if !unit.ends_with(".timer") {
+    if !is_timer(unit) {
         return Ok(());
     }
     let timer = show_one(init, unit).await?;
@@ -155,7 +157,7 @@ pub(crate) struct LogUnit {
 /// The journals of host modules `(module, unit, scope)`: each unit's, and a
 /// timer's job's after it. One `show` per scope; best effort (a unit the init
 /// cannot tell about is read alone).
-pub(crate) async fn log_units(hosts: &Hosts, modules: &[(String, String, Scope)]) -> Vec<LogUnit> {
+pub(crate) async fn log_units(hosts: &Inits, modules: &[(String, String, Scope)]) -> Vec<LogUnit> {
     let mut out = Vec::new();
     for scope in [Scope::User, Scope::System] {
         let mine: Vec<&(String, String, Scope)> =
@@ -168,7 +170,7 @@ pub(crate) async fn log_units(hosts: &Hosts, modules: &[(String, String, Scope)]
         // and timers need asking.
         let ask: Vec<String> = mine
             .iter()
-            .filter(|(_, u, _)| scope == Scope::User || u.ends_with(".timer"))
+            .filter(|(_, u, _)| scope == Scope::User || is_timer(u))
             .map(|(_, u, _)| u.clone())
             .collect();
         let statuses = if ask.is_empty() {
@@ -224,9 +226,9 @@ mod tests {
         }
     }
 
-    fn hosts(init: Memory) -> (Arc<Memory>, Hosts) {
+    fn hosts(init: Memory) -> (Arc<Memory>, Inits) {
         let init = Arc::new(init);
-        (init.clone(), Hosts::with(Arc::new(Memory::new()), init))
+        (init.clone(), Inits::with(Arc::new(Memory::new()), init))
     }
 
     fn timer_node(code: i64) -> Memory {

@@ -44,6 +44,13 @@ impl Activity {
     }
 }
 
+/// Its word (`hal adopt --json`'s units).
+impl Serialize for Activity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// A container's run state, as the engine words it. Reading is tolerant: a
 /// word hal does not know is read as the nearest one it does (Podman's
 /// transient `stopped` is `exited`), never a failed call.

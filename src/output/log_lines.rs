@@ -7,7 +7,7 @@ use crate::logs::stream::Source;
 use crate::output::ui::{Format, Ui};
 
 /// Writes lines as people or scripts read them.
-pub(crate) struct Printer {
+pub(crate) struct LogLines {
     out: BufWriter<Stdout>,
     json: bool,
     prefix: bool,
@@ -16,11 +16,11 @@ pub(crate) struct Printer {
     width: usize,
 }
 
-impl Printer {
+impl LogLines {
     /// Lines in the printer's format; `prefix` and `timestamps` as asked,
     /// prefixes padded to at least `width`.
-    pub(crate) fn new(ui: &Ui, prefix: bool, timestamps: bool, width: usize) -> Printer {
-        Printer {
+    pub(crate) fn new(ui: &Ui, prefix: bool, timestamps: bool, width: usize) -> LogLines {
+        LogLines {
             out: BufWriter::with_capacity(64 * 1024, io::stdout()),
             json: ui.format() == Format::Json,
             prefix,

@@ -1,6 +1,7 @@
 //! Everything hal shows a person or a script: decided once, printed in one place.
 
 pub(crate) mod area;
+pub(crate) mod checks;
 pub mod color;
 pub(crate) mod hangup;
 pub(crate) mod json;

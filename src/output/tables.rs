@@ -4,6 +4,7 @@ use comfy_table::Cell;
 
 use crate::module::status::State;
 use crate::output::render::{state_cell, table, trim_lines};
+use crate::output::view::Style;
 
 /// One module of a rescue plan.
 pub(crate) struct RescueStep<'a> {
@@ -19,8 +20,9 @@ pub(crate) struct RescueStep<'a> {
 /// `MODULE WAS ACTION WHY`, a critical module marked so.
 pub(crate) fn rescue_plan<'a>(
     steps: impl IntoIterator<Item = RescueStep<'a>>,
-    color: bool,
+    style: &Style,
 ) -> String {
+    let color = style.color;
     let rows = steps.into_iter().map(|s| {
         let name = if s.critical {
             format!("{} (critical)", s.name)
@@ -48,8 +50,9 @@ pub(crate) struct RescueDone<'a> {
 /// `MODULE WAS ACTION NOW TOOK`.
 pub(crate) fn rescue_report<'a>(
     rows: impl IntoIterator<Item = RescueDone<'a>>,
-    color: bool,
+    style: &Style,
 ) -> String {
+    let color = style.color;
     let rows = rows.into_iter().map(|r| {
         vec![
             Cell::new(r.step.name),
@@ -77,8 +80,9 @@ pub(crate) struct AdoptStep<'a> {
 /// `MODULE RUN BY NOW HAL WILL`.
 pub(crate) fn adopt_plan<'a>(
     steps: impl IntoIterator<Item = AdoptStep<'a>>,
-    color: bool,
+    style: &Style,
 ) -> String {
+    let color = style.color;
     let rows = steps.into_iter().map(|s| {
         let will = match s.refused {
             Some(why) => format!("refuse: {why}"),
@@ -101,8 +105,9 @@ pub(crate) struct AdoptDone<'a> {
 /// `MODULE WAS NOW NEXT START`.
 pub(crate) fn adopt_report<'a>(
     rows: impl IntoIterator<Item = AdoptDone<'a>>,
-    color: bool,
+    style: &Style,
 ) -> String {
+    let color = style.color;
     let rows = rows.into_iter().map(|r| {
         [r.step.name, r.step.was, r.now, r.next_start]
             .map(Cell::new)
@@ -129,6 +134,12 @@ pub(crate) fn grid(
 mod tests {
     use super::*;
 
+    const PLAIN: Style = Style {
+        color: false,
+        color_err: false,
+        quiet: false,
+    };
+
     fn step(critical: bool) -> RescueStep<'static> {
         RescueStep {
             name: "db",
@@ -142,7 +153,7 @@ mod tests {
     #[test]
     fn rescue_tables_mark_critical_modules_and_failed_rescues() {
         assert_eq!(
-            rescue_plan([step(true), step(false)], false),
+            rescue_plan([step(true), step(false)], &PLAIN),
             " MODULE         WAS     ACTION    WHY\n db (critical)  failed  recreate  exited 1\n db             failed  recreate  exited 1\n"
         );
         let done = RescueDone {
@@ -150,7 +161,7 @@ mod tests {
             now: None,
             took_ms: 1250,
         };
-        let report = rescue_report([done], false);
+        let report = rescue_report([done], &PLAIN);
         assert!(
             report.lines().nth(1).is_some_and(|l| l.contains("error")),
             "{report}"
@@ -169,7 +180,7 @@ mod tests {
             action: "leave it alone",
             refused: Some("another ExecStart"),
         };
-        let plan = adopt_plan([s], false);
+        let plan = adopt_plan([s], &PLAIN);
         assert!(plan.contains("refuse: another ExecStart"), "{plan}");
         assert!(!plan.contains("leave it alone"), "{plan}");
     }

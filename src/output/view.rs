@@ -61,3 +61,26 @@ impl<T: Rows> View for Modules<'_, T> {
         T::table(self.modules, style)
     }
 }
+
+/// The report of a plan carried out (rescue, adopt): the document of
+/// [`Modules`]; people read its table, or nothing under `-q` (each failure
+/// was said as it happened).
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct Report<'a, T>(Modules<'a, T>);
+
+impl<'a, T> Report<'a, T> {
+    pub(crate) fn new(rows: &'a [T]) -> Report<'a, T> {
+        Report(Modules::new(rows))
+    }
+}
+
+impl<T: Rows> View for Report<'_, T> {
+    fn human(&self, style: &Style) -> String {
+        if style.quiet {
+            String::new()
+        } else {
+            self.0.human(style)
+        }
+    }
+}

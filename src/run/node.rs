@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::HalError;
-use crate::host::Hosts;
+use crate::host::Inits;
 use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::deps::Graph;
@@ -20,7 +20,7 @@ pub(crate) struct Node {
     pub inventory: Inventory,
     pub store: Store,
     pub stacks: Stacks,
-    pub hosts: Hosts,
+    pub hosts: Inits,
     /// The module graph, built on first use ([`Node::graph`]).
     graph: std::sync::OnceLock<Result<Graph, HalError>>,
 }
@@ -33,7 +33,7 @@ impl Node {
         endpoint: Option<String>,
     ) -> Result<Node, HalError> {
         let config = Config::load(config)?;
-        let hosts = Hosts::default();
+        let hosts = Inits::default();
         hosts.check_units(&config)?;
         let root: PathBuf = services_root(services_dir, &config);
         let mut inventory = Inventory::discover(&root, &config);

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use self::plan::{Step, TEMPLATE, live};
+use self::plan::{TEMPLATE, ToAdopt, live};
 use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
-use crate::cmd::plan::{Ask, Outcome, confirm_and_apply};
+use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, OneLine};
 use crate::host::init::{Instance, adoption_of};
 use crate::module::config::Scope;
@@ -47,17 +47,13 @@ async fn history_advice(ctx: &Ctx) {
     }
 }
 
-/// One line of the report.
+/// What the report says of a module adopted.
 #[derive(Serialize)]
-struct Done<'a> {
-    #[serde(flatten)]
-    step: &'a Step,
-    ok: bool,
+pub(crate) struct Adopted {
     /// Who runs it now, in words.
     now: String,
     /// What the next start will do: `recorded` (a no-op), or why compose runs.
     baseline: Option<String>,
-    error: Option<String>,
 }
 
 pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
@@ -89,14 +85,14 @@ pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     };
     Ok(
         match confirm_and_apply(ctx, &plan, ask, async || adopt_all(ctx, &plan).await).await? {
-            Outcome::Stopped(exit) | Outcome::Applied { exit, .. } => exit,
+            PlanEnd::Stopped(exit) | PlanEnd::Applied { exit, .. } => exit,
         },
     )
 }
 
 /// Adopts each module in turn, then checks with the inits that no unit of
 /// an adopted module is still live; says each failure, and reports every module.
-async fn adopt_all<'a>(ctx: &Ctx, plan: &'a [Step]) -> (Vec<Done<'a>>, Exit) {
+async fn adopt_all<'a>(ctx: &Ctx, plan: &'a [ToAdopt]) -> (Vec<Done<'a, ToAdopt>>, Exit) {
     let mut rows = Vec::new();
     for step in plan {
         rows.push(adopt(ctx, step).await);
@@ -110,7 +106,7 @@ async fn adopt_all<'a>(ctx: &Ctx, plan: &'a [Step]) -> (Vec<Done<'a>>, Exit) {
             {
                 row.ok = false;
                 row.error = Some(format!("{} is still {}", i.unit, words(i)));
-                row.now = "error".into();
+                row.after.now = "error".into();
             }
         }
     }
@@ -169,12 +165,11 @@ fn words(i: &Instance) -> String {
 }
 
 /// Adopts one module; never stops a container.
-async fn adopt<'a>(ctx: &Ctx, step: &'a Step) -> Done<'a> {
+async fn adopt<'a>(ctx: &Ctx, step: &'a ToAdopt) -> Done<'a, ToAdopt> {
     let row = |ok, now: String, baseline, error| Done {
         step,
         ok,
-        now,
-        baseline,
+        after: Adopted { now, baseline },
         error,
     };
     if let Some(why) = &step.refused {
@@ -212,7 +207,7 @@ async fn adopt<'a>(ctx: &Ctx, step: &'a Step) -> Done<'a> {
     }
 }
 
-async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
+async fn act(ctx: &Ctx, step: &ToAdopt) -> anyhow::Result<Option<Baseline>> {
     let node = &ctx.node;
     let m = node
         .inventory
@@ -220,7 +215,7 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
         .ok_or_else(|| anyhow::anyhow!("no module {}", step.name))?;
     ctx.ui.step(&step.name, "disarming its unit");
     for u in &step.units {
-        let init = node.hosts.init(u.scope_of);
+        let init = node.hosts.init(u.scope);
         adoption_of(&*init)?.disarm(&u.unit, STOP_TIMEOUT).await?;
     }
     let (baseline, warnings) =
@@ -230,7 +225,7 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     }
     ctx.ui.step(&step.name, "handing its unit over");
     for u in &step.units {
-        let init = node.hosts.init(u.scope_of);
+        let init = node.hosts.init(u.scope);
         adoption_of(&*init)?
             .hand_over(&u.unit, STOP_TIMEOUT)
             .await?;
@@ -238,7 +233,7 @@ async fn act(ctx: &Ctx, step: &Step) -> anyhow::Result<Option<Baseline>> {
     Ok(baseline)
 }
 
-fn row(s: &Step) -> AdoptStep<'_> {
+fn row(s: &ToAdopt) -> AdoptStep<'_> {
     AdoptStep {
         name: &s.name,
         was: &s.was,
@@ -247,23 +242,20 @@ fn row(s: &Step) -> AdoptStep<'_> {
     }
 }
 
-impl Rows for Step {
+impl Rows for ToAdopt {
     fn table(plan: &[Self], style: &Style) -> String {
-        tables::adopt_plan(plan.iter().map(row), style.color)
+        tables::adopt_plan(plan.iter().map(row), style)
     }
 }
 
-/// The report: the table, or nothing under `-q`.
-impl Rows for Done<'_> {
-    fn table(rows: &[Self], style: &Style) -> String {
-        if style.quiet {
-            return String::new();
-        }
+impl Planned for ToAdopt {
+    type After = Adopted;
+    fn report(rows: &[Done<'_, Self>], style: &Style) -> String {
         let rows = rows.iter().map(|r| AdoptDone {
             step: row(r.step),
-            now: &r.now,
-            next_start: r.baseline.as_deref().unwrap_or(""),
+            now: &r.after.now,
+            next_start: r.after.baseline.as_deref().unwrap_or(""),
         });
-        tables::adopt_report(rows, style.color)
+        tables::adopt_report(rows, style)
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::host::init::Instance;
+use crate::host::init::{Instance, template_problem};
 use crate::module::config::Scope;
 use crate::module::run_state::{Activity, ContainerRun};
 use crate::module::status::{Desired, ModuleStatus};
@@ -18,17 +18,14 @@ pub(crate) const TEMPLATE: &str = "hal-module";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct UnitRef {
     pub unit: String,
-    pub scope: &'static str,
-    #[serde(skip)]
-    pub scope_of: Scope,
-    /// `active`, `failed`, `inactive`…
-    pub state: String,
+    pub scope: Scope,
+    pub state: Activity,
     pub enabled: bool,
 }
 
-/// One line of the plan.
+/// One module to adopt (or to leave alone, and why): a line of the plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct Step {
+pub(crate) struct ToAdopt {
     pub name: String,
     /// What runs it now, in words.
     pub was: String,
@@ -56,7 +53,7 @@ pub(crate) fn build(
     modules: &[Module],
     statuses: &[ModuleStatus],
     root: &Path,
-) -> Vec<Step> {
+) -> Vec<ToAdopt> {
     let mut by_module: BTreeMap<&str, Vec<&(Scope, Instance)>> = BTreeMap::new();
     for si in instances.iter().filter(|(_, i)| live(i)) {
         by_module
@@ -64,7 +61,7 @@ pub(crate) fn build(
             .or_default()
             .push(si);
     }
-    let mut steps: Vec<Step> = by_module
+    let mut steps: Vec<ToAdopt> = by_module
         .iter()
         .map(|(name, found)| {
             let is_stack = modules
@@ -104,14 +101,13 @@ fn unit_step(
     status: Option<&ModuleStatus>,
     is_stack: bool,
     root: &Path,
-) -> Step {
+) -> ToAdopt {
     let units: Vec<UnitRef> = found
         .iter()
         .map(|(scope, i)| UnitRef {
             unit: i.unit.clone(),
-            scope: scope.as_str(),
-            scope_of: *scope,
-            state: i.activity.as_str().to_string(),
+            scope: *scope,
+            state: i.activity.clone(),
             enabled: i.enabled,
         })
         .collect();
@@ -140,7 +136,12 @@ fn unit_step(
         .iter()
         .map(|u| {
             let en = if u.enabled { ", enabled" } else { "" };
-            format!("{} ({}: {}{en})", u.unit, u.scope, u.state)
+            format!(
+                "{} ({}: {}{en})",
+                u.unit,
+                u.scope.as_str(),
+                u.state.as_str()
+            )
         })
         .collect::<Vec<_>>()
         .join("; ");
@@ -157,7 +158,7 @@ fn unit_step(
             desired.as_str()
         )
     };
-    Step {
+    ToAdopt {
         name: name.to_string(),
         was,
         units,
@@ -170,9 +171,9 @@ fn unit_step(
 
 /// The step of a stack no unit runs: running with no desired state in hal
 /// (started by hand), so it is recorded as wanted up.
-fn by_hand_step(s: &ModuleStatus) -> Option<Step> {
+fn by_hand_step(s: &ModuleStatus) -> Option<ToAdopt> {
     let by_hand = s.kind == KindTag::Stack && s.desired.is_none() && containers_run(Some(s));
-    by_hand.then(|| Step {
+    by_hand.then(|| ToAdopt {
         name: s.name.clone(),
         was: "running, no unit (started by hand)".into(),
         units: Vec::new(),
@@ -183,117 +184,12 @@ fn by_hand_step(s: &ModuleStatus) -> Option<Step> {
     })
 }
 
-/// Why a unit's `ExecStart=` is not the `hal-module@` template's for
-/// `instance` under `root`, or `None` when it is: one command,
-/// `docker compose` (or `docker-compose`) with `--project-directory
-/// ROOT/INSTANCE --project-name INSTANCE up`, and no compose file named (`-f`),
-/// so compose reads what hal reads.
-pub(crate) fn template_problem(
-    commands: &[Vec<String>],
-    instance: &str,
-    root: &Path,
-) -> Option<String> {
-    let [argv] = commands else {
-        return Some(format!(
-            "it has {} ExecStart= commands, the template has one",
-            commands.len()
-        ));
-    };
-    let program = argv.first().map(|p| {
-        Path::new(p)
-            .file_name()
-            .map_or_else(|| p.clone(), |f| f.to_string_lossy().into_owned())
-    });
-    let rest = match program.as_deref() {
-        Some("docker") if argv.get(1).map(String::as_str) == Some("compose") => &argv[2..],
-        Some("docker-compose") => &argv[1..],
-        _ => {
-            return Some(format!(
-                "its ExecStart= runs `{}`, not the template's `docker compose ... up`",
-                argv.join(" ")
-            ));
-        }
-    };
-    let value = |long: &str, short: Option<&str>| -> Option<String> {
-        let mut it = rest.iter();
-        while let Some(w) = it.next() {
-            if w == long || Some(w.as_str()) == short {
-                return it.next().cloned();
-            }
-            if let Some(v) = w.strip_prefix(&format!("{long}=")) {
-                return Some(v.to_string());
-            }
-        }
-        None
-    };
-    if rest
-        .iter()
-        .any(|w| w == "-f" || w == "--file" || w.starts_with("--file="))
-    {
-        return Some("its ExecStart= names compose files (-f): hal reads the project directory as compose does with no -f".into());
-    }
-    if value("--project-name", Some("-p")).as_deref() != Some(instance) {
-        return Some(format!(
-            "its ExecStart= does not say --project-name {instance}"
-        ));
-    }
-    let want = root.join(instance);
-    match value("--project-directory", None) {
-        Some(d) if Path::new(d.trim_end_matches('/')) == want => {}
-        Some(d) => {
-            return Some(format!(
-                "it runs compose in {d}, not in hal's services root ({})",
-                want.display()
-            ));
-        }
-        None => return Some("its ExecStart= has no --project-directory".into()),
-    }
-    if !rest.iter().any(|w| w == "up") {
-        return Some("its ExecStart= does not run `compose up`".into());
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn argv(s: &str) -> Vec<Vec<String>> {
         vec![s.split_whitespace().map(str::to_string).collect()]
-    }
-
-    #[test]
-    fn the_template_shape_is_recognised_and_others_named() {
-        let root = Path::new("/services");
-        let ok = "docker compose --project-directory /services/web --project-name web up --remove-orphans --pull always";
-        assert_eq!(template_problem(&argv(ok), "web", root), None);
-        let usr = "/usr/bin/docker compose --project-directory /services/web/ -p web up";
-        assert_eq!(template_problem(&argv(usr), "web", root), None);
-        let srv = ok.replace("/services/web", "/srv/web");
-        let cases = [
-            ("/bin/sleep infinity", "web", "runs `/bin/sleep infinity`"),
-            (ok, "db", "--project-name db"),
-            (srv.as_str(), "web", "runs compose in /srv/web"),
-            (
-                "docker compose -f x.yaml --project-directory /services/web --project-name web up",
-                "web",
-                "-f",
-            ),
-            (
-                "docker compose --project-directory /services/web --project-name web start",
-                "web",
-                "compose up",
-            ),
-        ];
-        for (cmd, inst, want) in cases {
-            let got = template_problem(&argv(cmd), inst, root).unwrap_or_default();
-            assert!(got.contains(want), "{cmd}: {got}");
-        }
-        assert!(
-            template_problem(&[], "web", root)
-                .unwrap()
-                .contains("0 ExecStart=")
-        );
     }
 
     fn inst(unit: &str, activity: Activity, enabled: bool) -> (Scope, Instance) {

@@ -6,13 +6,14 @@ use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
 use crate::module::config::Scope;
+use crate::stack::Engine;
 
 const NAME: &str = "adoption";
 const FIX: &str =
     "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
 
 /// One line: what still needs `hal adopt`, or that nothing does.
-pub(super) async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
     let mut found = Vec::new();
     let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {
@@ -39,27 +40,9 @@ pub(super) async fn check(ctx: &Ctx) -> Check {
             }
         }
     }
-    let mut unowned = Vec::new();
-    let mut asked_engine = false;
-    if let Ok(engine) = ctx.node.stacks.engine().await
-        && let Ok(running) = crate::stack::running_projects(&engine).await
-    {
-        asked_engine = true;
-        let (state, _) = ctx.node.store.read();
-        for m in &ctx.node.inventory.modules {
-            if !matches!(m.kind, Kind::Stack { .. })
-                || state
-                    .modules
-                    .get(&m.name)
-                    .is_some_and(|r| r.desired.is_some())
-            {
-                continue;
-            }
-            if running.contains(&m.name) {
-                unowned.push(m.name.clone());
-            }
-        }
-    }
+    let unowned = unowned(ctx, engine).await;
+    let asked_engine = unowned.is_some();
+    let unowned = unowned.unwrap_or_default();
     if !asked_init && !asked_engine {
         return Check::not_checked(
             NAME,
@@ -89,4 +72,22 @@ pub(super) async fn check(ctx: &Ctx) -> Check {
     } else {
         Check::fail(NAME, problems.join("; "), FIX)
     }
+}
+
+/// The stacks running with no desired state in hal, or `None` when the engine
+/// could not be asked.
+async fn unowned(ctx: &Ctx, engine: Option<&Engine>) -> Option<Vec<String>> {
+    let running = crate::stack::running_projects(engine?).await.ok()?;
+    let (state, _) = ctx.node.store.read();
+    let owned = |name: &str| state.modules.get(name).is_some_and(|r| r.desired.is_some());
+    Some(
+        ctx.node
+            .inventory
+            .modules
+            .iter()
+            .filter(|m| matches!(m.kind, Kind::Stack { .. }) && !owned(&m.name))
+            .filter(|m| running.contains(&m.name))
+            .map(|m| m.name.clone())
+            .collect(),
+    )
 }

@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
-use crate::output::ui::paint;
+use crate::output::checks::{self, CheckLine, Verdict};
 use crate::output::view::{Style, View};
+use crate::stack::Engine;
 
 /// The outcome of one check. `hint` says what to do and is set when `ok` is false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -54,6 +55,17 @@ impl Check {
     }
 }
 
+/// The engine a check needs, or the check's line saying it was not made
+/// (the `docker` check says why): one rule for every check that needs it.
+pub(super) fn engine_for<'a>(engine: Option<&'a Engine>, check: &str) -> Result<&'a Engine, Check> {
+    engine.ok_or_else(|| engine_missing(check))
+}
+
+/// The line of a check that needs the engine, when it did not answer.
+pub(super) fn engine_missing(check: &str) -> Check {
+    Check::not_checked(check, "the engine is not reachable")
+}
+
 /// Doctor's answer: `{"schema": 1, "checks": [{"name", "ok", "detail", "hint"}, …]}`,
 /// or a line per check for people.
 #[derive(Serialize)]
@@ -73,33 +85,26 @@ impl<'a> Checks<'a> {
 
 impl View for Checks<'_> {
     fn human(&self, style: &Style) -> String {
-        lines(self.checks, style.color, style.quiet)
+        checks::lines(self.checks.iter().map(Check::line), style)
     }
 }
 
-/// One line per check (`✓ name  detail`), each failure followed by its hint.
-/// `quiet` keeps the failures only.
-pub(super) fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
-    let width = checks
-        .iter()
-        .map(|c| c.name.chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::new();
-    for c in checks.iter().filter(|c| !(quiet && c.ok)) {
-        let mark = if !c.checked {
-            paint(color, "33", "-")
-        } else if c.ok {
-            paint(color, "32", "✓")
-        } else {
-            paint(color, "31", "✗")
-        };
-        out.push_str(&format!("{mark} {:width$}  {}\n", c.name, c.detail));
-        if let Some(hint) = c.hint.as_deref().filter(|_| !c.ok) {
-            out.push_str(&format!("  {:width$}  hint: {hint}\n", ""));
+impl Check {
+    /// The check as people read it.
+    fn line(&self) -> CheckLine<'_> {
+        CheckLine {
+            verdict: if !self.checked {
+                Verdict::NotChecked
+            } else if self.ok {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+            name: &self.name,
+            detail: &self.detail,
+            hint: self.hint.as_deref(),
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -111,6 +116,15 @@ mod tests {
             Check::pass("docker", "reachable"),
             Check::fail("state-dir", "/x: read-only", "set HAL_STATE_DIR"),
         ]
+    }
+
+    fn lines(checks: &[Check], color: bool, quiet: bool) -> String {
+        let style = Style {
+            color,
+            color_err: color,
+            quiet,
+        };
+        Checks::new(checks).human(&style)
     }
 
     #[test]

@@ -4,21 +4,21 @@ use super::check::Check;
 use super::pools::DAEMON_JSON;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::stack::history;
+use crate::stack::{Engine, history};
 
-pub(super) async fn check(ctx: &Ctx) -> Check {
-    let engine = match ctx.node.stacks.engine().await {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
+    let engine = match super::check::engine_for(engine, "history") {
         Ok(e) => e,
-        Err(_) => return Check::not_checked("history", "Docker is not reachable"),
+        Err(not_asked) => return not_asked,
     };
-    let keeping = history::keeping(&engine, std::path::Path::new(DAEMON_JSON)).await;
+    let keeping = history::keeping(engine, std::path::Path::new(DAEMON_JSON)).await;
     let stacks: Vec<&str> = ctx
         .node
         .inventory
         .stacks()
         .map(|m| m.name.as_str())
         .collect();
-    let services = history::unlabelled(&engine, &stacks).await;
+    let services = history::unlabelled(engine, &stacks).await;
     let (k, services) = match (keeping, services) {
         (Ok(k), Ok(s)) => (k, s),
         (Err(e), _) | (_, Err(e)) => {

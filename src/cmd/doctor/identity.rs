@@ -6,18 +6,16 @@ use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
-use crate::stack::identity;
+use crate::stack::{Engine, identity};
 
 const NAME: &str = "identity";
 
 /// One line: the conflicts and orphans, or that there are none.
-pub(super) async fn check(ctx: &Ctx) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
     let inv = &ctx.node.inventory;
-    let engine = match ctx.node.stacks.engine().await {
+    let engine = match super::check::engine_for(engine, NAME) {
         Ok(e) => e,
-        Err(e) => {
-            return Check::not_checked(NAME, format!("the Docker engine cannot be asked ({e})"));
-        }
+        Err(not_asked) => return not_asked,
     };
     let list = match engine.compose_containers(None).await {
         Ok(l) => l,

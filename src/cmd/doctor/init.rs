@@ -3,7 +3,7 @@
 use super::check::Check;
 use super::modules::check_name;
 use crate::cmd::ctx::Ctx;
-use crate::host::init::{Health, Init};
+use crate::host::init::{Init, ManagerHealth};
 use crate::module::Kind;
 use crate::module::config::Scope;
 
@@ -52,8 +52,8 @@ async fn scope_checks(
     let manager = scope.manager();
     // Every init call is bounded in time (see `Init`).
     let (state, note) = match init.health().await {
-        Health::Up { state, note } => (state, note),
-        Health::Down { why, hint } => return (Check::fail(name, why, hint), Vec::new()),
+        ManagerHealth::Up { state, note } => (state, note),
+        ManagerHealth::Down { why, hint } => return (Check::fail(name, why, hint), Vec::new()),
     };
     let mut problems = Vec::new();
     for (module, unit) in units {

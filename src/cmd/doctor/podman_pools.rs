@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::pools::{Unreadable, Written, pools_of};
 use crate::stack::AddressPool;
 
 /// Podman 4's pools when no file sets `default_subnet_pools`: 10.89.0.0/16 up to
@@ -97,35 +98,22 @@ fn drop_ins(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The `[network] default_subnet_pools` one file sets, if it sets them.
-pub(super) fn from_conf(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
-    #[derive(serde::Deserialize)]
-    struct Pool {
-        base: String,
-        size: u8,
-    }
+pub(super) fn from_conf(text: &str) -> Result<Option<Vec<AddressPool>>, toml::de::Error> {
     #[derive(serde::Deserialize, Default)]
     struct Network {
-        default_subnet_pools: Option<Vec<Pool>>,
+        default_subnet_pools: Option<Vec<Written>>,
     }
     #[derive(serde::Deserialize)]
     struct Conf {
         #[serde(default)]
         network: Network,
     }
-    let conf: Conf = toml::from_str(text).map_err(|e| e.message().to_string())?;
-    Ok(conf.network.default_subnet_pools.map(|pools| {
-        pools
-            .into_iter()
-            .map(|p| AddressPool {
-                base: p.base,
-                size: p.size,
-            })
-            .collect()
-    }))
+    let conf: Conf = toml::from_str(text)?;
+    Ok(conf.network.default_subnet_pools.map(pools_of))
 }
 
 /// The pools Podman uses here and the file that set them (or its stock pools).
-pub(super) fn read(places: &Places) -> Result<(Vec<AddressPool>, String), String> {
+pub(super) fn read(places: &Places) -> Result<(Vec<AddressPool>, String), Unreadable> {
     let mut found = (stock(), "Podman's stock pools".to_string());
     for path in files(places) {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -134,7 +122,12 @@ pub(super) fn read(places: &Places) -> Result<(Vec<AddressPool>, String), String
         match from_conf(&text) {
             Ok(Some(pools)) => found = (pools, path.display().to_string()),
             Ok(None) => {}
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => {
+                return Err(Unreadable {
+                    path,
+                    why: e.message().to_string(),
+                });
+            }
         }
     }
     Ok(found)

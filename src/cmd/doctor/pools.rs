@@ -1,7 +1,7 @@
 //! Docker's default address pools: how many networks they hold, how many are taken, and whether every stack fits.
 
 use std::net::Ipv4Addr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::check::Check;
 use crate::stack::{AddressPool, NetworkFacts};
@@ -81,36 +81,53 @@ pub(super) fn used(pools: &[AddressPool], networks: &[NetworkFacts]) -> u64 {
     u64::try_from(count).unwrap_or(u64::MAX)
 }
 
+/// A pool as daemon.json and Podman's containers.conf both write it.
+#[derive(serde::Deserialize)]
+pub(super) struct Written {
+    base: String,
+    size: u8,
+}
+
+/// The pools a file wrote.
+pub(super) fn pools_of(written: Vec<Written>) -> Vec<AddressPool> {
+    written
+        .into_iter()
+        .map(|p| AddressPool {
+            base: p.base,
+            size: p.size,
+        })
+        .collect()
+}
+
+/// A file of pools that cannot be read: the file, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {why}", path.display())]
+pub(super) struct Unreadable {
+    pub path: PathBuf,
+    pub why: String,
+}
+
 /// The `default-address-pools` that daemon.json sets, if it sets them.
-pub(super) fn from_daemon_json(text: &str) -> Result<Option<Vec<AddressPool>>, String> {
-    #[derive(serde::Deserialize)]
-    struct Pool {
-        base: String,
-        size: u8,
-    }
+pub(super) fn from_daemon_json(text: &str) -> Result<Option<Vec<AddressPool>>, serde_json::Error> {
     #[derive(serde::Deserialize)]
     struct Daemon {
         #[serde(rename = "default-address-pools")]
-        pools: Option<Vec<Pool>>,
+        pools: Option<Vec<Written>>,
     }
-    let daemon: Daemon = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    Ok(daemon.pools.filter(|p| !p.is_empty()).map(|pools| {
-        pools
-            .into_iter()
-            .map(|p| AddressPool {
-                base: p.base,
-                size: p.size,
-            })
-            .collect()
-    }))
+    let daemon: Daemon = serde_json::from_str(text)?;
+    Ok(daemon.pools.filter(|p| !p.is_empty()).map(pools_of))
 }
 
 /// The pools in `path`, or `None` when the file is absent or does not set them.
-pub(super) fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, String> {
+pub(super) fn read_daemon_json(path: &Path) -> Result<Option<Vec<AddressPool>>, Unreadable> {
+    let unreadable = |why: String| Unreadable {
+        path: path.to_path_buf(),
+        why,
+    };
     match std::fs::read_to_string(path) {
-        Ok(text) => from_daemon_json(&text).map_err(|e| format!("{}: {e}", path.display())),
+        Ok(text) => from_daemon_json(&text).map_err(|e| unreadable(e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(unreadable(e.to_string())),
     }
 }
 

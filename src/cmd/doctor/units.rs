@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::check::Check;
 use crate::error::OneLine;
-use crate::host::Hosts;
+use crate::host::Inits;
 use crate::host::init::Activity;
 use crate::module::config::Scope;
 
@@ -14,7 +14,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// One line; "not checked" when systemd is not this node's init (there is
 /// nothing of ours to check; `hal watch` must then run under whatever init
 /// there is).
-pub(super) async fn check(hosts: &Hosts) -> Option<Check> {
+pub(super) async fn check(hosts: &Inits) -> Option<Check> {
     if let Err(why) = hosts.init(Scope::System).reachable() {
         return Some(Check::not_checked(
             "automatic-rescue",
@@ -28,15 +28,15 @@ pub(super) async fn check(hosts: &Hosts) -> Option<Check> {
     let scope = if user { Scope::User } else { Scope::System };
     let init = hosts.init(scope);
     let units = UNITS.map(String::from);
-    let answer: Result<Vec<Activity>, String> =
+    let answer: anyhow::Result<Vec<Activity>> =
         match tokio::time::timeout(TIMEOUT, init.show(&units)).await {
             Ok(Ok(all)) => Ok(all.into_iter().map(|s| s.activity).collect()),
-            Ok(Err(e)) => Err(OneLine(&e).to_string()),
-            Err(_) => Err(format!("{} did not answer", init.name())),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(anyhow::anyhow!("{} did not answer", init.name())),
         };
     let states: Vec<String> = match &answer {
         Ok(all) => all.iter().map(|a| a.as_str().to_string()).collect(),
-        Err(why) => vec![why.clone()],
+        Err(e) => vec![OneLine(e).to_string()],
     };
     let detail = UNITS
         .iter()

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::sources::{Sources, UnitSource, print_merged};
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
-use crate::output::log_lines::Printer;
+use crate::output::log_lines::LogLines;
 use crate::stack::Engine;
 use crate::stack::LogPlan as Plan;
 use crate::stack::{self as stack_logs};
@@ -60,7 +60,7 @@ pub(super) async fn follow(
     ctx: &Ctx,
     mut from: Sources,
     window: Window,
-    printer: &mut Printer,
+    printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Event>(FOLLOW_BUFFER);
     let mut on = Followed {
@@ -111,7 +111,7 @@ async fn follow_events(
     mut rx: mpsc::Receiver<Event>,
     engine: Option<&Engine>,
     from_history: &Plan,
-    printer: &mut Printer,
+    printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     let stop = crate::util::signals::stop_requested();
     tokio::pin!(stop);

@@ -7,7 +7,7 @@ use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
-use crate::output::log_lines::Printer;
+use crate::output::log_lines::LogLines;
 use crate::stack::Engine;
 use crate::stack::{self as stack_logs, LogPlan as Plan};
 use crate::util::timefmt::Stamp;
@@ -198,7 +198,7 @@ fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagg
 pub(super) async fn print_merged(
     sources: &mut Sources,
     window: Window,
-    printer: &mut Printer,
+    printer: &mut LogLines,
 ) -> anyhow::Result<HashMap<String, Stamp>> {
     let mut streams: Vec<Tagged> = Vec::new();
     if let Some(engine) = &sources.engine {

@@ -11,7 +11,7 @@ use futures_util::future::{BoxFuture, FutureExt};
 use futures_util::stream::StreamExt;
 
 use super::{
-    Activity, Health, Init, InitError, JournalQuery, Load, LoadProblem, MainExit, UnitStatus,
+    Activity, Init, InitError, JournalQuery, Load, LoadProblem, MainExit, ManagerHealth, UnitStatus,
 };
 use crate::error::HalError;
 use crate::logs::line::{Line, Stream};
@@ -218,14 +218,14 @@ impl Init for Memory {
         self.unreachable()
     }
 
-    fn health(&self) -> BoxFuture<'_, Health> {
+    fn health(&self) -> BoxFuture<'_, ManagerHealth> {
         async move {
             match &self.down {
-                Some(why) => Health::Down {
+                Some(why) => ManagerHealth::Down {
                     why: why.clone(),
                     hint: "start it".into(),
                 },
-                None => Health::Up {
+                None => ManagerHealth::Up {
                     state: "running".into(),
                     note: None,
                 },

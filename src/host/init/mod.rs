@@ -26,7 +26,7 @@ use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::util::timefmt::Stamp;
 
-pub(crate) use self::adoption::{Adopt, Instance};
+pub(crate) use self::adoption::{Adopt, Instance, template_problem};
 pub(crate) use crate::module::run_state::Activity;
 
 /// `init`'s adoption, or the error saying it has none.
@@ -86,6 +86,12 @@ pub(crate) struct UnitStatus {
     pub last_trigger: Option<Stamp>,
 }
 
+/// Whether `unit` names a timer: a unit that starts another (its job, in
+/// [`UnitStatus::triggers`]) on a schedule.
+pub(crate) fn is_timer(unit: &str) -> bool {
+    unit.ends_with(".timer")
+}
+
 impl UnitStatus {
     /// The words as a phrase for people: `inactive/dead` → `inactive (dead)`.
     pub(crate) fn phrase(&self) -> String {
@@ -127,7 +133,7 @@ pub(crate) trait Init: Send + Sync {
     fn reachable(&self) -> Result<(), HalError>;
 
     /// Whether the manager answers, and how it is doing, for `doctor`.
-    fn health(&self) -> BoxFuture<'_, Health>;
+    fn health(&self) -> BoxFuture<'_, ManagerHealth>;
 
     /// Why the init cannot load `unit`, for `doctor`; `None` when it is
     /// loaded, or when the init cannot tell.
@@ -180,7 +186,7 @@ pub(crate) async fn show_one(init: &dyn Init, unit: &str) -> anyhow::Result<Unit
 
 /// What `doctor` learns from asking a manager how it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Health {
+pub(crate) enum ManagerHealth {
     /// The manager answers: its word for its state (`running`, `degraded`),
     /// and what to look at when not all is well.
     Up { state: String, note: Option<String> },

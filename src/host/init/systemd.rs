@@ -15,7 +15,9 @@ use self::bus::{
 };
 use self::journal::{journal_args, parse_journal_line};
 use self::show::{PROPERTIES, parse_show};
-use super::{Adopt, Health, Init, InitError, Instance, JournalQuery, LoadProblem, UnitStatus};
+use super::{
+    Adopt, Init, InitError, Instance, JournalQuery, LoadProblem, ManagerHealth, UnitStatus,
+};
 use crate::error::HalError;
 use crate::logs::stream::Lines;
 use crate::module::config::Scope;
@@ -144,7 +146,7 @@ impl Init for Systemd {
         unit_problem(unit)
     }
 
-    fn health(&self) -> BoxFuture<'_, Health> {
+    fn health(&self) -> BoxFuture<'_, ManagerHealth> {
         async move {
             if let Some(down) = bus::health_before_asking(self.scope) {
                 return down;

@@ -4,7 +4,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::host::init::Health;
+use crate::host::init::ManagerHealth;
 use crate::module::config::Scope;
 
 /// How long one of `doctor`'s questions to systemctl may take.
@@ -21,9 +21,9 @@ const REACHABLE: [&str; 6] = [
 ];
 
 /// Why the manager of `scope` cannot be asked at all, found without asking it.
-pub(super) fn health_before_asking(scope: Scope) -> Option<Health> {
+pub(super) fn health_before_asking(scope: Scope) -> Option<ManagerHealth> {
     if scope == Scope::User && std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|v| v.is_empty()) {
-        return Some(Health::Down {
+        return Some(ManagerHealth::Down {
             why: "XDG_RUNTIME_DIR is not set, so the user manager cannot be reached".into(),
             hint:
                 "run hal in the user's login session, or export XDG_RUNTIME_DIR=/run/user/$(id -u) \
@@ -32,7 +32,7 @@ pub(super) fn health_before_asking(scope: Scope) -> Option<Health> {
         });
     }
     if which::which("systemctl").is_err() {
-        return Some(Health::Down {
+        return Some(ManagerHealth::Down {
             why: "systemctl not found".into(),
             hint: "host modules are systemd units: install systemd, or drop the host modules from the config".into(),
         });
@@ -41,16 +41,20 @@ pub(super) fn health_before_asking(scope: Scope) -> Option<Health> {
 }
 
 /// The manager's health from its `is-system-running` answer (or why there was none).
-pub(super) fn health(scope: Scope, answer: Result<String, String>) -> Health {
-    match answer {
-        Ok(state) if REACHABLE.contains(&state.as_str()) => Health::Up {
-            note: (state == "degraded").then(|| "some unit failed: systemctl --failed".into()),
-            state,
-        },
-        Ok(why) | Err(why) => Health::Down {
-            why: format!("{} is not reachable: {why}", scope.manager()),
-            hint: unreachable_hint(scope),
-        },
+pub(super) fn health(scope: Scope, answer: Result<String, NoAnswer>) -> ManagerHealth {
+    let why = match answer {
+        Ok(state) if REACHABLE.contains(&state.as_str()) => {
+            return ManagerHealth::Up {
+                note: (state == "degraded").then(|| "some unit failed: systemctl --failed".into()),
+                state,
+            };
+        }
+        Ok(word) => word,
+        Err(e) => e.to_string(),
+    };
+    ManagerHealth::Down {
+        why: format!("{} is not reachable: {why}", scope.manager()),
+        hint: unreachable_hint(scope),
     }
 }
 
@@ -67,12 +71,26 @@ fn unreachable_hint(scope: Scope) -> String {
     }
 }
 
+/// Why systemctl gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoAnswer {
+    #[error("no answer within {}s", ASK_AT_MOST.as_secs())]
+    Late,
+    #[error("run systemctl: {0}")]
+    Run(std::io::Error),
+    #[error("no output")]
+    Silent,
+    /// Its last words on stderr.
+    #[error("{0}")]
+    Said(String),
+}
+
 /// Runs a systemctl command and returns its first stdout line, or why it could not answer.
-pub(super) async fn answer(cmd: tokio::process::Command) -> Result<String, String> {
+pub(super) async fn answer(cmd: tokio::process::Command) -> Result<String, NoAnswer> {
     let out = match crate::host::init::run(cmd, ASK_AT_MOST).await {
         Ok(Some(out)) => out,
-        Ok(None) => return Err(format!("no answer within {}s", ASK_AT_MOST.as_secs())),
-        Err(e) => return Err(format!("run systemctl: {e}")),
+        Ok(None) => return Err(NoAnswer::Late),
+        Err(e) => return Err(NoAnswer::Run(e)),
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
     let first = stdout.lines().next().unwrap_or("").trim();
@@ -82,9 +100,9 @@ pub(super) async fn answer(cmd: tokio::process::Command) -> Result<String, Strin
     }
     let words = crate::host::init::last_words(&String::from_utf8_lossy(&out.stderr));
     Err(if words.is_empty() {
-        "no output".into()
+        NoAnswer::Silent
     } else {
-        words
+        NoAnswer::Said(words)
     })
 }
 
