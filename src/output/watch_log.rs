@@ -8,6 +8,9 @@ mod line;
 mod updates;
 mod view;
 
+#[cfg(test)]
+mod tests;
+
 use std::io::Write;
 
 pub(crate) use event::{Failure, Moved, OnFailure, Plan, Release, UpdateEnd, WatchEvent};
