@@ -20,6 +20,13 @@ fn lines(e: WatchEvent) -> (String, String) {
     (human, doc.to_string())
 }
 
+/// Each event's lines are the ones given.
+fn check<const N: usize>(cases: [(WatchEvent, &str, &str); N]) {
+    for (e, human, json) in cases {
+        assert_eq!(lines(e), (human.to_string(), json.to_string()));
+    }
+}
+
 fn m(s: &str) -> String {
     s.to_string()
 }
@@ -71,7 +78,9 @@ fn the_watch_and_the_engine_say_what_they_always_said() {
             r#"{"action":"full_pass","event":"engine_up","module":null,"reason":"unix:///run/docker.sock"}"#,
         ),
         (
-            WatchEvent::Subscribed { engine: m("podman") },
+            WatchEvent::Subscribed {
+                engine: m("podman"),
+            },
             "podman: subscribed to container events",
             r#"{"action":null,"event":"subscribed","module":null,"reason":null}"#,
         ),
@@ -94,9 +103,7 @@ fn the_watch_and_the_engine_say_what_they_always_said() {
             r#"{"action":null,"event":"event_unreadable","module":null,"reason":"bad json"}"#,
         ),
     ];
-    for (e, human, json) in cases {
-        assert_eq!(lines(e), (human.to_string(), json.to_string()));
-    }
+    check(cases);
 }
 
 #[test]
@@ -206,9 +213,7 @@ fn repairs_and_holds_say_what_they_always_said() {
             r#"{"action":null,"event":"on_failure","module":"web","ok":false,"reason":"no such file"}"#,
         ),
     ];
-    for (e, human, json) in cases {
-        assert_eq!(lines(e), (human.to_string(), json.to_string()));
-    }
+    check(cases);
 }
 
 #[test]
@@ -273,7 +278,5 @@ fn update_rounds_say_what_they_always_said() {
             r#"{"action":null,"event":"update_done","failed":0,"module":null,"reason":null,"skipped":1,"up_to_date":2,"updated":1}"#,
         ),
     ];
-    for (e, human, json) in cases {
-        assert_eq!(lines(e), (human.to_string(), json.to_string()));
-    }
+    check(cases);
 }
