@@ -196,7 +196,7 @@ fn plan(ctx: &Ctx, statuses: &[ModuleStatus], named: bool, auto: bool) -> Vec<To
             name: s.name.clone(),
             kind: s.kind.as_str(),
             was: s.state,
-            reason: s.reason.clone(),
+            reason: s.reason.text(),
             action: if s.kind == KindTag::Host {
                 "reset-failed, restart"
             } else {

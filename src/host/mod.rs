@@ -22,6 +22,7 @@ use crate::logs::stream::Lines;
 use crate::module::config::Scope;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
+use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{ModuleStatus, State};
 use crate::module::{Kind, Module};
 use crate::util::timefmt::Stamp;
@@ -235,9 +236,10 @@ async fn scope_status(
                     // A failed job's own last words, as a failed start shows them.
                     if let Some(j) =
                         job.filter(|j| st.state == State::Failed && timer::last_run_failed(j))
+                        && let Some(Reason::Said(r)) = st.reason.0.last_mut()
                         && let Some(words) = timer::last_words(init, j).await
                     {
-                        st.reason = st.reason.map(|r| format!("{r}: {words}"));
+                        *r = format!("{r}: {words}");
                     }
                     out.insert(m.name.clone(), st);
                 }
@@ -250,7 +252,7 @@ async fn scope_status(
                 out.insert(
                     m.name.clone(),
                     ModuleStatus {
-                        reason: Some(why.clone()),
+                        reason: Reasons::said(Some(why.clone())),
                         ..ModuleStatus::of(m, State::Unknown)
                     },
                 );
@@ -269,7 +271,7 @@ fn module_status(m: &Module, s: &UnitStatus, job: Option<&UnitStatus>) -> Module
     };
     services.extend(job.map(service_status));
     ModuleStatus {
-        reason,
+        reason: Reasons::said(reason),
         since: s.changed.map(Stamp::whole_second),
         services,
         timer: job.map(|j| timer::runs(s, j)),

@@ -279,7 +279,7 @@ mod scripted {
         assert_eq!(all["a"].state, State::Inactive);
         assert_eq!(all["gone"].state, State::Invalid);
         assert_eq!(all["s"].state, State::Unknown);
-        assert_eq!(all["s"].reason.as_deref(), Some("no manager here"));
+        assert_eq!(all["s"].reason.text().as_deref(), Some("no manager here"));
     }
 
     #[test]

@@ -256,7 +256,7 @@ mod tests {
         let s = &all["health"];
         assert_eq!(s.state, State::Failed);
         assert_eq!(
-            s.reason.as_deref(),
+            s.reason.text().as_deref(),
             Some(
                 "health.service failed: exit-code, status 3 (last run 2026-11-30T12:00:00Z): checking disks; job-output"
             )
@@ -283,7 +283,7 @@ mod tests {
         let (_, hosts) = hosts(timer_node(0));
         let (all, _) = node_status(&hosts, &[module()]).await;
         let s = &all["health"];
-        assert_eq!((s.state, s.reason.as_deref()), (State::Active, None));
+        assert_eq!((s.state, s.reason.text().as_deref()), (State::Active, None));
         assert_eq!(
             s.timer.as_ref().unwrap().last_result.as_deref(),
             Some("success")

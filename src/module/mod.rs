@@ -16,8 +16,10 @@ pub(crate) mod order;
 pub(crate) mod outcome;
 pub(crate) mod pattern;
 pub(crate) mod progress;
+pub(crate) mod reason;
 pub(crate) mod run_state;
 pub(crate) mod schedule;
+pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod target;
 

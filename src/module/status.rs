@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+pub(crate) use crate::module::reason::{MissingService, Reasons, StaleNamespace};
 use crate::module::run_state::{Health, ServiceState};
+pub(crate) use crate::module::state::State;
 use crate::module::{KindTag, Module};
 use crate::util::timefmt::Stamp;
 
@@ -19,39 +21,6 @@ impl Desired {
         match self {
             Desired::Up => "up",
             Desired::Down => "down",
-        }
-    }
-}
-
-/// The spec's module states.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum State {
-    Active,
-    Starting,
-    Degraded,
-    Inactive,
-    Failed,
-    /// A project with the module's name runs from another directory: not this module.
-    Conflict,
-    /// Containers of a module hal ran whose directory is gone or renamed.
-    Orphaned,
-    Invalid,
-    Unknown,
-}
-
-impl State {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            State::Active => "active",
-            State::Starting => "starting",
-            State::Degraded => "degraded",
-            State::Inactive => "inactive",
-            State::Failed => "failed",
-            State::Conflict => "conflict",
-            State::Orphaned => "orphaned",
-            State::Invalid => "invalid",
-            State::Unknown => "unknown",
         }
     }
 }
@@ -94,33 +63,6 @@ pub(crate) struct ServiceStatus {
     pub netns_of: Option<String>,
 }
 
-/// A container left in a dead network namespace (`network_mode: container:X`):
-/// X started again after it, or X is gone (recreated, removed).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StaleNamespace {
-    /// X's name, or its short id when it is gone.
-    pub provider: String,
-    /// X is gone: the container must be recreated to find X's successor by name.
-    pub gone: bool,
-}
-
-impl StaleNamespace {
-    /// `in the network namespace of gw-main, which started again after it`.
-    pub(crate) fn describe(&self) -> String {
-        if self.gone {
-            format!(
-                "in the network namespace of container {}, which is gone",
-                self.provider
-            )
-        } else {
-            format!(
-                "in a dead network namespace: {} started again after it",
-                self.provider
-            )
-        }
-    }
-}
-
 /// The start-limit figures of a module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct LimitStatus {
@@ -144,8 +86,8 @@ pub(crate) struct ModuleStatus {
     pub service: Option<String>,
     pub kind: KindTag,
     pub state: State,
-    /// One line saying why the module is not `active`.
-    pub reason: Option<String>,
+    /// Why the module is not `active`: its causes, said in one line.
+    pub reason: Reasons,
     /// When the module's current state began, where known (RFC 3339, to the second).
     #[serde(serialize_with = "rfc3339")]
     pub since: Option<Stamp>,
@@ -170,26 +112,6 @@ pub(crate) struct ModuleStatus {
     /// Wanted up and not active while what it requires is not active either:
     /// those requirements (`hal watch` waits on them rather than charging it).
     pub waiting_on: Vec<String>,
-}
-
-/// A service of a stack's expected set that has fewer containers than compose runs for it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct MissingService {
-    pub name: String,
-    /// How many containers compose runs for it.
-    pub expected: u32,
-    /// How many it has.
-    pub containers: u32,
-}
-
-impl MissingService {
-    /// `db: no container`, or `web: 1 of 3 containers`.
-    pub(crate) fn describe(&self) -> String {
-        match self.containers {
-            0 => format!("{}: no container", self.name),
-            n => format!("{}: {n} of {} containers", self.name, self.expected),
-        }
-    }
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -259,7 +181,7 @@ impl ModuleStatus {
             service: None,
             kind,
             state,
-            reason: None,
+            reason: Reasons::none(),
             since: None,
             desired: None,
             limit: LimitStatus::default(),

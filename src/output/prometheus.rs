@@ -39,8 +39,40 @@ pub(crate) fn render(
     if let Some(n) = node {
         node_series(&mut out, n);
     }
-    family(
+    state_series(&mut out, modules);
+    desired_series(&mut out, modules);
+    per_module(
         &mut out,
+        modules,
+        ("hal_module_held", "gauge"),
+        "1 while hal watch holds the module (its start limit is hit), else 0.",
+        |m| u64::from(m.held.is_some()),
+    );
+    per_module(
+        &mut out,
+        modules,
+        ("hal_module_starts", "gauge"),
+        "Starts counted in the module's current start-limit window.",
+        |m| u64::from(m.limit.used),
+    );
+    per_module(
+        &mut out,
+        modules,
+        ("hal_module_start_limit", "gauge"),
+        "Starts the module may make in one window (its burst).",
+        |m| u64::from(m.limit.burst),
+    );
+    update_series(&mut out, modules, records);
+    if let Some(w) = watch {
+        watch_series(&mut out, w);
+    }
+    out
+}
+
+/// Each module's state: 1 for the current one, 0 for the others.
+fn state_series(out: &mut String, modules: &[ModuleStatus]) {
+    family(
+        out,
         "hal_module_state",
         "gauge",
         "1 for the module's current state, 0 for the others.",
@@ -56,63 +88,34 @@ pub(crate) fn render(
                 ("kind", m.kind.as_str().to_string()),
                 ("state", s.as_str().to_string()),
             ];
-            sample(
-                &mut out,
-                "hal_module_state",
-                &labels,
-                u64::from(m.state == s),
-            );
+            sample(out, "hal_module_state", &labels, u64::from(m.state == s));
         }
     }
+}
+
+/// What hal was last asked for, per module: `up`, `down`, or `none`.
+fn desired_series(out: &mut String, modules: &[ModuleStatus]) {
     family(
-        &mut out,
+        out,
         "hal_module_desired",
         "gauge",
         "1 for the state hal was last asked for: up, down, or none when hal never started or stopped it.",
     );
     for m in modules {
-        for d in ["up", "down", "none"] {
-            let now = m.desired.map_or("none", Desired::as_str);
+        for d in [Some(Desired::Up), Some(Desired::Down), None] {
             let labels = [
                 ("module", label(m)),
                 ("kind", m.kind.as_str().to_string()),
-                ("desired", d.to_string()),
+                ("desired", d.map_or("none", Desired::as_str).to_string()),
             ];
-            sample(&mut out, "hal_module_desired", &labels, u64::from(now == d));
+            sample(
+                out,
+                "hal_module_desired",
+                &labels,
+                u64::from(m.desired == d),
+            );
         }
     }
-    family(
-        &mut out,
-        "hal_module_held",
-        "gauge",
-        "1 while hal watch holds the module (its start limit is hit), else 0.",
-    );
-    per_module(&mut out, modules, "hal_module_held", |m| {
-        u64::from(m.held.is_some())
-    });
-    family(
-        &mut out,
-        "hal_module_starts",
-        "gauge",
-        "Starts counted in the module's current start-limit window.",
-    );
-    per_module(&mut out, modules, "hal_module_starts", |m| {
-        u64::from(m.limit.used)
-    });
-    family(
-        &mut out,
-        "hal_module_start_limit",
-        "gauge",
-        "Starts the module may make in one window (its burst).",
-    );
-    per_module(&mut out, modules, "hal_module_start_limit", |m| {
-        u64::from(m.limit.burst)
-    });
-    update_series(&mut out, modules, records);
-    if let Some(w) = watch {
-        watch_series(&mut out, w);
-    }
-    out
 }
 
 /// The node as a whole: 1 for its state (`systemctl is-system-running`'s words), 0 for the others.
@@ -151,15 +154,13 @@ fn update_series(
         let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
         sample(out, "hal_module_update_available", &labels, value);
     }
-    family(
+    per_module(
         out,
-        "hal_module_rollbacks_total",
-        "counter",
+        modules,
+        ("hal_module_rollbacks_total", "counter"),
         "Updates of the module that hal rolled back to the previous images, ever (kept in hal's state).",
+        |m| records.get(&m.name).map_or(0, |r| r.rollbacks),
     );
-    per_module(out, modules, "hal_module_rollbacks_total", |m| {
-        records.get(&m.name).map_or(0, |r| r.rollbacks)
-    });
 }
 
 fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
@@ -183,12 +184,15 @@ fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
     let _ = writeln!(out, "hal_watch_last_pass_timestamp_seconds {secs:.3}");
 }
 
+/// A family of one sample per module: its HELP and TYPE, then each module's value.
 fn per_module(
     out: &mut String,
     modules: &[ModuleStatus],
-    name: &str,
+    (name, kind): (&str, &str),
+    help: &str,
     value: impl Fn(&ModuleStatus) -> u64,
 ) {
+    family(out, name, kind, help);
     for m in modules {
         let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
         sample(out, name, &labels, value(m));

@@ -132,7 +132,7 @@ fn last_run(module: &str, run: &Run) -> String {
 
 /// The detail column: why a module is not active; for a timer, also its last and next run.
 fn detail(m: &ModuleStatus, now: Stamp) -> String {
-    let reason = m.reason.clone().unwrap_or_default();
+    let reason = m.reason.to_string();
     let Some(t) = &m.timer else { return reason };
     let mut runs = Vec::new();
     match (t.last_run.or(t.last_exit), &t.last_result) {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Exit;
 use crate::module::ServiceImage;
+use crate::module::reason::{Reason, Reasons};
 use crate::module::status::Desired;
 use crate::module::status::Detail;
 use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
@@ -190,9 +191,10 @@ struct Unread {
     whole: String,
 }
 
+/// A status with only its state and a reason said in words.
 fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     ModuleStatus {
-        reason,
+        reason: Reasons::said(reason),
         ..ModuleStatus::of(m, state)
     }
 }
@@ -247,36 +249,29 @@ fn stack_status(
             .collect(),
         missing,
         expected_down: stopped.to_vec(),
-        ..bare(m, state, reason)
+        reason,
+        ..ModuleStatus::of(m, state)
     }
 }
 
 /// A running container left in a dead network namespace is no `active`
 /// module: `degraded`, naming the provider (`stack::netns`).
-fn stale_namespaces(
-    facts: &[ContainerFacts],
-    state: State,
-    reason: Option<String>,
-) -> (State, Option<String>) {
-    let stale: Vec<String> = facts
+fn stale_namespaces(facts: &[ContainerFacts], state: State, reason: Reasons) -> (State, Reasons) {
+    let stale: Vec<Reason> = facts
         .iter()
         .filter_map(|c| {
-            Some(format!(
-                "service {} {}",
-                c.service,
-                c.netns_stale.as_ref()?.describe()
-            ))
+            Some(Reason::StaleNamespace {
+                service: c.service.clone(),
+                stale: c.netns_stale.clone()?,
+            })
         })
         .collect();
     if stale.is_empty() || !matches!(state, State::Active | State::Starting | State::Degraded) {
         return (state, reason);
     }
-    let said = stale.join("; ");
-    let reason = match reason {
-        Some(r) => format!("{said}; {r}"),
-        None => said,
-    };
-    (State::Degraded, Some(reason))
+    let mut said = Reasons(stale);
+    said.extend(reason);
+    (State::Degraded, said)
 }
 
 /// A project that is not the module (run from another directory), or the
@@ -291,11 +286,11 @@ fn identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool) {
     if !dir.is_dir() {
         if !none {
             s.state = State::Orphaned;
-            s.reason = Some(identity::orphan_reason(&m.name, dirs, dir));
+            s.reason = Reasons::said(Some(identity::orphan_reason(&m.name, dirs, dir)));
         }
     } else if let Some(other) = identity::other_dir(dirs.iter().map(String::as_str), dir) {
         s.state = State::Conflict;
-        s.reason = Some(identity::conflict_reason(&other));
+        s.reason = Reasons::said(Some(identity::conflict_reason(&other)));
     }
 }
 
@@ -314,82 +309,76 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     s.desired = rec.desired;
     // A module stopped by request is never `failed`: not for its start
     // count, not for a hold of the supervisor's, not for an old failed start.
-    let down = s.desired == Some(Desired::Down);
-    // A failed start stays failed until a start succeeds, a stop or
-    // `reset-failed`; what failed since says the cause already.
-    if let Some(f) = &rec.failure
-        && !down
-        && matches!(
-            s.state,
-            State::Active | State::Starting | State::Degraded | State::Inactive
-        )
-        && (s.service.is_none() || f.service.is_none() || f.service == s.service)
-    {
-        let failed = match &f.service {
-            Some(svc) if s.service.is_none() => format!("start of {svc} failed: {}", f.reason),
-            _ => format!("start failed: {}", f.reason),
-        };
-        s.state = State::Failed;
-        s.reason = Some(match s.reason.take() {
-            Some(r) if r != "no containers" && !failed.contains(&r) => format!("{failed}; {r}"),
-            _ => failed,
-        });
-    }
-    if let Some(free) = used.free_at
-        && s.state != State::Active
-        && !down
-    {
-        let held = format!(
-            "start limit hit: {} starts in {}, free again at {} UTC",
-            used.used,
-            s.limit.interval,
-            free.clock()
-        );
-        s.reason = Some(match s.reason.take() {
-            Some(r) => format!("{held}; {r}"),
-            None => held,
-        });
-        if matches!(s.state, State::Inactive | State::Degraded | State::Starting) {
-            s.state = State::Failed;
-        }
-    }
-    // A hold of hal watch's, while the module is down: held, and until when.
-    if let Some(h) = &rec.hold
-        && s.state != State::Active
-        && !down
-    {
-        let until = h.until();
-        s.held = Some(HeldStatus {
-            since: crate::state::records::stamp_of_ms(h.since),
-            until,
-            reason: h.reason.clone(),
-        });
-        let held = format!("held by hal watch until {} UTC", until.clock());
-        s.reason = Some(match s.reason.take() {
-            Some(r) => format!("{held}; {r}"),
-            None => held,
-        });
+    if s.desired != Some(Desired::Down) {
+        failed_start(s, &rec);
+        start_limit(s, used.free_at);
+        held(s, &rec);
     }
     // A rolled-back update, until the next update or `reset-failed`.
     if let Some(r) = &rec.rollback {
-        let services: Vec<&str> = r.services.iter().map(|s| s.service.as_str()).collect();
-        let at = crate::state::records::stamp_of_ms(r.at).clock();
-        let back = format!(
-            "rolled back {} at {at} UTC ({})",
-            services.join(", "),
-            r.reason
-        );
-        s.reason = Some(match s.reason.take() {
-            Some(x) => format!("{x}; {back}"),
-            None => back,
+        s.reason.then(Reason::RolledBack {
+            services: r.services.iter().map(|s| s.service.clone()).collect(),
+            at: crate::state::records::stamp_of_ms(r.at),
+            cause: r.reason.clone(),
         });
     }
     if let Some(w) = rec.pull_warning {
-        s.reason = Some(match s.reason.take() {
-            Some(r) => format!("{r}; {w}"),
-            None => w,
-        });
+        s.reason.then(Reason::PullWarning(w));
     }
+}
+
+/// A failed start stays failed until a start succeeds, a stop or
+/// `reset-failed`; what failed since says the cause already.
+fn failed_start(s: &mut ModuleStatus, rec: &ModuleRecord) {
+    let Some(f) = &rec.failure else {
+        return;
+    };
+    let running = matches!(
+        s.state,
+        State::Active | State::Starting | State::Degraded | State::Inactive
+    );
+    if !running || !(s.service.is_none() || f.service.is_none() || f.service == s.service) {
+        return;
+    }
+    let failed = Reason::Failed {
+        service: f.service.clone().filter(|_| s.service.is_none()),
+        cause: f.reason.clone(),
+    };
+    s.state = State::Failed;
+    let said = s.reason.to_string();
+    if s.reason.0 == [Reason::NoContainers] || failed.to_string().contains(&said) {
+        s.reason = Reasons::none();
+    }
+    s.reason.first(failed);
+}
+
+/// The start limit is hit: said first, and a module not running is `failed`.
+fn start_limit(s: &mut ModuleStatus, free_at: Option<Stamp>) {
+    let Some(free_at) = free_at.filter(|_| s.state != State::Active) else {
+        return;
+    };
+    s.reason.first(Reason::StartLimit {
+        used: s.limit.used,
+        interval: s.limit.interval.clone(),
+        free_at,
+    });
+    if matches!(s.state, State::Inactive | State::Degraded | State::Starting) {
+        s.state = State::Failed;
+    }
+}
+
+/// A hold of hal watch's, while the module is down: held, and until when.
+fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
+    let Some(h) = rec.hold.as_ref().filter(|_| s.state != State::Active) else {
+        return;
+    };
+    let until = h.until();
+    s.held = Some(HeldStatus {
+        since: crate::state::records::stamp_of_ms(h.since),
+        until,
+        reason: h.reason.clone(),
+    });
+    s.reason.first(Reason::Held { until });
 }
 
 /// The state of one target now, as `status` reads it (`None` when it cannot be read).

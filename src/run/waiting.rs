@@ -1,6 +1,7 @@
 //! A module wanted up that is not active while something it requires is not active either is *waiting* on it: `status` names the requirement, and `hal watch` does not charge, hold or alarm for it.
 
 use crate::module::Module;
+use crate::module::reason::{Reason, Reasons, Requirement};
 use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
 use crate::run::node::Node;
@@ -37,7 +38,7 @@ pub(super) fn mark(node: &Node, statuses: &mut [ModuleStatus], required: &[Modul
     let Ok(graph) = node.graph() else {
         return;
     };
-    let known: Vec<(String, State, Option<String>)> = statuses
+    let known: Vec<(String, State, Reasons)> = statuses
         .iter()
         .filter(|s| s.service.is_none())
         .chain(required)
@@ -56,22 +57,15 @@ pub(super) fn mark(node: &Node, statuses: &mut [ModuleStatus], required: &[Modul
                 continue;
             }
             s.waiting_on.push(name.clone());
-            causes.push(match reason {
-                Some(r) => format!("{name}: {} ({r})", state.as_str()),
-                None => format!("{name}: {}", state.as_str()),
+            causes.push(Requirement {
+                name: name.clone(),
+                state: *state,
+                reason: reason.clone(),
             });
         }
         if causes.is_empty() {
             continue;
         }
-        let waiting = format!(
-            "waiting on {} ({})",
-            s.waiting_on.join(", "),
-            causes.join("; ")
-        );
-        s.reason = Some(match s.reason.take() {
-            Some(r) => format!("{waiting}; {r}"),
-            None => waiting,
-        });
+        s.reason.first(Reason::WaitingOn(causes));
     }
 }

@@ -91,7 +91,7 @@ async fn finish(
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
         state,
-        reason,
+        reason: reason.map(|r| r.to_string()),
         warnings,
     })
 }

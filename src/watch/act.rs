@@ -10,7 +10,7 @@ use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::status::State;
-use crate::output::watch_log::Entry;
+use crate::output::watch_log::{Failure, OnFailure, Plan, Release, WatchEvent};
 use crate::run::node::Node;
 use crate::run::{self, Report, Verb};
 use crate::stack::Fix;
@@ -21,20 +21,17 @@ impl Watcher<'_> {
     pub(super) async fn act(&mut self, m: Module, mut a: Action) -> Result<(), Stopped> {
         let name = m.name.clone();
         if a.act == Act::Release {
-            self.log.emit(
-                Entry::module(
-                    &name,
-                    "released",
-                    Some("release"),
-                    format!("hold released: {}", a.reason),
-                )
-                .reason(a.reason),
-            );
+            self.log.emit(WatchEvent::Released {
+                module: name,
+                why: Release::Waiting(a.reason),
+            });
             return Ok(());
         }
         if a.act == Act::Wait {
-            self.log
-                .emit(Entry::module(&name, "waiting", None, a.reason.clone()).reason(a.reason));
+            self.log.emit(WatchEvent::Waiting {
+                module: name,
+                reason: a.reason,
+            });
             return Ok(());
         }
         if a.act == Act::Hold {
@@ -90,8 +87,6 @@ impl Watcher<'_> {
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
         let took = report.took;
-        let took_text = format!("{:.1}s", took.as_secs_f64());
-        let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         let now = Stamp::now();
         let (what, err) = match &report.result {
             Ok(o) if o.state == State::Active => {
@@ -101,18 +96,13 @@ impl Watcher<'_> {
                     RepairScope::Escalated(_) => "recreated the module".to_string(),
                     RepairScope::Module => "restarted the module".to_string(),
                 };
-                let notes = if o.warnings.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", o.warnings.join("; "))
-                };
-                let text = format!("restarted, active ({took_text}; {what}{notes})");
-                self.log.emit(
-                    Entry::module(&name, "restarted", None, text)
-                        .with("state", "active")
-                        .with("repair", scope_word(scope))
-                        .with("took_ms", took_ms),
-                );
+                self.log.emit(WatchEvent::Restarted {
+                    module: name,
+                    containers: matches!(scope, RepairScope::Containers(_)),
+                    took,
+                    what,
+                    warnings: o.warnings.clone(),
+                });
                 return;
             }
             Ok(o) => (
@@ -131,26 +121,19 @@ impl Watcher<'_> {
             self.held(&name, &reason, &err);
             return;
         }
-        let next = self
-            .sup
-            .hold(&name)
-            .map(|h| format!("; still held, next try after {} UTC", h.not_before.clock()))
-            .unwrap_or_default();
-        let (event, verb) = match (what, act) {
-            (Attempt::Refused, _) => ("refused", "refused"),
-            (_, Act::Retry) => ("retry_failed", "retry failed"),
-            _ => ("restart_failed", "restart failed"),
+        let next_try = self.sup.hold(&name).map(|h| h.not_before);
+        let how = match (what, act) {
+            (Attempt::Refused, _) => Failure::Refused,
+            (_, Act::Retry) => Failure::Retry,
+            _ => Failure::Restart,
         };
-        self.log.emit(
-            Entry::module(
-                &name,
-                event,
-                None,
-                format!("{verb}: {err} ({took_text}){next}"),
-            )
-            .reason(err)
-            .with("took_ms", took_ms),
-        );
+        self.log.emit(WatchEvent::RepairFailed {
+            module: name,
+            how,
+            error: err,
+            took,
+            next_try,
+        });
     }
 
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
@@ -165,25 +148,21 @@ impl Watcher<'_> {
         self.sup.notified(name, &env_reason);
         let command = hook::command_of(self.node, name);
         let blocked = command.as_ref().and_then(|_| hook::refusal(self.node));
-        let tail = match (&command, &blocked) {
-            (None, _) => "",
-            (Some(_), Some(_)) => "; on_failure not run",
-            (Some(_), None) => "; running on_failure",
+        let on_failure = match (&command, &blocked) {
+            (None, _) => OnFailure::None,
+            (Some(_), Some(_)) => OnFailure::Refused,
+            (Some(_), None) => OnFailure::Runs,
         };
-        self.log.emit(
-            Entry::module(name, "held", Some("hold"), format!("held: {refusal}{tail}"))
-                .reason(refusal),
-        );
+        self.log.emit(WatchEvent::Held {
+            module: name.to_string(),
+            refusal: refusal.to_string(),
+            on_failure,
+        });
         match (command, blocked) {
-            (Some(_), Some(why)) => self.log.emit(
-                Entry::module(
-                    name,
-                    "on_failure_refused",
-                    None,
-                    format!("on_failure not run: {why}"),
-                )
-                .reason(why),
-            ),
+            (Some(_), Some(why)) => self.log.emit(WatchEvent::OnFailureRefused {
+                module: name.to_string(),
+                why,
+            }),
             (Some(argv), None) => {
                 let module = name.to_string();
                 self.work.push(Box::pin(async move {
@@ -199,41 +178,22 @@ impl Watcher<'_> {
         match result {
             Ok(f) => {
                 for line in &f.output {
-                    self.log.emit(
-                        Entry::module(
-                            name,
-                            "on_failure_output",
-                            None,
-                            format!("on_failure: {line}"),
-                        )
-                        .reason(line.clone()),
-                    );
+                    self.log.emit(WatchEvent::OnFailureOutput {
+                        module: name.to_string(),
+                        line: line.clone(),
+                    });
                 }
-                self.log.emit(
-                    Entry::module(
-                        name,
-                        "on_failure",
-                        None,
-                        format!("on_failure {} ({:.1}s)", f.how, f.took.as_secs_f64()),
-                    )
-                    .reason(f.how.clone())
-                    .with("ok", f.ok)
-                    .with(
-                        "took_ms",
-                        u64::try_from(f.took.as_millis()).unwrap_or(u64::MAX),
-                    ),
-                );
+                self.log.emit(WatchEvent::OnFailureRan {
+                    module: name.to_string(),
+                    how: f.how.clone(),
+                    ok: f.ok,
+                    took: f.took,
+                });
             }
-            Err(why) => self.log.emit(
-                Entry::module(
-                    name,
-                    "on_failure",
-                    None,
-                    format!("on_failure could not run: {why}"),
-                )
-                .reason(why)
-                .with("ok", false),
-            ),
+            Err(why) => self.log.emit(WatchEvent::OnFailureFailed {
+                module: name.to_string(),
+                why,
+            }),
         }
     }
 }
@@ -242,13 +202,6 @@ impl Watcher<'_> {
 fn describe(fixes: &[Fix], done: bool) -> String {
     let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
     all.join(", then ")
-}
-
-fn scope_word(scope: &RepairScope) -> &'static str {
-    match scope {
-        RepairScope::Containers(_) => "containers",
-        RepairScope::Module | RepairScope::Escalated(_) => "module",
-    }
 }
 
 /// Repairs a module through the runner (not forced: it counts against the
@@ -302,40 +255,21 @@ fn without_context(e: &anyhow::Error, name: &str) -> String {
         .map_or(text.clone(), str::to_string)
 }
 
-/// The watch log's line for a repair about to begin: what it does and why.
-fn trouble_entry(name: &str, a: &Action) -> Entry {
-    let (verb, action, repair) = match (&a.act, &a.scope) {
-        (Act::Retry, _) => (
-            "retrying after hold".to_string(),
-            "retry",
-            scope_word(&a.scope),
-        ),
-        (_, RepairScope::Containers(fixes)) => (
-            "repairing".to_string(),
-            fixes.first().map_or("restart", |f| f.how.word()),
-            "containers",
-        ),
-        (_, RepairScope::Escalated(_)) => {
-            ("recreating the module".to_string(), "recreate", "module")
-        }
-        _ => ("restarting".to_string(), "restart", "module"),
-    };
+/// The watch log's event for a repair about to begin: what it does and why.
+fn trouble_entry(name: &str, a: &Action) -> WatchEvent {
     let plan = match &a.scope {
-        RepairScope::Containers(fixes) => format!("; {}", describe(fixes, false)),
-        RepairScope::Escalated(why) => format!("; {why}"),
-        RepairScope::Module => String::new(),
+        RepairScope::Containers(fixes) => Plan::Containers {
+            how: fixes.first().map_or("restart", |f| f.how.word()),
+            said: describe(fixes, false),
+            containers: fixes.iter().map(|f| f.container.clone()).collect(),
+        },
+        RepairScope::Escalated(why) => Plan::Recreate { why: why.clone() },
+        RepairScope::Module => Plan::Module,
     };
-    let mut entry = Entry::module(
-        name,
-        "trouble",
-        Some(action),
-        format!("{verb}: {}{plan}", a.reason),
-    )
-    .reason(a.reason.clone())
-    .with("repair", repair);
-    if let RepairScope::Containers(fixes) = &a.scope {
-        let names: Vec<String> = fixes.iter().map(|f| f.container.clone()).collect();
-        entry = entry.with("containers", names);
+    WatchEvent::Trouble {
+        module: name.to_string(),
+        reason: a.reason.clone(),
+        retry: a.act == Act::Retry,
+        plan,
     }
-    entry
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{Stopped, Watcher};
-use crate::output::watch_log::Entry;
+use crate::output::watch_log::{Release, WatchEvent};
 use crate::state::records::{HoldRecord, ms_of, stamp_of_ms};
 use crate::watch::policy::Hold;
 
@@ -40,26 +40,13 @@ impl Watcher<'_> {
             }
             self.sup.restore(name, hold_of(h));
             self.saved.insert(name.clone(), h.clone());
-            let since = stamp_of_ms(h.since).clock();
-            let until = h.until().clock();
-            let tail = if h.notified {
-                "; on_failure already ran for this hold"
-            } else {
-                ""
-            };
-            self.log.emit(
-                Entry::module(
-                    name,
-                    "held",
-                    Some("hold"),
-                    format!(
-                        "still held (since {since} UTC, until {until} UTC): {}{tail}",
-                        h.reason
-                    ),
-                )
-                .reason(h.reason.clone())
-                .with("restored", true),
-            );
+            self.log.emit(WatchEvent::StillHeld {
+                module: name.clone(),
+                since: stamp_of_ms(h.since),
+                until: h.until(),
+                reason: h.reason.clone(),
+                notified: h.notified,
+            });
             if !h.notified {
                 // The watch before ended before it could run on_failure: run it now, once.
                 let reason = h.reason.clone();
@@ -81,15 +68,10 @@ impl Watcher<'_> {
         for m in lifted {
             self.saved.remove(&m);
             if self.sup.release(&m) {
-                self.log.emit(
-                    Entry::module(
-                        &m,
-                        "released",
-                        Some("release"),
-                        "hold released: its start count was reset".to_string(),
-                    )
-                    .reason("start count reset"),
-                );
+                self.log.emit(WatchEvent::Released {
+                    module: m.clone(),
+                    why: Release::CountReset,
+                });
                 self.mark([m], Duration::ZERO);
             }
         }
@@ -109,8 +91,10 @@ impl Watcher<'_> {
             let store = &self.node.store;
             if let Err(e) = self.drive(store.set_hold(&m, rec.clone())).await? {
                 let why = format!("could not keep the hold in hal's state: {e:#}");
-                self.log
-                    .emit(Entry::module(&m, "problem", None, why.clone()).reason(why));
+                self.log.emit(WatchEvent::Problem {
+                    module: Some(m.clone()),
+                    why,
+                });
             }
             // Said once: not tried again until the hold changes.
             match rec {

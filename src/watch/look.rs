@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{BUSY_RECHECK, Stopped, Watcher, deaths};
 use crate::module::Kind;
 use crate::module::status::State;
-use crate::output::watch_log::Entry;
+use crate::output::watch_log::WatchEvent;
 use crate::util::timefmt::Stamp;
 
 /// How soon a requirement something waits on is looked at again: while it is starting, and otherwise.
@@ -102,8 +102,10 @@ impl Watcher<'_> {
             .cloned()
             .collect();
         for p in now.difference(&self.problems) {
-            self.log
-                .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+            self.log.emit(WatchEvent::Problem {
+                module: None,
+                why: p.clone(),
+            });
         }
         self.problems = now;
     }

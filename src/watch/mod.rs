@@ -38,7 +38,7 @@ use crate::error::Exit;
 use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
-use crate::output::watch_log::{Entry, Log};
+use crate::output::watch_log::{Log, WatchEvent};
 use crate::run::Report;
 use crate::run::node::Node;
 use crate::stack::{EngineEvent, EventAction};
@@ -127,15 +127,9 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
-    w.log.emit(
-        Entry::about(
-            "watch",
-            "stopped",
-            Some("exit"),
-            format!("stopping ({why})"),
-        )
-        .reason(why),
-    );
+    w.log.emit(WatchEvent::Stopped {
+        why: why.to_string(),
+    });
     Ok(Exit::Ok)
 }
 
@@ -270,8 +264,7 @@ impl<'a> Watcher<'a> {
                 )
             });
             if let Some(Some(why)) = written {
-                self.log
-                    .emit(Entry::about("watch", "problem", None, why.clone()).reason(why));
+                self.log.emit(WatchEvent::Problem { module: None, why });
             }
         }
         // Once a burst of work is over the watch holds little: give back what the burst used.
@@ -339,15 +332,11 @@ impl<'a> Watcher<'a> {
                 let again = self.link.ever_up();
                 let endpoint = engine.endpoint.clone();
                 self.link.connected(engine, events);
-                let text = if again {
-                    format!("connected again to {endpoint}; checking every module")
-                } else {
-                    format!("connected to {endpoint}")
-                };
-                let name = self.link.name();
-                self.log.emit(
-                    Entry::about(name, "engine_up", Some("full_pass"), text).reason(endpoint),
-                );
+                self.log.emit(WatchEvent::EngineUp {
+                    engine: self.link.name().to_string(),
+                    endpoint,
+                    again,
+                });
                 let stacks = self.stack_names.clone();
                 self.mark(stacks, Duration::ZERO);
             }
@@ -368,31 +357,20 @@ impl<'a> Watcher<'a> {
             self.on_event(ev);
         }
         if self.link.up() {
-            let text = "subscribed to container events".to_string();
-            let name = self.link.name();
-            self.log.emit(Entry::about(name, "subscribed", None, text));
+            let engine = self.link.name().to_string();
+            self.log.emit(WatchEvent::Subscribed { engine });
         }
     }
 
     /// The engine went away: say so once per failed try, and try again later.
     fn engine_down(&mut self, why: &str, what: &str) {
         let wait = self.link.down();
-        self.log.emit(
-            Entry::about(
-                self.link.name(),
-                "engine_lost",
-                Some("reconnect"),
-                format!(
-                    "{what}: {why}; retrying in {}",
-                    crate::util::duration::format(wait)
-                ),
-            )
-            .reason(why)
-            .with(
-                "retry_in_ms",
-                u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-            ),
-        );
+        self.log.emit(WatchEvent::EngineLost {
+            engine: self.link.name().to_string(),
+            what: what.to_string(),
+            why: why.to_string(),
+            retry_in: wait,
+        });
     }
 
     fn on_event(&mut self, ev: Option<Result<EngineEvent, link::Missed>>) {
@@ -418,9 +396,8 @@ impl<'a> Watcher<'a> {
             }
             Some(Err(link::Missed::Unreadable(why))) => {
                 // Not a lost engine: say what could not be read, and look at every stack.
-                let name = self.link.name();
-                self.log
-                    .emit(Entry::about(name, "event_unreadable", None, why.clone()).reason(why));
+                let engine = self.link.name().to_string();
+                self.log.emit(WatchEvent::EventUnreadable { engine, why });
                 let stacks = self.stack_names.clone();
                 self.mark(stacks, EVENT_SETTLE);
             }

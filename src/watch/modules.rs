@@ -5,29 +5,20 @@ use std::collections::BTreeSet;
 use super::Watcher;
 use crate::module::inventory::Inventory;
 use crate::module::{Kind, Module};
-use crate::output::watch_log::Entry;
+use crate::output::watch_log::WatchEvent;
 
 impl Watcher<'_> {
     pub(super) fn started(&self) {
         let stacks = self.stack_names.len();
         let hosts = self.modules.len() - stacks;
-        self.log.emit(
-            Entry::about(
-                "watch",
-                "started",
-                Some("watch"),
-                format!(
-                    "watching {} ({}, {}; grace {}, interval {}, resync {}); only modules started by hal (desired up) are touched",
-                    count(self.modules.len(), "module"),
-                    count(stacks, "stack"),
-                    count(hosts, "host unit"),
-                    crate::util::duration::format(self.grace),
-                    crate::util::duration::format(self.interval),
-                    crate::util::duration::format(self.resync),
-                ),
-            )
-            .with("modules", self.modules.len()),
-        );
+        self.log.emit(WatchEvent::Started {
+            modules: self.modules.len(),
+            stacks,
+            hosts,
+            grace: self.grace,
+            interval: self.interval,
+            resync: self.resync,
+        });
     }
 
     /// Finds the modules again: a stack directory added since is watched from now
@@ -40,27 +31,17 @@ impl Watcher<'_> {
         let (old, new) = (names(&self.modules), names(&now));
         let added: BTreeSet<String> = new.difference(&old).cloned().collect();
         if old != new && self.passes > 0 {
-            let list = |s: BTreeSet<&String>| {
-                let v: Vec<&str> = s.into_iter().map(String::as_str).collect();
-                if v.is_empty() {
-                    "none".to_string()
-                } else {
-                    v.join(", ")
-                }
-            };
-            let gone = list(old.difference(&new).collect());
-            let added = list(added.iter().collect());
-            self.log.emit(Entry::about(
-                "watch",
-                "modules_changed",
-                None,
-                format!("modules changed: added {added}; gone {gone}"),
-            ));
+            self.log.emit(WatchEvent::ModulesChanged {
+                added: added.iter().cloned().collect(),
+                gone: old.difference(&new).cloned().collect(),
+            });
         }
         if inv.root_problem != self.root_problem {
             if let Some(p) = &inv.root_problem {
-                self.log
-                    .emit(Entry::about("watch", "problem", None, p.clone()).reason(p.clone()));
+                self.log.emit(WatchEvent::Problem {
+                    module: None,
+                    why: p.clone(),
+                });
             }
             self.root_problem = inv.root_problem;
         }
@@ -68,15 +49,6 @@ impl Watcher<'_> {
         self.stack_names = Watcher::stack_names(&now);
         self.modules = now;
         added
-    }
-}
-
-/// `1 module`, `2 modules`.
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }
 

@@ -15,7 +15,7 @@ use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
 use crate::error::OneLine;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
-use crate::output::watch_log::Entry;
+use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
 use crate::run::update::{UpdateOpts, UpdateReport};
 use crate::util::timefmt::Stamp;
 
@@ -23,28 +23,21 @@ impl Watcher<'_> {
     /// Says the schedule at start-up, when there is one.
     pub(super) fn updates_started(&mut self) {
         if let Some(p) = self.updates.problem.take() {
-            self.log
-                .emit(Entry::about("watch", "problem", None, p.clone()).reason(p));
+            self.log.emit(WatchEvent::Problem {
+                module: None,
+                why: p,
+            });
         }
         let u = &self.updates;
         let Some(next) = u.next else { return };
-        let text = format!(
-            "scheduled updates {}; next at {} local time",
-            u.schedule,
-            u.when(next)
-        );
-        self.log.emit(
-            Entry::about("watch", "update_schedule", None, text)
-                .with("schedule", u.schedule.to_string())
-                .with(
-                    "next",
-                    Stamp {
-                        secs: next,
-                        nanos: 0,
-                    }
-                    .rfc3339(),
-                ),
-        );
+        self.log.emit(WatchEvent::UpdateSchedule {
+            schedule: u.schedule.to_string(),
+            next: Stamp {
+                secs: next,
+                nanos: 0,
+            },
+            next_at: u.when(next),
+        });
     }
 
     /// Begins a round when a slot has come, and starts the next module's update when none runs.
@@ -57,20 +50,16 @@ impl Watcher<'_> {
                 .map(|n| self.updates.when(n))
                 .unwrap_or_default();
             if call == Slot::Busy {
-                let text = format!(
-                    "scheduled update of {} skipped: the one before is still running; next at {next}",
-                    self.updates.when(slot)
-                );
-                self.log
-                    .emit(Entry::about("watch", "update_skipped", None, text));
+                self.log.emit(WatchEvent::SlotSkipped {
+                    slot_at: self.updates.when(slot),
+                    next_at: next,
+                });
             } else if call == Slot::Missed {
-                let text = format!(
-                    "scheduled update of {} missed (found {}s late); next at {next}",
-                    self.updates.when(slot),
-                    now - slot
-                );
-                self.log
-                    .emit(Entry::about("watch", "update_missed", None, text));
+                self.log.emit(WatchEvent::SlotMissed {
+                    slot_at: self.updates.when(slot),
+                    late_secs: now - slot,
+                    next_at: next,
+                });
             } else {
                 self.round_begins();
             }
@@ -87,15 +76,8 @@ impl Watcher<'_> {
                 && self.node.config.auto_update(&m.name)
         };
         let queue: VecDeque<Module> = self.modules.iter().filter(|m| wanted(m)).cloned().collect();
-        let names: Vec<&str> = queue.iter().map(|m| m.name.as_str()).collect();
-        let text = match names.is_empty() {
-            true => "scheduled update: no stack is wanted up with auto_update on".to_string(),
-            false => format!("scheduled update: {}", names.join(", ")),
-        };
-        self.log.emit(
-            Entry::about("watch", "update_due", Some("update"), text)
-                .with("modules", names.clone()),
-        );
+        let modules: Vec<String> = queue.iter().map(|m| m.name.clone()).collect();
+        self.log.emit(WatchEvent::UpdateDue { modules });
         self.updates.round = Some(Round {
             queue,
             current: None,
@@ -119,14 +101,10 @@ impl Watcher<'_> {
         if r.failed >= self.updates.max_failures && !r.queue.is_empty() {
             let left: Vec<String> = r.queue.drain(..).map(|m| m.name).collect();
             r.skipped += left.len();
-            let s = if r.failed == 1 { "" } else { "s" };
-            let text = format!(
-                "scheduled update stopped after {} failed update{s}; not updated: {}",
-                r.failed,
-                left.join(", ")
-            );
-            self.log
-                .emit(Entry::about("watch", "update_stopped", None, text).with("modules", left));
+            self.log.emit(WatchEvent::UpdateStopped {
+                failed: r.failed,
+                left,
+            });
         }
         let Some(m) = r.queue.pop_front() else {
             self.round_ends();
@@ -140,10 +118,10 @@ impl Watcher<'_> {
         match turn(desired == Some(Desired::Up), held, busy) {
             Turn::Skip(why) => {
                 r.skipped += 1;
-                self.log.emit(
-                    Entry::module(&name, "update_skipped", None, format!("not updated: {why}"))
-                        .reason(why),
-                );
+                self.log.emit(WatchEvent::UpdatePassed {
+                    module: name,
+                    why: why.to_string(),
+                });
                 return self.update_next();
             }
             Turn::Wait => {
@@ -155,12 +133,9 @@ impl Watcher<'_> {
         }
         r.current = Some(name.clone());
         self.inflight.insert(name.clone());
-        self.log.emit(Entry::module(
-            &name,
-            "updating",
-            Some("update"),
-            "updating (scheduled)".to_string(),
-        ));
+        self.log.emit(WatchEvent::Updating {
+            module: name.clone(),
+        });
         let (node, progress) = (self.node, self.progress);
         let opts = UpdateOpts {
             check: false,
@@ -192,27 +167,23 @@ impl Watcher<'_> {
             r.failed += 1;
             return;
         };
-        let took = rep.report.took;
-        let took_text = format!("{:.1}s", took.as_secs_f64());
-        let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-        let (event, text, reason) = match &rep.report.result {
+        let end = match &rep.report.result {
             Ok(_) if rep.report.changed => {
                 r.updated += 1;
-                let moved: Vec<String> = rep
-                    .images
-                    .iter()
-                    .filter(|i| i.changed)
-                    .map(|i| format!("{} {} → {}", i.service, short(&i.from), short(&i.to)))
-                    .collect();
-                (
-                    "updated",
-                    format!("updated, active ({took_text}; {})", moved.join(", ")),
-                    None,
+                let moved = rep.images.iter().filter(|i| i.changed);
+                UpdateEnd::Updated(
+                    moved
+                        .map(|i| Moved {
+                            service: i.service.clone(),
+                            from: i.from.clone(),
+                            to: i.to.clone(),
+                        })
+                        .collect(),
                 )
             }
             Ok(_) => {
                 r.unchanged += 1;
-                ("up_to_date", format!("up to date ({took_text})"), None)
+                UpdateEnd::UpToDate
             }
             Err(e) => {
                 let why = OneLine(e).to_string();
@@ -224,31 +195,22 @@ impl Watcher<'_> {
                 // module (start limit, no longer wanted up) is not updated.
                 if !rep.failed {
                     r.skipped += 1;
-                    ("update_skipped", format!("not updated: {why}"), Some(why))
+                    UpdateEnd::Skipped(why)
                 } else if rep.rolled_back {
                     r.failed += 1;
-                    (
-                        "update_rolled_back",
-                        format!("update failed, {why} ({took_text})"),
-                        Some(why),
-                    )
+                    UpdateEnd::RolledBack(why)
                 } else {
                     r.failed += 1;
-                    (
-                        "update_failed",
-                        format!("update failed: {why} ({took_text})"),
-                        Some(why),
-                    )
+                    UpdateEnd::Failed(why)
                 }
             }
         };
-        let mut entry = Entry::module(name, event, None, text)
-            .with("took_ms", took_ms)
-            .with("rolled_back", rep.rolled_back);
-        if let Some(why) = reason {
-            entry = entry.reason(why);
-        }
-        self.log.emit(entry);
+        self.log.emit(WatchEvent::Updated {
+            module: name.to_string(),
+            took: rep.report.took,
+            rolled_back: rep.rolled_back,
+            end,
+        });
     }
 
     fn round_ends(&mut self) {
@@ -260,23 +222,12 @@ impl Watcher<'_> {
             .next
             .map(|n| self.updates.when(n))
             .unwrap_or_default();
-        let text = format!(
-            "scheduled update done: {} updated, {} up to date, {} failed, {} not updated; next at {next}",
-            r.updated, r.unchanged, r.failed, r.skipped
-        );
-        self.log.emit(
-            Entry::about("watch", "update_done", None, text)
-                .with("updated", r.updated)
-                .with("up_to_date", r.unchanged)
-                .with("failed", r.failed)
-                .with("skipped", r.skipped),
-        );
+        self.log.emit(WatchEvent::UpdateDone {
+            updated: r.updated,
+            up_to_date: r.unchanged,
+            failed: r.failed,
+            skipped: r.skipped,
+            next_at: next,
+        });
     }
-}
-
-/// The first 12 hex digits of a digest or an image id.
-fn short(id: &Option<String>) -> String {
-    let id = id.as_deref().unwrap_or("?");
-    let hex = id.rsplit(':').next().unwrap_or(id);
-    hex.chars().take(12).collect()
 }

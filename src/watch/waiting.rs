@@ -20,7 +20,7 @@ impl Supervisor {
         self.forget_unhealthy(&s.name);
         let reason = s
             .reason
-            .clone()
+            .text()
             .unwrap_or_else(|| format!("waiting on {}", s.waiting_on.join(", ")));
         let action = |act| Action {
             module: s.name.clone(),

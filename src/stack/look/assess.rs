@@ -4,6 +4,7 @@ use std::time::Duration;
 
 pub(crate) mod expected;
 
+use crate::module::reason::Reason;
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{ServiceStatus, StaleNamespace, State, Verdict};
 use crate::util::timefmt::Stamp;
@@ -200,17 +201,17 @@ impl ContainerFacts {
 /// The module state that a project's containers add up to, with the reason,
 /// from the containers alone: one halted behind hal's back reads as stopped
 /// here (`inactive` when nothing runs).
-pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) {
+pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<Reason>) {
     let main: Vec<&ContainerFacts> = containers.iter().copied().filter(|c| !c.oneoff).collect();
     if main.is_empty() {
-        return (State::Inactive, Some("no containers".into()));
+        return (State::Inactive, Some(Reason::NoContainers));
     }
     let first = |pred: &dyn Fn(Verdict) -> bool| main.iter().find(|c| pred(c.verdict()));
     if let Some(c) = first(&|v| matches!(v, Verdict::Failed { .. })) {
-        return (State::Failed, Some(c.describe()));
+        return (State::Failed, Some(Reason::Container(c.describe())));
     }
     if let Some(c) = first(&|v| v == Verdict::Unhealthy) {
-        return (State::Degraded, Some(c.describe()));
+        return (State::Degraded, Some(Reason::Container(c.describe())));
     }
     let running = main
         .iter()
@@ -221,19 +222,19 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<String>) 
     let down = first(&|v| v == Verdict::Halted).or_else(|| first(&|v| v == Verdict::Stopped));
     if let Some(c) = down {
         return if running {
-            (State::Degraded, Some(c.describe()))
+            (State::Degraded, Some(Reason::Container(c.describe())))
         } else {
             let all_created = main.iter().all(|c| c.run == Some(ContainerRun::Created));
             let why = if all_created {
-                c.describe()
+                Reason::Container(c.describe())
             } else {
-                "stopped".to_string()
+                Reason::Stopped
             };
             (State::Inactive, Some(why))
         };
     }
     if let Some(c) = first(&|v| v == Verdict::Starting) {
-        return (State::Starting, Some(c.describe()));
+        return (State::Starting, Some(Reason::Container(c.describe())));
     }
     (State::Active, None)
 }

@@ -287,7 +287,7 @@ async fn no_wait(
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Launch::Done(Outcome {
         state,
-        reason,
+        reason: reason.map(|r| r.to_string()),
         warnings,
     }))
 }
@@ -417,6 +417,7 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
         }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
+        let reason = reason.map(|r| r.to_string());
         let give_up = hopeless(&refs);
         if state == State::Active || give_up || bound.passed() {
             // This generation's lines stay readable after it is gone.

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::reason::Reason;
 use crate::module::run_state::{Activity, ContainerRun};
 use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, Verdict};
 use crate::stack::{Fix, How};
@@ -43,7 +44,7 @@ pub(super) fn stack_trouble(
         return None;
     }
     if s.services.is_empty() {
-        return Some(Trouble::module("no containers"));
+        return Some(Trouble::module(Reason::NoContainers.to_string()));
     }
     let svc = &s.services;
     if !s.missing.is_empty() {

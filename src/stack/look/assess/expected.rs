@@ -1,6 +1,7 @@
 //! A stack's expected set (what compose resolved for its files, less what a person stopped) against the containers there are: which services are missing, and the module state that makes (pure).
 
 use crate::module::ServiceImage;
+use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{MissingService, State, Verdict};
 use crate::stack::look::assess::{ContainerFacts, assess};
 
@@ -18,7 +19,7 @@ pub(crate) struct Expected<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Judged {
     pub state: State,
-    pub reason: Option<String>,
+    pub reason: Reasons,
     pub missing: Vec<MissingService>,
 }
 
@@ -74,19 +75,19 @@ pub(crate) fn judge(
     if let (Some(c), true, State::Inactive) = (halted, wanted_up, state) {
         // Nothing of it runs (else it would be `degraded` already).
         state = State::Failed;
-        reason = Some(c.describe());
+        reason = Some(Reason::Container(c.describe()));
     }
     let missing = expected.map_or_else(Vec::new, |e| missing(e, containers));
     if missing.is_empty() {
         let reason = match (state, expected) {
             (State::Active, Some(e)) if !e.stopped.is_empty() => {
-                Some(format!("{}: stopped by request", e.stopped.join(", ")))
+                Some(Reason::StoppedByRequest(e.stopped.to_vec()))
             }
             _ => reason,
         };
         return Judged {
             state,
-            reason,
+            reason: reason.into(),
             missing,
         };
     }
@@ -102,14 +103,13 @@ pub(crate) fn judge(
     } else {
         State::Degraded
     };
-    let names: Vec<String> = missing.iter().map(MissingService::describe).collect();
-    let mut why = names.join(", ");
-    if let Some(r) = reason.filter(|r| r != "no containers") {
-        why = format!("{why}; {r}");
+    let mut why = Reasons::one(Reason::Missing(missing.clone()));
+    if let Some(r) = reason.filter(|r| *r != Reason::NoContainers) {
+        why.then(r);
     }
     Judged {
         state,
-        reason: Some(why),
+        reason: why,
         missing,
     }
 }
@@ -151,7 +151,7 @@ mod tests {
         let services = [svc("web", 1), svc("db", 1)];
         let j = judge_of(&[c("web", 1, "running")], &services, &[]);
         assert_eq!(j.state, State::Degraded);
-        assert_eq!(j.reason.as_deref(), Some("db: no container"));
+        assert_eq!(j.reason.text().as_deref(), Some("db: no container"));
         assert_eq!(j.missing.len(), 1);
         assert_eq!(j.missing[0].name, "db");
     }
@@ -162,7 +162,7 @@ mod tests {
         let j = judge_of(&[], &services, &[]);
         assert_eq!(j.state, State::Failed);
         assert_eq!(
-            j.reason.as_deref(),
+            j.reason.text().as_deref(),
             Some("web: no container, db: no container")
         );
         let mut stopped = c("web", 1, "exited");
@@ -179,7 +179,7 @@ mod tests {
         let two = [c("web", 1, "running"), c("web", 2, "running"), job.clone()];
         let j = judge_of(&two, &services, &[]);
         assert_eq!(j.state, State::Degraded);
-        assert_eq!(j.reason.as_deref(), Some("web: 2 of 3 containers"));
+        assert_eq!(j.reason.text().as_deref(), Some("web: 2 of 3 containers"));
         let mut three = two.to_vec();
         three.push(c("web", 3, "running"));
         assert_eq!(judge_of(&three, &services, &[]).state, State::Active);
@@ -196,7 +196,10 @@ mod tests {
         let stopped = ["worker".to_string()];
         let j = judge_of(&[c("web", 1, "running")], &services, &stopped);
         assert_eq!(j.state, State::Active);
-        assert_eq!(j.reason.as_deref(), Some("worker: stopped by request"));
+        assert_eq!(
+            j.reason.text().as_deref(),
+            Some("worker: stopped by request")
+        );
         assert!(j.missing.is_empty());
         let mut exited = c("worker", 1, "exited");
         exited.exit_code = Some(137);
@@ -213,20 +216,20 @@ mod tests {
         let j = judge_of(&[web.clone(), db], &services, &[]);
         assert_eq!(j.state, State::Degraded);
         let why = "service web exited with code 137 and the engine is not restarting it";
-        assert_eq!(j.reason.as_deref(), Some(why));
+        assert_eq!(j.reason.text().as_deref(), Some(why));
         let mut db = c("db", 1, "exited");
         db.exit_code = Some(0);
         db.restart = RestartPolicy::UnlessStopped;
         let j = judge_of(&[web.clone(), db.clone()], &services, &[]);
         assert_eq!(j.state, State::Failed);
-        assert_eq!(j.reason.as_deref(), Some(why));
+        assert_eq!(j.reason.text().as_deref(), Some(why));
         // Files unknown: still failed while wanted up.
         let refs = [&web, &db];
         assert_eq!(judge(&refs, None, true).state, State::Failed);
         // Not wanted up (stopped by request, never started by hal): stopped.
         let j = judge(&refs, None, false);
         assert_eq!(j.state, State::Inactive);
-        assert_eq!(j.reason.as_deref(), Some("stopped"));
+        assert_eq!(j.reason.text().as_deref(), Some("stopped"));
         // A service a person stopped is expected down, its policy whatever.
         let stopped = ["web".to_string()];
         let j = judge_of(&[web, c("db", 1, "running")], &services, &stopped);
@@ -241,7 +244,7 @@ mod tests {
         assert!(j.missing.is_empty());
         let j = judge(&[], None, true);
         assert_eq!(j.state, State::Inactive);
-        assert_eq!(j.reason.as_deref(), Some("no containers"));
+        assert_eq!(j.reason.text().as_deref(), Some("no containers"));
     }
 
     #[test]
@@ -252,7 +255,7 @@ mod tests {
         let j = judge_of(&[c("web", 1, "running"), sick], &services, &[]);
         assert_eq!(j.state, State::Degraded);
         assert_eq!(
-            j.reason.as_deref(),
+            j.reason.text().as_deref(),
             Some("db: no container; service cache is unhealthy")
         );
     }

@@ -40,7 +40,7 @@ fn health_starting_is_starting_and_unhealthy_is_degraded() {
     db.health = Some(Health::Unhealthy);
     let (s, why) = assess(&[&db]);
     assert_eq!(s, State::Degraded);
-    assert_eq!(why.unwrap(), "service db is unhealthy");
+    assert_eq!(why.unwrap().to_string(), "service db is unhealthy");
 }
 
 #[test]
@@ -58,7 +58,10 @@ fn non_zero_exit_is_failed_and_terminal() {
     job.exit_code = Some(3);
     let (s, why) = assess(&[&job]);
     assert_eq!(s, State::Failed);
-    assert_eq!(why.unwrap(), "service migrate exited with code 3");
+    assert_eq!(
+        why.unwrap().to_string(),
+        "service migrate exited with code 3"
+    );
     assert!(hopeless(&[&job]));
 }
 
@@ -81,7 +84,10 @@ fn on_failure_retries_that_ran_out_are_failed() {
     job.restart_count = 3;
     let (s, why) = assess(&[&job, &c("web", "running")]);
     assert_eq!(s, State::Failed);
-    assert_eq!(why.unwrap(), "service migrate exited with code 1");
+    assert_eq!(
+        why.unwrap().to_string(),
+        "service migrate exited with code 1"
+    );
     assert!(hopeless(&[&job]));
     // Still retrying (or stopped by a person before the last try): not given up.
     job.restart_count = 2;
@@ -123,7 +129,7 @@ fn a_container_its_policy_keeps_running_is_never_done_when_exited() {
     let (s, why) = assess(&[&w, &c("db", "running")]);
     assert_eq!(s, State::Degraded);
     assert_eq!(
-        why.unwrap(),
+        why.unwrap().to_string(),
         "service web exited with code 137 and the engine is not restarting it"
     );
 }

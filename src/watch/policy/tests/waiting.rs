@@ -6,7 +6,9 @@ use super::*;
 fn waiting(services: Vec<ServiceStatus>) -> ModuleStatus {
     ModuleStatus {
         waiting_on: vec!["db".into()],
-        reason: Some("waiting on db (db: failed (service db exited with code 1))".into()),
+        reason: crate::module::reason::Reasons::said(Some(
+            "waiting on db (db: failed (service db exited with code 1))".into(),
+        )),
         ..stack(State::Failed, Some(Desired::Up), services)
     }
 }

@@ -49,7 +49,7 @@ pub(in crate::architecture) const CONTAINER_WORDS: Rule = Rule {
             "the node's state in `systemctl is-system-running`'s words, not a container's",
         ),
         (
-            "watch/act.rs",
+            "output/watch_log/view.rs",
             "\"restarting\"",
             "the supervisor's word for its own restart of a module, in its log",
         ),

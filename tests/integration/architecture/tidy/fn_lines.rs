@@ -10,20 +10,7 @@ pub(in crate::architecture) const FN_LINES: usize = 80;
 
 /// The functions allowed over the limit: (file under `src/`, function, why).
 /// Each is a debt with its reason, not a precedent; split it and drop its row.
-pub(in crate::architecture) const LONG_FNS: &[(&str, &str, &str)] = &[
-    (
-        "run/status.rs",
-        "annotate",
-        "a status's reason is concatenated from five sources; it shrinks when reasons \
-         become a typed list (issue 38, review F3)",
-    ),
-    (
-        "output/prometheus.rs",
-        "render",
-        "one family after another in the exposition's order; it shrinks when the \
-         family and per-module pairs become one table (review D6)",
-    ),
-];
+pub(in crate::architecture) const LONG_FNS: &[(&str, &str, &str)] = &[];
 
 /// A function's name, its first line and its length in lines.
 #[derive(Debug, PartialEq, Eq)]
@@ -104,6 +91,11 @@ fn closing(code: &[u8], open: usize) -> Option<usize> {
 /// Every function over the limit that is not a named exception, and every
 /// named exception that is no longer over it (its row should go).
 pub(in crate::architecture) fn long_functions(files: &[Source]) -> Vec<String> {
+    long_functions_but(files, LONG_FNS)
+}
+
+/// [`long_functions`] with `named` as the exceptions.
+fn long_functions_but(files: &[Source], named: &[(&str, &str, &str)]) -> Vec<String> {
     let mut out = Vec::new();
     let mut excused = std::collections::BTreeSet::new();
     for s in files {
@@ -111,10 +103,7 @@ pub(in crate::architecture) fn long_functions(files: &[Source]) -> Vec<String> {
             if f.lines <= FN_LINES {
                 continue;
             }
-            if LONG_FNS
-                .iter()
-                .any(|(p, n, _)| *p == s.path && *n == f.name)
-            {
+            if named.iter().any(|(p, n, _)| *p == s.path && *n == f.name) {
                 excused.insert((s.path.as_str(), f.name.clone()));
                 continue;
             }
@@ -126,7 +115,7 @@ pub(in crate::architecture) fn long_functions(files: &[Source]) -> Vec<String> {
         }
     }
     let walked: Vec<&str> = files.iter().map(|s| s.path.as_str()).collect();
-    for (path, name, _) in LONG_FNS {
+    for (path, name, _) in named {
         if walked.contains(path) && !excused.contains(&(*path, name.to_string())) {
             out.push(format!(
                 "src/{path}: fn {name} is a named exception in LONG_FNS but no longer over \
@@ -184,16 +173,18 @@ mod self_tests {
 
     #[test]
     fn a_named_exception_holds_for_its_function_and_must_still_be_long() {
-        let (path, name, _) = LONG_FNS[0];
+        // A planted row: the rule holds whatever LONG_FNS names today.
+        let named = [("run/status.rs", "annotate", "planted")];
+        let (path, name, _) = named[0];
         let text = format!(
             "fn {name}() {{\n{}}}\nfn other() {{\n{}}}\n",
             body(90),
             body(90)
         );
-        let v = long_functions(&read(path, &text));
+        let v = long_functions_but(&read(path, &text), &named);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].contains("fn other"), "{v:?}");
-        let v = long_functions(&read(path, &format!("fn {name}() {{}}\n")));
+        let v = long_functions_but(&read(path, &format!("fn {name}() {{}}\n")), &named);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].contains("no longer over"), "{v:?}");
     }

@@ -1,0 +1,278 @@
+//! Why a module is not `active`: a list of typed causes, joined with `"; "` only when printed or serialized.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::module::state::State;
+use crate::util::timefmt::Stamp;
+
+/// One cause of a module's state, in the order the reason says them.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Reason {
+    /// A stack with no container at all.
+    NoContainers,
+    /// What one container is doing (`service web exited with code 1`…).
+    Container(String),
+    /// Every container stopped (none merely created).
+    Stopped,
+    /// Services of the expected set with fewer containers than compose runs for them.
+    Missing(Vec<MissingService>),
+    /// Services a person stopped alone, while the rest is active.
+    StoppedByRequest(Vec<String>),
+    /// A running container left in a dead network namespace.
+    StaleNamespace {
+        service: String,
+        stale: StaleNamespace,
+    },
+    /// A cause said elsewhere in words: a unit's state, an engine that could
+    /// not be read, an invalid module, a project of another directory.
+    Said(String),
+    /// A start that failed (of one service, when it names one), until a start succeeds.
+    Failed {
+        service: Option<String>,
+        cause: String,
+    },
+    /// The start limit is hit until `free_at`.
+    StartLimit {
+        used: u32,
+        /// The window, as published (`120s`).
+        interval: String,
+        free_at: Stamp,
+    },
+    /// `hal watch` holds the module until `until`.
+    Held { until: Stamp },
+    /// An update rolled back, until the next update or `reset-failed`.
+    RolledBack {
+        services: Vec<String>,
+        at: Stamp,
+        cause: String,
+    },
+    /// The last pull's warning.
+    PullWarning(String),
+    /// Wanted up while what it requires is not active.
+    WaitingOn(Vec<Requirement>),
+}
+
+/// A requirement a module waits on, with its state and reason.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Requirement {
+    pub name: String,
+    pub state: State,
+    pub reason: Reasons,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::NoContainers => f.write_str("no containers"),
+            Reason::Container(w) | Reason::Said(w) | Reason::PullWarning(w) => f.write_str(w),
+            Reason::Stopped => f.write_str("stopped"),
+            Reason::Missing(m) => {
+                let names: Vec<String> = m.iter().map(MissingService::describe).collect();
+                f.write_str(&names.join(", "))
+            }
+            Reason::StoppedByRequest(s) => write!(f, "{}: stopped by request", s.join(", ")),
+            Reason::StaleNamespace { service, stale } => {
+                write!(f, "service {service} {}", stale.describe())
+            }
+            Reason::Failed { service, cause } => match service {
+                Some(svc) => write!(f, "start of {svc} failed: {cause}"),
+                None => write!(f, "start failed: {cause}"),
+            },
+            Reason::StartLimit {
+                used,
+                interval,
+                free_at,
+            } => write!(
+                f,
+                "start limit hit: {used} starts in {interval}, free again at {} UTC",
+                free_at.clock()
+            ),
+            Reason::Held { until } => write!(f, "held by hal watch until {} UTC", until.clock()),
+            Reason::RolledBack {
+                services,
+                at,
+                cause,
+            } => write!(
+                f,
+                "rolled back {} at {} UTC ({cause})",
+                services.join(", "),
+                at.clock()
+            ),
+            Reason::WaitingOn(on) => {
+                let names: Vec<&str> = on.iter().map(|r| r.name.as_str()).collect();
+                let causes: Vec<String> = on.iter().map(Requirement::to_string).collect();
+                write!(f, "waiting on {} ({})", names.join(", "), causes.join("; "))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.state.as_str())?;
+        if !self.reason.is_empty() {
+            write!(f, " ({})", self.reason)?;
+        }
+        Ok(())
+    }
+}
+
+/// A module's reason: its causes, first said first; none while it is `active`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Reasons(pub Vec<Reason>);
+
+impl Reasons {
+    /// No cause.
+    pub(crate) fn none() -> Reasons {
+        Reasons(Vec::new())
+    }
+
+    /// One cause.
+    pub(crate) fn one(r: Reason) -> Reasons {
+        Reasons(vec![r])
+    }
+
+    /// One cause said in words elsewhere, or none.
+    pub(crate) fn said(why: Option<String>) -> Reasons {
+        Reasons(why.map(Reason::Said).into_iter().collect())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Says `r` before the rest.
+    pub(crate) fn first(&mut self, r: Reason) {
+        self.0.insert(0, r);
+    }
+
+    /// Says `r` after the rest.
+    pub(crate) fn then(&mut self, r: Reason) {
+        self.0.push(r);
+    }
+
+    /// Says `rest` after these.
+    pub(crate) fn extend(&mut self, rest: Reasons) {
+        self.0.extend(rest.0);
+    }
+
+    /// The reason as one line, or `None` without a cause.
+    pub(crate) fn text(&self) -> Option<String> {
+        (!self.is_empty()).then(|| self.to_string())
+    }
+}
+
+impl From<Option<Reason>> for Reasons {
+    fn from(r: Option<Reason>) -> Reasons {
+        Reasons(r.into_iter().collect())
+    }
+}
+
+impl fmt::Display for Reasons {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// As `status --json` has it: the causes in one string, or null.
+impl Serialize for Reasons {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.text() {
+            Some(t) => s.serialize_str(&t),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// A container left in a dead network namespace (`network_mode: container:X`):
+/// X started again after it, or X is gone (recreated, removed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StaleNamespace {
+    /// X's name, or its short id when it is gone.
+    pub provider: String,
+    /// X is gone: the container must be recreated to find X's successor by name.
+    pub gone: bool,
+}
+
+impl StaleNamespace {
+    /// `in the network namespace of gw-main, which started again after it`.
+    pub(crate) fn describe(&self) -> String {
+        if self.gone {
+            format!(
+                "in the network namespace of container {}, which is gone",
+                self.provider
+            )
+        } else {
+            format!(
+                "in a dead network namespace: {} started again after it",
+                self.provider
+            )
+        }
+    }
+}
+
+/// A service of a stack's expected set that has fewer containers than compose runs for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct MissingService {
+    pub name: String,
+    /// How many containers compose runs for it.
+    pub expected: u32,
+    /// How many it has.
+    pub containers: u32,
+}
+
+impl MissingService {
+    /// `db: no container`, or `web: 1 of 3 containers`.
+    pub(crate) fn describe(&self) -> String {
+        match self.containers {
+            0 => format!("{}: no container", self.name),
+            n => format!("{}: {n} of {} containers", self.name, self.expected),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_joined_only_when_said() {
+        let at = Stamp::from_micros(0);
+        let mut r = Reasons::one(Reason::NoContainers);
+        r.first(Reason::Held { until: at });
+        r.then(Reason::PullWarning("pull of web failed".into()));
+        assert_eq!(
+            r.to_string(),
+            "held by hal watch until 00:00:00 UTC; no containers; pull of web failed"
+        );
+        assert_eq!(serde_json::to_value(&r).ok(), Some(r.to_string().into()));
+        assert_eq!(
+            serde_json::to_value(Reasons::none()).ok(),
+            Some(serde_json::Value::Null)
+        );
+        let waiting = Reason::WaitingOn(vec![
+            Requirement {
+                name: "db".into(),
+                state: State::Failed,
+                reason: Reasons::one(Reason::Container("service db exited with code 1".into())),
+            },
+            Requirement {
+                name: "cache".into(),
+                state: State::Inactive,
+                reason: Reasons::none(),
+            },
+        ]);
+        assert_eq!(
+            waiting.to_string(),
+            "waiting on db, cache (db: failed (service db exited with code 1); cache: inactive)"
+        );
+    }
+}

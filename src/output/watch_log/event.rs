@@ -1,0 +1,207 @@
+//! What the supervisor's log says: one variant per event, with its typed fields (the view in `view.rs` makes the human line and the JSON line of each).
+
+use std::time::Duration;
+
+use crate::util::timefmt::Stamp;
+
+/// One event of `hal watch`, as the watch knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum WatchEvent {
+    /// The watch began: what it watches and how often it looks.
+    Started {
+        modules: usize,
+        stacks: usize,
+        hosts: usize,
+        grace: Duration,
+        interval: Duration,
+        resync: Duration,
+    },
+    /// Modules were added or went away (names sorted).
+    ModulesChanged {
+        added: Vec<String>,
+        gone: Vec<String>,
+    },
+    /// Something the watch cannot do or read (of a module, or of the watch).
+    Problem { module: Option<String>, why: String },
+    /// The watch ends.
+    Stopped { why: String },
+    /// The engine answers (`again`: after it was lost); every stack is looked at.
+    EngineUp {
+        engine: String,
+        endpoint: String,
+        again: bool,
+    },
+    /// The event subscription is sent: no event after this line is missed.
+    Subscribed { engine: String },
+    /// The engine went away (`what`: `not reachable`, `lost connection`); tried again in `retry_in`.
+    EngineLost {
+        engine: String,
+        what: String,
+        why: String,
+        retry_in: Duration,
+    },
+    /// An event could not be read (the engine is still there).
+    EventUnreadable { engine: String, why: String },
+    /// A repair begins.
+    Trouble {
+        module: String,
+        reason: String,
+        /// After a hold.
+        retry: bool,
+        plan: Plan,
+    },
+    /// A repair made the module active.
+    Restarted {
+        module: String,
+        /// What was repaired: containers, or the whole module.
+        containers: bool,
+        took: Duration,
+        /// What was done, in words (`restarted the module`, the containers' fixes).
+        what: String,
+        warnings: Vec<String>,
+    },
+    /// A repair did not make the module active.
+    RepairFailed {
+        module: String,
+        how: Failure,
+        error: String,
+        took: Duration,
+        /// While a hold goes on: when the next try may come.
+        next_try: Option<Stamp>,
+    },
+    /// A hold began.
+    Held {
+        module: String,
+        refusal: String,
+        on_failure: OnFailure,
+    },
+    /// A hold kept in hal's state, taken up again.
+    StillHeld {
+        module: String,
+        since: Stamp,
+        until: Stamp,
+        reason: String,
+        /// `on_failure` already ran for it.
+        notified: bool,
+    },
+    /// A hold ended.
+    Released { module: String, why: Release },
+    /// Waiting on a requirement that is not active.
+    Waiting { module: String, reason: String },
+    /// `on_failure` is not run (the config may not be trusted).
+    OnFailureRefused { module: String, why: String },
+    /// A line `on_failure` printed.
+    OnFailureOutput { module: String, line: String },
+    /// `on_failure` ended (`how`: `exited 0`, `was killed`…).
+    OnFailureRan {
+        module: String,
+        how: String,
+        ok: bool,
+        took: Duration,
+    },
+    /// `on_failure` could not be run.
+    OnFailureFailed { module: String, why: String },
+    /// The schedule of `auto_update`, and its next slot (`next_at` in the schedule's zone).
+    UpdateSchedule {
+        schedule: String,
+        next: Stamp,
+        next_at: String,
+    },
+    /// A slot came while the round before still runs (times in the schedule's zone).
+    SlotSkipped { slot_at: String, next_at: String },
+    /// A slot found too late (the machine slept).
+    SlotMissed {
+        slot_at: String,
+        late_secs: i64,
+        next_at: String,
+    },
+    /// A round begins: the modules it updates, in order.
+    UpdateDue { modules: Vec<String> },
+    /// A round stops after too many failures: the modules left.
+    UpdateStopped { failed: usize, left: Vec<String> },
+    /// A module of the round is passed over before its update.
+    UpdatePassed { module: String, why: String },
+    /// A module's scheduled update begins.
+    Updating { module: String },
+    /// A module's scheduled update ended.
+    Updated {
+        module: String,
+        took: Duration,
+        rolled_back: bool,
+        end: UpdateEnd,
+    },
+    /// A round ended (`next_at` in the schedule's zone, or empty).
+    UpdateDone {
+        updated: usize,
+        up_to_date: usize,
+        failed: usize,
+        skipped: usize,
+        next_at: String,
+    },
+}
+
+/// What a repair does.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Plan {
+    /// Restart the whole module.
+    Module,
+    /// Recreate the whole module, and why.
+    Recreate { why: String },
+    /// Repair these containers: `how`, the first one's fix (`restart`,
+    /// `start`, `recreate`…), and `said`, every fix in words.
+    Containers {
+        how: &'static str,
+        said: String,
+        containers: Vec<String>,
+    },
+}
+
+/// How a repair failed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The runner refused it (start limit, lock).
+    Refused,
+    /// A retry after a hold failed.
+    Retry,
+    Restart,
+}
+
+/// Whether a hold's `on_failure` runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum OnFailure {
+    /// The module has none.
+    None,
+    Runs,
+    /// It has one, and it is not run.
+    Refused,
+}
+
+/// Why a hold ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Release {
+    /// The module waits on a requirement.
+    Waiting(String),
+    /// Its start count was reset.
+    CountReset,
+}
+
+/// How a module's scheduled update ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum UpdateEnd {
+    /// New images run: each changed service's.
+    Updated(Vec<Moved>),
+    UpToDate,
+    /// Refused (start limit, no longer wanted up): not updated.
+    Skipped(String),
+    /// Failed, and put back on the images before.
+    RolledBack(String),
+    Failed(String),
+}
+
+/// A service whose image changed: the image ids or digests before and after.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Moved {
+    pub service: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+}

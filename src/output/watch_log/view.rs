@@ -1,0 +1,315 @@
+//! A [`WatchEvent`] as the log shows it: the human line (`subject: text`) and the JSON line's fields, from one table per event.
+
+use super::event::{Failure, OnFailure, Plan, Release, WatchEvent};
+use super::line::{Line, ms, secs};
+use crate::util::duration::format as span;
+
+impl WatchEvent {
+    /// The event's line: each group of events has its own table.
+    pub(super) fn line(&self) -> Line {
+        use WatchEvent::*;
+        match self {
+            Started { .. }
+            | ModulesChanged { .. }
+            | Problem { .. }
+            | Stopped { .. }
+            | EngineUp { .. }
+            | Subscribed { .. }
+            | EngineLost { .. }
+            | EventUnreadable { .. } => self.watch_line(),
+            Trouble { .. } | Restarted { .. } | RepairFailed { .. } | Waiting { .. } => {
+                self.repair_line()
+            }
+            Held { .. }
+            | StillHeld { .. }
+            | Released { .. }
+            | OnFailureRefused { .. }
+            | OnFailureOutput { .. }
+            | OnFailureRan { .. }
+            | OnFailureFailed { .. } => self.hold_line(),
+            UpdateSchedule { .. }
+            | SlotSkipped { .. }
+            | SlotMissed { .. }
+            | UpdateDue { .. }
+            | UpdateStopped { .. }
+            | UpdatePassed { .. }
+            | Updating { .. }
+            | Updated { .. }
+            | UpdateDone { .. } => self.update_line(),
+        }
+    }
+
+    /// The watch's own events and the engine's.
+    fn watch_line(&self) -> Line {
+        match self {
+            WatchEvent::Started {
+                modules,
+                stacks,
+                hosts,
+                grace,
+                interval,
+                resync,
+            } => Line::about(
+                "watch",
+                "started",
+                Some("watch"),
+                format!(
+                    "watching {} ({}, {}; grace {}, interval {}, resync {}); only modules started by hal (desired up) are touched",
+                    count(*modules, "module"),
+                    count(*stacks, "stack"),
+                    count(*hosts, "host unit"),
+                    span(*grace),
+                    span(*interval),
+                    span(*resync),
+                ),
+            )
+            .with("modules", *modules),
+            WatchEvent::ModulesChanged { added, gone } => Line::about(
+                "watch",
+                "modules_changed",
+                None,
+                format!("modules changed: added {}; gone {}", list(added), list(gone)),
+            ),
+            WatchEvent::Problem { module, why } => {
+                let subject = module.as_deref().unwrap_or("watch");
+                Line {
+                    module: module.clone(),
+                    ..Line::about(subject, "problem", None, why.clone()).reason(why)
+                }
+            }
+            WatchEvent::Stopped { why } => {
+                Line::about("watch", "stopped", Some("exit"), format!("stopping ({why})"))
+                    .reason(why)
+            }
+            WatchEvent::EngineUp {
+                engine,
+                endpoint,
+                again,
+            } => {
+                let text = if *again {
+                    format!("connected again to {endpoint}; checking every module")
+                } else {
+                    format!("connected to {endpoint}")
+                };
+                Line::about(engine, "engine_up", Some("full_pass"), text).reason(endpoint)
+            }
+            WatchEvent::Subscribed { engine } => Line::about(
+                engine,
+                "subscribed",
+                None,
+                "subscribed to container events".to_string(),
+            ),
+            WatchEvent::EngineLost {
+                engine,
+                what,
+                why,
+                retry_in,
+            } => Line::about(
+                engine,
+                "engine_lost",
+                Some("reconnect"),
+                format!("{what}: {why}; retrying in {}", span(*retry_in)),
+            )
+            .reason(why)
+            .with("retry_in_ms", ms(*retry_in)),
+            WatchEvent::EventUnreadable { engine, why } => {
+                Line::about(engine, "event_unreadable", None, why.clone()).reason(why)
+            }
+            _ => Line::default(), // `line` hands the others to their own table
+        }
+    }
+
+    /// A repair: the trouble it mends, how it went; waiting instead of repairing.
+    fn repair_line(&self) -> Line {
+        match self {
+            WatchEvent::Trouble {
+                module,
+                reason,
+                retry,
+                plan,
+            } => trouble(module, reason, *retry, plan),
+            WatchEvent::Restarted {
+                module,
+                containers,
+                took,
+                what,
+                warnings,
+            } => {
+                let notes = if warnings.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", warnings.join("; "))
+                };
+                let text = format!("restarted, active ({}; {what}{notes})", secs(*took));
+                Line::module(module, "restarted", None, text)
+                    .with("state", "active")
+                    .with("repair", repair_word(*containers))
+                    .with("took_ms", ms(*took))
+            }
+            WatchEvent::RepairFailed {
+                module,
+                how,
+                error,
+                took,
+                next_try,
+            } => {
+                let (event, verb) = match how {
+                    Failure::Refused => ("refused", "refused"),
+                    Failure::Retry => ("retry_failed", "retry failed"),
+                    Failure::Restart => ("restart_failed", "restart failed"),
+                };
+                let next = next_try
+                    .map(|t| format!("; still held, next try after {} UTC", t.clock()))
+                    .unwrap_or_default();
+                let text = format!("{verb}: {error} ({}){next}", secs(*took));
+                Line::module(module, event, None, text)
+                    .reason(error)
+                    .with("took_ms", ms(*took))
+            }
+            WatchEvent::Waiting { module, reason } => {
+                Line::module(module, "waiting", None, reason.clone()).reason(reason)
+            }
+            _ => Line::default(), // `line` hands the others to their own table
+        }
+    }
+
+    /// Holds and `on_failure`.
+    fn hold_line(&self) -> Line {
+        match self {
+            WatchEvent::Held {
+                module,
+                refusal,
+                on_failure,
+            } => {
+                let tail = match on_failure {
+                    OnFailure::None => "",
+                    OnFailure::Refused => "; on_failure not run",
+                    OnFailure::Runs => "; running on_failure",
+                };
+                Line::module(
+                    module,
+                    "held",
+                    Some("hold"),
+                    format!("held: {refusal}{tail}"),
+                )
+                .reason(refusal)
+            }
+            WatchEvent::StillHeld {
+                module,
+                since,
+                until,
+                reason,
+                notified,
+            } => {
+                let tail = if *notified {
+                    "; on_failure already ran for this hold"
+                } else {
+                    ""
+                };
+                let text = format!(
+                    "still held (since {} UTC, until {} UTC): {reason}{tail}",
+                    since.clock(),
+                    until.clock()
+                );
+                Line::module(module, "held", Some("hold"), text)
+                    .reason(reason)
+                    .with("restored", true)
+            }
+            WatchEvent::Released { module, why } => {
+                let (text, reason) = match why {
+                    Release::Waiting(r) => (format!("hold released: {r}"), r.as_str()),
+                    Release::CountReset => (
+                        "hold released: its start count was reset".to_string(),
+                        "start count reset",
+                    ),
+                };
+                Line::module(module, "released", Some("release"), text).reason(reason)
+            }
+            _ => self.hook_line(),
+        }
+    }
+
+    /// What `on_failure` did.
+    fn hook_line(&self) -> Line {
+        match self {
+            WatchEvent::OnFailureRefused { module, why } => {
+                let text = format!("on_failure not run: {why}");
+                Line::module(module, "on_failure_refused", None, text).reason(why)
+            }
+            WatchEvent::OnFailureOutput { module, line } => {
+                let text = format!("on_failure: {line}");
+                Line::module(module, "on_failure_output", None, text).reason(line)
+            }
+            WatchEvent::OnFailureRan {
+                module,
+                how,
+                ok,
+                took,
+            } => {
+                let text = format!("on_failure {how} ({})", secs(*took));
+                Line::module(module, "on_failure", None, text)
+                    .reason(how)
+                    .with("ok", *ok)
+                    .with("took_ms", ms(*took))
+            }
+            WatchEvent::OnFailureFailed { module, why } => {
+                let text = format!("on_failure could not run: {why}");
+                Line::module(module, "on_failure", None, text)
+                    .reason(why)
+                    .with("ok", false)
+            }
+            _ => Line::default(), // `line` hands the others to their own table
+        }
+    }
+}
+
+/// The line of a repair about to begin: what it does and why.
+fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> Line {
+    let (verb, action) = match (retry, plan) {
+        (true, _) => ("retrying after hold", "retry"),
+        (false, Plan::Containers { how, .. }) => ("repairing", *how),
+        (false, Plan::Recreate { .. }) => ("recreating the module", "recreate"),
+        (false, Plan::Module) => ("restarting", "restart"),
+    };
+    let said = match plan {
+        Plan::Containers { said, .. } => format!("; {said}"),
+        Plan::Recreate { why } => format!("; {why}"),
+        Plan::Module => String::new(),
+    };
+    let containers = matches!(plan, Plan::Containers { .. });
+    let line = Line::module(
+        module,
+        "trouble",
+        Some(action),
+        format!("{verb}: {reason}{said}"),
+    )
+    .reason(reason)
+    .with("repair", repair_word(containers));
+    match plan {
+        Plan::Containers { containers, .. } => line.with("containers", containers.clone()),
+        _ => line,
+    }
+}
+
+/// The JSON's `repair`: `containers`, or the whole `module`.
+fn repair_word(containers: bool) -> &'static str {
+    if containers { "containers" } else { "module" }
+}
+
+/// `1 module`, `2 modules`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// `a, b`, or `none`.
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
