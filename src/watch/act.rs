@@ -89,6 +89,7 @@ impl Watcher<'_> {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
+        self.repair_ended();
         let took = report.took;
         let took_text = format!("{:.1}s", took.as_secs_f64());
         let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);

@@ -13,6 +13,7 @@
 
 mod act;
 mod deaths;
+mod deps;
 mod holds;
 mod hook;
 mod link;
@@ -121,6 +122,9 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
         netns_users: BTreeMap::new(),
+        graph_inputs: None,
+        graph_problem: None,
+        put_off: BTreeSet::new(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
         updates: rounds::Updates::new(node),
@@ -179,6 +183,11 @@ struct Watcher<'a> {
     deaths: deaths::Deaths,
     /// A container's id → the modules in its network namespace (`watch/netns.rs`).
     netns_users: BTreeMap<String, BTreeSet<String>>,
+    /// What the module graph was last read from, and why it could not be read again (`deps.rs`).
+    graph_inputs: Option<deps::Inputs>,
+    graph_problem: Option<String>,
+    /// Modules whose repair waits for the repair of one they require or come after.
+    put_off: BTreeSet<String>,
     metrics: Option<metrics::Metrics>,
     /// `auto_update`: the schedule and the round of updates under way.
     updates: rounds::Updates,
@@ -228,7 +237,7 @@ impl<'a> Watcher<'a> {
             if resync {
                 self.next_resync = now + self.resync;
             }
-            let added = self.rediscover();
+            let added = self.rediscover(resync);
             // Host units send no events: they are read at every pass. A stack is read
             // when the engine's events say it changed, when it is new, and at a resync.
             let names: Vec<String> = self
