@@ -2,18 +2,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use super::{BUSY_RECHECK, Watcher};
+use super::{BUSY_RECHECK, GraphInputs as Inputs, Watcher};
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::module::{Kind, config::Config};
 use crate::output::watch_log::Entry;
 use crate::watch::policy::{Act, Action};
-
-/// What the graph is built from, as the file system has it: the config
-/// file's and each stack's compose inputs' (`*.yml`, `*.yaml`, `.env`) times and sizes.
-pub(super) type Inputs = Vec<(PathBuf, Option<(SystemTime, u64)>)>;
 
 impl Watcher<'_> {
     /// At each pass: builds the graph again from the config file and `inv`
@@ -115,7 +111,8 @@ pub(super) fn put_off(
     (now, later.into_iter().map(|a| a.module).collect())
 }
 
-/// The files the graph is read from, with their times and sizes.
+/// What the graph is built from, as the file system has it: the config
+/// file's and each stack's compose inputs' (`*.yml`, `*.yaml`, `.env`) times and sizes.
 fn inputs(config: Option<&Path>, inv: &Inventory) -> Inputs {
     let mut files: Vec<PathBuf> = config.map(Path::to_path_buf).into_iter().collect();
     for m in &inv.modules {

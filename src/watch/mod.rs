@@ -52,6 +52,9 @@ const EVENT_SETTLE: Duration = Duration::from_millis(200);
 /// How soon to look again at a module someone else is working on.
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
 
+/// The files the module graph is read from, with their times and sizes (`deps.rs`).
+type GraphInputs = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
+
 type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + 'a>>>;
 
 /// A piece of work that ran beside the loop.
@@ -184,7 +187,7 @@ struct Watcher<'a> {
     /// A container's id → the modules in its network namespace (`watch/netns.rs`).
     netns_users: BTreeMap<String, BTreeSet<String>>,
     /// What the module graph was last read from, and why it could not be read again (`deps.rs`).
-    graph_inputs: Option<deps::Inputs>,
+    graph_inputs: Option<GraphInputs>,
     graph_problem: Option<String>,
     /// Modules whose repair waits for the repair of one they require or come after.
     put_off: BTreeSet<String>,
