@@ -13,7 +13,7 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         ctx.ui.warn(&why);
     }
     let graph = ctx.node.graph()?;
-    let entries = render::list_entries(&ctx.node.inventory.modules, Some(graph));
+    let entries = render::list_entries(&ctx.node.inventory.modules, Some(&graph));
     if entries.is_empty() {
         ctx.ui.nothing(&format!(
             "no modules: no stack directories under {} and no host units in the config",

@@ -1,5 +1,6 @@
 //! The flow of the commands that plan before they act (rescue, adopt): say the plan, ask once, apply, report.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -20,7 +21,7 @@ pub(crate) struct Ask<'a> {
 
 /// One module of a plan: a row of the plan's table and, once applied, of the
 /// report's (a [`Done`]).
-pub(crate) trait Planned: Rows {
+pub(crate) trait Planned: Rows + Clone {
     /// What the report says of a module besides whether it went well and why not.
     type After: Serialize;
     /// The report's table for people.
@@ -28,11 +29,13 @@ pub(crate) trait Planned: Rows {
 }
 
 /// One line of the report: the plan's line, whether it went well, what the
-/// command says of it now, and why it failed.
+/// command says of it now, and why it failed. The plan's line is borrowed,
+/// or owned when the work added a module the plan did not name (rescue's
+/// namespace dependents).
 #[derive(Serialize)]
 pub(crate) struct Done<'a, S: Planned> {
     #[serde(flatten)]
-    pub step: &'a S,
+    pub step: Cow<'a, S>,
     pub ok: bool,
     #[serde(flatten)]
     pub after: S::After,

@@ -1,5 +1,6 @@
 //! `hal rescue` / `hal module rescue`: find what failed, say the plan, ask once, recover, report.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -19,7 +20,7 @@ use crate::run::{self, Verb};
 const ENGINE_WAIT: Duration = Duration::from_secs(60);
 
 /// One module to rescue: a line of the plan.
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct ToRescue {
     name: String,
     kind: &'static str,
@@ -58,7 +59,7 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         nothing: "nothing to rescue: no module is failed",
         question: Some(format!("rescue {} module(s)?", plan.len())),
     };
-    let apply = async || rescue(ctx, &plan, a.timeout).await;
+    let apply = async || rescue(ctx, &plan, &node.modules, a.timeout).await;
     Ok(match confirm_and_apply(ctx, &plan, ask, apply).await? {
         PlanEnd::Stopped(exit) => exit,
         PlanEnd::Applied { exit, took } => {
@@ -70,11 +71,13 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
 }
 
 /// Runs the plan, critical modules (and what they require) first, all of
-/// them before the rest begins, each round in dependency order; says each
-/// failure, and reports every module.
+/// them before the rest begins, each round in dependency order; then the
+/// modules in the network namespace of one it recreated (restarted into the
+/// new one, as `restart` does); says each failure, and reports every module.
 async fn rescue<'a>(
     ctx: &Ctx,
     plan: &'a [ToRescue],
+    before: &[ModuleStatus],
     timeout: Option<Duration>,
 ) -> (Vec<Done<'a, ToRescue>>, Exit) {
     let opts = StartOpts {
@@ -82,25 +85,36 @@ async fn rescue<'a>(
         wait: true,
         timeout,
     };
-    let verb = Verb::Rescue { opts };
+    let verb = Verb::Rescue { opts: opts.clone() };
     let first_names = critical_first(ctx, plan);
     let (first, rest): (Vec<&ToRescue>, Vec<&ToRescue>) =
         plan.iter().partition(|s| first_names.contains(&s.name));
     let mut done = Vec::new();
+    let jobs = ctx.node.jobs(None);
     for batch in [first, rest] {
         let mods: Vec<Module> = batch
             .iter()
             .filter_map(|s| ctx.node.inventory.get(&s.name).cloned())
             .collect();
-        for r in run::run(&ctx.node, &ctx.ui, mods, &verb, ctx.node.jobs(None)).await {
+        for r in run::run(&ctx.node, &ctx.ui, mods, &verb, jobs).await {
             done.push(r);
         }
     }
+    let node = &ctx.node;
+    let more = run::follow::restart_dependents(node, &ctx.ui, &done, &opts, jobs, &|_| {}).await;
+    let followers: Vec<ToRescue> = more.iter().map(|r| follower(ctx, r, before)).collect();
+    let steps = plan
+        .iter()
+        .map(Cow::Borrowed)
+        .chain(followers.into_iter().map(Cow::Owned));
+    done.extend(more);
     let mut exit = Exit::Ok;
     // Each step with its own module's report, by name (not by position).
-    let rows: Vec<Done<ToRescue>> = plan
-        .iter()
-        .filter_map(|step| Some((step, done.iter().find(|r| r.module.name == step.name)?)))
+    let rows: Vec<Done<ToRescue>> = steps
+        .filter_map(|step| {
+            let r = done.iter().find(|r| r.module.name == step.name)?;
+            Some((step, r))
+        })
         .map(|(step, r)| {
             exit = exit.worst(r.exit());
             Done {
@@ -123,6 +137,30 @@ async fn rescue<'a>(
         exit = Exit::Failed;
     }
     (rows, exit)
+}
+
+/// The step of a module restarted after one rescue recreated (it shares its
+/// network namespace or volumes): not in the plan, reported beside it.
+fn follower(ctx: &Ctx, r: &run::Report, before: &[ModuleStatus]) -> ToRescue {
+    let name = r.module.name.clone();
+    let was = before
+        .iter()
+        .find(|s| s.name == name && s.service.is_none())
+        .map_or(State::Unknown, |s| s.state);
+    let reason = r.result.as_ref().ok().and_then(|o| o.warnings.first());
+    ToRescue {
+        kind: r.module.kind_name(),
+        was,
+        reason: reason.cloned(),
+        action: "restart",
+        critical: ctx
+            .node
+            .config
+            .modules
+            .get(&name)
+            .is_some_and(|m| m.critical),
+        name,
+    }
 }
 
 /// The modules rescued in the first round: the critical ones and what they

@@ -185,7 +185,7 @@ pub const KEYS: &[Key] = &[
         "after",
         "array of module names",
         "[]",
-        "Modules this one starts after (and stops before) when both are started or stopped together (order only: neither pulls the other in); a cycle is a config error that names it.",
+        "Modules this one starts after (and stops before) when both are started or stopped together, and is repaired after by hal watch (order only: neither pulls the other in); a cycle is a config error that names it. A name that is no module is accepted (as systemd's After= on a unit that does not exist): hal list marks it, hal doctor warns of it.",
         "[\"db\"]",
     ),
     key(
@@ -193,7 +193,7 @@ pub const KEYS: &[Key] = &[
         "requires",
         "array of module names",
         "[] (plus what compose implies)",
-        "Modules this one needs running (systemd's Requires= + After=): start starts them first, stop of one of them stops this module first. hal also infers these from compose: network_mode or volumes_from naming another module's container, an external network another module creates, external_links. A name that is no module is exit 2; a cycle is a config error that names it.",
+        "Modules this one needs running (systemd's Requires= + After=): start starts them first, stop of one of them stops this module first. hal also infers these from compose: network_mode or volumes_from naming another module's container, an external network another module creates, external_links. A name that is no module is exit 2; a cycle is a config error that names it. hal watch reads the edges again when this file or a compose file changes, and at each resync.",
         "[\"db\"]",
     ),
     key(

@@ -182,6 +182,9 @@ pub(crate) struct EdgeJson {
     /// `declared`, `namespace`, `network` or `link`.
     pub tie: &'static str,
     pub origin: OriginJson,
+    /// It names no module (an `after` only: a `requires` naming none is a
+    /// config error): nothing is ordered by it, and `hal doctor` warns.
+    pub missing: bool,
 }
 
 /// Where an edge came from: the config's key and line, or a compose file's key.
@@ -198,7 +201,7 @@ pub(crate) enum OriginJson {
     },
 }
 
-fn edges_of(graph: Option<&Graph>, module: &str) -> Vec<EdgeJson> {
+fn edges_of(graph: Option<&Graph>, modules: &[Module], module: &str) -> Vec<EdgeJson> {
     let Some(g) = graph else {
         return Vec::new();
     };
@@ -218,6 +221,7 @@ fn edges_of(graph: Option<&Graph>, module: &str) -> Vec<EdgeJson> {
                     key: key.clone(),
                 },
             },
+            missing: !modules.iter().any(|m| m.name == e.to),
         })
         .collect()
 }
@@ -240,7 +244,8 @@ fn edge_words(e: &EdgeJson) -> String {
             format!("{name} {key}")
         }
     };
-    format!("{} ({how}: {origin})", e.to)
+    let missing = if e.missing { "; no such module" } else { "" };
+    format!("{} ({how}: {origin}{missing})", e.to)
 }
 
 pub(crate) fn list_entries<'a>(modules: &'a [Module], graph: Option<&Graph>) -> Vec<ListEntry<'a>> {
@@ -263,7 +268,7 @@ pub(crate) fn list_entries<'a>(modules: &'a [Module], graph: Option<&Graph>) -> 
                 scope,
                 valid: reason.is_none(),
                 reason,
-                edges: edges_of(graph, &m.name),
+                edges: edges_of(graph, modules, &m.name),
             }
         })
         .collect()

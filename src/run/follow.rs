@@ -75,6 +75,7 @@ pub(crate) async fn restart_after(
     let graph = node.graph().ok();
     let why = |d: &str| -> String {
         let of: Vec<String> = graph
+            .as_ref()
             .map(|g| {
                 g.requires(d)
                     .into_iter()

@@ -1,6 +1,7 @@
 //! What the runner works with: the node's config, its modules, hal's state, and the engines behind them.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError};
 
 use crate::error::HalError;
 use crate::host::Inits;
@@ -21,8 +22,9 @@ pub(crate) struct Node {
     pub store: Store,
     pub stacks: Stacks,
     pub hosts: Inits,
-    /// The module graph, built on first use ([`Node::graph`]).
-    graph: std::sync::OnceLock<Result<Graph, HalError>>,
+    /// The module graph, built on first use ([`Node::graph`]), built again
+    /// by the watch when the edges may have changed ([`Node::rebuild_graph`]).
+    graph: std::sync::Mutex<Option<Result<Arc<Graph>, HalError>>>,
 }
 
 impl Node {
@@ -46,7 +48,7 @@ impl Node {
             store,
             stacks: Stacks::new(endpoint),
             hosts,
-            graph: std::sync::OnceLock::new(),
+            graph: std::sync::Mutex::new(None),
         })
     }
 
@@ -92,14 +94,26 @@ impl Node {
     /// The module graph: declared edges from the config, inferred ones from
     /// what compose reads. Built once, on first use (`status` never needs
     /// it); a cycle or a `requires` naming no module is a config error (exit 2).
-    pub(crate) fn graph(&self) -> anyhow::Result<&Graph> {
-        match self
-            .graph
-            .get_or_init(|| super::graph::build(&self.config, &self.inventory))
-        {
-            Ok(g) => Ok(g),
-            Err(e) => Err(e.clone().into()),
-        }
+    pub(crate) fn graph(&self) -> anyhow::Result<Arc<Graph>> {
+        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+        let built = slot.get_or_insert_with(|| {
+            super::graph::build(&self.config, &self.inventory).map(Arc::new)
+        });
+        built.clone().map_err(Into::into)
+    }
+
+    /// Builds the graph again from `config` and `inventory` (the watch's: the
+    /// config file or a compose file changed, or a resync): the new graph from
+    /// now on, or the error and the graph kept as it was.
+    pub(crate) fn rebuild_graph(
+        &self,
+        config: &Config,
+        inventory: &Inventory,
+    ) -> Result<Arc<Graph>, HalError> {
+        let graph = Arc::new(super::graph::build(config, inventory)?);
+        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = Some(Ok(Arc::clone(&graph)));
+        Ok(graph)
     }
 
     /// `names` in the graph's order (`requires` and `after`): layers that

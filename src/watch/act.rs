@@ -86,6 +86,7 @@ impl Watcher<'_> {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
+        self.repair_ended();
         let took = report.took;
         let now = Stamp::now();
         let (what, err) = match &report.result {

@@ -69,7 +69,8 @@ impl Watcher<'_> {
             .collect();
         let unblocked = self.sup.unblocked(&active);
         self.mark(unblocked, Duration::ZERO);
-        for action in self.sup.decide(&node.modules, Stamp::now()) {
+        let actions = self.sup.decide(&node.modules, Stamp::now());
+        for action in self.in_order(actions) {
             if let Some(m) = mods.iter().find(|m| m.name == action.module) {
                 self.act(m.clone(), action).await?;
             }

@@ -13,6 +13,7 @@
 
 mod act;
 mod deaths;
+mod deps;
 mod holds;
 mod hook;
 mod link;
@@ -50,6 +51,9 @@ use crate::watch::shutdown::Shutdown;
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
 /// How soon to look again at a module someone else is working on.
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
+
+/// The files the module graph is read from, with their times and sizes (`deps.rs`).
+type GraphInputs = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
 
 type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + 'a>>>;
 
@@ -121,6 +125,9 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
         netns_users: BTreeMap::new(),
+        graph_inputs: None,
+        graph_problem: None,
+        put_off: BTreeSet::new(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
         updates: rounds::Updates::new(node),
@@ -173,6 +180,11 @@ struct Watcher<'a> {
     deaths: deaths::Deaths,
     /// A container's id → the modules in its network namespace (`watch/netns.rs`).
     netns_users: BTreeMap<String, BTreeSet<String>>,
+    /// What the module graph was last read from, and why it could not be read again (`deps.rs`).
+    graph_inputs: Option<GraphInputs>,
+    graph_problem: Option<String>,
+    /// Modules whose repair waits for the repair of one they require or come after.
+    put_off: BTreeSet<String>,
     metrics: Option<metrics::Metrics>,
     /// `auto_update`: the schedule and the round of updates under way.
     updates: rounds::Updates,
@@ -222,7 +234,7 @@ impl<'a> Watcher<'a> {
             if resync {
                 self.next_resync = now + self.resync;
             }
-            let added = self.rediscover();
+            let added = self.rediscover(resync);
             // Host units send no events: they are read at every pass. A stack is read
             // when the engine's events say it changed, when it is new, and at a resync.
             let names: Vec<String> = self

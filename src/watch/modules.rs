@@ -22,9 +22,11 @@ impl Watcher<'_> {
     }
 
     /// Finds the modules again: a stack directory added since is watched from now
-    /// on. Returns the names that were not there before.
-    pub(super) fn rediscover(&mut self) -> BTreeSet<String> {
+    /// on, and the module graph is read again if it may have changed (`deps.rs`).
+    /// Returns the names that were not there before.
+    pub(super) fn rediscover(&mut self, resync: bool) -> BTreeSet<String> {
         let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
+        self.refresh_graph(&inv, resync);
         let now = Watcher::watched(&inv);
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };

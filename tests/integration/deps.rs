@@ -287,3 +287,45 @@ fn rescue_goes_in_dependency_order_critical_first_among_the_rest() {
         "other before app"
     );
 }
+
+/// An `after` naming no module is accepted (systemd's After= on a unit that
+/// does not exist), shown by `list` and warned of by `doctor`.
+#[test]
+fn an_after_naming_no_module_is_accepted_listed_and_a_doctor_warning() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nafter = [\"nosuch\"]\n"
+    ));
+    hal(&rig).args(["module", "start", &app]).code(0);
+    let run = hal(&rig).args(["--json", "module", "list"]).code(0);
+    let doc = run.json();
+    let edge = &row(&doc, &app)["edges"][0];
+    assert_eq!(edge["to"], "nosuch", "{run}");
+    assert_eq!(edge["strength"], "after");
+    assert_eq!(edge["missing"], true);
+    let table = hal(&rig).args(["module", "list"]).code(0);
+    assert!(
+        table
+            .stdout
+            .contains("nosuch (after: config line 5; no such module)"),
+        "{table}"
+    );
+    let run = hal(&rig).args(["--json", "doctor"]).run();
+    let doc = run.json();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "dependencies")
+        .unwrap_or_else(|| panic!("no dependencies check: {run}"));
+    assert_eq!(check["ok"], true, "{run}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!(
+            "{app}: config line 5: after names \"nosuch\", which is no module"
+        )),
+        "{run}"
+    );
+    assert!(run.stderr.contains("warning:"), "{run}");
+}

@@ -182,3 +182,128 @@ fn a_broken_requirement_under_the_watch_holds_no_dependent_and_they_are_back_wit
         std::fs::read_to_string(&marker)
     );
 }
+
+#[test]
+fn a_restart_of_a_provider_leaves_a_dependent_joined_only_by_its_network_running() {
+    let Some(rig) = rig::engine() else { return };
+    let gw = rig.name("gw");
+    let net = format!("{gw}-net");
+    let db = rig.stack(
+        "db",
+        stack()
+            .top(&format!(
+                "networks:\n  gwnet:\n    external: true\n    name: {net}"
+            ))
+            .service("db")
+            .keeps_running()
+            .line("networks: [gwnet]"),
+    );
+    rig.stack(
+        "gw",
+        stack()
+            .top(&format!("networks:\n  gwnet:\n    name: {net}"))
+            .service("main")
+            .keeps_running()
+            .line("networks: [gwnet]"),
+    );
+    hal(&rig).args(["start", &db]).code(0);
+    let db_c = format!("{db}-db-1");
+    let before = (
+        inspect(&db_c, "{{.Id}}"),
+        inspect(&db_c, "{{.State.StartedAt}}"),
+    );
+    let out = hal(&rig).args(["restart", &gw]).code(0);
+    // Its container and its uptime are kept: a network outlives the containers on it.
+    let after = (
+        inspect(&db_c, "{{.Id}}"),
+        inspect(&db_c, "{{.State.StartedAt}}"),
+    );
+    assert_eq!(before, after, "{out}");
+    assert!(
+        !out.stderr.contains(&format!("restarted after {gw}")),
+        "{out}"
+    );
+    assert_eq!(rig.state_of(&db), "active");
+}
+
+#[test]
+fn a_rescue_of_a_namespace_provider_restarts_its_dependents_into_the_new_namespace() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    let out = hal(&rig)
+        .args(["--yes", "--json", "module", "rescue", &gw])
+        .code(0);
+    assert!(in_current_namespace(&gw, &tun), "{out}");
+    assert!(out.stdout.contains(&format!("\"{tun}\"")), "{out}");
+    assert_eq!(rig.state_of(&tun), "active");
+}
+
+/// The first pass of the watch finds both down at once (as after an engine
+/// restart): `after` orders the repairs, though it requires nothing.
+#[test]
+fn the_watch_repairs_a_module_after_the_one_it_comes_after() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let db = rig.stack("db", stack().service("db").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nafter = [\"{db}\"]\n"
+    ));
+    hal(&rig).args(["start", &db, &app]).code(0);
+    docker(&[
+        "stop",
+        "-t",
+        "0",
+        &format!("{app}-app-1"),
+        &format!("{db}-db-1"),
+    ]);
+    let mut w = Watch::spawn(&rig, &[]);
+    w.expect(Duration::from_secs(60), |l| {
+        l.starts_with(&format!("{app}: restarted, active"))
+    });
+    let at = |p: &str| w.seen.iter().position(|l| l.starts_with(p));
+    let db_back = at(&format!("{db}: restarted, active")).unwrap_or(usize::MAX);
+    let app_began = [
+        at(&format!("{app}: repairing")),
+        at(&format!("{app}: restarting")),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(0);
+    assert!(db_back < app_began, "{}", w.dump());
+}
+
+/// A `requires` added to the config while the watch runs counts from its
+/// next pass: the dependent of a broken requirement waits, and is not held.
+#[test]
+fn the_watch_reads_a_requires_added_while_it_runs() {
+    let Some(rig) = rig::engine() else { return };
+    let (db, app, shared) = broken_requirement(&rig);
+    let config = |extra: &str| {
+        format!(
+            "[defaults]\npull = \"never\"\n\n[module.{db}]\nrestart = {{ burst = 100, interval = \"10m\" }}\n\n[module.{app}]\nrestart = {{ burst = 2, interval = \"10m\" }}\n{extra}"
+        )
+    };
+    rig.set_config(&config(""));
+    hal(&rig).args(["start", &db]).code(0);
+    hal(&rig).args(["start", &app]).code(0);
+    let mut w = Watch::spawn_with(&rig, &[], &["--interval", "2s", "--resync", "1h"]);
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    rig.set_config(&config(&format!("requires = [\"{db}\"]\n")));
+    w.expect(Duration::from_secs(15), |l| {
+        l.starts_with("watch: dependencies read again: 1 edge(s)")
+    });
+    std::fs::remove_file(shared.join("ok")).unwrap();
+    std::fs::remove_file(shared.join("up")).unwrap();
+    docker(&["kill", &format!("{db}-db-1")]);
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{app}: waiting on {db} ({db}: "))
+    });
+    w.collect_for(Duration::from_secs(8));
+    assert!(
+        lines_about(&w.seen, &app, "held").is_empty(),
+        "{}",
+        w.dump()
+    );
+}

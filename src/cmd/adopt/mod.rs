@@ -167,7 +167,7 @@ fn words(i: &Instance) -> String {
 /// Adopts one module; never stops a container.
 async fn adopt<'a>(ctx: &Ctx, step: &'a ToAdopt) -> Done<'a, ToAdopt> {
     let row = |ok, now: String, baseline, error| Done {
-        step,
+        step: std::borrow::Cow::Borrowed(step),
         ok,
         after: Adopted { now, baseline },
         error,
@@ -252,7 +252,7 @@ impl Planned for ToAdopt {
     type After = Adopted;
     fn report(rows: &[Done<'_, Self>], style: &Style) -> String {
         let rows = rows.iter().map(|r| AdoptDone {
-            step: row(r.step),
+            step: row(&r.step),
             now: &r.after.now,
             next_start: r.after.baseline.as_deref().unwrap_or(""),
         });

@@ -1,4 +1,4 @@
-//! Can the module graph be built (no cycle, no `requires` naming no module), and which uses compose's files imply point at no module (a warning, never a failure).
+//! Can the module graph be built (no cycle, no `requires` naming no module), and which uses compose's files imply, or `after`s the config declares, point at no module (a warning, never a failure).
 
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
@@ -50,6 +50,17 @@ pub(super) fn check(ctx: &Ctx) -> Check {
             )
         })
         .collect();
+    let nowhere = graph
+        .edges()
+        .iter()
+        .filter(|e| ctx.node.inventory.get(&e.to).is_none())
+        .map(|e| {
+            format!(
+                "{}: {} names {:?}, which is no module; hal orders nothing by it",
+                e.from, e.origin, e.to
+            )
+        });
+    let strangers: Vec<String> = strangers.into_iter().chain(nowhere).collect();
     for s in &strangers {
         ctx.ui.warn(s);
     }

@@ -21,6 +21,8 @@ pub(crate) enum WatchEvent {
         added: Vec<String>,
         gone: Vec<String>,
     },
+    /// The dependencies between modules were read again and differ: how many edges now.
+    DependenciesChanged { edges: usize },
     /// Something the watch cannot do or read (of a module, or of the watch).
     Problem { module: Option<String>, why: String },
     /// The watch ends.

@@ -11,6 +11,7 @@ impl WatchEvent {
         match self {
             Started { .. }
             | ModulesChanged { .. }
+            | DependenciesChanged { .. }
             | Problem { .. }
             | Stopped { .. }
             | EngineUp { .. }
@@ -69,6 +70,12 @@ impl WatchEvent {
                 "modules_changed",
                 None,
                 format!("modules changed: added {}; gone {}", list(added), list(gone)),
+            ),
+            WatchEvent::DependenciesChanged { edges } => Line::about(
+                "watch",
+                "dependencies_changed",
+                None,
+                format!("dependencies read again: {edges} edge(s) between modules"),
             ),
             WatchEvent::Problem { module, why } => {
                 let subject = module.as_deref().unwrap_or("watch");
