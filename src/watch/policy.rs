@@ -43,12 +43,11 @@ use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
+use hold::BACKOFF_MAX;
 pub(crate) use hold::Hold;
+pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 
-/// The first pause between tries of a held module; it doubles after each failed try.
-pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(600);
 /// The pause after a failed restart before the next one; it doubles while they keep failing.
 pub(crate) const PAUSE_FIRST: Duration = Duration::from_secs(2);
 pub(crate) const PAUSE_MAX: Duration = Duration::from_secs(60);
@@ -88,18 +87,6 @@ pub(crate) struct Action {
     pub reason: String,
     /// What a restart or retry touches.
     pub scope: RepairScope,
-}
-
-/// What a repair touches: the smallest scope that works.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum RepairScope {
-    /// These containers alone (their siblings keep their containers and uptime).
-    Containers(Vec<Fix>),
-    /// The whole module, as `hal module restart` does: nothing smaller fits
-    /// (no containers, a host unit).
-    Module,
-    /// The whole module, because the containers' repair did not hold (why).
-    Escalated(String),
 }
 
 /// The last repair of a module: when, and which containers (or the whole module).
@@ -281,6 +268,36 @@ impl Supervisor {
                 containers,
             },
         );
+    }
+
+    /// Holds the module from now.
+    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
+        self.paused.remove(module);
+        self.holds
+            .insert(module.to_string(), Hold::new(now, free_at, why));
+    }
+
+    /// A hold remembered from before (hal's state): held again, without a new `on_failure`.
+    pub(crate) fn restore(&mut self, module: &str, hold: Hold) {
+        self.holds.insert(module.to_string(), hold);
+    }
+
+    /// Forgets a hold that was lifted elsewhere (`reset-failed`, `rescue`).
+    pub(crate) fn release(&mut self, module: &str) -> bool {
+        self.holds.remove(module).is_some()
+    }
+
+    /// Every hold, to be kept in hal's state.
+    pub(crate) fn holds(&self) -> &BTreeMap<String, Hold> {
+        &self.holds
+    }
+
+    /// Notes that `on_failure` was run (or refused) for the module's hold, and why it is held.
+    pub(crate) fn notified(&mut self, module: &str, why: &str) {
+        if let Some(h) = self.holds.get_mut(module) {
+            h.notified = true;
+            h.reason = why.to_string();
+        }
     }
 
     /// Records how a restart or retry ended; true when a hold began (run `on_failure`).
