@@ -25,6 +25,9 @@ const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 /// (an engine restart, a reboot) the catch-up is where seconds count, and a
 /// try is one connect to its socket (issue 39: was 30 s).
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// Between the tries the log tells of, a silent try this often: the watch is
+/// back within this of the engine answering, not within a whole back-off step.
+const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 pub(super) type Events = EngineStream<EngineEvent>;
 
@@ -42,6 +45,8 @@ pub(super) struct Link {
     engine: Option<Engine>,
     events: Option<Events>,
     retry_at: Instant,
+    /// The next silent try, before `retry_at`.
+    probe_at: Instant,
     backoff: Duration,
     /// Whether the engine was ever reached (for the wording of the log).
     ever_up: bool,
@@ -55,6 +60,7 @@ impl Link {
             engine: None,
             events: None,
             retry_at: Instant::now(),
+            probe_at: Instant::now(),
             backoff: BACKOFF_FIRST,
             ever_up: false,
             unsaid: false,
@@ -71,7 +77,15 @@ impl Link {
 
     /// When to try to connect, while not connected.
     pub(super) fn retry_at(&self) -> Option<Instant> {
-        (!self.up()).then_some(self.retry_at)
+        (!self.up()).then_some(self.retry_at.min(self.probe_at))
+    }
+
+    /// Whether a failed try now is a silent probe (before the logged try is due):
+    /// if so, the next probe is set, and nothing is to be said.
+    pub(super) fn probed(&mut self) -> bool {
+        let now = Instant::now();
+        self.probe_at = now + PROBE_EVERY;
+        now < self.retry_at
     }
 
     pub(super) fn connected(&mut self, engine: Engine, events: Events) {
@@ -94,6 +108,7 @@ impl Link {
         self.events = None;
         let wait = self.backoff;
         self.retry_at = Instant::now() + wait;
+        self.probe_at = Instant::now() + PROBE_EVERY;
         self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
         wait
     }
@@ -212,5 +227,15 @@ mod tests {
         let waits: Vec<u64> = (0..7).map(|_| l.down().as_secs()).collect();
         assert_eq!(waits, [1, 2, 2, 2, 2, 2, 2]);
         assert!(l.retry_at().is_some());
+    }
+
+    #[test]
+    fn silent_probes_come_between_the_logged_tries() {
+        let mut l = Link::new();
+        assert!(!l.probed(), "the first try is logged");
+        l.down();
+        let next = l.retry_at().unwrap();
+        assert!(next <= Instant::now() + PROBE_EVERY);
+        assert!(l.probed(), "a try before the logged one is silent");
     }
 }

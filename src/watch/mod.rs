@@ -352,6 +352,7 @@ impl<'a> Watcher<'a> {
                 let stacks = self.stack_names.clone();
                 self.mark(stacks, Duration::ZERO);
             }
+            Err(_) if self.link.probed() => {}
             Err(why) => self.engine_down(&why, "not reachable"),
         }
         Ok(())

@@ -30,6 +30,7 @@
 //!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
 
 mod heard;
+mod hold;
 mod trouble;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,16 +43,14 @@ use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
+use hold::BACKOFF_MAX;
+pub(crate) use hold::Hold;
+pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 
-/// The first pause between tries of a held module; it doubles after each failed try.
-pub(crate) const BACKOFF_FIRST: Duration = Duration::from_secs(10);
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(600);
 /// The pause after a failed restart before the next one; it doubles while they keep failing.
 pub(crate) const PAUSE_FIRST: Duration = Duration::from_secs(2);
 pub(crate) const PAUSE_MAX: Duration = Duration::from_secs(60);
-/// Slack after a window's end: `free_at` is printed to the second.
-const FREE_SLACK: Duration = Duration::from_secs(1);
 /// How soon after its repair a container failing again escalates to the
 /// module, when the module's start-limit window cannot be read.
 pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
@@ -90,50 +89,12 @@ pub(crate) struct Action {
     pub scope: RepairScope,
 }
 
-/// What a repair touches: the smallest scope that works.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum RepairScope {
-    /// These containers alone (their siblings keep their containers and uptime).
-    Containers(Vec<Fix>),
-    /// The whole module, as `hal module restart` does: nothing smaller fits
-    /// (no containers, a host unit).
-    Module,
-    /// The whole module, because the containers' repair did not hold (why).
-    Escalated(String),
-}
-
 /// The last repair of a module: when, and which containers (or the whole module).
 #[derive(Clone, Debug)]
 struct Fixed {
     at: Stamp,
     whole: bool,
     containers: BTreeSet<String>,
-}
-
-/// A module the supervisor has given up on for now.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Hold {
-    pub since: Stamp,
-    /// No try before this (the backoff).
-    pub not_before: Stamp,
-    /// The pause after the next failed try.
-    pub backoff: Duration,
-    /// When the start limit frees a start, as the last status said.
-    pub free_at: Option<Stamp>,
-    /// Why it is held (the log's words).
-    pub reason: String,
-    /// Whether `on_failure` has run (or was refused) for this hold.
-    pub notified: bool,
-}
-
-impl Hold {
-    /// When the module is tried again.
-    pub(crate) fn due_at(&self) -> Stamp {
-        match self.free_at {
-            Some(f) => self.not_before.max(f.plus(FREE_SLACK)),
-            None => self.not_before,
-        }
-    }
 }
 
 /// The supervisor's memory: when containers turned unhealthy, and which modules are held.
@@ -290,21 +251,6 @@ impl Supervisor {
         }
     }
 
-    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
-        self.paused.remove(module);
-        self.holds.insert(
-            module.to_string(),
-            Hold {
-                since: now,
-                not_before: now.plus(BACKOFF_FIRST),
-                backoff: (BACKOFF_FIRST * 2).min(BACKOFF_MAX),
-                free_at,
-                reason: why.to_string(),
-                notified: false,
-            },
-        );
-    }
-
     /// A repair of `a`'s begins now: remembered, so that the same container
     /// failing again within the window escalates to the module.
     pub(crate) fn began(&mut self, a: &Action, now: Stamp) {
@@ -322,6 +268,13 @@ impl Supervisor {
                 containers,
             },
         );
+    }
+
+    /// Holds the module from now.
+    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
+        self.paused.remove(module);
+        self.holds
+            .insert(module.to_string(), Hold::new(now, free_at, why));
     }
 
     /// A hold remembered from before (hal's state): held again, without a new `on_failure`.

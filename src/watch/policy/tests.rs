@@ -1,5 +1,6 @@
 //! The supervisor's rules, one situation at a time, with made-up statuses and a made-up clock.
 
+use super::hold::BACKOFF_FIRST;
 use super::*;
 use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};

@@ -9,6 +9,18 @@ use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, 
 use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
 
+/// What a repair touches: the smallest scope that works.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum RepairScope {
+    /// These containers alone (their siblings keep their containers and uptime).
+    Containers(Vec<Fix>),
+    /// The whole module, as `hal module restart` does: nothing smaller fits
+    /// (no containers, a host unit).
+    Module,
+    /// The whole module, because the containers' repair did not hold (why).
+    Escalated(String),
+}
+
 /// What is wrong with a module, and which containers to repair (none: the whole module).
 pub(super) struct Trouble {
     pub why: String,
