@@ -354,3 +354,36 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod on_disk {
+    //! A state file in the shape hal writes today (times as unix milliseconds) still loads, and is written back unchanged.
+
+    use super::*;
+
+    const TODAY: &str = r#"{"schema":1,"modules":{"web":{
+        "starts":[1764900000000,1764900060500],"desired":"up","pull_warning":null,
+        "digest":"sha256:ab","services":null,"compose_version":"2.30.0",
+        "hold":{"since":1764900000000,"not_before":1764900030000,"backoff_ms":30000,
+                "free_at":1764900600000,"reason":"start limit hit","notified":true},
+        "stopped":["worker"],
+        "failure":{"at":1764900061000,"reason":"exited","service":"web"},
+        "rollback":{"at":1764900062000,"reason":"not active","restored":true,
+                    "services":[{"service":"web","image":"nginx","failed":"sha256:1","restored":"sha256:0"}]},
+        "rollbacks":2,"previous":{"web":"sha256:0"},
+        "update_check":{"at":1764900063000,"available":["web"],"error":null}}}}"#;
+
+    #[test]
+    fn todays_state_file_loads_and_round_trips() {
+        let s = parse_state(TODAY).unwrap();
+        let web = &s.modules["web"];
+        assert_eq!(web.starts, vec![1_764_900_000_000, 1_764_900_060_500]);
+        let hold = web.hold.as_ref().unwrap();
+        assert_eq!(hold.until(), stamp_of_ms(1_764_900_601_000));
+        assert_eq!(stamp_of_ms(1_764_900_060_500).nanos, 500_000_000);
+        assert_eq!(ms_of(stamp_of_ms(1_764_900_060_500)), 1_764_900_060_500);
+        assert_eq!(web.failure.as_ref().unwrap().at, 1_764_900_061_000);
+        let want: serde_json::Value = serde_json::from_str(TODAY).unwrap();
+        assert_eq!(serde_json::to_value(&s).unwrap(), want);
+    }
+}
