@@ -81,3 +81,36 @@ impl Would {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_wins_over_the_config_and_the_config_fills_the_rest() {
+        let settings = Settings {
+            pull: PullPolicy::Missing,
+            limit: RestartLimit::default(),
+            timeout: Duration::from_secs(120),
+            pull_timeout: Duration::from_secs(300),
+        };
+        let flags = StartOpts {
+            pull: Some(PullPolicy::Never),
+            wait: false,
+            timeout: None,
+        };
+        let plan = StartPlan::new(&flags, &settings);
+        assert_eq!(plan.pull, PullPolicy::Never);
+        assert_eq!(plan.timeout, Duration::from_secs(120));
+        assert_eq!(plan.pull_timeout, Duration::from_secs(300));
+        assert!(!plan.wait);
+        let timed = StartOpts {
+            timeout: Some(Duration::from_secs(5)),
+            ..flags
+        };
+        assert_eq!(
+            StartPlan::new(&timed, &settings).timeout,
+            Duration::from_secs(5)
+        );
+    }
+}
