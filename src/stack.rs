@@ -26,6 +26,7 @@ pub(crate) use env::{Env, Stacks};
 // What the containers say, and whether a project is the module.
 pub(crate) use look::assess::ContainerFacts;
 pub(crate) use look::assess::expected::{Expected, Judged, judge};
+pub(crate) use look::identity::Snapshot;
 pub(crate) use look::node::{NodeFacts, node_facts, running_projects};
 pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
 pub(crate) use look::services::check_service;
@@ -38,7 +39,7 @@ pub(crate) use look::assess::LOOP_RESTARTS;
 /// refusal, `status`'s reason and doctor's `identity` check.
 pub(crate) mod identity {
     pub(crate) use crate::stack::look::identity::{
-        conflict_reason, dirs_of, orphan_reason, other_dir, refuse_start,
+        conflict_reason, dirs_by_project, orphan_reason, other_dir, refuse_start,
     };
 }
 

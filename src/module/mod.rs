@@ -80,11 +80,29 @@ impl Module {
     /// invalid declaration): what every verb answers for it.
     pub(crate) fn usable(&self) -> Result<(), HalError> {
         match &self.kind {
-            Kind::Invalid { reason } => Err(HalError::InvalidModule {
-                name: self.name.clone(),
-                reason: reason.clone(),
-            }),
+            Kind::Invalid { reason } => Err(self.invalid(reason.clone())),
             Kind::Stack { .. } | Kind::Host { .. } => Ok(()),
+        }
+    }
+
+    /// What a start of a stack whose directory is gone answers: only `stop`
+    /// applies to what still runs of it (the stack backend looks).
+    pub(crate) fn dir_gone(&self) -> HalError {
+        let dir = match &self.kind {
+            Kind::Stack { dir, .. } => dir.display().to_string(),
+            Kind::Host { .. } | Kind::Invalid { .. } => String::new(),
+        };
+        self.invalid(format!(
+            "its directory {dir} is gone (renamed or removed); `hal stop {}` removes what still runs of it",
+            self.name
+        ))
+    }
+
+    /// The one place a module's refusal is made.
+    fn invalid(&self, reason: String) -> HalError {
+        HalError::InvalidModule {
+            name: self.name.clone(),
+            reason,
         }
     }
 }

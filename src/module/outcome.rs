@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::module::config::PullPolicy;
+use crate::module::config::{PullPolicy, RestartLimit, Settings};
 use crate::module::status::State;
 
 /// What a verb left behind.
@@ -21,6 +21,37 @@ pub(crate) struct StartOpts {
     pub pull: Option<PullPolicy>,
     pub wait: bool,
     pub timeout: Option<Duration>,
+}
+
+/// A start's flags and the module's config resolved once, into what the
+/// start does (ripgrep's low and high arguments): a flag where one was given,
+/// else the module's section, else the defaults. Built by [`StartPlan::new`]
+/// alone, then passed down; nothing below it reads a flag or the config.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StartPlan {
+    /// Which images are pulled before the start.
+    pub pull: PullPolicy,
+    /// How long one image's pull may take.
+    pub pull_timeout: Duration,
+    /// When the whole start (pull, compose, wait) must be over.
+    pub timeout: Duration,
+    /// Whether the start waits for `active`.
+    pub wait: bool,
+    /// How many starts the module may have in its window.
+    pub limit: RestartLimit,
+}
+
+impl StartPlan {
+    /// `opts` (the flags) over `settings` (the module's config).
+    pub(crate) fn new(opts: &StartOpts, settings: &Settings) -> StartPlan {
+        StartPlan {
+            pull: opts.pull.unwrap_or(settings.pull),
+            pull_timeout: settings.pull_timeout,
+            timeout: opts.timeout.unwrap_or(settings.timeout),
+            wait: opts.wait,
+            limit: settings.limit,
+        }
+    }
 }
 
 /// What a verb would do to one module (`--dry-run`'s answer).
@@ -48,5 +79,38 @@ impl Would {
             Would::Stop => "stop",
             Would::Restart => "restart",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_wins_over_the_config_and_the_config_fills_the_rest() {
+        let settings = Settings {
+            pull: PullPolicy::Missing,
+            limit: RestartLimit::default(),
+            timeout: Duration::from_secs(120),
+            pull_timeout: Duration::from_secs(300),
+        };
+        let flags = StartOpts {
+            pull: Some(PullPolicy::Never),
+            wait: false,
+            timeout: None,
+        };
+        let plan = StartPlan::new(&flags, &settings);
+        assert_eq!(plan.pull, PullPolicy::Never);
+        assert_eq!(plan.timeout, Duration::from_secs(120));
+        assert_eq!(plan.pull_timeout, Duration::from_secs(300));
+        assert!(!plan.wait);
+        let timed = StartOpts {
+            timeout: Some(Duration::from_secs(5)),
+            ..flags
+        };
+        assert_eq!(
+            StartPlan::new(&timed, &settings).timeout,
+            Duration::from_secs(5)
+        );
     }
 }

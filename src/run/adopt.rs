@@ -1,8 +1,8 @@
 //! Adopting one stack (`hal adopt`): the fast path's baseline and the desired state, recorded under the module's lock as a start records them.
 
+use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
-use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::stack::Baseline;
 
@@ -16,16 +16,11 @@ pub(crate) async fn stack(
     desired: Desired,
     runs: bool,
 ) -> anyhow::Result<(Option<Baseline>, Vec<String>)> {
-    let Kind::Stack { dir, .. } = &m.kind else {
+    let Some(stack) = crate::stack::Stack::of(m, None) else {
         anyhow::bail!("{} is not a stack", m.name);
     };
     let _lock = node.store.lock_module(&m.name).await?;
     let baseline = if runs {
-        let stack = crate::stack::Stack {
-            name: &m.name,
-            dir,
-            service: None,
-        };
         Some(crate::stack::record_baseline(node.stack_env(progress), &stack).await?)
     } else {
         None

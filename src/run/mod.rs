@@ -1,6 +1,7 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
 pub(crate) mod adopt;
+mod backend;
 mod ended;
 pub(crate) mod follow;
 mod graph;
@@ -22,6 +23,7 @@ use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
+use crate::run::backend::{Launched, Starting, launch, launch_planned, plan, stop, undriven};
 use crate::run::node::Node;
 use crate::state::records::Ended;
 use crate::util::timefmt::Stamp;
@@ -142,17 +144,6 @@ pub(crate) async fn check_services(node: &Node, targets: &[Target]) -> anyhow::R
     Ok(())
 }
 
-/// A start under way: finished, or started and waiting for `active`.
-enum Launched {
-    Done(Outcome),
-    /// Active and unchanged: nothing was started.
-    Unchanged(Outcome),
-    /// Stopped; what could bring it back was looked at before.
-    Stopped(settle::Watchers, Outcome),
-    Stack(stack::Pending),
-    Host(host::Pending),
-}
-
 async fn one(
     node: &Node,
     progress: &dyn Progress,
@@ -263,13 +254,24 @@ async fn start_one(
 ) -> anyhow::Result<(Launched, bool)> {
     let m = &t.module;
     // Refused before anything starts; counted only when something did.
-    stack::identity::refuse_start(&node.stacks, m).await?;
-    node.store.check_limit(&m.name, limit_of(node, m), force)?;
+    let seen = stack::identity::refuse_start(&node.stacks, m).await?;
+    let plan = plan(node, m, opts);
+    node.store.check_limit(&m.name, plan.limit, force)?;
     desire(node, m, Desired::Up, warnings).await?;
     // Starting an active unit is a no-op for the init: free, as for a stack.
     let launched = match host::already_active(&node.hosts, m).await? {
         Some(o) => Ok(Launched::Unchanged(o)),
-        None => launch(node, progress, m, t.service.as_deref(), opts).await,
+        // Nothing touched the containers since the refusal listed them.
+        None => {
+            let service = t.service.as_deref();
+            let starting = Starting {
+                m,
+                service,
+                plan,
+                seen,
+            };
+            launch_planned(node, progress, starting).await
+        }
     };
     let unchanged = matches!(launched, Ok(Launched::Unchanged(_)));
     if !unchanged {
@@ -313,20 +315,10 @@ async fn repair(
     still_wanted(node, m)?;
     let fixes = &ended::not_stopped(node, m, fixes)?;
     count(node, m, false, warnings).await?;
-    let Kind::Stack { dir, .. } = &m.kind else {
-        return Err(invalid_kind());
-    };
-    let stack = stack::Stack {
-        name: &m.name,
-        dir,
-        service: None,
-    };
-    let timeout = opts
-        .timeout
-        .unwrap_or(node.config.settings(&m.name).timeout);
+    let stack = stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     let env = node.stack_env(progress);
     Ok(Launched::Stack(
-        stack::repair(env, &stack, fixes, timeout).await?,
+        stack::repair(env, &stack, fixes, plan(node, m, opts).timeout).await?,
     ))
 }
 
@@ -386,69 +378,4 @@ async fn desire(
 ) -> anyhow::Result<()> {
     warnings.extend(node.store.set_desired(&m.name, d).await?);
     Ok(())
-}
-
-async fn launch(
-    node: &Node,
-    progress: &dyn Progress,
-    m: &Module,
-    service: Option<&str>,
-    opts: &StartOpts,
-) -> anyhow::Result<Launched> {
-    let settings = node.config.settings(&m.name);
-    Ok(match &m.kind {
-        Kind::Stack { dir, .. } => {
-            let env = node.stack_env(progress);
-            let stack = stack::Stack {
-                name: &m.name,
-                dir,
-                service,
-            };
-            match stack::launch(env, &stack, &settings, opts).await? {
-                stack::Launch::Done(o) => Launched::Done(o),
-                stack::Launch::Unchanged(o) => Launched::Unchanged(o),
-                stack::Launch::Wait(p) => Launched::Stack(*p),
-            }
-        }
-        Kind::Host { unit, scope } => {
-            let timeout = opts.timeout.unwrap_or(settings.timeout);
-            let init = node.hosts.init(*scope);
-            match host::launch(init, progress, &m.name, unit, opts.wait, timeout).await? {
-                host::Launch::Done(o) => Launched::Done(o),
-                host::Launch::Wait(p) => Launched::Host(p),
-            }
-        }
-        Kind::Invalid { .. } => return Err(invalid_kind()),
-    })
-}
-
-async fn stop(
-    node: &Node,
-    progress: &dyn Progress,
-    m: &Module,
-    service: Option<&str>,
-    grace: Option<Duration>,
-) -> anyhow::Result<Outcome> {
-    match &m.kind {
-        Kind::Stack { dir, .. } => {
-            let stack = stack::Stack {
-                name: &m.name,
-                dir,
-                service,
-            };
-            stack::stop(node.stack_env(progress), &stack, grace).await
-        }
-        Kind::Host { unit, scope } => {
-            let init = node.hosts.init(*scope);
-            // systemd's own TimeoutStopSec= decides when the unit is killed;
-            // -t bounds only how long hal waits for that.
-            let timeout = grace.unwrap_or(node.config.settings(&m.name).timeout);
-            host::stop(&*init, progress, &m.name, unit, timeout).await
-        }
-        Kind::Invalid { .. } => Err(invalid_kind()),
-    }
-}
-
-fn invalid_kind() -> anyhow::Error {
-    anyhow::anyhow!("invalid module")
 }

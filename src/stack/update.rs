@@ -51,19 +51,15 @@ pub(crate) async fn pull(
     let images = compose
         .images(&stack.project(), env.stacks.endpoint()?)
         .await?;
-    let gate = Gate::before(&engine, stack.name, &images, false).await?;
-    let warnings = crate::stack::start::pull::pull(
-        &engine,
-        env.progress,
-        stack.name,
-        &images,
-        PullPolicy::Always,
-        settings.pull_timeout,
-    )
-    .await?;
-    env.store
-        .set_pull_warning(stack.name, warnings.first().cloned())
-        .await?;
+    let list = engine.compose_containers(Some(stack.name)).await?;
+    let gate = Gate::before(&engine, &list, &images, false).await?;
+    let ask = crate::stack::start::pull::Ask {
+        module: stack.name,
+        services: &images,
+        policy: PullPolicy::Always,
+        timeout: settings.pull_timeout,
+    };
+    let warnings = crate::stack::start::pull::pull(env, &engine, &ask, true).await?;
     let swaps = gate.after(&engine).await?;
     let mut report = Vec::new();
     for s in pullable(&images) {
@@ -106,7 +102,11 @@ pub(crate) async fn recreate(
 ) -> anyhow::Result<crate::stack::start::Pending> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
-    let plan = Rollback::keep(env, stack.name, stack.dir, None, pulled.swaps, timeout).await?;
+    let whole = Stack {
+        service: None,
+        ..*stack
+    };
+    let plan = Rollback::keep(env, &whole, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
     crate::stack::start::evidence::keep(&engine, env.store, stack.name, None).await?;
     let services: Vec<&str> = plan.services();
@@ -121,14 +121,9 @@ pub(crate) async fn recreate(
             crate::stack::start::roll_back(env.progress, &engine, env.store, plan, e).await,
         );
     }
-    let mut pending = crate::stack::start::Pending::new(
-        env.store,
-        &engine,
-        stack,
-        bound,
-        Vec::new(),
-        pulled.warnings,
-    );
-    pending.rollback = Some(Box::new(plan));
-    Ok(pending)
+    Ok(crate::stack::start::Pending {
+        warnings: pulled.warnings,
+        rollback: Some(Box::new(plan)),
+        ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
+    })
 }

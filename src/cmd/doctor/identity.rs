@@ -1,7 +1,5 @@
 //! Is every project hal sees its own: no running project named like a module but run from another directory, no containers left of a module whose directory is gone.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
@@ -23,16 +21,7 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
             return Check::not_checked(NAME, format!("cannot list containers: {}", OneLine(&e)));
         }
     };
-    let mut by_project: BTreeMap<&str, Vec<_>> = BTreeMap::new();
-    for c in &list {
-        if let Some(who) = &c.identity {
-            by_project.entry(who.project.as_str()).or_default().push(c);
-        }
-    }
-    let dirs: BTreeMap<&str, BTreeSet<String>> = by_project
-        .into_iter()
-        .map(|(project, containers)| (project, identity::dirs_of(containers)))
-        .collect();
+    let dirs = identity::dirs_by_project(&list);
     let mut problems = Vec::new();
     for m in inv.modules.iter().chain(&inv.gone) {
         let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {

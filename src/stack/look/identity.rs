@@ -1,6 +1,6 @@
 //! Which compose project is which module: a project is the module only when compose ran it from the module's directory (its `working_dir` label), so hal never takes another directory's project of the same name for its own, and finds the containers of a module whose directory is gone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::docker::engine::{Engine, Listed};
@@ -32,11 +32,29 @@ pub(crate) fn other_dir<'a>(dirs: impl IntoIterator<Item = &'a str>, dir: &Path)
 }
 
 /// The directories a project's containers were run from.
-pub(crate) fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet<String> {
+fn dirs_of<'a>(containers: impl IntoIterator<Item = &'a Listed>) -> BTreeSet<String> {
     containers
         .into_iter()
         .filter_map(|c| labels::working_dir(&c.labels))
         .map(str::to_string)
+        .collect()
+}
+
+/// The directories each project's containers were run from, by project
+/// (containers compose did not label are left out): one grouping for
+/// `status`, doctor's `identity` check and the start's refusal.
+pub(crate) fn dirs_by_project<'a>(
+    containers: impl IntoIterator<Item = &'a Listed>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut by_project: BTreeMap<String, Vec<&Listed>> = BTreeMap::new();
+    for c in containers {
+        if let Some(who) = &c.identity {
+            by_project.entry(who.project.clone()).or_default().push(c);
+        }
+    }
+    by_project
+        .into_iter()
+        .map(|(project, containers)| (project, dirs_of(containers)))
         .collect()
 }
 
@@ -80,26 +98,25 @@ pub(crate) async fn own_containers(
     Ok(list)
 }
 
+/// A project's containers as listed at one moment, handed down a start
+/// instead of listed again while nothing has changed them: what the refusal
+/// saw is what the fast path, the gate and the evidence read.
+pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
+
 /// Refuses a start of a stack before anything is touched: one whose
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
-pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<()> {
+/// Returns the stack's containers as it listed them (`None`: not a stack).
+pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<Option<Snapshot>> {
     let Kind::Stack { dir, .. } = &m.kind else {
-        return Ok(());
+        return Ok(None);
     };
     if !dir.is_dir() {
-        return Err(HalError::InvalidModule {
-            name: m.name.clone(),
-            reason: format!(
-                "its directory {} is gone (renamed or removed); `hal stop {}` removes what still runs of it",
-                dir.display(),
-                m.name
-            ),
-        }
-        .into());
+        return Err(m.dir_gone().into());
     }
     let engine = stacks.engine().await?;
-    own_containers(&engine, &m.name, dir).await.map(drop)
+    let list = own_containers(&engine, &m.name, dir).await?;
+    Ok(Some(Snapshot(list)))
 }
 
 #[cfg(test)]

@@ -31,10 +31,21 @@ pub(crate) async fn node_facts(
     projects: &[&str],
     detail: Detail,
 ) -> anyhow::Result<NodeFacts> {
-    let node_wide = projects.len() != 1;
     let list = engine
-        .compose_containers((!node_wide).then(|| projects[0]))
+        .compose_containers((projects.len() == 1).then(|| projects[0]))
         .await?;
+    facts_of_listed(engine, store, projects, detail, list).await
+}
+
+/// [`node_facts`] of containers already listed (a start's one list).
+pub(crate) async fn facts_of_listed(
+    engine: &Engine,
+    store: &Store,
+    projects: &[&str],
+    detail: Detail,
+    list: Vec<Listed>,
+) -> anyhow::Result<NodeFacts> {
+    let node_wide = projects.len() != 1;
     // The ledger learns from this listing (no call of its own); a status
     // that cannot write it still answers.
     let _ = crate::stack::look::seen::listed(store, &list, |p| projects.contains(&p)).await;
@@ -47,19 +58,18 @@ pub(crate) async fn node_facts(
     let mut facts = Vec::with_capacity(list.len());
     let mut ask = Vec::new();
     let mut runs: HashMap<String, String> = HashMap::new();
-    let mut dirs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let dirs = crate::stack::look::identity::dirs_by_project(list.iter().filter(|s| {
+        s.identity
+            .as_ref()
+            .is_some_and(|w| projects.contains(&w.project.as_str()))
+    }));
     for s in list {
-        let Some(who) = s
+        if !s
             .identity
             .as_ref()
-            .filter(|who| projects.contains(&who.project.as_str()))
-        else {
+            .is_some_and(|who| projects.contains(&who.project.as_str()))
+        {
             continue;
-        };
-        if let Some(d) = crate::docker::labels::working_dir(&s.labels) {
-            dirs.entry(who.project.clone())
-                .or_default()
-                .insert(d.to_string());
         }
         let settled = detail == Detail::Settled;
         if let Some(f) = cache.facts(&s, now).or_else(|| {

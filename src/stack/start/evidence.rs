@@ -2,11 +2,12 @@
 
 use futures_util::stream::StreamExt;
 
-use crate::docker::engine::Engine;
+use crate::docker::engine::{Engine, Listed};
 use crate::logs::line::Stream;
 use crate::logs::stream::Window;
 use crate::module::run_state::{ContainerRun, Health};
 use crate::stack::look::assess::ContainerFacts;
+use crate::stack::start::stack::Stack;
 use crate::state::Store;
 use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
 use crate::util::timefmt::Stamp;
@@ -30,7 +31,28 @@ pub(crate) async fn keep(
     module: &str,
     service: Option<&str>,
 ) -> anyhow::Result<()> {
-    let facts = crate::stack::look::facts::of_project(engine, module).await?;
+    let list = engine.compose_containers(Some(module)).await?;
+    keep_of(engine, store, module, service, list).await
+}
+
+/// [`keep`] for the stack's containers as a start just listed them.
+pub(crate) async fn keep_listed(
+    engine: &Engine,
+    store: &Store,
+    stack: &Stack<'_>,
+    list: &[Listed],
+) -> anyhow::Result<()> {
+    keep_of(engine, store, stack.name, stack.service, list.to_vec()).await
+}
+
+async fn keep_of(
+    engine: &Engine,
+    store: &Store,
+    module: &str,
+    service: Option<&str>,
+    list: Vec<Listed>,
+) -> anyhow::Result<()> {
+    let facts = crate::stack::look::facts::read(engine, list).await?;
     let mut runs = Vec::new();
     for c in facts.iter().filter(|c| !c.oneoff && failed(c)) {
         if service.is_some_and(|s| s != c.service) {

@@ -11,45 +11,35 @@ use crate::module::run_state::Health;
 use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
 use crate::module::{Condition, Dependency, ServiceImage};
-use crate::stack::env::Env;
 use crate::stack::look::assess::ContainerFacts;
-use crate::stack::look::facts;
-use crate::stack::start::start_order;
+use crate::stack::look::{facts, node};
+use crate::stack::start::pending::Start;
+use crate::stack::start::{pull, start_order};
 
 /// How often a dependency is looked at while a dependent waits for it.
 const POLL: Duration = Duration::from_millis(250);
 
-/// What the fast path may use, all of it remembered from the last compose run
-/// for the same files.
-pub(crate) struct FastInputs<'a> {
-    pub services: &'a [ServiceImage],
-    pub policy: PullPolicy,
-    pub pull_timeout: Duration,
-    /// Only this service's containers (`MODULE/SERVICE`); `services` then
-    /// holds that service alone.
-    pub only: Option<&'a str>,
-}
-
-/// Starts `name` without compose when that is certainly what compose would do;
-/// `None` means "go through compose". With the outcome come the module's
-/// containers as listed, for the caller's wait.
-pub(crate) async fn try_start(
-    env: Env<'_>,
-    engine: &Engine,
-    name: &str,
-    known: &FastInputs<'_>,
+/// Starts the stack without compose when that is certainly what compose
+/// would do, on the services remembered from the last compose run for the
+/// same files (those of its one service alone, for `MODULE/SERVICE`) and its
+/// containers as the start listed them; `None` means "go through compose".
+/// With the outcome come the containers, for the caller's wait.
+pub(super) async fn try_start(
+    s: &Start<'_>,
+    services: &[ServiceImage],
+    list: &[Listed],
 ) -> anyhow::Result<Option<(Outcome, Vec<Listed>)>> {
-    let list = engine.compose_containers(Some(name)).await?;
+    let only = s.stack.service;
     let main: Vec<&Listed> = list
         .iter()
         .filter(|c| !c.is_oneoff())
-        .filter(|c| known.only.is_none() || c.service() == known.only)
+        .filter(|c| only.is_none() || c.service() == only)
         .collect();
-    if main.is_empty() || !same_services(&main, known.services) {
+    if main.is_empty() || !same_services(&main, services) {
         return Ok(None);
     }
-    let all_up = main.iter().all(|c| c.state == Some(S::Running))
-        && all_verdicts_up(env, engine, name, known.only).await?;
+    let all_up =
+        main.iter().all(|c| c.state == Some(S::Running)) && all_verdicts_up(s, list).await?;
     let all_stopped = main
         .iter()
         .all(|c| matches!(c.state, Some(S::Exited | S::Created)));
@@ -57,7 +47,7 @@ pub(crate) async fn try_start(
         return Ok(None);
     }
     // Under `always` the pull comes first; a new image means compose must recreate.
-    let Some(warnings) = pull_first(env, engine, name, known, &main).await? else {
+    let Some(warnings) = pull_first(s, services, &main).await? else {
         return Ok(None);
     };
     if all_up {
@@ -68,7 +58,7 @@ pub(crate) async fn try_start(
         };
         return Ok(Some((outcome, Vec::new())));
     }
-    if !start_stopped(env, engine, name, known, &main).await? {
+    if !start_stopped(s, services, &main).await? {
         return Ok(None);
     }
     // The caller waits for active, with its `--jobs` slot given back.
@@ -84,28 +74,22 @@ pub(crate) async fn try_start(
 /// Under `always`, the pull before anything starts; `None` when it brought a
 /// new image, which only compose recreates from.
 async fn pull_first(
-    env: Env<'_>,
-    engine: &Engine,
-    name: &str,
-    known: &FastInputs<'_>,
+    s: &Start<'_>,
+    services: &[ServiceImage],
     main: &[&Listed],
 ) -> anyhow::Result<Option<Vec<String>>> {
-    if known.policy != PullPolicy::Always {
+    if s.plan.pull != PullPolicy::Always {
         return Ok(Some(Vec::new()));
     }
-    let warnings = crate::stack::start::pull::pull(
-        engine,
-        env.progress,
-        name,
-        known.services,
-        known.policy,
-        known.pull_timeout,
-    )
-    .await?;
-    env.store
-        .set_pull_warning(name, warnings.first().cloned())
-        .await?;
-    if !same_images(engine, main, known.services).await? {
+    let ask = pull::Ask {
+        module: s.stack.name,
+        services,
+        policy: s.plan.pull,
+        timeout: s.plan.pull_timeout,
+    };
+    // Recorded even for one service, as it always was here.
+    let warnings = pull::pull(s.env, s.engine, &ask, true).await?;
+    if !same_images(s.engine, main, services).await? {
         return Ok(None);
     }
     Ok(Some(warnings))
@@ -115,13 +99,12 @@ async fn pull_first(
 /// order, each after what it depends on, waiting where compose would;
 /// `false` (nothing started) when compose must do it.
 async fn start_stopped(
-    env: Env<'_>,
-    engine: &Engine,
-    name: &str,
-    known: &FastInputs<'_>,
+    s: &Start<'_>,
+    services: &[ServiceImage],
     main: &[&Listed],
 ) -> anyhow::Result<bool> {
-    let deps = start_order::dependencies(main, known.services);
+    let (engine, name) = (s.engine, s.stack.name);
+    let deps = start_order::dependencies(main, services);
     let waits_on = |service: &str| -> Vec<&Dependency> {
         deps.get(service)
             .into_iter()
@@ -130,8 +113,7 @@ async fn start_stopped(
             .collect()
     };
     // A record from an older hal says a service waits, not for what: compose knows.
-    if known
-        .services
+    if services
         .iter()
         .any(|s| s.gated && waits_on(&s.service).is_empty())
     {
@@ -145,7 +127,8 @@ async fn start_stopped(
                 .map(|x| (*x).clone())
                 .collect();
             if !of_dep.is_empty() {
-                env.progress
+                s.env
+                    .progress
                     .step(name, &format!("waiting for {}", d.service));
                 ready(engine, d.condition, of_dep).await?;
             }
@@ -253,14 +236,16 @@ fn same_services(main: &[&Listed], services: &[ServiceImage]) -> bool {
 /// running for more than a moment, healthy where it has a healthcheck. The
 /// health is the engine's own field (the list's, else an inspect's, through
 /// what hal remembers of each run), the same verdict `status` gives.
-async fn all_verdicts_up(
-    env: Env<'_>,
-    engine: &Engine,
-    name: &str,
-    only: Option<&str>,
-) -> anyhow::Result<bool> {
-    let facts =
-        crate::stack::look::node::node_facts(engine, env.store, &[name], Detail::Settled).await?;
+async fn all_verdicts_up(s: &Start<'_>, list: &[Listed]) -> anyhow::Result<bool> {
+    let (name, only) = (s.stack.name, s.stack.service);
+    let facts = node::facts_of_listed(
+        s.engine,
+        s.env.store,
+        &[name],
+        Detail::Settled,
+        list.to_vec(),
+    )
+    .await?;
     Ok(facts
         .containers
         .get(name)

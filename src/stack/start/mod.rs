@@ -4,66 +4,29 @@ pub(crate) mod baseline;
 pub(crate) mod bound;
 pub(crate) mod evidence;
 pub(crate) mod fastpath;
+pub(crate) mod pending;
 pub(crate) mod pull;
+pub(crate) mod stack;
 pub(crate) mod start_order;
+mod wait;
 
-use std::path::Path;
-use std::time::Duration;
-
-use crate::docker::compose::{Fresh, Project};
+use crate::docker::compose::Fresh;
 use crate::docker::engine::{Engine, Listed};
-use crate::error::Detailed;
 use crate::module::ServiceImage;
-use crate::module::config::Settings;
-use crate::module::outcome::{Outcome, StartOpts};
-use crate::module::progress::Progress;
+use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::status::State;
 use crate::stack::env::Env;
-use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
-use crate::stack::look::{facts, seen};
+use crate::stack::look::assess::{ContainerFacts, assess};
+use crate::stack::look::facts;
+use crate::stack::look::identity::Snapshot;
 use crate::stack::project::inputs::InputError;
 use crate::stack::start::bound::Bound;
 use crate::stack::update::{gate, rollback};
 
-const POLL: Duration = Duration::from_millis(250);
-/// Polled this long after containers should have settled, so one poll sees it.
-const SETTLE_MARGIN: Duration = Duration::from_millis(20);
-
-/// One stack as a verb sees it: its compose project, and the one service a
-/// `MODULE/SERVICE` names (`None`: the whole project).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Stack<'a> {
-    pub name: &'a str,
-    pub dir: &'a Path,
-    pub service: Option<&'a str>,
-}
-
-impl<'a> Stack<'a> {
-    pub(super) fn project(&self) -> Project<'a> {
-        Project {
-            name: self.name,
-            dir: self.dir,
-        }
-    }
-}
-
-/// A started stack that still has to reach `active`.
-pub(crate) struct Pending {
-    pub(super) engine: Engine,
-    pub(super) name: String,
-    /// Only this service's containers count (`MODULE/SERVICE`).
-    pub(super) service: Option<String>,
-    /// When the whole start (launch and wait) must be over.
-    pub(super) bound: Bound,
-    /// The module's containers as just listed (empty: list them first).
-    pub(super) containers: Vec<Listed>,
-    pub(super) warnings: Vec<String>,
-    /// Where the module's containers are recorded once the wait is over (`state::ledger`).
-    /// (Boxed: a runner's `Launched` carries a `Pending` by value.)
-    pub(super) store: Box<crate::state::Store>,
-    /// Set when the launch moved services onto new images: a wait that fails rolls them back.
-    pub(super) rollback: Option<Box<rollback::Rollback>>,
-}
+pub(crate) use pending::Pending;
+use pending::Start;
+pub(crate) use stack::Stack;
+pub(crate) use wait::{roll_back, wait};
 
 /// What a launch left: done, or started and waiting for `active`.
 pub(crate) enum Launch {
@@ -81,27 +44,37 @@ pub(crate) enum Launch {
 /// The start's timeout bounds all of it, the pull and compose included:
 /// past it, hal stops waiting (compose is killed, what it made stays) and
 /// says what the start was waiting for.
+///
+/// `seen` is the project's containers as the refusal just listed them
+/// ([`crate::stack::look::identity::refuse_start`]), when nothing can have
+/// changed them since; `None`: the launch lists them once itself.
 pub(crate) async fn launch(
     env: Env<'_>,
     stack: &Stack<'_>,
-    settings: &Settings,
-    opts: &StartOpts,
+    plan: &StartPlan,
+    seen: Option<Snapshot>,
 ) -> anyhow::Result<Launch> {
-    let bound = Bound::from_now(opts.timeout.unwrap_or(settings.timeout));
+    let bound = Bound::from_now(plan.timeout);
     let engine = env.stacks.engine().await?;
-    let work = launch_within(env, &engine, stack, settings, opts, bound);
+    let start = Start {
+        env,
+        engine: &engine,
+        stack,
+        plan,
+        bound,
+    };
+    let work = launch_within(&start, seen);
     bound.run(&engine, stack.name, stack.service, work).await
 }
 
-async fn launch_within(
-    env: Env<'_>,
-    engine: &Engine,
-    stack: &Stack<'_>,
-    settings: &Settings,
-    opts: &StartOpts,
-    bound: Bound,
-) -> anyhow::Result<Launch> {
-    let digest = match crate::stack::project::digest::of_module(stack.dir) {
+async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<Launch> {
+    // The files are hashed off the async threads: many modules start at once.
+    let dir = s.stack.dir.to_path_buf();
+    let digest =
+        tokio::task::spawn_blocking(move || crate::stack::project::digest::of_module(&dir))
+            .await
+            .map_err(anyhow::Error::new)?;
+    let digest = match digest {
         Ok(d) => d.key,
         // A file compose would need is missing: refuse before anything starts.
         Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {
@@ -110,100 +83,64 @@ async fn launch_within(
         // hal cannot read it: compose says what is wrong, in its own words.
         Err(InputError::Unreadable { .. }) => None,
     };
-    let known = remembered(env, stack.name, digest.as_deref());
+    let known = remembered(s.env, s.stack.name, digest.as_deref());
+    // One list for the fast path, the gate and the evidence: nothing but
+    // compose changes the project's containers before compose runs.
+    let list = match seen {
+        Some(Snapshot(list)) => list,
+        None => s.engine.compose_containers(Some(s.stack.name)).await?,
+    };
     if let Some((services, _)) = &known
-        && let Some(launch) = fast(env, engine, stack, settings, opts, services, bound).await?
+        && let Some(launch) = fast(s, services, &list).await?
     {
         return Ok(launch);
     }
-    let (warnings, rollback) =
-        through_compose(env, engine, stack, settings, opts, digest, known).await?;
-    if !opts.wait {
-        return no_wait(engine, stack, warnings).await;
+    let (warnings, rollback) = through_compose(s, digest, known, &list).await?;
+    if !s.plan.wait {
+        return no_wait(s.engine, s.stack, warnings).await;
     }
-    let mut pending = Pending::new(env.store, engine, stack, bound, Vec::new(), warnings);
-    pending.rollback = rollback;
-    Ok(Launch::Wait(Box::new(pending)))
-}
-
-impl Pending {
-    pub(super) fn new(
-        store: &crate::state::Store,
-        engine: &Engine,
-        stack: &Stack<'_>,
-        bound: Bound,
-        containers: Vec<Listed>,
-        warnings: Vec<String>,
-    ) -> Pending {
-        Pending {
-            engine: engine.clone(),
-            name: stack.name.to_string(),
-            service: stack.service.map(str::to_string),
-            bound,
-            containers,
-            warnings,
-            store: Box::new(store.clone()),
-            rollback: None,
-        }
-    }
+    Ok(Launch::Wait(Box::new(Pending {
+        warnings,
+        rollback,
+        ..Pending::new(s.env.store, s.engine, s.stack, s.bound)
+    })))
 }
 
 /// The fast path on the services compose resolved for these same files:
 /// `None` when the start must go through compose.
 async fn fast(
-    env: Env<'_>,
-    engine: &Engine,
-    stack: &Stack<'_>,
-    settings: &Settings,
-    opts: &StartOpts,
+    s: &Start<'_>,
     services: &[ServiceImage],
-    bound: Bound,
+    list: &[Listed],
 ) -> anyhow::Result<Option<Launch>> {
-    let services = only(services.to_vec(), stack.service);
-    let inputs = crate::stack::start::fastpath::FastInputs {
-        services: &services,
-        policy: opts.pull.unwrap_or(settings.pull),
-        pull_timeout: settings.pull_timeout,
-        only: stack.service,
-    };
-    let Some((outcome, containers)) =
-        crate::stack::start::fastpath::try_start(env, engine, stack.name, &inputs).await?
-    else {
+    let services = only(services.to_vec(), s.stack.service);
+    let Some((outcome, containers)) = fastpath::try_start(s, &services, list).await? else {
         return Ok(None);
     };
     if outcome.state == State::Active {
         // The fast path starts nothing when every container is up.
         return Ok(Some(Launch::Unchanged(outcome)));
     }
-    if !opts.wait {
+    if !s.plan.wait {
         return Ok(Some(Launch::Done(outcome)));
     }
-    Ok(Some(Launch::Wait(Box::new(Pending::new(
-        env.store,
-        engine,
-        stack,
-        bound,
+    Ok(Some(Launch::Wait(Box::new(Pending {
         containers,
-        outcome.warnings,
-    )))))
+        warnings: outcome.warnings,
+        ..Pending::new(s.env.store, s.engine, s.stack, s.bound)
+    }))))
 }
 
 /// Pulls through the Engine API, then `compose up`; returns the pull's
 /// warnings, and the rollback of the services the pull moved onto new images.
 async fn through_compose(
-    env: Env<'_>,
-    engine: &Engine,
-    stack: &Stack<'_>,
-    settings: &Settings,
-    opts: &StartOpts,
+    s: &Start<'_>,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
+    list: &[Listed],
 ) -> anyhow::Result<(Vec<String>, Option<Box<rollback::Rollback>>)> {
-    let name = stack.name;
-    let policy = opts.pull.unwrap_or(settings.pull);
+    let (env, engine, stack) = (s.env, s.engine, s.stack);
     let compose = env.stacks.compose().await?;
-    let project = stack.project();
-    let endpoint = env.stacks.endpoint()?;
     // hal pulls through the Engine API, so a failed pull can fall back to a
     // cached image; compose then only creates containers. The image list is
     // compose's answer for these same inputs when one is remembered under the
@@ -211,34 +148,30 @@ async fn through_compose(
     // compose process (`digest.rs` says what the digest covers).
     let images = match known {
         Some((images, Some(version))) if version == compose.version => images,
-        _ => compose.images(&project, endpoint).await?,
+        _ => {
+            compose
+                .images(&stack.project(), env.stacks.endpoint()?)
+                .await?
+        }
     };
     let wanted = only(images.clone(), stack.service);
-    let gate = gate::Gate::before(engine, name, &wanted, true).await?;
-    let warnings = crate::stack::start::pull::pull(
-        engine,
-        env.progress,
-        name,
-        &wanted,
-        policy,
-        settings.pull_timeout,
-    )
-    .await?;
+    let gate = gate::Gate::before(engine, list, &wanted, true).await?;
+    let ask = pull::Ask {
+        module: stack.name,
+        services: &wanted,
+        policy: s.plan.pull,
+        timeout: s.plan.pull_timeout,
+    };
     // One service's pull says nothing of the others': it never clears theirs.
-    if stack.service.is_none() || !warnings.is_empty() {
-        env.store
-            .set_pull_warning(name, warnings.first().cloned())
-            .await?;
-    }
+    let warnings = pull::pull(env, engine, &ask, stack.service.is_none()).await?;
     // compose may recreate a failed container (its files changed): keep its last words first.
-    crate::stack::start::evidence::keep(engine, env.store, name, stack.service).await?;
+    evidence::keep_listed(engine, env.store, stack, list).await?;
     // A service the pull moved onto a new image goes through the update's gate.
     let swaps = gate.after(engine).await?;
-    let timeout = opts.timeout.unwrap_or(settings.timeout);
-    let rollback = match swaps.is_empty() || !opts.wait {
+    let rollback = match swaps.is_empty() || !s.plan.wait {
         true => None,
         false => Some(Box::new(
-            rollback::Rollback::keep(env, name, stack.dir, stack.service, swaps, timeout).await?,
+            rollback::Rollback::keep(env, stack, swaps, s.plan.timeout).await?,
         )),
     };
     match (up(env, &compose, stack, digest, images).await, rollback) {
@@ -311,17 +244,6 @@ pub(super) fn of_service(
     facts
 }
 
-/// The listed containers of one service, or all of them.
-fn listed_of(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {
-    match service {
-        Some(s) => list
-            .into_iter()
-            .filter(|c| c.identity.as_ref().is_some_and(|who| who.service == s))
-            .collect(),
-        None => list,
-    }
-}
-
 /// The services compose resolved the last time, if the files are the same now.
 fn remembered(
     env: Env<'_>,
@@ -335,124 +257,4 @@ fn remembered(
         return None;
     }
     Some((rec.services.clone()?, rec.compose_version.clone()))
-}
-
-/// Polls the project until every service is up (healthy where it has a
-/// healthcheck), something fails for good, or the start's timeout passes.
-///
-/// Each poll inspects the containers the launch listed alone: no compose
-/// process creates any while hal waits, and a list call costs the engine
-/// several inspects when many modules start at once. One that went away makes
-/// the next poll list again.
-///
-/// When the launch moved services onto new images, a wait that fails rolls
-/// them back (`update.rs`), and one that succeeds clears an old rollback.
-pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Outcome> {
-    let Some(rollback) = p.rollback.take() else {
-        return wait_active(progress, p).await;
-    };
-    let engine = p.engine.clone();
-    let store = p.store.clone();
-    match wait_active(progress, p).await {
-        Ok(mut o) => {
-            o.warnings.extend(rollback.passed().await);
-            Ok(o)
-        }
-        Err(e) => Err(roll_back(progress, &engine, &store, *rollback, e).await),
-    }
-}
-
-/// Rolls back a gated launch that failed with `e`, waiting again as [`wait`] does.
-pub(crate) async fn roll_back(
-    progress: &dyn Progress,
-    engine: &Engine,
-    store: &crate::state::Store,
-    r: rollback::Rollback,
-    e: anyhow::Error,
-) -> anyhow::Error {
-    let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
-    let service = r.service().map(str::to_string);
-    let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
-        let stack = Stack {
-            name: &name,
-            dir: &dir,
-            service: service.as_deref(),
-        };
-        let p = Pending::new(store, engine, &stack, bound, Vec::new(), Vec::new());
-        Box::pin(async move { wait_active(progress, p).await.map(drop) })
-    };
-    r.roll_back(progress, engine, e, &again).await
-}
-
-/// [`wait`] with no gate.
-async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
-    let Pending {
-        engine,
-        name,
-        service,
-        bound,
-        mut containers,
-        mut warnings,
-        store,
-        rollback: _,
-    } = p;
-    let name = name.as_str();
-    let service = service.as_deref();
-    let list = async || {
-        engine
-            .compose_containers(Some(name))
-            .await
-            .map(|l| listed_of(l, service))
-    };
-    progress.step(name, "waiting");
-    loop {
-        if containers.is_empty() {
-            containers = list().await?;
-        }
-        let mut facts = facts::read(&engine, containers.clone()).await?;
-        if facts.len() != containers.len() {
-            // Removed under us: see the project as it is now.
-            containers = list().await?;
-            facts = facts::read(&engine, containers.clone()).await?;
-        }
-        let refs: Vec<&ContainerFacts> = facts.iter().collect();
-        let (state, reason) = assess(&refs);
-        let reason = reason.map(|r| r.to_string());
-        let give_up = hopeless(&refs);
-        if state == State::Active || give_up || bound.passed() {
-            // This generation's lines stay readable after it is gone.
-            if let Err(e) = seen::listed(&store, &containers, |p| p == name).await {
-                warnings.push(seen::warning(&e));
-            }
-        }
-        if state == State::Active {
-            return Ok(Outcome {
-                state,
-                reason,
-                warnings,
-            });
-        }
-        if give_up || bound.passed() {
-            let why = reason.unwrap_or_else(|| state.as_str().to_string());
-            let summary = if give_up {
-                format!("did not start: {why}")
-            } else {
-                format!(
-                    "not active after {}: {why}",
-                    crate::util::duration::format(bound.timeout)
-                )
-            };
-            let details = bound::diagnose(&engine, &refs).await;
-            return Err(Detailed { summary, details }.into());
-        }
-        progress.step(
-            name,
-            &format!("waiting ({})", reason.as_deref().unwrap_or(state.as_str())),
-        );
-        // Running containers that only have to stay up a moment are not asked
-        // about again before they can have: fewer calls while other modules start.
-        let pause =
-            settles_in(&refs).map_or(POLL, |left| (left + SETTLE_MARGIN).clamp(POLL, SETTLE));
-        tokio::time::sleep(pause.min(bound.left())).await;
-    }
 }

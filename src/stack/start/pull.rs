@@ -9,6 +9,7 @@ use crate::docker::engine::Engine;
 use crate::module::ServiceImage;
 use crate::module::config::PullPolicy;
 use crate::module::progress::Progress;
+use crate::stack::env::Env;
 
 /// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
 /// default); a digest reference stays whole.
@@ -26,16 +27,44 @@ pub(crate) fn split_ref(image: &str) -> (String, Option<String>) {
     }
 }
 
-/// Pulls what the policy asks for. Returns warnings (a pull failed but a cached
-/// image is present); fails when an image is absent and cannot be pulled.
+/// What a pull is asked for: a module's images, under a policy, each within a timeout.
+pub(crate) struct Ask<'a> {
+    pub module: &'a str,
+    pub services: &'a [ServiceImage],
+    pub policy: PullPolicy,
+    pub timeout: Duration,
+}
+
+/// Pulls what the policy asks for, then records the first warning as the
+/// module's pull warning (`status` shows it); with `clears`, also when there
+/// is none, so that an old one goes. Returns the warnings (a pull failed but
+/// a cached image is present); fails when an image is absent and cannot be pulled.
 pub(crate) async fn pull(
+    env: Env<'_>,
+    engine: &Engine,
+    ask: &Ask<'_>,
+    clears: bool,
+) -> anyhow::Result<Vec<String>> {
+    let warnings = pull_all(engine, env.progress, ask).await?;
+    if clears || !warnings.is_empty() {
+        env.store
+            .set_pull_warning(ask.module, warnings.first().cloned())
+            .await?;
+    }
+    Ok(warnings)
+}
+
+async fn pull_all(
     engine: &Engine,
     progress: &dyn Progress,
-    module: &str,
-    services: &[ServiceImage],
-    policy: PullPolicy,
-    timeout: Duration,
+    ask: &Ask<'_>,
 ) -> anyhow::Result<Vec<String>> {
+    let Ask {
+        module,
+        services,
+        policy,
+        timeout,
+    } = *ask;
     let mut warnings = Vec::new();
     if policy == PullPolicy::Never {
         return Ok(warnings);

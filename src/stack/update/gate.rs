@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::docker::engine::Engine;
 use crate::docker::engine::images::ImageFacts;
+use crate::docker::engine::{Engine, Listed};
 use crate::module::ServiceImage;
 
 /// Each service's image id before a pull.
@@ -14,14 +14,14 @@ pub(crate) struct Gate {
 impl Gate {
     /// Reads, before the pull, the image each service's containers run; where
     /// a service has none and `local` is set (a start), the image its
-    /// reference names locally. One list call, an inspect per image.
+    /// reference names locally. `list` is the project's containers as just
+    /// listed; an inspect per image.
     pub(crate) async fn before(
         engine: &Engine,
-        project: &str,
+        list: &[Listed],
         images: &[ServiceImage],
         local: bool,
     ) -> anyhow::Result<Gate> {
-        let list = engine.compose_containers(Some(project)).await?;
         let mut before = Vec::new();
         for s in pullable(images) {
             let image = s.image.clone().unwrap_or_default();

@@ -14,6 +14,7 @@ use crate::error::{Detailed, OneLine};
 use crate::module::progress::Progress;
 use crate::stack::env::Env;
 use crate::stack::start::bound::Bound;
+use crate::stack::start::stack::Stack;
 use crate::stack::update::gate::Swap;
 use crate::state::Store;
 use crate::state::records::{RollbackRecord, RolledBackService, ms_of};
@@ -67,12 +68,11 @@ impl Rollback {
     /// next update) and records its id.
     pub(crate) async fn keep(
         env: Env<'_>,
-        module: &str,
-        dir: &Path,
-        service: Option<&str>,
+        stack: &Stack<'_>,
         swaps: Vec<Swap>,
         timeout: Duration,
     ) -> anyhow::Result<Rollback> {
+        let (module, dir, service) = (stack.name, stack.dir, stack.service);
         let engine = env.stacks.engine().await?;
         for w in &swaps {
             let (repo, tag) = previous::reference(module, &w.service);

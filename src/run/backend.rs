@@ -1,0 +1,115 @@
+//! A start or a stop handed to the module's backend (a stack, or a host unit), its flags and config resolved into one plan first.
+
+use std::time::Duration;
+
+use crate::module::outcome::{Outcome, StartOpts, StartPlan};
+use crate::module::progress::Progress;
+use crate::module::{Kind, Module};
+use crate::run::node::Node;
+use crate::run::settle;
+use crate::{host, stack};
+
+/// A start under way: finished, or started and waiting for `active`.
+pub(super) enum Launched {
+    Done(Outcome),
+    /// Active and unchanged: nothing was started.
+    Unchanged(Outcome),
+    /// Stopped; what could bring it back was looked at before.
+    Stopped(settle::Watchers, Outcome),
+    Stack(stack::Pending),
+    Host(host::Pending),
+}
+
+/// The start's flags over the module's config, resolved once: the one place
+/// run/ merges them.
+pub(super) fn plan(node: &Node, m: &Module, opts: &StartOpts) -> StartPlan {
+    StartPlan::new(opts, &node.config.settings(&m.name))
+}
+
+/// One target's start resolved before it launches: what it starts, its plan,
+/// and the containers as the refusal just listed them (`None`: list them).
+pub(super) struct Starting<'a> {
+    pub(super) m: &'a Module,
+    pub(super) service: Option<&'a str>,
+    pub(super) plan: StartPlan,
+    pub(super) seen: Option<stack::Snapshot>,
+}
+
+pub(super) async fn launch(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    service: Option<&str>,
+    opts: &StartOpts,
+) -> anyhow::Result<Launched> {
+    let plan = plan(node, m, opts);
+    let starting = Starting {
+        m,
+        service,
+        plan,
+        seen: None,
+    };
+    launch_planned(node, progress, starting).await
+}
+
+pub(super) async fn launch_planned(
+    node: &Node,
+    progress: &dyn Progress,
+    s: Starting<'_>,
+) -> anyhow::Result<Launched> {
+    let Starting {
+        m,
+        service,
+        plan,
+        seen,
+    } = s;
+    if let Some(stack) = stack::Stack::of(m, service) {
+        let env = node.stack_env(progress);
+        return Ok(match stack::launch(env, &stack, &plan, seen).await? {
+            stack::Launch::Done(o) => Launched::Done(o),
+            stack::Launch::Unchanged(o) => Launched::Unchanged(o),
+            stack::Launch::Wait(p) => Launched::Stack(*p),
+        });
+    }
+    let Kind::Host { unit, scope } = &m.kind else {
+        return Err(undriven(m));
+    };
+    let init = node.hosts.init(*scope);
+    Ok(
+        match host::launch(init, progress, &m.name, unit, plan.wait, plan.timeout).await? {
+            host::Launch::Done(o) => Launched::Done(o),
+            host::Launch::Wait(p) => Launched::Host(p),
+        },
+    )
+}
+
+pub(super) async fn stop(
+    node: &Node,
+    progress: &dyn Progress,
+    m: &Module,
+    service: Option<&str>,
+    grace: Option<Duration>,
+) -> anyhow::Result<Outcome> {
+    if let Some(stack) = stack::Stack::of(m, service) {
+        return stack::stop(node.stack_env(progress), &stack, grace).await;
+    }
+    match &m.kind {
+        Kind::Host { unit, scope } => {
+            let init = node.hosts.init(*scope);
+            // systemd's own TimeoutStopSec= decides when the unit is killed;
+            // -t bounds only how long hal waits for that.
+            let timeout = grace.unwrap_or(node.config.settings(&m.name).timeout);
+            host::stop(&*init, progress, &m.name, unit, timeout).await
+        }
+        Kind::Stack { .. } | Kind::Invalid { .. } => Err(undriven(m)),
+    }
+}
+
+/// What a verb says of a module its backend cannot drive: an invalid one's
+/// refusal ([`Module::usable`]), or that a stack verb was given no stack.
+pub(super) fn undriven(m: &Module) -> anyhow::Error {
+    match m.usable() {
+        Err(e) => e.into(),
+        Ok(()) => anyhow::anyhow!("{} is not a stack", m.name),
+    }
+}
