@@ -1,4 +1,4 @@
-//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through `run::update::run`, one at a time and never while the supervisor repairs them, and each result goes to the log.
+//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through the runner (`run::run`, then `run::follow::after_update`), one at a time and never while the supervisor repairs them, and each result goes to the log.
 //!
 //! A round takes one module at a time from its queue; the module being
 //! updated counts as in flight, so the supervisor neither looks at it nor
@@ -12,11 +12,10 @@ use std::time::Instant;
 
 use super::rounds::{Round, Slot, Turn, turn};
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
-use crate::error::OneLine;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::output::watch_log::Entry;
-use crate::run::update::{UpdateOpts, UpdateReport};
+use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
 
 impl Watcher<'_> {
@@ -166,13 +165,13 @@ impl Watcher<'_> {
             check: false,
             force: false,
             timeout: None,
-            jobs: 1,
             max_failures: usize::MAX,
             by_supervisor: true,
         };
         self.work.push(Box::pin(async move {
-            let mut reports =
-                crate::run::update::run(node, progress, vec![m], &opts, &|_| {}).await;
+            let verb = crate::run::Verb::Update { opts };
+            let mut reports = crate::run::run(node, progress, vec![m], &verb, 1).await;
+            crate::run::follow::after_update(node, progress, &mut reports, 1).await;
             Done::Update {
                 module: name,
                 report: reports.pop().map(Box::new),
@@ -181,7 +180,7 @@ impl Watcher<'_> {
     }
 
     /// One module's scheduled update ended: say how, and go on with the round.
-    pub(super) fn updated(&mut self, name: &str, report: Option<&UpdateReport>) {
+    pub(super) fn updated(&mut self, name: &str, report: Option<&Report>) {
         self.inflight.remove(name);
         self.mark([name.to_string()], EVENT_SETTLE);
         let Some(r) = &mut self.updates.round else {
@@ -192,13 +191,15 @@ impl Watcher<'_> {
             r.failed += 1;
             return;
         };
-        let took = rep.report.took;
+        let facts = rep.update.clone().unwrap_or_default();
+        let rolled_back = facts.rolled_back.is_some();
+        let took = rep.took;
         let took_text = format!("{:.1}s", took.as_secs_f64());
         let took_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-        let (event, text, reason) = match &rep.report.result {
-            Ok(_) if rep.report.changed => {
+        let (event, text, reason) = match &rep.result {
+            Ok(_) if rep.changed => {
                 r.updated += 1;
-                let moved: Vec<String> = rep
+                let moved: Vec<String> = facts
                     .images
                     .iter()
                     .filter(|i| i.changed)
@@ -215,17 +216,13 @@ impl Watcher<'_> {
                 ("up_to_date", format!("up to date ({took_text})"), None)
             }
             Err(e) => {
-                let why = OneLine(e).to_string();
-                let why = why
-                    .strip_prefix(&format!("update {name}: "))
-                    .unwrap_or(&why)
-                    .to_string();
+                let why = crate::run::without_step(e);
                 // One rule with `hal update`'s `--max-failures`: a refused
                 // module (start limit, no longer wanted up) is not updated.
-                if !rep.failed {
+                if !facts.failed {
                     r.skipped += 1;
                     ("update_skipped", format!("not updated: {why}"), Some(why))
-                } else if rep.rolled_back {
+                } else if rolled_back {
                     r.failed += 1;
                     (
                         "update_rolled_back",
@@ -244,7 +241,7 @@ impl Watcher<'_> {
         };
         let mut entry = Entry::module(name, event, None, text)
             .with("took_ms", took_ms)
-            .with("rolled_back", rep.rolled_back);
+            .with("rolled_back", rolled_back);
         if let Some(why) = reason {
             entry = entry.reason(why);
         }

@@ -71,6 +71,16 @@ pub(crate) enum Launch {
     /// Already active and unchanged: nothing was started (it counts nothing).
     Unchanged(Outcome),
     Wait(Box<Pending>),
+    /// The pull moved services onto new images that compose could not
+    /// start: they were put back on the previous ones.
+    RolledBack(rollback::RolledBack),
+}
+
+/// How a wait for `active` ended, when it did not fail outright.
+pub(crate) enum Waited {
+    Active(Outcome),
+    /// The new images did not become active: put back on the previous ones.
+    RolledBack(rollback::RolledBack),
 }
 
 /// `compose up -d --remove-orphans` (or the fast path when the files are
@@ -117,7 +127,10 @@ async fn launch_within(
         return Ok(launch);
     }
     let (warnings, rollback) =
-        through_compose(env, engine, stack, settings, opts, digest, known).await?;
+        match through_compose(env, engine, stack, settings, opts, digest, known).await? {
+            Ok(composed) => composed,
+            Err(rolled) => return Ok(Launch::RolledBack(rolled)),
+        };
     if !opts.wait {
         return no_wait(engine, stack, warnings).await;
     }
@@ -189,7 +202,8 @@ async fn fast(
 }
 
 /// Pulls through the Engine API, then `compose up`; returns the pull's
-/// warnings, and the rollback of the services the pull moved onto new images.
+/// warnings, and the rollback of the services the pull moved onto new images
+/// (or, when compose could not start them, that rollback done).
 async fn through_compose(
     env: Env<'_>,
     engine: &Engine,
@@ -198,7 +212,7 @@ async fn through_compose(
     opts: &StartOpts,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
-) -> anyhow::Result<(Vec<String>, Option<Box<rollback::Rollback>>)> {
+) -> anyhow::Result<Result<Composed, rollback::RolledBack>> {
     let name = stack.name;
     let policy = opts.pull.unwrap_or(settings.pull);
     let compose = env.stacks.compose().await?;
@@ -242,11 +256,14 @@ async fn through_compose(
         )),
     };
     match (up(env, &compose, stack, digest, images).await, rollback) {
-        (Ok(()), rollback) => Ok((warnings, rollback)),
-        (Err(e), Some(r)) => Err(roll_back(env.progress, engine, env.store, *r, e).await),
+        (Ok(()), rollback) => Ok(Ok((warnings, rollback))),
+        (Err(e), Some(r)) => Ok(Err(roll_back(env.progress, engine, env.store, *r, e).await)),
         (Err(e), None) => Err(e),
     }
 }
+
+/// A compose start's pull warnings, and the rollback its wait may need.
+type Composed = (Vec<String>, Option<Box<rollback::Rollback>>);
 
 /// `compose up` of the stack (or of its one service), its images pulled.
 async fn up(
@@ -347,18 +364,20 @@ fn remembered(
 ///
 /// When the launch moved services onto new images, a wait that fails rolls
 /// them back (`update.rs`), and one that succeeds clears an old rollback.
-pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Outcome> {
+pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Waited> {
     let Some(rollback) = p.rollback.take() else {
-        return wait_active(progress, p).await;
+        return wait_active(progress, p).await.map(Waited::Active);
     };
     let engine = p.engine.clone();
     let store = p.store.clone();
     match wait_active(progress, p).await {
         Ok(mut o) => {
             o.warnings.extend(rollback.passed().await);
-            Ok(o)
+            Ok(Waited::Active(o))
         }
-        Err(e) => Err(roll_back(progress, &engine, &store, *rollback, e).await),
+        Err(e) => Ok(Waited::RolledBack(
+            roll_back(progress, &engine, &store, *rollback, e).await,
+        )),
     }
 }
 
@@ -369,7 +388,7 @@ pub(crate) async fn roll_back(
     store: &crate::state::Store,
     r: rollback::Rollback,
     e: anyhow::Error,
-) -> anyhow::Error {
+) -> rollback::RolledBack {
     let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
     let service = r.service().map(str::to_string);
     let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
