@@ -258,29 +258,46 @@ pub(crate) struct OneLine<'a>(pub &'a anyhow::Error);
 
 impl fmt::Display for OneLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        for cause in self.0.chain() {
-            let text = without_os_error(&cause.to_string());
-            let text = text.trim();
-            if text.is_empty() {
-                continue;
-            }
-            if !first {
-                f.write_str(": ")?;
-            }
-            // Keep the message on one line: engines sometimes answer with several.
-            let mut words = text.split('\n').map(str::trim).filter(|l| !l.is_empty());
-            if let Some(w) = words.next() {
-                f.write_str(w)?;
-            }
-            for w in words {
-                f.write_str("; ")?;
-                f.write_str(w)?;
-            }
-            first = false;
-        }
-        Ok(())
+        one_line(f, self.0.chain())
     }
+}
+
+/// [`OneLine`] without the error's outermost context: what a context that
+/// is said apart (the runner's step, `start web`) was added to.
+pub(crate) struct UnderContext<'a>(pub &'a anyhow::Error);
+
+impl fmt::Display for UnderContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        one_line(f, self.0.chain().skip(1))
+    }
+}
+
+fn one_line<'a>(
+    f: &mut fmt::Formatter<'_>,
+    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> fmt::Result {
+    let mut first = true;
+    for cause in chain {
+        let text = without_os_error(&cause.to_string());
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if !first {
+            f.write_str(": ")?;
+        }
+        // Keep the message on one line: engines sometimes answer with several.
+        let mut words = text.split('\n').map(str::trim).filter(|l| !l.is_empty());
+        if let Some(w) = words.next() {
+            f.write_str(w)?;
+        }
+        for w in words {
+            f.write_str("; ")?;
+            f.write_str(w)?;
+        }
+        first = false;
+    }
+    Ok(())
 }
 
 /// What every message of hal on stderr starts with (the printer's rule too).

@@ -3,7 +3,7 @@
 use crate::cli::UpdateArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::run::update::UpdateOpts;
+use crate::run::{self, UpdateOpts, Verb};
 
 pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&a.targets.modules, a.targets.all)?;
@@ -14,24 +14,28 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         ))
         .into());
     }
-    let modules: Vec<_> = targets.into_iter().map(|t| t.module).collect();
     if !a.check {
         // A hal that cannot write the engine's state is refused, never given its own.
         ctx.node.store.check_writable()?;
     }
-    crate::run::update::check_reachable(&ctx.node, &modules).await?;
     let opts = UpdateOpts {
         check: a.check,
         force: a.force,
         timeout: a.timeout,
-        // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
-        jobs: usize::from(a.targets.jobs),
         max_failures: usize::try_from(a.max_failures).unwrap_or(usize::MAX),
         by_supervisor: false,
     };
+    let verb = Verb::Update { opts };
+    run::check_reachable(&ctx.node, &targets, &verb).await?;
+    // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
+    let jobs = usize::from(a.targets.jobs);
     let began = std::time::Instant::now();
-    let each = |r: &crate::run::update::UpdateReport| crate::output::updates::finished(&ctx.ui, r);
-    let reports = crate::run::update::run(&ctx.node, &ctx.ui, modules, &opts, &each).await;
-    crate::output::updates::end(&ctx.ui, &reports, began.elapsed());
+    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb, r);
+    let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
+    if !a.check {
+        run::follow::after_update(&ctx.node, &ctx.ui, &mut reports, jobs).await;
+    }
+    let because = Default::default();
+    crate::output::reports::end(&ctx.ui, &verb, &reports, began.elapsed(), &because);
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

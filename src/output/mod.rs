@@ -12,7 +12,6 @@ pub(crate) mod render;
 pub(crate) mod reports;
 pub(crate) mod tables;
 pub(crate) mod ui;
-pub(crate) mod updates;
 pub(crate) mod view;
 pub(crate) mod watch_log;
 

@@ -6,19 +6,8 @@ use crate::module::outcome::{Outcome, StartOpts, StartPlan};
 use crate::module::progress::Progress;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::run::settle;
+use crate::run::steps::Launched;
 use crate::{host, stack};
-
-/// A start under way: finished, or started and waiting for `active`.
-pub(super) enum Launched {
-    Done(Outcome),
-    /// Active and unchanged: nothing was started.
-    Unchanged(Outcome),
-    /// Stopped; what could bring it back was looked at before.
-    Stopped(settle::Watchers, Outcome),
-    Stack(stack::Pending),
-    Host(host::Pending),
-}
 
 /// The start's flags over the module's config, resolved once: the one place
 /// run/ merges them.
@@ -65,11 +54,9 @@ pub(super) async fn launch_planned(
     } = s;
     if let Some(stack) = stack::Stack::of(m, service) {
         let env = node.stack_env(progress);
-        return Ok(match stack::launch(env, &stack, &plan, seen).await? {
-            stack::Launch::Done(o) => Launched::Done(o),
-            stack::Launch::Unchanged(o) => Launched::Unchanged(o),
-            stack::Launch::Wait(p) => Launched::Stack(*p),
-        });
+        return Ok(Launched::of(
+            stack::launch(env, &stack, &plan, seen).await?,
+        ));
     }
     let Kind::Host { unit, scope } = &m.kind else {
         return Err(undriven(m));

@@ -4,9 +4,13 @@ use crate::error::{Exit, exit_of};
 use crate::module::Module;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
+use crate::module::target::Target;
 use crate::run::node::Node;
 use crate::stack::Fix;
 use crate::state::records::Ended;
+
+use crate::run::steps::Did;
+use crate::run::verb::Verb;
 
 /// Who started a module, for its record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -17,13 +21,37 @@ pub(super) enum Starter {
     Supervisor,
 }
 
-/// What a start's result changes in the record, if anything.
-pub(super) fn of_start(
+/// What a verb's end changes in the record, if anything: a stop recorded
+/// itself before it let its lock go; an update only once it recreated something.
+pub(super) fn of(
+    node: &Node,
+    t: &Target,
+    verb: &Verb,
+    result: &anyhow::Result<Outcome>,
+    did: &Did,
+) -> Option<Ended> {
+    let (m, service, rolled_back) = (&t.module, t.service.as_deref(), did.rolled_back);
+    let starter = match verb {
+        Verb::Stop { .. } => return None,
+        Verb::Update { opts } if did.changed => {
+            return of_update(node, m, opts.by_supervisor, result, rolled_back);
+        }
+        Verb::Update { .. } => return None,
+        Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => Starter::Person,
+        Verb::AutoRestart { .. } | Verb::Repair { .. } => Starter::Supervisor,
+    };
+    of_start(node, m, starter, service, result, rolled_back)
+}
+
+/// What a start's result changes in the record, if anything (`rolled_back`:
+/// new images put back on the previous ones, and whether those came back).
+fn of_start(
     node: &Node,
     m: &Module,
     starter: Starter,
     service: Option<&str>,
     result: &anyhow::Result<Outcome>,
+    rolled_back: Option<bool>,
 ) -> Option<Ended> {
     let service = service.map(str::to_string);
     let by_supervisor = starter == Starter::Supervisor;
@@ -32,9 +60,7 @@ pub(super) fn of_start(
         Ok(_) => Some(Ended::Started(service)),
         // A pulled image that failed its start, rolled back and active again: not failed
         // (status names the rollback from its own record).
-        Err(e) if crate::stack::RolledBack::of(e).is_some_and(|r| r.restored) => {
-            Some(Ended::Repaired)
-        }
+        Err(_) if rolled_back == Some(true) => Some(Ended::Repaired),
         // Refused by the start limit, or left alone: nothing was started, nothing failed.
         Err(e) if exit_of(e) == Exit::Refused => None,
         Err(e) if e.chain().any(|c| c.is::<LeftAlone>()) => None,
@@ -58,6 +84,30 @@ pub(super) fn of_start(
             }
             let cause = crate::run::report::cause(e);
             Some(Ended::StartFailed(service, cause))
+        }
+    }
+}
+
+/// What an update's end leaves in the record: active again (on the new
+/// images, or rolled back onto the old ones) clears a failed start; a
+/// rollback that did not come back is a failed start.
+fn of_update(
+    node: &Node,
+    m: &Module,
+    by_supervisor: bool,
+    result: &anyhow::Result<Outcome>,
+    rolled_back: Option<bool>,
+) -> Option<Ended> {
+    match result {
+        Ok(_) => Some(Ended::Repaired),
+        Err(_) if rolled_back == Some(true) => Some(Ended::Repaired),
+        Err(e) => {
+            let (state, _) = node.store.read();
+            let desired = state.modules.get(&m.name).and_then(|r| r.desired);
+            if by_supervisor && desired != Some(Desired::Up) {
+                return None;
+            }
+            Some(Ended::StartFailed(None, crate::run::report::cause(e)))
         }
     }
 }

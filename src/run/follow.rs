@@ -103,3 +103,40 @@ pub(crate) async fn restart_after(
     }
     out
 }
+
+/// After `update` (or its rollback) recreated modules' containers: their
+/// namespace dependents restarted, each result said on the report of the
+/// module that caused it.
+pub(crate) async fn after_update(
+    node: &Node,
+    progress: &dyn Progress,
+    reports: &mut [Report],
+    jobs: usize,
+) {
+    let opts = crate::module::outcome::StartOpts {
+        pull: Some(crate::module::config::PullPolicy::Missing),
+        wait: true,
+        timeout: None,
+    };
+    let acted: Vec<String> = reports.iter().map(|r| r.module.name.clone()).collect();
+    for r in reports.iter_mut() {
+        let rolled_back = r.update.as_ref().is_some_and(|u| u.rolled_back.is_some());
+        if !(r.changed || rolled_back) {
+            continue;
+        }
+        let name = [r.module.name.clone()];
+        for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
+            let said = match &d.result {
+                Ok(o) => format!("restarted {} with it: {}", d.module.name, o.state.as_str()),
+                Err(e) => format!(
+                    "restarted {} with it: failed: {}",
+                    d.module.name,
+                    crate::error::OneLine(e)
+                ),
+            };
+            if let Ok(o) = &mut r.result {
+                o.warnings.push(said);
+            }
+        }
+    }
+}

@@ -135,8 +135,7 @@ pub(super) type Untried = (usize, Report);
 /// untried (see [`untried`]), each with its place among `targets`.
 pub(super) fn split<'a>(
     node: &Node,
-    verb: &'static str,
-    stopping: bool,
+    verb: &crate::run::verb::Verb,
     targets: &'a [Target],
     layer: &[String],
     failed: &[String],
@@ -147,7 +146,7 @@ pub(super) fn split<'a>(
         if !layer.contains(&t.module.name) {
             continue;
         }
-        match untried(node, verb, stopping, &t.module.name, failed) {
+        match untried(node, verb, &t.module.name, failed) {
             Some(e) => left.push((i, Report::untried(t, e))),
             None => batch.push((i, t)),
         }
@@ -155,16 +154,15 @@ pub(super) fn split<'a>(
     (batch, left)
 }
 
-/// Why a start-like verb leaves `module` untried: a module it requires
-/// failed earlier in the same run (`not started: db did not start`).
+/// Why a verb that needs its requirements up leaves `module` untried: a
+/// module it requires failed earlier in the same run (`not started: db did not start`).
 fn untried(
     node: &Node,
-    verb: &'static str,
-    stopping: bool,
+    verb: &crate::run::verb::Verb,
     module: &str,
     failed: &[String],
 ) -> Option<anyhow::Error> {
-    if failed.is_empty() || stopping {
+    if failed.is_empty() || !verb.needs_requirements_up() {
         return None;
     }
     let graph = node.graph().ok()?;
@@ -173,9 +171,7 @@ fn untried(
         .into_iter()
         .find(|e| failed.contains(&e.to))?;
     Some(
-        anyhow::anyhow!("not started: {} did not start", req.to).context(super::verb::Step {
-            action: verb,
-            label: module.to_string(),
-        }),
+        anyhow::anyhow!("not started: {} did not start", req.to)
+            .context(verb.step(module.to_string())),
     )
 }

@@ -1,15 +1,17 @@
-//! What a verb did to one module, for the printer: the outcome or the error, and its JSON shape.
+//! What a verb did to one module, for the printer: the outcome or the error, what an update found besides, and the JSON shape of both.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::error::{Exit, OneLine, exit_of};
-use crate::module::Module;
 use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
+use crate::module::{KindTag, Module};
+use crate::stack::ImageChange;
 
-use super::verb::Step;
+use super::verb::{Step, Verb};
 
 /// What happened to one module, or to one service of it.
 pub(crate) struct Report {
@@ -23,6 +25,28 @@ pub(crate) struct Report {
     pub changed: bool,
     /// Under `--dry-run`: what the verb would do (nothing was done).
     pub would: Option<Would>,
+    /// Only for `update`: what it found and did besides its outcome.
+    pub update: Option<UpdateFacts>,
+}
+
+/// What an update found and did to one module, besides its outcome.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct UpdateFacts {
+    /// Each service's image, before and after (under `--check`: now and in the registry).
+    pub images: Vec<ImageChange>,
+    /// Rolled back (its error says why): whether the previous images became active again.
+    pub rolled_back: Option<bool>,
+    /// Under `--check`: whether some service has another image in its registry.
+    pub available: Option<bool>,
+    /// Not tried: `--max-failures` updates had failed before its turn.
+    pub skipped: bool,
+    /// The update failed, and counts toward `--max-failures`: it was tried
+    /// (past the refusals: an unusable config, an engine that cannot be
+    /// reached, a module no longer wanted up, its start limit) and could not
+    /// pull or recreate, or was rolled back. A refused module is "not
+    /// updated", never a failure: `hal update` and `hal watch`'s scheduled
+    /// updates both count by this one rule.
+    pub failed: bool,
 }
 
 /// The JSON shape of a [`Report`].
@@ -32,7 +56,7 @@ pub(crate) struct ReportJson {
     /// Only for `MODULE/SERVICE`: the service acted on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
-    pub kind: &'static str,
+    pub kind: KindTag,
     pub action: &'static str,
     pub ok: bool,
     pub state: Option<State>,
@@ -55,6 +79,47 @@ pub(crate) struct ReportJson {
     /// Only for a module a stop stopped first: the modules of the call it requires.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_first_for: Option<Vec<String>>,
+    /// Only for `update`: what it found per service.
+    #[serde(flatten)]
+    pub update: Option<UpdateJson>,
+}
+
+/// What `update --json` adds to every verb's fields.
+#[derive(Serialize)]
+pub(crate) struct UpdateJson {
+    /// Only under `--check`: whether some service's registry has another image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_available: Option<bool>,
+    /// The update did not become active in time and was rolled back.
+    pub rolled_back: bool,
+    /// Not tried: `--max-failures` updates had failed before its turn.
+    pub skipped: bool,
+    /// Each changed service's image before (a `sha256:` digest, else the image id).
+    pub from: BTreeMap<String, String>,
+    /// Each changed service's image after (under `--check`: the registry's digest).
+    pub to: BTreeMap<String, String>,
+    /// Every service with a pulled image: its reference, `from`, `to` and `changed`.
+    pub services: Vec<ImageChange>,
+}
+
+impl UpdateFacts {
+    fn to_json(&self) -> UpdateJson {
+        let changed = self.images.iter().filter(|i| i.changed);
+        let pick = |f: fn(&ImageChange) -> &Option<String>| -> BTreeMap<String, String> {
+            changed
+                .clone()
+                .filter_map(|i| f(i).clone().map(|d| (i.service.clone(), d)))
+                .collect()
+        };
+        UpdateJson {
+            update_available: self.available,
+            rolled_back: self.rolled_back.is_some(),
+            skipped: self.skipped,
+            from: pick(|i| &i.from),
+            to: pick(|i| &i.to),
+            services: self.images.clone(),
+        }
+    }
 }
 
 impl Report {
@@ -67,6 +132,34 @@ impl Report {
             took: Duration::ZERO,
             changed: false,
             would: None,
+            update: None,
+        }
+    }
+
+    /// An update whose turn came after `max` failed updates (`--max-failures`): not tried, its state as found.
+    pub(crate) fn skipped(
+        t: &crate::module::target::Target,
+        state: Option<State>,
+        max: usize,
+    ) -> Report {
+        let s = if max == 1 { "" } else { "s" };
+        Report {
+            module: t.module.clone(),
+            service: None,
+            result: Ok(Outcome {
+                state: state.unwrap_or(State::Unknown),
+                reason: Some(format!(
+                    "not updated: stopped after {max} failed update{s} (--max-failures)"
+                )),
+                warnings: Vec::new(),
+            }),
+            took: Duration::ZERO,
+            changed: false,
+            would: None,
+            update: Some(UpdateFacts {
+                skipped: true,
+                ..UpdateFacts::default()
+            }),
         }
     }
 
@@ -78,8 +171,14 @@ impl Report {
             .is_ok_and(|o| !matches!(o.state, State::Failed))
     }
 
+    /// The error's code; under `update --check`, 3 when an update is available.
     pub(crate) fn exit(&self) -> Exit {
-        self.result.as_ref().err().map_or(Exit::Ok, exit_of)
+        let available = self.update.as_ref().and_then(|u| u.available);
+        match &self.result {
+            Err(e) => exit_of(e),
+            Ok(_) if available == Some(true) => Exit::NotActive,
+            Ok(_) => Exit::Ok,
+        }
     }
 
     /// `web`, or `web/worker` when one service was acted on.
@@ -91,22 +190,20 @@ impl Report {
     }
 
     /// The JSON shape of what `verb` did.
-    pub(crate) fn to_json(&self, verb: &super::verb::Verb) -> ReportJson {
-        self.json(verb.name(), verb.starts())
-    }
-
-    /// The JSON shape of an update's report, before the update adds its facts
-    /// (an update's failure says its state from the rollback).
-    pub(crate) fn update_json(&self) -> ReportJson {
-        self.json("update", false)
-    }
-
-    /// `starts`: whether the verb starts the module, so a failure leaves it failed.
-    fn json(&self, action: &'static str, starts: bool) -> ReportJson {
+    pub(crate) fn to_json(&self, verb: &Verb) -> ReportJson {
+        let rolled_back = self.update.as_ref().and_then(|u| u.rolled_back);
         let (state, reason, warnings) = match &self.result {
             Ok(o) => (Some(o.state), o.reason.clone(), o.warnings.clone()),
-            // A start that failed leaves the module failed, with the cause.
-            Err(e) => (starts.then_some(State::Failed), Some(cause(e)), Vec::new()),
+            // A start that failed leaves the module failed, with the cause; a
+            // rollback that came back is active on the old images.
+            Err(e) => {
+                let state = match rolled_back {
+                    Some(true) => Some(State::Active),
+                    Some(false) => Some(State::Failed),
+                    None => verb.starts().then_some(State::Failed),
+                };
+                (state, Some(cause(e)), Vec::new())
+            }
         };
         let (error, details) = match &self.result {
             Err(e) => (
@@ -118,8 +215,8 @@ impl Report {
         ReportJson {
             name: self.module.name.clone(),
             service: self.service.clone(),
-            kind: self.module.kind_name(),
-            action,
+            kind: self.module.kind_tag(),
+            action: verb.name(),
             ok: self.result.is_ok(),
             state,
             reason,
@@ -132,25 +229,28 @@ impl Report {
             would: self.would,
             pulled_in_by: None,
             stopped_first_for: None,
+            update: self.update.as_ref().map(UpdateFacts::to_json),
         }
     }
 }
 
 /// A failure's cause on one line: the summary of a diagnosed failure, or
-/// the error without the runner's [`Step`] (`start web: `).
-pub(super) fn cause(e: &anyhow::Error) -> String {
+/// the error without the runner's [`Step`] (`start web`).
+pub(crate) fn cause(e: &anyhow::Error) -> String {
     if let Some(d) = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Detailed>())
     {
         return d.summary.clone();
     }
-    let line = OneLine(e).to_string();
+    without_step(e)
+}
+
+/// The error on one line without the runner's [`Step`], which the report says apart.
+pub(crate) fn without_step(e: &anyhow::Error) -> String {
     match e.downcast_ref::<Step>() {
-        Some(step) => line
-            .strip_prefix(&format!("{step}: "))
-            .map_or(line.clone(), str::to_string),
-        None => line,
+        Some(_) => crate::error::UnderContext(e).to_string(),
+        None => OneLine(e).to_string(),
     }
 }
 
@@ -182,6 +282,7 @@ mod tests {
             took: Duration::ZERO,
             changed: false,
             would: None,
+            update: None,
         };
         let opts = crate::module::outcome::StartOpts {
             pull: None,

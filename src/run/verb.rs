@@ -2,8 +2,25 @@
 
 use std::time::Duration;
 
+use crate::module::Kind;
 use crate::module::outcome::StartOpts;
 use crate::stack;
+
+/// How an update run goes: the command line's, or the supervisor's schedule.
+#[derive(Clone, Debug)]
+pub(crate) struct UpdateOpts {
+    /// `--check`: ask the registries, pull nothing, change nothing.
+    pub check: bool,
+    /// Update even when the start limit is hit (it still counts).
+    pub force: bool,
+    /// How long an updated module has to become active (the module's timeout when `None`).
+    pub timeout: Option<Duration>,
+    /// No update starts once this many have failed (see `UpdateFacts::failed`).
+    pub max_failures: usize,
+    /// The supervisor's scheduled update: only modules still wanted up once
+    /// their lock is taken; a failure is recorded as the supervisor's.
+    pub by_supervisor: bool,
+}
 
 /// A verb that changes modules.
 #[derive(Clone, Debug)]
@@ -37,6 +54,11 @@ pub(crate) enum Verb {
         fixes: Vec<stack::Fix>,
         opts: StartOpts,
     },
+    /// Pull a stack's images and recreate the services whose image changed,
+    /// behind the health gate (`--check`: only ask the registries).
+    Update {
+        opts: UpdateOpts,
+    },
 }
 
 impl Verb {
@@ -47,6 +69,7 @@ impl Verb {
             Verb::Restart { .. } | Verb::AutoRestart { .. } => "restart",
             Verb::Rescue { .. } => "rescue",
             Verb::Repair { .. } => "repair",
+            Verb::Update { .. } => "update",
         }
     }
 
@@ -67,7 +90,56 @@ impl Verb {
             | Verb::AutoRestart { .. }
             | Verb::Rescue { .. }
             | Verb::Repair { .. } => true,
-            Verb::Stop { .. } => false,
+            // An update's failure says its state from its rollback.
+            Verb::Stop { .. } | Verb::Update { .. } => false,
+        }
+    }
+
+    /// Whether the verb updates images: its reports say what it found ([`super::UpdateFacts`]).
+    pub(crate) fn updates(&self) -> bool {
+        matches!(self, Verb::Update { .. })
+    }
+
+    /// Whether the verb stops modules: dependents go first, requirements last.
+    pub(crate) fn stops(&self) -> bool {
+        matches!(self, Verb::Stop { .. })
+    }
+
+    /// Whether a module whose requirement did not come up in the same run
+    /// is left untried (`not started: db did not start`).
+    pub(crate) fn needs_requirements_up(&self) -> bool {
+        match self {
+            Verb::Start { .. }
+            | Verb::Restart { .. }
+            | Verb::AutoRestart { .. }
+            | Verb::Rescue { .. }
+            | Verb::Repair { .. } => true,
+            Verb::Stop { .. } | Verb::Update { .. } => false,
+        }
+    }
+
+    /// Whether the verb touches a module of this kind at all: a host unit
+    /// has no image to update (its report is its state now).
+    pub(crate) fn acts_on(&self, kind: &Kind) -> bool {
+        match self {
+            Verb::Update { .. } => !matches!(kind, Kind::Host { .. }),
+            _ => true,
+        }
+    }
+
+    /// Whether a module gives its `--jobs` slot back before it only waits
+    /// for `active`; an update holds it to the end, so a bad image stops
+    /// at the first module.
+    pub(crate) fn releases_slot_before_wait(&self) -> bool {
+        !matches!(self, Verb::Update { .. })
+    }
+
+    /// After this many failed modules (see `UpdateFacts::failed`), no other
+    /// is tried (`--max-failures`); `None`: every module is tried.
+    pub(crate) fn stops_after_failures(&self) -> Option<usize> {
+        match self {
+            Verb::Update { opts } if !opts.check => Some(opts.max_failures),
+            _ => None,
         }
     }
 }
@@ -76,7 +148,7 @@ impl Verb {
 /// a type by `report::cause`, never recognised by its words.
 #[derive(Debug)]
 pub(crate) struct Step {
-    /// The verb's word (`start`, `update`).
+    /// The verb's word (`start`, `update`), said before the label.
     pub action: &'static str,
     /// `web`, or `web/worker` for one service.
     pub label: String,

@@ -55,6 +55,8 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
             | Verb::Rescue { .. }
             | Verb::AutoRestart { .. }
             | Verb::Repair { .. } => Would::Restart,
+            // `update` has no dry run (`--check` asks the registries): at most it recreates.
+            Verb::Update { .. } => Would::Recreate,
         };
         out.push(Report {
             module: t.module,
@@ -67,6 +69,7 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
             took: began.elapsed(),
             changed: false,
             would: Some(would),
+            update: None,
         });
     }
     out

@@ -93,13 +93,13 @@ pub(crate) async fn pull(
 /// Recreates the services whose image changed (`up -d --no-deps
 /// --force-recreate --pull never SERVICE...`, compose's order), their
 /// previous images kept first; the wait for `active` is [`crate::stack::start::wait`]'s,
-/// which rolls back when it fails.
+/// which rolls back when it fails (or, when compose cannot make them, the rollback done).
 pub(crate) async fn recreate(
     env: Env<'_>,
     stack: &Stack<'_>,
     pulled: Pulled,
     timeout: Duration,
-) -> anyhow::Result<crate::stack::start::Pending> {
+) -> anyhow::Result<crate::stack::start::Launch> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
     let whole = Stack {
@@ -117,13 +117,14 @@ pub(crate) async fn recreate(
     let work = compose.up_services(&project, env.stacks.endpoint()?, &services, Fresh::Always);
     // Containers compose could not make on the new image are rolled back too.
     if let Err(e) = bound.run(&engine, stack.name, None, work).await {
-        return Err(
-            crate::stack::start::roll_back(env.progress, &engine, env.store, plan, e).await,
-        );
+        let rolled = crate::stack::start::roll_back(env.progress, &engine, env.store, plan, e);
+        return Ok(crate::stack::start::Launch::RolledBack(rolled.await));
     }
-    Ok(crate::stack::start::Pending {
-        warnings: pulled.warnings,
-        rollback: Some(Box::new(plan)),
-        ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
-    })
+    Ok(crate::stack::start::Launch::Wait(Box::new(
+        crate::stack::start::Pending {
+            warnings: pulled.warnings,
+            rollback: Some(Box::new(plan)),
+            ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
+        },
+    )))
 }

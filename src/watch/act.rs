@@ -232,6 +232,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             took: Duration::ZERO,
             changed: false,
             would: None,
+            update: None,
         });
     Done::Restart {
         act: a.act,

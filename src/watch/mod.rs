@@ -72,7 +72,7 @@ enum Done {
     /// A scheduled update of one module ended (no report: the runner gave none).
     Update {
         module: String,
-        report: Option<Box<crate::run::update::UpdateReport>>,
+        report: Option<Box<crate::run::Report>>,
     },
 }
 

@@ -1,4 +1,4 @@
-//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through `run::update::run`, one at a time and never while the supervisor repairs them, and each result goes to the log.
+//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through the runner (`run::run`, then `run::follow::after_update`), one at a time and never while the supervisor repairs them, and each result goes to the log.
 //!
 //! A round takes one module at a time from its queue; the module being
 //! updated counts as in flight, so the supervisor neither looks at it nor
@@ -12,11 +12,10 @@ use std::time::Instant;
 
 use super::rounds::{Round, Slot, Turn, turn};
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
-use crate::error::OneLine;
 use crate::module::status::Desired;
 use crate::module::{Kind, Module};
 use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
-use crate::run::update::{UpdateOpts, UpdateReport};
+use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
 
 impl Watcher<'_> {
@@ -141,13 +140,13 @@ impl Watcher<'_> {
             check: false,
             force: false,
             timeout: None,
-            jobs: 1,
             max_failures: usize::MAX,
             by_supervisor: true,
         };
         self.work.push(Box::pin(async move {
-            let mut reports =
-                crate::run::update::run(node, progress, vec![m], &opts, &|_| {}).await;
+            let verb = crate::run::Verb::Update { opts };
+            let mut reports = crate::run::run(node, progress, vec![m], &verb, 1).await;
+            crate::run::follow::after_update(node, progress, &mut reports, 1).await;
             Done::Update {
                 module: name,
                 report: reports.pop().map(Box::new),
@@ -156,7 +155,7 @@ impl Watcher<'_> {
     }
 
     /// One module's scheduled update ended: say how, and go on with the round.
-    pub(super) fn updated(&mut self, name: &str, report: Option<&UpdateReport>) {
+    pub(super) fn updated(&mut self, name: &str, report: Option<&Report>) {
         self.inflight.remove(name);
         self.mark([name.to_string()], EVENT_SETTLE);
         let Some(r) = &mut self.updates.round else {
@@ -167,10 +166,12 @@ impl Watcher<'_> {
             r.failed += 1;
             return;
         };
-        let end = match &rep.report.result {
-            Ok(_) if rep.report.changed => {
+        let facts = rep.update.clone().unwrap_or_default();
+        let rolled_back = facts.rolled_back.is_some();
+        let end = match &rep.result {
+            Ok(_) if rep.changed => {
                 r.updated += 1;
-                let moved = rep.images.iter().filter(|i| i.changed);
+                let moved = facts.images.iter().filter(|i| i.changed);
                 UpdateEnd::Updated(
                     moved
                         .map(|i| Moved {
@@ -186,17 +187,13 @@ impl Watcher<'_> {
                 UpdateEnd::UpToDate
             }
             Err(e) => {
-                let why = OneLine(e).to_string();
-                let why = why
-                    .strip_prefix(&format!("update {name}: "))
-                    .unwrap_or(&why)
-                    .to_string();
+                let why = crate::run::without_step(e);
                 // One rule with `hal update`'s `--max-failures`: a refused
                 // module (start limit, no longer wanted up) is not updated.
-                if !rep.failed {
+                if !facts.failed {
                     r.skipped += 1;
                     UpdateEnd::Skipped(why)
-                } else if rep.rolled_back {
+                } else if rolled_back {
                     r.failed += 1;
                     UpdateEnd::RolledBack(why)
                 } else {
@@ -207,8 +204,8 @@ impl Watcher<'_> {
         };
         self.log.emit(WatchEvent::Updated {
             module: name.to_string(),
-            took: rep.report.took,
-            rolled_back: rep.rolled_back,
+            took: rep.took,
+            rolled_back,
             end,
         });
     }

@@ -34,6 +34,16 @@ pub(crate) enum Launch {
     /// Already active and unchanged: nothing was started (it counts nothing).
     Unchanged(Outcome),
     Wait(Box<Pending>),
+    /// The pull moved services onto new images that compose could not
+    /// start: they were put back on the previous ones.
+    RolledBack(rollback::RolledBack),
+}
+
+/// How a wait for `active` ended, when it did not fail outright.
+pub(crate) enum Waited {
+    Active(Outcome),
+    /// The new images did not become active: put back on the previous ones.
+    RolledBack(rollback::RolledBack),
 }
 
 /// `compose up -d --remove-orphans` (or the fast path when the files are
@@ -95,7 +105,10 @@ async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<
     {
         return Ok(launch);
     }
-    let (warnings, rollback) = through_compose(s, digest, known, &list).await?;
+    let (warnings, rollback) = match through_compose(s, digest, known, &list).await? {
+        Ok(composed) => composed,
+        Err(rolled) => return Ok(Launch::RolledBack(rolled)),
+    };
     if !s.plan.wait {
         return no_wait(s.engine, s.stack, warnings).await;
     }
@@ -132,13 +145,14 @@ async fn fast(
 }
 
 /// Pulls through the Engine API, then `compose up`; returns the pull's
-/// warnings, and the rollback of the services the pull moved onto new images.
+/// warnings, and the rollback of the services the pull moved onto new images
+/// (or, when compose could not start them, that rollback done).
 async fn through_compose(
     s: &Start<'_>,
     digest: Option<String>,
     known: Option<(Vec<ServiceImage>, Option<String>)>,
     list: &[Listed],
-) -> anyhow::Result<(Vec<String>, Option<Box<rollback::Rollback>>)> {
+) -> anyhow::Result<Result<Composed, rollback::RolledBack>> {
     let (env, engine, stack) = (s.env, s.engine, s.stack);
     let compose = env.stacks.compose().await?;
     // hal pulls through the Engine API, so a failed pull can fall back to a
@@ -175,11 +189,14 @@ async fn through_compose(
         )),
     };
     match (up(env, &compose, stack, digest, images).await, rollback) {
-        (Ok(()), rollback) => Ok((warnings, rollback)),
-        (Err(e), Some(r)) => Err(roll_back(env.progress, engine, env.store, *r, e).await),
+        (Ok(()), rollback) => Ok(Ok((warnings, rollback))),
+        (Err(e), Some(r)) => Ok(Err(roll_back(env.progress, engine, env.store, *r, e).await)),
         (Err(e), None) => Err(e),
     }
 }
+
+/// A compose start's pull warnings, and the rollback its wait may need.
+type Composed = (Vec<String>, Option<Box<rollback::Rollback>>);
 
 /// `compose up` of the stack (or of its one service), its images pulled.
 async fn up(

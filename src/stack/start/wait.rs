@@ -10,6 +10,7 @@ use crate::module::status::State;
 use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::look::{facts, seen};
 use crate::stack::start::bound;
+use crate::stack::start::Waited;
 use crate::stack::start::pending::Pending;
 use crate::stack::start::stack::Stack;
 use crate::stack::update::rollback;
@@ -28,18 +29,20 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 ///
 /// When the launch moved services onto new images, a wait that fails rolls
 /// them back (`update.rs`), and one that succeeds clears an old rollback.
-pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Outcome> {
+pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Waited> {
     let Some(rollback) = p.rollback.take() else {
-        return wait_active(progress, p).await;
+        return wait_active(progress, p).await.map(Waited::Active);
     };
     let engine = p.engine.clone();
     let store = p.store.clone();
     match wait_active(progress, p).await {
         Ok(mut o) => {
             o.warnings.extend(rollback.passed().await);
-            Ok(o)
+            Ok(Waited::Active(o))
         }
-        Err(e) => Err(roll_back(progress, &engine, &store, *rollback, e).await),
+        Err(e) => Ok(Waited::RolledBack(
+            roll_back(progress, &engine, &store, *rollback, e).await,
+        )),
     }
 }
 
@@ -50,7 +53,7 @@ pub(crate) async fn roll_back(
     store: &crate::state::Store,
     r: rollback::Rollback,
     e: anyhow::Error,
-) -> anyhow::Error {
+) -> rollback::RolledBack {
     let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
     let service = r.service().map(str::to_string);
     let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {

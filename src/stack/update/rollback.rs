@@ -38,28 +38,14 @@ pub(crate) struct Rollback {
     timeout: Duration,
 }
 
-/// Marks an error as a rolled-back update; the error it wraps says what happened.
-/// It says nothing itself (its text is empty), so the one line is the rollback's.
+/// A gated start or update that failed and was put back on its previous
+/// images: a value its caller reads, never an error to search for.
 #[derive(Debug)]
 pub(crate) struct RolledBack {
     /// Whether the previous images became active again.
     pub restored: bool,
-}
-
-impl std::fmt::Display for RolledBack {
-    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Ok(())
-    }
-}
-
-impl std::error::Error for RolledBack {}
-
-impl RolledBack {
-    /// The rollback an error reports, if it reports one.
-    pub(crate) fn of(e: &anyhow::Error) -> Option<&RolledBack> {
-        // A context is found by the error's own downcast, not in its chain.
-        e.downcast_ref::<RolledBack>()
-    }
+    /// Why it failed and what the rollback did (`rolled back: web/api (new image …)`).
+    pub error: anyhow::Error,
 }
 
 impl Rollback {
@@ -144,15 +130,15 @@ impl Rollback {
 
     /// The gate failed with `failure`: keeps the failed containers' evidence,
     /// points each reference back at its previous image, recreates those
-    /// services (`--pull never`) and waits for `active` again. Always an error:
-    /// `rolled back: web/api (new image did not start: …)`.
+    /// services (`--pull never`) and waits for `active` again. Its error always
+    /// says so: `rolled back: web/api (new image did not start: …)`.
     pub(crate) async fn roll_back(
         self,
         progress: &dyn Progress,
         engine: &Engine,
         failure: anyhow::Error,
         again: WaitAgain<'_>,
-    ) -> anyhow::Error {
+    ) -> RolledBack {
         let why = match failure.chain().find_map(|c| c.downcast_ref::<Detailed>()) {
             Some(d) => d.summary.clone(),
             None => OneLine(&failure).to_string(),
@@ -177,9 +163,10 @@ impl Rollback {
         self.record(&why, restored.is_ok(), &mut warnings).await;
         let mut details = details;
         details.extend(warnings);
-        anyhow::Error::new(Detailed { summary, details }).context(RolledBack {
+        RolledBack {
             restored: restored.is_ok(),
-        })
+            error: anyhow::Error::new(Detailed { summary, details }),
+        }
     }
 
     async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
@@ -243,21 +230,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_rollback_is_found_under_any_context_and_says_only_its_summary() {
+    fn a_rollback_says_only_its_summary() {
         let e = anyhow::Error::new(Detailed {
             summary:
                 "rolled back: web/api (new image did not start: service api exited with code 1)"
                     .into(),
             details: vec!["api: state exited".into()],
         })
-        .context(RolledBack { restored: true })
         .context("update web");
-        assert!(RolledBack::of(&e).is_some_and(|r| r.restored));
         assert_eq!(
             OneLine(&e).to_string(),
             "update web: rolled back: web/api (new image did not start: service api exited with code 1)"
         );
         assert_eq!(crate::error::details_of(&e), ["api: state exited"]);
-        assert!(RolledBack::of(&anyhow::anyhow!("plain")).is_none());
     }
 }

@@ -1,0 +1,146 @@
+//! The steps every verb's work on one module is made of, shared by the runner and the verbs: what a launch left, what the work did besides its outcome, the engine reached, the start counted, the desired state set.
+
+use std::time::Duration;
+
+use crate::module::outcome::Outcome;
+use crate::module::status::{Desired, State};
+use crate::module::target::Target;
+use crate::module::{Kind, Module};
+use crate::run::node::Node;
+use crate::run::report::{Report, UpdateFacts};
+use crate::run::verb::Verb;
+use crate::util::timefmt::Stamp;
+use crate::{host, stack};
+
+use crate::run::{settle, status};
+
+/// A verb's work under way: finished, or started and waiting for `active`.
+pub(super) enum Launched {
+    Done(Outcome),
+    /// Active and unchanged: nothing was started.
+    Unchanged(Outcome),
+    /// Stopped; what could bring it back was looked at before.
+    Stopped(settle::Watchers, Outcome),
+    Stack(stack::Pending),
+    Host(host::Pending),
+    /// New images that did not start, put back on the previous ones.
+    RolledBack(stack::RolledBack),
+}
+
+impl Launched {
+    /// What a stack's launch left.
+    pub(super) fn of(launch: stack::Launch) -> Launched {
+        match launch {
+            stack::Launch::Done(o) => Launched::Done(o),
+            stack::Launch::Unchanged(o) => Launched::Unchanged(o),
+            stack::Launch::Wait(p) => Launched::Stack(*p),
+            stack::Launch::RolledBack(r) => Launched::RolledBack(r),
+        }
+    }
+}
+
+/// What one target's work did besides its outcome, as it goes.
+#[derive(Default)]
+pub(super) struct Did {
+    /// Said before the outcome's own.
+    pub(super) warnings: Vec<String>,
+    /// Started, stopped, restarted or recreated something (whatever the wait said).
+    pub(super) changed: bool,
+    /// Put back on the previous images: whether they became active again.
+    pub(super) rolled_back: Option<bool>,
+    /// An update past its refusals (see [`UpdateFacts::failed`]).
+    pub(super) tried: bool,
+    /// What an update found.
+    pub(super) update: UpdateFacts,
+}
+
+impl Did {
+    pub(super) fn report(
+        self,
+        t: &Target,
+        verb: &Verb,
+        result: anyhow::Result<Outcome>,
+        took: Duration,
+    ) -> Report {
+        let rolled_back = self.rolled_back;
+        let failed = result.is_err() && (self.tried || rolled_back.is_some());
+        Report {
+            module: t.module.clone(),
+            service: t.service.clone(),
+            changed: self.changed && result.is_ok(),
+            result,
+            took,
+            would: None,
+            update: verb.updates().then_some(UpdateFacts {
+                rolled_back,
+                failed,
+                ..self.update
+            }),
+        }
+    }
+}
+
+/// The target's state now, for a verb that changed nothing.
+pub(super) async fn outcome_now(
+    node: &Node,
+    t: &Target,
+    warnings: Vec<String>,
+) -> anyhow::Result<Outcome> {
+    let state = status::state_now(node, t).await;
+    Ok(Outcome {
+        state: state.unwrap_or(State::Unknown),
+        reason: None,
+        warnings,
+    })
+}
+
+/// The supervisor acts only on a module still wanted up once its lock is taken.
+pub(super) fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
+    let (state, _) = node.store.read();
+    let wanted = state.modules.get(&m.name).and_then(|r| r.desired);
+    if wanted != Some(Desired::Up) {
+        anyhow::bail!("left alone: it is no longer wanted up (stopped by request)");
+    }
+    Ok(())
+}
+
+pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
+    match &m.kind {
+        Kind::Stack { .. } => node.stacks.engine().await.map(drop).map_err(Into::into),
+        Kind::Host { scope, .. } => host::reachable(&*node.hosts.init(*scope)).map_err(Into::into),
+        Kind::Invalid { .. } => Ok(()),
+    }
+}
+
+pub(super) async fn count(
+    node: &Node,
+    m: &Module,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let limit = limit_of(node, m);
+    let (_, w) = node
+        .store
+        .count_start(&m.name, limit, force, Stamp::now())
+        .await?;
+    warnings.extend(w);
+    Ok(())
+}
+
+pub(super) fn limit_of(node: &Node, m: &Module) -> crate::module::config::RestartLimit {
+    node.config.settings(&m.name).limit
+}
+
+pub(super) async fn desire(
+    node: &Node,
+    m: &Module,
+    d: Desired,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    warnings.extend(node.store.set_desired(&m.name, d).await?);
+    Ok(())
+}
+
+pub(super) fn invalid_kind() -> anyhow::Error {
+    anyhow::anyhow!("invalid module")
+}
