@@ -54,9 +54,7 @@ pub(super) async fn launch_planned(
     } = s;
     if let Some(stack) = stack::Stack::of(m, service) {
         let env = node.stack_env(progress);
-        return Ok(Launched::of(
-            stack::launch(env, &stack, &plan, seen).await?,
-        ));
+        return Ok(Launched::of(stack::launch(env, &stack, &plan, seen).await?));
     }
     let Kind::Host { unit, scope } = &m.kind else {
         return Err(undriven(m));

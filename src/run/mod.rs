@@ -1,8 +1,8 @@
 //! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
 
 mod act;
-mod backend;
 pub(crate) mod adopt;
+mod backend;
 mod ended;
 pub(crate) mod follow;
 mod graph;

@@ -11,13 +11,18 @@ impl WatchEvent {
         match self {
             Started { .. }
             | ModulesChanged { .. }
-            | DependenciesChanged { .. }
             | Problem { .. }
             | Stopped { .. }
             | EngineUp { .. }
             | Subscribed { .. }
             | EngineLost { .. }
             | EventUnreadable { .. } => self.watch_line(),
+            DependenciesChanged { edges } => Line::about(
+                "watch",
+                "dependencies_changed",
+                None,
+                format!("dependencies read again: {edges} edge(s) between modules"),
+            ),
             Trouble { .. } | Restarted { .. } | RepairFailed { .. } | Waiting { .. } => {
                 self.repair_line()
             }
@@ -70,12 +75,6 @@ impl WatchEvent {
                 "modules_changed",
                 None,
                 format!("modules changed: added {}; gone {}", list(added), list(gone)),
-            ),
-            WatchEvent::DependenciesChanged { edges } => Line::about(
-                "watch",
-                "dependencies_changed",
-                None,
-                format!("dependencies read again: {edges} edge(s) between modules"),
             ),
             WatchEvent::Problem { module, why } => {
                 let subject = module.as_deref().unwrap_or("watch");

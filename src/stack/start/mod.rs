@@ -26,7 +26,7 @@ use crate::stack::update::{gate, rollback};
 pub(crate) use pending::Pending;
 use pending::Start;
 pub(crate) use stack::Stack;
-pub(crate) use wait::{roll_back, wait};
+pub(crate) use wait::{Waited, roll_back, wait};
 
 /// What a launch left: done, or started and waiting for `active`.
 pub(crate) enum Launch {
@@ -36,13 +36,6 @@ pub(crate) enum Launch {
     Wait(Box<Pending>),
     /// The pull moved services onto new images that compose could not
     /// start: they were put back on the previous ones.
-    RolledBack(rollback::RolledBack),
-}
-
-/// How a wait for `active` ended, when it did not fail outright.
-pub(crate) enum Waited {
-    Active(Outcome),
-    /// The new images did not become active: put back on the previous ones.
     RolledBack(rollback::RolledBack),
 }
 

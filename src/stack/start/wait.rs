@@ -10,10 +10,16 @@ use crate::module::status::State;
 use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::look::{facts, seen};
 use crate::stack::start::bound;
-use crate::stack::start::Waited;
 use crate::stack::start::pending::Pending;
 use crate::stack::start::stack::Stack;
 use crate::stack::update::rollback;
+
+/// How a wait for `active` ended, when it did not fail outright.
+pub(crate) enum Waited {
+    Active(Outcome),
+    /// The new images did not become active: put back on the previous ones.
+    RolledBack(rollback::RolledBack),
+}
 
 const POLL: Duration = Duration::from_millis(250);
 /// Polled this long after containers should have settled, so one poll sees it.
