@@ -164,12 +164,7 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
         Ok(n) => n,
         Err(e) => return fail(OneLine(&e).to_string()),
     };
-    let stacks: Vec<&str> = ctx
-        .node
-        .inventory
-        .stacks()
-        .map(|m| m.name.as_str())
-        .collect();
+    let stacks = ctx.node.inventory.stack_names();
     let need = stacks
         .iter()
         .filter(|s| !networks.iter().any(|n| n.project.as_deref() == Some(**s)))

@@ -177,6 +177,11 @@ impl Inventory {
         self.modules.iter().filter(|m| m.is_stack())
     }
 
+    /// Names of the stacks (the compose projects hal knows).
+    pub(crate) fn stack_names(&self) -> Vec<&str> {
+        self.stacks().map(|m| m.name.as_str()).collect()
+    }
+
     /// Names of every module, for completion.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.modules.iter().map(|m| m.name.as_str())

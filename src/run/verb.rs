@@ -107,15 +107,10 @@ impl Verb {
 
     /// Whether a module whose requirement did not come up in the same run
     /// is left untried (`not started: db did not start`).
+    /// The verbs that start a module need what it requires up; an update
+    /// recreates only what runs, and a stop needs nothing.
     pub(crate) fn needs_requirements_up(&self) -> bool {
-        match self {
-            Verb::Start { .. }
-            | Verb::Restart { .. }
-            | Verb::AutoRestart { .. }
-            | Verb::Rescue { .. }
-            | Verb::Repair { .. } => true,
-            Verb::Stop { .. } | Verb::Update { .. } => false,
-        }
+        self.starts()
     }
 
     /// Whether the verb touches a module of this kind at all: a host unit

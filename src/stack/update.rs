@@ -46,12 +46,7 @@ pub(crate) async fn pull(
     stack: &Stack<'_>,
     settings: &Settings,
 ) -> anyhow::Result<Pulled> {
-    let engine = env.stacks.engine().await?;
-    let compose = env.stacks.compose().await?;
-    let images = compose
-        .images(&stack.project(), env.stacks.endpoint()?)
-        .await?;
-    let list = engine.compose_containers(Some(stack.name)).await?;
+    let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let gate = Gate::before(&engine, &list, &images, false).await?;
     let ask = crate::stack::start::pull::Ask {
         module: stack.name,

@@ -12,12 +12,7 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
         Err(not_asked) => return not_asked,
     };
     let keeping = history::keeping(engine, std::path::Path::new(DAEMON_JSON)).await;
-    let stacks: Vec<&str> = ctx
-        .node
-        .inventory
-        .stacks()
-        .map(|m| m.name.as_str())
-        .collect();
+    let stacks = ctx.node.inventory.stack_names();
     let services = history::unlabelled(engine, &stacks).await;
     let (k, services) = match (keeping, services) {
         (Ok(k), Ok(s)) => (k, s),

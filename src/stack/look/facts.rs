@@ -6,7 +6,7 @@ use futures_util::stream::StreamExt;
 
 use crate::docker::engine::{Engine, Inspected, Listed};
 use crate::docker::labels::Identity;
-use crate::module::run_state::{ContainerRun, RestartPolicy};
+use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::module::status::Detail;
 use crate::util::timefmt::Stamp;
 
@@ -175,6 +175,31 @@ struct KnownRun {
     healthcheck: Option<bool>,
 }
 
+impl KnownRun {
+    /// A listed container's facts from this remembered run: no inspect.
+    fn facts(
+        &self,
+        s: &Listed,
+        run: ContainerRun,
+        health: Option<Health>,
+        now: Stamp,
+    ) -> ContainerFacts {
+        ContainerFacts {
+            run: Some(run),
+            health,
+            exit_code: self.exit_code,
+            restart: self.restart,
+            restart_count: self.restart_count,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            oom_killed: self.oom_killed,
+            error: None,
+            observed_at: Some(now),
+            ..identity(s)
+        }
+    }
+}
+
 /// A [`KnownRun`] as `containers.json` words it: the engine's policy name
 /// and RFC 3339 times, as hal has always written them (a file an older hal
 /// wrote still reads; one that does not is ignored whole).
@@ -270,19 +295,7 @@ impl InspectCache {
             (Some(false), None) => None,
             _ => return None,
         };
-        Some(ContainerFacts {
-            run: Some(ContainerRun::Running),
-            health,
-            exit_code: k.exit_code,
-            restart: k.restart,
-            restart_count: k.restart_count,
-            started_at: k.started_at,
-            finished_at: k.finished_at,
-            oom_killed: k.oom_killed,
-            error: None,
-            observed_at: Some(now),
-            ..identity(s)
-        })
+        Some(k.facts(s, ContainerRun::Running, health, now))
     }
 
     /// A one-shot job's facts, for a status that needs no exact figures
@@ -309,19 +322,7 @@ impl InspectCache {
         {
             return None;
         }
-        Some(ContainerFacts {
-            run: Some(ContainerRun::Exited),
-            health: None,
-            exit_code: k.exit_code,
-            restart: k.restart,
-            restart_count: k.restart_count,
-            started_at: k.started_at,
-            finished_at: k.finished_at,
-            oom_killed: k.oom_killed,
-            error: None,
-            observed_at: Some(now),
-            ..identity(s)
-        })
+        Some(k.facts(s, ContainerRun::Exited, None, now))
     }
 
     /// Remembers what an inspect said of a running container in run `run`,

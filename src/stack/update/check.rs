@@ -13,12 +13,7 @@ pub(crate) async fn check(
     env: Env<'_>,
     stack: &Stack<'_>,
 ) -> anyhow::Result<(Vec<ImageChange>, Vec<String>)> {
-    let engine = env.stacks.engine().await?;
-    let compose = env.stacks.compose().await?;
-    let images = compose
-        .images(&stack.project(), env.stacks.endpoint()?)
-        .await?;
-    let list = engine.compose_containers(Some(stack.name)).await?;
+    let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let mut changes = Vec::new();
     let mut warnings = Vec::new();
     env.progress.step(stack.name, "asking the registry");

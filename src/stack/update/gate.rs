@@ -6,6 +6,19 @@ use crate::docker::engine::images::ImageFacts;
 use crate::docker::engine::{Engine, Listed};
 use crate::module::ServiceImage;
 
+/// The engine, the images the stack's files name now (compose's answer),
+/// and the project's containers as listed now: what an update compares.
+pub(crate) async fn project_now(
+    env: crate::stack::env::Env<'_>,
+    project: &crate::docker::compose::Project<'_>,
+) -> anyhow::Result<(Engine, Vec<ServiceImage>, Vec<Listed>)> {
+    let engine = env.stacks.engine().await?;
+    let compose = env.stacks.compose().await?;
+    let images = compose.images(project, env.stacks.endpoint()?).await?;
+    let list = engine.compose_containers(Some(project.name)).await?;
+    Ok((engine, images, list))
+}
+
 /// Each service's image id before a pull.
 pub(crate) struct Gate {
     before: Vec<(String, String, Option<String>)>,
