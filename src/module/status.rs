@@ -208,6 +208,26 @@ impl ModuleStatus {
         }
     }
 
+    /// Whether a requirement is up enough for a dependent to start (issue 39):
+    /// active, or a stack starting with every container running and nothing
+    /// left but its settle second (systemd's `Requires=` + `After=` waits for
+    /// the start, not for the settle). A healthcheck that has not said
+    /// `healthy` yet holds it back, unless `running_will_do` (a network
+    /// namespace tie needs the provider's container running, nothing more).
+    pub(crate) fn started(&self, running_will_do: bool) -> bool {
+        match self.state {
+            State::Active => true,
+            State::Starting if self.kind == KindTag::Stack && !self.services.is_empty() => {
+                self.services.iter().all(|c| match c.verdict {
+                    Some(Verdict::Up | Verdict::Completed) => true,
+                    Some(Verdict::Starting) => running_will_do || c.health.is_none(),
+                    _ => false,
+                })
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a person should look at it (`status --failed`): failed,
     /// degraded or unknown, or wanted up (started by request) and not active.
     /// A module stopped on purpose, or never started and merely inactive or
