@@ -147,6 +147,10 @@ fn a_requirement_is_started_once_its_containers_run_unless_a_healthcheck_has_not
     ] {
         assert!(!s.started(true), "{s:?}");
     }
+    // Restarted by Docker after a crash: it may crash again, so not before its settle second.
+    let mut looping = db_starting(None);
+    looping.services[0].restart_count = Some(1);
+    assert!(!looping.started(true));
     // One container still stopped: not started.
     let mut half = db_starting(None);
     half.services.push(exited("db2", 1));
