@@ -208,6 +208,30 @@ impl ModuleStatus {
         }
     }
 
+    /// Whether a requirement is up enough for a dependent to start (issue 39):
+    /// active, or a stack starting with every container running and nothing
+    /// left but its settle second (systemd's `Requires=` + `After=` waits for
+    /// the start, not for the settle). A healthcheck that has not said
+    /// `healthy` yet holds it back, unless `running_will_do` (a network
+    /// namespace tie needs the provider's container running, nothing more).
+    /// A container the engine restarted after a crash waits its settle second
+    /// out: it may be a requirement's crash loop.
+    pub(crate) fn started(&self, running_will_do: bool) -> bool {
+        match self.state {
+            State::Active => true,
+            State::Starting if self.kind == KindTag::Stack && !self.services.is_empty() => {
+                self.services.iter().all(|c| match c.verdict {
+                    Some(Verdict::Up | Verdict::Completed) => true,
+                    // One Docker restarted after a crash may be crashing again: not yet.
+                    Some(Verdict::Starting) if matches!(c.restart_count, Some(n) if n > 0) => false,
+                    Some(Verdict::Starting) => running_will_do || c.health.is_none(),
+                    _ => false,
+                })
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a person should look at it (`status --failed`): failed,
     /// degraded or unknown, or wanted up (started by request) and not active.
     /// A module stopped on purpose, or never started and merely inactive or

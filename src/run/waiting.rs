@@ -1,6 +1,7 @@
-//! A module wanted up that is not active while something it requires is not active either is *waiting* on it: `status` names the requirement, and `hal watch` does not charge, hold or alarm for it.
+//! A module wanted up that is not active while something it requires is not started either (not active, nor running its settle second out: [`ModuleStatus::started`]) is *waiting* on it: `status` names the requirement, and `hal watch` does not charge, hold or alarm for it.
 
 use crate::module::Module;
+use crate::module::deps::Tie;
 use crate::module::reason::{Reason, Reasons, Requirement};
 use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
@@ -32,17 +33,21 @@ pub(super) fn requirements(node: &Node, targets: &[Target]) -> Vec<Module> {
 }
 
 /// Sets `waiting_on` (and says it first in the reason) of each status wanted
-/// up and not active whose requirements are not all active. A requirement's
+/// up and not active whose requirements are not all started ([`ModuleStatus::started`]). A requirement's
 /// state is read from `statuses` (whole modules) or `required`.
 pub(super) fn mark(node: &Node, statuses: &mut [ModuleStatus], required: &[ModuleStatus]) {
     let Ok(graph) = node.graph() else {
         return;
     };
-    let known: Vec<(String, State, Reasons)> = statuses
+    // Per requirement: whether it is started for a plain tie, and for a namespace tie.
+    let known: Vec<(String, State, Reasons, [bool; 2])> = statuses
         .iter()
         .filter(|s| s.service.is_none())
         .chain(required)
-        .map(|s| (s.name.clone(), s.state, s.reason.clone()))
+        .map(|s| {
+            let started = [s.started(false), s.started(true)];
+            (s.name.clone(), s.state, s.reason.clone(), started)
+        })
         .collect();
     for s in statuses.iter_mut() {
         if s.state == State::Active || !s.wanted_up() {
@@ -50,10 +55,10 @@ pub(super) fn mark(node: &Node, statuses: &mut [ModuleStatus], required: &[Modul
         }
         let mut causes = Vec::new();
         for e in graph.requires(&s.name) {
-            let Some((name, state, reason)) = known.iter().find(|(n, _, _)| *n == e.to) else {
+            let Some((name, state, reason, started)) = known.iter().find(|k| k.0 == e.to) else {
                 continue;
             };
-            if *state == State::Active || s.waiting_on.contains(name) {
+            if started[usize::from(e.tie == Tie::Namespace)] || s.waiting_on.contains(name) {
                 continue;
             }
             s.waiting_on.push(name.clone());

@@ -62,10 +62,13 @@ impl Watcher<'_> {
         self.learn_netns(&node.modules);
         let again = self.deaths.settle(&node.modules, Stamp::now());
         self.mark(again, deaths::RELOOK);
+        // Started (running, perhaps not past its settle second): its waiting
+        // dependents are looked at now, and the status read then says whether
+        // their tie lets them start ([`crate::module::status::ModuleStatus::started`]).
         let active: Vec<&str> = node
             .modules
             .iter()
-            .filter(|s| s.state == State::Active)
+            .filter(|s| s.started(true))
             .map(|s| s.name.as_str())
             .collect();
         let unblocked = self.sup.unblocked(&active);

@@ -21,11 +21,14 @@
 //!   is *held*, not restarted: `on_failure` runs once per hold, and the module is tried again once the limit's window
 //!   has passed, with a pause between tries that doubles up to [`BACKOFF_MAX`].
 //!   A hold ends when the module is seen `active`, or is no longer wanted up.
-//! - A module that is not active while a module it requires is not active either
-//!   is *waiting* (`waiting.rs`): not repaired, not held (a hold is let go), no
-//!   `on_failure`; the requirement's own episode is the one that alarms. Once a
-//!   requirement is active again its waiting dependents are looked at at once,
-//!   with no pause or back-off in the way.
+//! - A module that is not active while a module it requires is not started
+//!   either is *waiting* (`waiting.rs`): not repaired, not held (a hold is let
+//!   go), no `on_failure`; the requirement's own episode is the one that alarms.
+//!   Started is active, or running with only the settle second to go (a
+//!   healthcheck must say `healthy` first, except for a network-namespace tie):
+//!   `ModuleStatus::started`. Once a requirement is started again its waiting
+//!   dependents are looked at at once, with no pause or back-off in the way; if
+//!   it fails after all, they wait again, uncharged.
 //! - After a restart that failed (without hitting the limit), the next one
 //!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
 

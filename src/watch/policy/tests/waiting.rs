@@ -105,3 +105,84 @@ fn a_container_in_a_dead_network_namespace_is_restarted_or_recreated() {
     };
     assert_eq!(fixes[0].how, How::Recreate, "{d:?}");
 }
+
+/// `db`, starting: one container running with its healthcheck saying `health`
+/// (none: only its settle second to go).
+fn db_starting(health: Option<Health>) -> ModuleStatus {
+    let row = ServiceStatus {
+        health,
+        verdict: Some(Verdict::Starting),
+        ..svc("db", "running")
+    };
+    ModuleStatus {
+        name: "db".into(),
+        ..stack(State::Starting, Some(Desired::Up), vec![row])
+    }
+}
+
+#[test]
+fn a_requirement_is_started_once_its_containers_run_unless_a_healthcheck_has_not_said() {
+    // (plain requires, network namespace tie)
+    let settling = db_starting(None);
+    assert_eq!(
+        (settling.started(false), settling.started(true)),
+        (true, true)
+    );
+    let checking = db_starting(Some(Health::Starting));
+    assert_eq!(
+        (checking.started(false), checking.started(true)),
+        (false, true)
+    );
+    let up = stack(State::Active, Some(Desired::Up), vec![svc("db", "running")]);
+    assert!(up.started(false));
+    for s in [
+        stack(State::Failed, Some(Desired::Up), vec![exited("db", 1)]),
+        stack(State::Inactive, Some(Desired::Up), vec![]),
+        stack(State::Starting, Some(Desired::Up), vec![]),
+        ModuleStatus {
+            state: State::Degraded,
+            ..db_starting(None)
+        },
+        unit(State::Starting, "activating/start"),
+    ] {
+        assert!(!s.started(true), "{s:?}");
+    }
+    // Restarted by Docker after a crash: it may crash again, so not before its settle second.
+    let mut looping = db_starting(None);
+    looping.services[0].restart_count = Some(1);
+    assert!(!looping.started(true));
+    // One container still stopped: not started.
+    let mut half = db_starting(None);
+    half.services.push(exited("db2", 1));
+    assert!(!half.started(true));
+}
+
+#[test]
+fn a_dependent_is_repaired_once_its_requirement_runs_and_waits_again_uncharged_if_it_fails() {
+    let mut sup = Supervisor::new(GRACE);
+    assert_eq!(
+        acts(&mut sup, &waiting(vec![exited("app", 1)]), 0)[0].0,
+        Act::Wait
+    );
+    // db's containers run (its settle second not out): m no longer waits, and is repaired now.
+    let go = stack(State::Failed, Some(Desired::Up), vec![exited("app", 1)]);
+    let a = acts(&mut sup, &go, 1);
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(a[0].0, Act::Restart);
+    // db fails after all, and so does m's repair: m waits again, at its start limit or not.
+    assert!(!sup.record("m", Attempt::Failed, t(2)));
+    let mut again = waiting(vec![exited("app", 1)]);
+    again.limit.free_at = Some(t(500));
+    let a = acts(&mut sup, &again, 3);
+    assert_eq!(
+        a.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+        [Act::Wait],
+        "{a:?}"
+    );
+    assert!(sup.holds().is_empty());
+    assert!(
+        sup.next_due(t(3)).is_none(),
+        "no pause left: {:?}",
+        sup.next_due(t(3))
+    );
+}
