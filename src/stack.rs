@@ -6,13 +6,14 @@ mod logs;
 mod look;
 mod project;
 mod repair;
+mod session;
 mod start;
 mod started;
 mod update;
 
 // The verbs.
 pub(crate) use down::stop;
-pub(crate) use repair::{Fix, How, apply as repair, plan as plan_repair};
+pub(crate) use repair::{Fix, How, apply as repair};
 pub(crate) use start::baseline::{Baseline, record as record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
 pub(crate) use update::{
@@ -27,7 +28,7 @@ pub(crate) use env::{Env, Stacks};
 pub(crate) use look::assess::ContainerFacts;
 pub(crate) use look::assess::expected::{Expected, Judged, judge};
 pub(crate) use look::identity::Snapshot;
-pub(crate) use look::node::{NodeFacts, node_facts, running_projects};
+pub(crate) use look::node::NodeFacts;
 pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
 pub(crate) use look::services::check_service;
 pub(crate) use started::engine_started;
@@ -39,31 +40,32 @@ pub(crate) use look::assess::LOOP_RESTARTS;
 /// refusal, `status`'s reason and doctor's `identity` check.
 pub(crate) mod identity {
     pub(crate) use crate::stack::look::identity::{
-        conflict_reason, dirs_by_project, orphan_reason, other_dir, refuse_start,
+        conflict_reason, orphan_reason, other_dir, refuse_start,
     };
 }
 
 /// Do a stack's lines outlive its containers: doctor's and adopt's words.
 pub(crate) mod history {
-    pub(crate) use crate::stack::logs::history::{keeping, unlabelled, unlabelled_advice};
+    pub(crate) use crate::stack::logs::history::unlabelled_advice;
 }
 
 // What compose reads.
-pub(crate) use project::digest::of_module as digest_of_module;
+pub(crate) use project::digest::off_thread as digest_of_module;
 pub(crate) use project::inputs::ties::of as ties_of;
 pub(crate) use project::project_name::{mismatches as name_mismatches, name_mismatch};
 
 // Logs and history.
-pub(crate) use logs::log_plan::{Plan as LogPlan, plan as log_plan};
-pub(crate) use logs::{container_lines, watch_starts};
+pub(crate) use logs::log_plan::Plan as LogPlan;
 
-// The Docker adapter as the layers above see it: the engine handle (opaque:
-// its methods, never its wire), its events, and the facts `doctor` shows.
-// Re-exported, not wrapped, where a face function would only pass through;
-// nothing outside stack/ and state/ names `docker::` (ARCHITECTURE.md).
+// The engine as the layers above ask it: a connected session (`Stacks::session`)
+// whose methods are the probe, the events, the log plan and lines, history,
+// identity and the running projects. The adapter's handle, its errors and its
+// streams stay below this face (the architecture test's ENGINE rule).
+pub(crate) use session::{Events, Missed, Session};
+
+// The Docker adapter's data as the layers above see it: its events and the
+// facts `doctor` shows, re-exported, not wrapped; nothing outside stack/ and
+// state/ names `docker::` (ARCHITECTURE.md).
 pub(crate) use crate::docker::compose::{Compose, Flavor, Project};
-pub(crate) use crate::docker::engine::{
-    AddressPool, Engine, EngineError, EngineEvent, EngineKind, EngineStream, EventAction,
-    NetworkFacts,
-};
+pub(crate) use crate::docker::engine::{AddressPool, EngineEvent, EventAction, NetworkFacts};
 pub(crate) use crate::docker::labels::Identity;

@@ -16,14 +16,14 @@ mod units;
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine};
+use crate::stack::Session;
 use crate::stack::{Compose, Flavor};
-use crate::stack::{Engine, EngineKind};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
 pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     // Asked once: every check that needs the engine gets it from here.
-    let engine = ctx.node.stacks.engine().await;
+    let engine = ctx.node.stacks.session().await;
     let (
         docker,
         (compose_line, compose),
@@ -72,7 +72,7 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
 }
 
 /// The engine answers (with its API version), delivers events, and its address pools can hold every stack's network.
-async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, Check, Check) {
+async fn docker_checks(ctx: &Ctx, engine: &Result<Session, HalError>) -> (Check, Check, Check) {
     let engine = match engine {
         Ok(engine) => engine,
         Err(e) => {
@@ -97,13 +97,13 @@ async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, 
         "docker",
         format!(
             "reachable at {} (from {}), API {}; compose is handed the same endpoint",
-            engine.endpoint,
+            engine.endpoint(),
             ctx.node
                 .stacks
                 .endpoint()
                 .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
-            engine.api_version
-        ) + if engine.kind() == EngineKind::Podman {
+            engine.api_version()
+        ) + if engine.is_podman() {
             " (Podman's Docker-compatible API)"
         } else {
             ""
@@ -117,8 +117,8 @@ async fn docker_checks(ctx: &Ctx, engine: &Result<Engine, HalError>) -> (Check, 
 const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The engine delivers an event of hal's own making (a test volume made and removed) in time.
-async fn events_check(engine: &Engine) -> Check {
-    match engine.event_round_trip(EVENT_WAIT).await {
+async fn events_check(engine: &Session) -> Check {
+    match engine.probe(EVENT_WAIT).await {
         Ok(took) => Check::pass(
             "events",
             format!(
@@ -128,14 +128,14 @@ async fn events_check(engine: &Engine) -> Check {
         ),
         Err(why) => Check::fail(
             "events",
-            why,
+            why.to_string(),
             "without events `hal watch` repairs only at its --resync interval: check the engine's event log (Podman: events_logger in containers.conf)",
         ),
     }
 }
 
 /// Enough subnets are left in the default address pools for every stack that has no network yet.
-async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
+async fn pools_check(ctx: &Ctx, engine: &Session) -> Check {
     let fail = |detail: String| {
         Check::fail(
             "address-pools",
@@ -143,7 +143,7 @@ async fn pools_check(ctx: &Ctx, engine: &Engine) -> Check {
             "check that the engine answers `docker network ls` and that /etc/docker/daemon.json is valid JSON",
         )
     };
-    let podman = engine.kind() == EngineKind::Podman;
+    let podman = engine.is_podman();
     let (pools, source) = match engine.address_pools().await {
         // Podman's API states no pools: its own configuration does.
         _ if podman => {

@@ -29,6 +29,7 @@ use connect::{
 use wire::Wire;
 
 pub(crate) use connect::EngineKind;
+pub(crate) use probe::ProbeError;
 
 pub(crate) use model::{
     EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
@@ -312,7 +313,7 @@ impl Engine {
 
     /// How long the engine takes to deliver an event of hal's own making (a test
     /// volume made and removed), or why it delivered none within `limit`.
-    pub(crate) async fn event_round_trip(&self, limit: Duration) -> Result<Duration, String> {
+    pub(crate) async fn event_round_trip(&self, limit: Duration) -> Result<Duration, ProbeError> {
         probe::event_round_trip(&self.api, limit).await
     }
 

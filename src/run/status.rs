@@ -112,11 +112,12 @@ async fn read_stacks(
     if stacks.is_empty() {
         return (Ok(Default::default()), exit);
     }
-    let stack_facts = match node.stacks.engine().await {
+    let stack_facts = match node.stacks.session().await {
         // Scripts get exact start times and restart counts; the table only
         // needs what `docker ps` already says about settled containers.
         // An answer hal could not read is exit 1 with its message, not an unreachable engine.
-        Ok(engine) => crate::stack::node_facts(&engine, &node.store, &stacks, detail)
+        Ok(engine) => engine
+            .node_facts(&node.store, &stacks, detail)
             .await
             .map_err(|e| {
                 exit = crate::error::exit_of(&e);

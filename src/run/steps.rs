@@ -106,7 +106,7 @@ pub(super) fn still_wanted(node: &Node, m: &Module) -> anyhow::Result<()> {
 
 pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     match &m.kind {
-        Kind::Stack { .. } => node.stacks.engine().await.map(drop).map_err(Into::into),
+        Kind::Stack { .. } => node.stacks.session().await.map(drop).map_err(Into::into),
         Kind::Host { scope, .. } => host::reachable(&*node.hosts.init(*scope)).map_err(Into::into),
         Kind::Invalid { .. } => Ok(()),
     }

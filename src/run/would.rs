@@ -10,7 +10,7 @@ use crate::run::node::Node;
 use crate::run::{Report, Verb};
 
 /// What a start of `t`, found in `state`, would do.
-fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
+async fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
     if state != Some(State::Active) {
         return Would::Start;
     }
@@ -18,7 +18,11 @@ fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
         return Would::None;
     };
     // Files changed since hal last started the stack: compose recreates what they change.
-    let now = crate::stack::digest_of_module(dir).ok().and_then(|d| d.key);
+    let now = crate::stack::digest_of_module(dir)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .and_then(|d| d.key);
     let (file, _) = node.store.read();
     let was = file
         .modules
@@ -48,7 +52,7 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
         let state = crate::run::status::state_now(node, &t).await;
         let would = match verb {
             Verb::Stop { .. } => stop_would(state),
-            Verb::Start { .. } => start_would(node, &t, state),
+            Verb::Start { .. } => start_would(node, &t, state).await,
             // Each of these restarts (or recreates) whatever it finds; a new
             // verb must say here what its dry run answers.
             Verb::Restart { .. }

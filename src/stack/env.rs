@@ -40,7 +40,7 @@ impl Stacks {
 
     /// The Docker engine: connected once and reused; a failed connection is
     /// not remembered, so a long-running command can try again later.
-    pub(crate) async fn engine(&self) -> Result<Engine, HalError> {
+    pub(super) async fn engine(&self) -> Result<Engine, HalError> {
         let mut slot = self.engine.lock().await;
         if let Some(e) = slot.as_ref() {
             return Ok(e.clone());

@@ -52,8 +52,8 @@ impl Watcher<'_> {
             let stacks = &self.node.stacks;
             let planned = self
                 .drive(async {
-                    let engine = stacks.engine().await?;
-                    crate::stack::plan_repair(&engine, &name, fixes.clone()).await
+                    let engine = stacks.session().await?;
+                    engine.plan_repair(&name, fixes.clone()).await
                 })
                 .await?;
             if let Ok(all) = planned {

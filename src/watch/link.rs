@@ -8,7 +8,7 @@ use futures_util::stream::StreamExt;
 use crate::error::OneLine;
 use crate::run::node::Node;
 use crate::stack::Identity;
-use crate::stack::{Engine, EngineError, EngineEvent, EngineStream, EventAction};
+use crate::stack::{EngineEvent, EventAction, Events, Session};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Seen;
 
@@ -29,20 +29,12 @@ const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// back within this of the engine answering, not within a whole back-off step.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
-pub(super) type Events = EngineStream<EngineEvent>;
-
-/// An event the link could not hand over.
-#[derive(Debug)]
-pub(super) enum Missed {
-    /// The engine sent something hal could not read; the stream goes on.
-    Unreadable(String),
-    /// The stream broke: the engine is gone (or went away for a moment).
-    Lost(String),
-}
+/// An event the link could not hand over (unreadable, or the stream broke).
+pub(super) use crate::stack::Missed;
 
 /// Connected (with an event stream) or waiting to try again.
 pub(super) struct Link {
-    engine: Option<Engine>,
+    engine: Option<Session>,
     events: Option<Events>,
     retry_at: Instant,
     /// The next silent try, before `retry_at`.
@@ -88,7 +80,7 @@ impl Link {
         now < self.retry_at
     }
 
-    pub(super) fn connected(&mut self, engine: Engine, events: Events) {
+    pub(super) fn connected(&mut self, engine: Session, events: Events) {
         self.engine = Some(engine);
         self.events = Some(events);
         self.backoff = BACKOFF_FIRST;
@@ -115,7 +107,7 @@ impl Link {
 
     /// The engine's name for the log (`docker`, `podman`; `engine` before it answered).
     pub(super) fn name(&self) -> &'static str {
-        self.engine.as_ref().map_or("engine", |e| e.kind().name())
+        self.engine.as_ref().map_or("engine", Session::name)
     }
 
     /// The next event; never ready while not connected.
@@ -123,22 +115,17 @@ impl Link {
         let Some(events) = self.events.as_mut() else {
             return std::future::pending().await;
         };
-        let item = events.next().await?;
-        Some(item.map_err(|e| match e {
-            // The engine is there and said something hal could not read.
-            EngineError::Decode(e) => Missed::Unreadable(OneLine(&e).to_string()),
-            e => Missed::Lost(OneLine(&e.into()).to_string()),
-        }))
+        events.next().await
     }
 }
 
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
-pub(super) async fn connect(node: &Node) -> Result<(Engine, Events), String> {
-    let engine = node.stacks.engine().await.map_err(|e| e.to_string())?;
+pub(super) async fn connect(node: &Node) -> Result<(Session, Events), String> {
+    let engine = node.stacks.session().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
     let since = Stamp::now().secs - 1;
-    let events = engine.container_events_of(Some(since), &ACTIONS);
+    let events = engine.events(since, &ACTIONS);
     Ok((engine, events))
 }
 

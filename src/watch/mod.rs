@@ -342,7 +342,7 @@ impl<'a> Watcher<'a> {
         match self.drive(link::connect(node)).await? {
             Ok((engine, events)) => {
                 let again = self.link.ever_up();
-                let endpoint = engine.endpoint.clone();
+                let endpoint = engine.endpoint().to_string();
                 self.link.connected(engine, events);
                 self.log.emit(WatchEvent::EngineUp {
                     engine: self.link.name().to_string(),

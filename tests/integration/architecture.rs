@@ -121,6 +121,11 @@ fn docker_is_named_only_by_the_stack_backend_and_the_state() {
 }
 
 #[test]
+fn the_engine_handle_stays_below_the_stack_face() {
+    assert_none(tidy::ENGINE.name, tidy::words_in(&tidy::ENGINE, read()));
+}
+
+#[test]
 fn list_and_inspect_have_one_decoder() {
     assert_none(
         tidy::ONE_DECODER.name,
@@ -198,6 +203,7 @@ fn the_rules_see_the_code_they_guard() {
     for (rule, place) in [
         (&tidy::BOLLARD, "docker/engine.rs"),
         (&tidy::DOCKER, "stack/env.rs"),
+        (&tidy::ENGINE, "stack/session.rs"),
         (&tidy::FORMAT, "output/ui.rs"),
         (&tidy::UNIT_WORDS, "host/init/systemd.rs"),
         (&tidy::PRINTS, "main.rs"),

@@ -6,14 +6,14 @@ use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
 use crate::module::config::Scope;
-use crate::stack::Engine;
+use crate::stack::Session;
 
 const NAME: &str = "adoption";
 const FIX: &str =
     "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
 
 /// One line: what still needs `hal adopt`, or that nothing does.
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
     let mut found = Vec::new();
     let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {
@@ -76,8 +76,8 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
 
 /// The stacks running with no desired state in hal, or `None` when the engine
 /// could not be asked.
-async fn unowned(ctx: &Ctx, engine: Option<&Engine>) -> Option<Vec<String>> {
-    let running = crate::stack::running_projects(engine?).await.ok()?;
+async fn unowned(ctx: &Ctx, engine: Option<&Session>) -> Option<Vec<String>> {
+    let running = engine?.running_projects().await.ok()?;
     let (state, _) = ctx.node.store.read();
     let owned = |name: &str| state.modules.get(name).is_some_and(|r| r.desired.is_some());
     Some(

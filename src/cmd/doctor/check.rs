@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::output::checks::{self, CheckLine, Verdict};
 use crate::output::view::{Style, View};
-use crate::stack::Engine;
+use crate::stack::Session;
 
 /// The outcome of one check. `hint` says what to do and is set when `ok` is false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -57,7 +57,10 @@ impl Check {
 
 /// The engine a check needs, or the check's line saying it was not made
 /// (the `docker` check says why): one rule for every check that needs it.
-pub(super) fn engine_for<'a>(engine: Option<&'a Engine>, check: &str) -> Result<&'a Engine, Check> {
+pub(super) fn engine_for<'a>(
+    engine: Option<&'a Session>,
+    check: &str,
+) -> Result<&'a Session, Check> {
     engine.ok_or_else(|| engine_missing(check))
 }
 

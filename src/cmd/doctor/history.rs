@@ -4,16 +4,16 @@ use super::check::Check;
 use super::pools::DAEMON_JSON;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::stack::{Engine, history};
+use crate::stack::{Session, history};
 
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
     let engine = match super::check::engine_for(engine, "history") {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };
-    let keeping = history::keeping(engine, std::path::Path::new(DAEMON_JSON)).await;
+    let keeping = engine.keeping(std::path::Path::new(DAEMON_JSON)).await;
     let stacks = ctx.node.inventory.stack_names();
-    let services = history::unlabelled(engine, &stacks).await;
+    let services = engine.unlabelled(&stacks).await;
     let (k, services) = match (keeping, services) {
         (Ok(k), Ok(s)) => (k, s),
         (Err(e), _) | (_, Err(e)) => {

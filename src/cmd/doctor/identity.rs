@@ -4,24 +4,23 @@ use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::module::Kind;
-use crate::stack::{Engine, identity};
+use crate::stack::{Session, identity};
 
 const NAME: &str = "identity";
 
 /// One line: the conflicts and orphans, or that there are none.
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
+pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
     let inv = &ctx.node.inventory;
     let engine = match super::check::engine_for(engine, NAME) {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };
-    let list = match engine.compose_containers(None).await {
-        Ok(l) => l,
+    let dirs = match engine.project_dirs().await {
+        Ok(d) => d,
         Err(e) => {
             return Check::not_checked(NAME, format!("cannot list containers: {}", OneLine(&e)));
         }
     };
-    let dirs = identity::dirs_by_project(&list);
     let mut problems = Vec::new();
     for m in inv.modules.iter().chain(&inv.gone) {
         let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {

@@ -10,9 +10,7 @@ use super::sources::{Sources, UnitSource, print_merged};
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
 use crate::output::log_lines::LogLines;
-use crate::stack::Engine;
-use crate::stack::LogPlan as Plan;
-use crate::stack::{self as stack_logs};
+use crate::stack::{LogPlan as Plan, Session};
 use crate::util::timefmt::Stamp;
 
 /// How many lines may wait for the printer while following.
@@ -30,14 +28,14 @@ impl Followed {
     /// Follows a container from `from`, dropping what came before `cutoff`.
     fn container(
         &mut self,
-        engine: &Engine,
+        engine: &Session,
         id: String,
         source: Source,
         from: Window,
         cutoff: Option<Stamp>,
     ) {
         let idx = self.sources.len();
-        let mut lines: Lines = stack_logs::container_lines(engine, &id, true, from);
+        let mut lines: Lines = engine.container_lines(&id, true, from);
         if let Some(c) = cutoff {
             lines = after(lines, c);
         }
@@ -69,7 +67,7 @@ pub(super) async fn follow(
         tx,
     };
     if let Some(engine) = &from.engine {
-        stack_logs::watch_starts(engine.clone(), from.stacks.clone(), on.tx.clone());
+        engine.watch_starts(from.stacks.clone(), on.tx.clone());
     }
     // The backlog first, merged in time order as without -f; then every
     // source from the second it was read, without what the backlog printed.
@@ -109,7 +107,7 @@ async fn follow_events(
     ctx: &Ctx,
     on: &mut Followed,
     mut rx: mpsc::Receiver<Event>,
-    engine: Option<&Engine>,
+    engine: Option<&Session>,
     from_history: &Plan,
     printer: &mut LogLines,
 ) -> anyhow::Result<()> {

@@ -8,15 +8,14 @@ use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
 use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::LogLines;
-use crate::stack::Engine;
-use crate::stack::{self as stack_logs, LogPlan as Plan};
+use crate::stack::{LogPlan as Plan, Session};
 use crate::util::timefmt::Stamp;
 
 /// What a logs command reads: the stacks' containers (with the engine they
 /// are on) and the host modules' units.
 pub(super) struct Sources {
     /// Asked only when a stack is involved: unit logs need no engine.
-    pub(super) engine: Option<Engine>,
+    pub(super) engine: Option<Session>,
     /// Container id and log source (the engine keeps their lines), ordered by label.
     pub(super) containers: Vec<(String, Source)>,
     /// Which stacks' lines the journal keeps, and which the engine.
@@ -97,10 +96,10 @@ pub(super) async fn sources(
     let engine = if stacks.is_empty() {
         None
     } else {
-        Some(ctx.node.stacks.engine().await?)
+        Some(ctx.node.stacks.session().await?)
     };
     let history = match &engine {
-        Some(e) => stack_logs::log_plan(e, &ctx.node.store, &stacks).await?,
+        Some(e) => e.log_plan(&ctx.node.store, &stacks).await?,
         None => Plan::default(),
     };
     let mut containers: Vec<(String, Source)> = history
@@ -203,7 +202,7 @@ pub(super) async fn print_merged(
     let mut streams: Vec<Tagged> = Vec::new();
     if let Some(engine) = &sources.engine {
         for (id, source) in &sources.containers {
-            let lines = stack_logs::container_lines(engine, id, false, window);
+            let lines = engine.container_lines(id, false, window);
             streams.push(stream::tagged(source.clone(), lines));
         }
     }

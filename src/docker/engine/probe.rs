@@ -13,8 +13,24 @@ use futures_util::stream::StreamExt;
 /// engine has taken the subscription is never announced to it.
 const AGAIN: Duration = Duration::from_secs(1);
 
+/// Why the engine delivered no event of hal's own making.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProbeError {
+    #[error("the event stream failed: {0}")]
+    Stream(bollard::errors::Error),
+    #[error("the event stream ended")]
+    Ended,
+    #[error("could not make a test volume: {0}")]
+    Volume(bollard::errors::Error),
+    #[error("no event for {made} test volume(s) within {}s", limit.as_secs())]
+    Silent { made: usize, limit: Duration },
+}
+
 /// How long after it was made a test volume's event took, or why none came within `limit`.
-pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Duration, String> {
+pub(super) async fn event_round_trip(
+    api: &Docker,
+    limit: Duration,
+) -> Result<Duration, ProbeError> {
     let base = format!(
         "hal-doctor-{}-{}",
         std::process::id(),
@@ -46,8 +62,8 @@ pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Du
                             return Ok(at.elapsed());
                         }
                     }
-                    Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
-                    None => return Err("the event stream ended".to_string()),
+                    Some(Err(e)) => return Err(ProbeError::Stream(e)),
+                    None => return Err(ProbeError::Ended),
                 },
                 _ = again.tick() => {
                     let name = format!("{base}-{}", made.len());
@@ -59,7 +75,7 @@ pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Du
                     let t0 = Instant::now();
                     api.create_volume(volume)
                         .await
-                        .map_err(|e| format!("could not make a test volume: {e}"))?;
+                        .map_err(ProbeError::Volume)?;
                     made.push((name, t0));
                 }
             }
@@ -71,11 +87,10 @@ pub(super) async fn event_round_trip(api: &Docker, limit: Duration) -> Result<Du
     }
     match got {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "no event for {} test volume(s) within {}s",
-            made.len(),
-            limit.as_secs()
-        )),
+        Err(_) => Err(ProbeError::Silent {
+            made: made.len(),
+            limit,
+        }),
     }
 }
 

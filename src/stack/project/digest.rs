@@ -32,6 +32,15 @@ pub(crate) fn of_module(dir: &Path) -> Result<Digest, InputError> {
     Ok(Digest { key })
 }
 
+/// [`of_module`] on a blocking thread, off the async ones: it reads and
+/// hashes every file compose reads, and many modules start at once.
+pub(crate) async fn off_thread(dir: &Path) -> anyhow::Result<Result<Digest, InputError>> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || of_module(&dir))
+        .await
+        .map_err(anyhow::Error::new)
+}
+
 /// FNV-1a over the files' names and contents, in name order, and the variables.
 fn key(dir: &Path, inputs: &Inputs) -> Option<String> {
     let mut h = Fnv::new();

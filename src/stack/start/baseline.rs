@@ -39,7 +39,7 @@ pub(crate) async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Ba
             "compose v1 has no `config --hash`".into(),
         ));
     }
-    let digest = match crate::stack::project::digest::of_module(stack.dir) {
+    let digest = match crate::stack::project::digest::off_thread(stack.dir).await? {
         Ok(crate::stack::project::digest::Digest { key: Some(key), .. }) => key,
         Ok(_) => {
             return Ok(Baseline::Unknown(

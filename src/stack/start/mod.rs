@@ -71,13 +71,7 @@ pub(crate) async fn launch(
 }
 
 async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<Launch> {
-    // The files are hashed off the async threads: many modules start at once.
-    let dir = s.stack.dir.to_path_buf();
-    let digest =
-        tokio::task::spawn_blocking(move || crate::stack::project::digest::of_module(&dir))
-            .await
-            .map_err(anyhow::Error::new)?;
-    let digest = match digest {
+    let digest = match crate::stack::project::digest::off_thread(s.stack.dir).await? {
         Ok(d) => d.key,
         // A file compose would need is missing: refuse before anything starts.
         Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {

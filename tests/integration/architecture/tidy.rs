@@ -160,6 +160,26 @@ pub(super) const DOCKER: Rule = Rule {
     ],
 };
 
+/// The adapter's engine handle, its errors, streams and kind stay below the
+/// stack backend's face: the layers above ask a `stack::Session` (the probe,
+/// the events, the log plan…) and never hold the engine itself, not even
+/// through a re-export from the face, `stack.rs` (ARCHITECTURE.md, `stack/`).
+pub(super) const ENGINE: Rule = Rule {
+    name: "the engine handle (Engine, EngineError, EngineStream, EngineKind) is named only in docker/, stack/ and state/",
+    words: &["Engine", "EngineError", "EngineStream", "EngineKind"],
+    view: View::Code,
+    whole: true,
+    allowed: &[
+        ("docker/", "", "the adapter itself"),
+        (
+            "stack/",
+            "",
+            "the stack backend, and its session (stack/session.rs) that the layers above ask",
+        ),
+        ("state/", "", "the state, beside the backend"),
+    ],
+};
+
 /// List and inspect are read by one decoder on every transport (hal's own GETs
 /// into `docker/engine/answers.rs`'s tolerant types): bollard's strict list and
 /// inspect calls and models are named nowhere (issue 33).
@@ -517,6 +537,56 @@ mod self_tests {
         ] {
             assert!(
                 words(&DOCKER, &one("watch/link.rs", fine)).is_empty(),
+                "{fine}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_engine_named_above_the_backend_is_reported() {
+        for (planted, word) in [
+            ("use crate::stack::Engine;", "Engine"),
+            ("async fn f(e: &Engine) {}", "Engine"),
+            ("let e = Engine::connect(&to).await?;", "Engine"),
+            ("use crate::stack::{EngineError, Session};", "EngineError"),
+            ("type Events = EngineStream<EngineEvent>;", "EngineStream"),
+            ("if k == EngineKind::Podman {}", "EngineKind"),
+        ] {
+            let v = words(&ENGINE, &one("cmd/doctor.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+            assert!(
+                v[0].starts_with(&format!("src/cmd/doctor.rs:1: `{word}`")),
+                "{v:?}"
+            );
+        }
+        // The face itself may not hand the handle up.
+        let v = words(
+            &ENGINE,
+            &one("stack.rs", "pub(crate) use crate::docker::engine::Engine;"),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        for ok in [
+            "stack/session.rs",
+            "stack/env.rs",
+            "state/shared.rs",
+            "docker/engine.rs",
+        ] {
+            assert!(
+                words(&ENGINE, &one(ok, "fn f(e: &Engine) {}")).is_empty(),
+                "{ok}"
+            );
+        }
+        // Longer names, the face's event data, comments, literals and test code are not the handle.
+        for fine in [
+            "WatchEvent::EngineUp { endpoint }",
+            "use crate::stack::{EngineEvent, Session};",
+            "let x = MyEngine::new();",
+            "// the Engine API",
+            "let s = \"the Docker Engine API\";",
+            "fn f() {}\n#[cfg(test)]\nmod tests { use crate::docker::engine::Engine; }",
+        ] {
+            assert!(
+                words(&ENGINE, &one("watch/link.rs", fine)).is_empty(),
                 "{fine}"
             );
         }
