@@ -8,7 +8,8 @@ use crate::host::Inits;
 use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::deps::Graph;
-use crate::module::inventory::{Inventory, services_root};
+use crate::module::inventory::Inventory;
+use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::stack::{Env, Stacks};
@@ -34,14 +35,14 @@ impl Node {
         services_dir: Option<&Path>,
         endpoint: Option<String>,
     ) -> Result<Node, HalError> {
-        let config = Config::load(config)?;
+        let config = load::config(config)?;
         let hosts = Inits::default();
         hosts.check_units(&config)?;
-        let root: PathBuf = services_root(services_dir, &config);
-        let mut inventory = Inventory::discover(&root, &config);
+        let root: PathBuf = load::services_root(services_dir, &config);
+        let mut inventory = load::inventory(&root, &config);
         let (dir, place) = locate(endpoint.as_deref());
         let store = Store::at(dir, place);
-        inventory.remember(store.read().0.modules.keys());
+        load::remember(&mut inventory, store.read().0.modules.keys());
         Ok(Node {
             config,
             inventory,
