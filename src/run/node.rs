@@ -12,7 +12,7 @@ use crate::module::inventory::Inventory;
 use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::{Env, Stacks};
+use crate::stack::{DockerClient, Env};
 use crate::state::Store;
 use crate::state::shared::locate;
 
@@ -21,7 +21,7 @@ pub(crate) struct Node {
     pub config: Config,
     pub inventory: Inventory,
     pub store: Store,
-    pub stacks: Stacks,
+    pub stacks: DockerClient,
     pub hosts: Inits,
     /// The module graph, built on first use ([`Node::graph`]), built again
     /// by the watch when the edges may have changed ([`Node::rebuild_graph`]).
@@ -47,7 +47,7 @@ impl Node {
             config,
             inventory,
             store,
-            stacks: Stacks::new(endpoint),
+            stacks: DockerClient::new(endpoint),
             hosts,
             graph: std::sync::Mutex::new(None),
         })
