@@ -22,7 +22,7 @@ pub(crate) use update::{
 };
 
 // What a verb works with.
-pub(crate) use env::{Env, Stacks};
+pub(crate) use env::{DockerClient, Env};
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::assess::ContainerFacts;

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use clap_complete::engine::CompletionCandidate;
 
 use crate::module::Kind;
-use crate::module::config::Config;
-use crate::module::inventory::{Inventory, services_root};
+use crate::module::inventory::Inventory;
+use crate::module::load;
 
 /// The command the generated scripts call back: `hal`, found on `PATH`.
 pub(crate) const COMPLETER: &str = "hal";
@@ -36,9 +36,9 @@ pub(crate) fn modules(current: &OsStr) -> Vec<CompletionCandidate> {
         return Vec::new();
     };
     // A config that does not load still leaves the stacks to offer.
-    let config = Config::load(flag_value(&words, "--config").as_deref()).unwrap_or_default();
-    let root = services_root(flag_value(&words, "--services-dir").as_deref(), &config);
-    let inventory = Inventory::discover(&root, &config);
+    let config = load::config(flag_value(&words, "--config").as_deref()).unwrap_or_default();
+    let root = load::services_root(flag_value(&words, "--services-dir").as_deref(), &config);
+    let inventory = load::inventory(&root, &config);
     candidates(&inventory, current, &words)
 }
 
@@ -111,6 +111,7 @@ fn expand_tilde(value: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::config::Config;
 
     fn words(line: &str) -> Vec<OsString> {
         line.split(' ').map(OsString::from).collect()
@@ -145,7 +146,7 @@ mod tests {
             Path::new("hal.toml"),
         )
         .unwrap();
-        let mut inv = Inventory::discover(Path::new("/nonexistent/hal"), &cfg);
+        let mut inv = load::inventory(Path::new("/nonexistent/hal"), &cfg);
         for name in ["web", "wiki", "Bad Name"] {
             inv.modules.push(crate::module::Module {
                 name: name.into(),

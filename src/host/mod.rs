@@ -42,7 +42,7 @@ pub(crate) fn reachable(init: &dyn Init) -> Result<(), HalError> {
 }
 
 /// A unit whose start job is done and that still has to stay active a moment.
-pub(crate) struct Pending {
+pub(crate) struct UnitSettling {
     init: Arc<dyn Init>,
     name: String,
     unit: String,
@@ -50,10 +50,10 @@ pub(crate) struct Pending {
     began: Instant,
 }
 
-/// What a launch left: done, or started and waiting for `active`.
-pub(crate) enum Launch {
+/// What a unit's launch left: done, or started and settling (see [`UnitSettling`]).
+pub(crate) enum UnitLaunch {
     Done(Outcome),
-    Wait(Pending),
+    Wait(UnitSettling),
 }
 
 /// A host module's unit as it is, when it is active already: a start of it
@@ -79,7 +79,7 @@ pub(crate) async fn launch(
     unit: &str,
     wait: bool,
     timeout: Duration,
-) -> anyhow::Result<Launch> {
+) -> anyhow::Result<UnitLaunch> {
     let began = Instant::now();
     progress.step(name, &format!("starting {unit}"));
     if let Err(e) = init.start(unit, wait, timeout).await {
@@ -93,9 +93,9 @@ pub(crate) async fn launch(
         });
     }
     if !wait {
-        return Ok(Launch::Done(outcome(&show_one(&*init, unit).await?)));
+        return Ok(UnitLaunch::Done(outcome(&show_one(&*init, unit).await?)));
     }
-    Ok(Launch::Wait(Pending {
+    Ok(UnitLaunch::Wait(UnitSettling {
         init,
         name: name.to_string(),
         unit: unit.to_string(),
@@ -105,8 +105,8 @@ pub(crate) async fn launch(
 }
 
 /// Waits until a started unit is active and stays so for a moment.
-pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outcome> {
-    let Pending {
+pub(crate) async fn wait(progress: &dyn Progress, p: UnitSettling) -> anyhow::Result<Outcome> {
+    let UnitSettling {
         init,
         name,
         unit,

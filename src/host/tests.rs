@@ -130,7 +130,7 @@ mod scripted {
 
     use crate::error::details_of;
     use crate::host::init::memory::{Memory, Script};
-    use crate::host::{Inits, Launch, launch, node_status, stop, wait};
+    use crate::host::{Inits, UnitLaunch, launch, node_status, stop, wait};
     use crate::module::config::Scope;
     use crate::module::outcome::Outcome;
     use crate::module::progress::Silent;
@@ -141,8 +141,8 @@ mod scripted {
 
     async fn start(init: &Arc<Memory>, unit: &str) -> anyhow::Result<Outcome> {
         match launch(init.clone(), &Silent, "m", unit, true, TIMEOUT).await? {
-            Launch::Done(o) => Ok(o),
-            Launch::Wait(p) => wait(&Silent, p).await,
+            UnitLaunch::Done(o) => Ok(o),
+            UnitLaunch::Wait(p) => wait(&Silent, p).await,
         }
     }
 

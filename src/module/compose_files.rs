@@ -1,11 +1,7 @@
-//! What compose reads before any compose file: the directory's `.env` and the files
-//! `COMPOSE_FILE` names. Module discovery needs it (a directory with only `.env` is a
-//! stack), so it lives below `stack/`, which reads the rest of compose's inputs.
-
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-use crate::module::dotenv;
+//! The names compose looks for before any compose file: its default file names, and how
+//! `COMPOSE_FILE` names others. Module discovery needs them (a directory with only `.env`
+//! is a stack), so they live below `stack/`, which reads the rest of compose's inputs;
+//! `load.rs` reads the directory's `.env` and looks for the files.
 
 /// The compose file names compose looks for, in its order of preference
 /// (discovery and the stack backend both read this one list).
@@ -16,48 +12,50 @@ pub(crate) const COMPOSE_FILES: [&str; 4] = [
     "docker-compose.yml",
 ];
 
-/// The compose files `COMPOSE_FILE` names for a project run in `dir` (the
-/// environment, else the directory's `.env`), as compose finds a project
-/// with no default file: `None` when it names none, `Err` with the reason
-/// when `.env` cannot be read (or compose would refuse it) or a file it
-/// names is missing. Reads `.env` only (interpolated as compose reads it):
-/// cheap enough for discovery and completion.
-pub(crate) fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
-    let dotenv_path = dir.join(".env");
-    let dotenv = match std::fs::read_to_string(&dotenv_path) {
-        Ok(text) => match dotenv::parse(&text, &mut |k| std::env::var(k).ok()) {
-            Ok(vars) => vars,
-            Err(e) => {
-                let at = dotenv_path.display();
-                return Some(Err(format!("{at}:{}: {}", e.line, e.why)));
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-        Err(e) => {
-            let why = crate::error::io_words(&e);
-            return Some(Err(format!("{}: {why}", dotenv_path.display())));
-        }
-    };
-    let var = |k: &str| std::env::var(k).ok().or_else(|| dotenv.get(k).cloned());
+/// The files `COMPOSE_FILE` names, split as compose splits it
+/// (`COMPOSE_PATH_SEPARATOR`, else `:`), empty parts left out: `var` looks a
+/// variable up (the process's environment, then the directory's `.env`).
+/// `None` when it names none. Whether each is a file is for the loader
+/// (`load.rs`) to find out.
+pub(crate) fn named(var: impl Fn(&str) -> Option<String>) -> Option<Vec<String>> {
     let list = var("COMPOSE_FILE").filter(|v| !v.is_empty())?;
-    // Named by this process's environment, it names files for every
-    // directory: one where they are not is no project, not a broken one.
-    let ours = std::env::var_os("COMPOSE_FILE").is_none();
     let sep = var("COMPOSE_PATH_SEPARATOR")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| ":".to_string());
-    let mut out = Vec::new();
-    for part in list.split(sep.as_str()).filter(|p| !p.is_empty()) {
-        let path = dir.join(part);
-        if !path.is_file() {
-            return ours.then(|| {
-                Err(format!(
-                    "COMPOSE_FILE in {} names {part}, which is not a file",
-                    dotenv_path.display()
-                ))
-            });
-        }
-        out.push(path);
+    Some(
+        list.split(sep.as_str())
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn compose_file_is_split_by_its_separator_and_empty_parts_are_left_out() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(named(vars(&[])), None);
+        assert_eq!(named(vars(&[("COMPOSE_FILE", "")])), None);
+        assert_eq!(
+            named(vars(&[("COMPOSE_FILE", "a.yaml::b.yaml")])),
+            Some(vec!["a.yaml".to_string(), "b.yaml".into()])
+        );
+        assert_eq!(
+            named(vars(&[
+                ("COMPOSE_FILE", "a.yaml;b:c.yaml"),
+                ("COMPOSE_PATH_SEPARATOR", ";")
+            ])),
+            Some(vec!["a.yaml".to_string(), "b:c.yaml".into()])
+        );
     }
-    (!out.is_empty()).then_some(Ok(out))
 }

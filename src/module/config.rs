@@ -1,4 +1,4 @@
-//! The TOML config file: where it is, what it may say, and errors that name the line and key.
+//! The TOML config file: what it may say, and errors that name the line and key (`load.rs` finds and reads it).
 
 mod lines;
 
@@ -163,32 +163,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_PULL_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Config {
-    /// Loads the config from `explicit`, else `HAL_CONFIG`, else the per-user or
-    /// system path. A missing file is an empty config, unless it was named
-    /// explicitly on the command line.
-    pub fn load(explicit: Option<&Path>) -> Result<Config, HalError> {
-        let (path, must_exist) = match explicit {
-            Some(p) => (p.to_path_buf(), true),
-            None => match std::env::var_os("HAL_CONFIG").filter(|v| !v.is_empty()) {
-                Some(p) => (PathBuf::from(p), true),
-                None => (default_path(), false),
-            },
-        };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                return Ok(Config::default());
-            }
-            Err(e) => {
-                return Err(HalError::Config {
-                    path: path.display().to_string(),
-                    message: crate::error::io_words(&e),
-                });
-            }
-        };
-        Config::parse(&text, &path)
-    }
-
     /// Parses config text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, HalError> {
         let file: File = toml::from_str(text).map_err(|e| HalError::Config {
@@ -335,15 +309,6 @@ impl Config {
             pull_timeout: self.defaults.pull_timeout.unwrap_or(DEFAULT_PULL_TIMEOUT),
         }
     }
-}
-
-/// `~/.config/hal/hal.toml` for a user, `/etc/hal/hal.toml` for root.
-pub(crate) fn default_path() -> PathBuf {
-    if crate::util::sys::is_root() {
-        return PathBuf::from("/etc/hal/hal.toml");
-    }
-    crate::util::sys::user_dir("XDG_CONFIG_HOME", ".config", "hal/hal.toml")
-        .unwrap_or_else(|| PathBuf::from("/etc/hal/hal.toml"))
 }
 
 #[derive(Deserialize)]

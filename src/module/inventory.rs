@@ -21,97 +21,43 @@ pub(crate) struct Inventory {
     pub gone: Vec<Module>,
 }
 
-/// The services root: the flag, else `HAL_SERVICES_DIR`, else the config, else `/services`.
-pub(crate) fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
-    if let Some(p) = flag {
-        return p.to_path_buf();
-    }
-    if let Some(p) = std::env::var_os("HAL_SERVICES_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p);
-    }
-    config
-        .services_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/services"))
-}
-
-/// The compose file of a stack directory, in preference order.
-pub(crate) fn compose_file(dir: &Path) -> Option<PathBuf> {
-    COMPOSE_FILES
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
-}
-
-/// The file that makes `dir` a stack: its default compose file, else the
-/// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
-/// compose finds a project there. `None`: compose finds none, not a module;
-/// `Err`: compose would look for one that hal cannot read (listed invalid).
-pub(crate) fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
-    if let Some(file) = compose_file(dir) {
-        return Some(Ok(file));
-    }
-    crate::module::compose_files::named_files(dir).map(|r| {
-        r.and_then(|files| {
-            files
-                .into_iter()
-                .next()
-                .ok_or_else(|| "COMPOSE_FILE names no file".to_string())
-        })
-    })
+/// A directory under the services root that compose finds a project in, as
+/// [`load::inventory`](crate::module::load::inventory) read it: its name, its
+/// path, and the file that makes it a stack (`Err`: one compose would look
+/// for and hal cannot read, listed invalid with that reason).
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    pub name: String,
+    pub dir: PathBuf,
+    pub file: Result<PathBuf, String>,
 }
 
 impl Inventory {
-    /// Scans `root` and merges the host units declared in `config`.
-    pub(crate) fn discover(root: &Path, config: &Config) -> Inventory {
-        let mut modules = Vec::new();
-        let mut root_problem = None;
-        match std::fs::read_dir(root) {
-            Ok(entries) => {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    // readdir's own file type costs no system call; only a
-                    // link (or a file system that does not say) is followed.
-                    let is_dir = match entry.file_type() {
-                        Ok(t) if t.is_dir() => true,
-                        Ok(t) if t.is_file() => false,
-                        _ => path.is_dir(),
-                    };
-                    if !is_dir {
-                        continue;
-                    }
-                    let file = match stack_file(&path) {
-                        None => continue,
-                        Some(Ok(file)) => file,
-                        Some(Err(reason)) => {
-                            let name = entry.file_name().to_string_lossy().into_owned();
-                            modules.push(Module {
-                                name,
-                                kind: Kind::Invalid { reason },
-                            });
-                            continue;
-                        }
-                    };
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    let kind = match crate::module::name::problem(&name) {
+    /// The modules of `found` (what the services root `root` holds, or why it
+    /// could not be read: it is then treated as empty) and the host units
+    /// declared in `config`, sorted by name. Reads nothing: `load::inventory` does.
+    pub(crate) fn of(root: &Path, found: Result<Vec<Found>, String>, config: &Config) -> Inventory {
+        let (found, root_problem) = match found {
+            Ok(found) => (found, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        let mut modules: Vec<Module> = found
+            .into_iter()
+            .map(|Found { name, dir, file }| {
+                let kind = match file {
+                    Err(reason) => Kind::Invalid { reason },
+                    Ok(file) => match crate::module::name::problem(&name) {
                         Some(why) => Kind::Invalid {
                             reason: format!(
                                 "directory name is not a valid compose project name: {why}"
                             ),
                         },
-                        None => Kind::Stack { dir: path, file },
-                    };
-                    modules.push(Module { name, kind });
-                }
-            }
-            Err(e) => {
-                root_problem = Some(format!(
-                    "services root {}: {}",
-                    root.display(),
-                    crate::error::io_words(&e)
-                ));
-            }
-        }
+                        None => Kind::Stack { dir, file },
+                    },
+                };
+                Module { name, kind }
+            })
+            .collect();
         for (name, section) in &config.modules {
             let Some(unit) = &section.unit else { continue };
             let host = Kind::Host {
@@ -143,8 +89,13 @@ impl Inventory {
     }
 
     /// Takes note of the stacks hal once ran (the names its state remembers)
-    /// that are no module now: their directory under the root is gone.
-    pub(crate) fn remember<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
+    /// that are no module now: their directory under the root is gone, as
+    /// `gone` says of it (`load::remember` asks the file system).
+    pub(crate) fn remember<'a>(
+        &mut self,
+        names: impl IntoIterator<Item = &'a String>,
+        gone: impl Fn(&Path) -> bool,
+    ) {
         if self.root_problem.is_some() {
             return;
         }
@@ -153,7 +104,7 @@ impl Inventory {
                 continue;
             }
             let dir = self.root.join(name);
-            if dir.exists() {
+            if !gone(&dir) {
                 continue;
             }
             let file = dir.join(COMPOSE_FILES[0]);
@@ -194,61 +145,55 @@ mod tests {
     use crate::error::HalError;
     use crate::module::target::Target;
 
-    fn tempdir(tag: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("hal-disc-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        p
-    }
-
     #[test]
-    fn a_linked_stack_directory_is_found_and_a_link_to_a_file_is_not() {
-        let root = tempdir("links");
-        let real = tempdir("links-real");
-        std::fs::write(real.join("compose.yaml"), "services: {}").unwrap();
-        std::os::unix::fs::symlink(&real, root.join("linked")).unwrap();
-        std::fs::write(root.join("plain"), "").unwrap();
-        std::os::unix::fs::symlink(root.join("plain"), root.join("to-file")).unwrap();
-        let inv = Inventory::discover(&root, &Config::default());
-        let names: Vec<_> = inv.names().collect();
-        assert_eq!(names, ["linked"]);
-    }
-
-    #[test]
-    fn finds_stacks_in_preference_order_and_lists_invalid() {
-        let root = tempdir("order");
-        std::fs::create_dir_all(root.join("web")).unwrap();
-        std::fs::write(root.join("web/docker-compose.yml"), "services: {}").unwrap();
-        std::fs::write(root.join("web/compose.yml"), "services: {}").unwrap();
-        std::fs::create_dir_all(root.join("Bad Name")).unwrap();
-        std::fs::write(root.join("Bad Name/compose.yaml"), "").unwrap();
-        std::fs::create_dir_all(root.join("notes")).unwrap();
-        std::fs::write(root.join("README"), "").unwrap();
-
+    fn the_inventory_is_built_from_what_was_found_without_reading_a_file() {
+        let found = |name: &str, file: Result<&str, &str>| Found {
+            name: name.into(),
+            dir: PathBuf::from("/s").join(name),
+            file: file.map(PathBuf::from).map_err(str::to_string),
+        };
         let cfg = Config::parse(
-            "[module.notifier]\nunit = \"n.service\"\n",
+            "[module.notifier]\nunit = \"n.service\"\n[module.web]\nunit = \"w.service\"\n",
             Path::new("hal.toml"),
         )
         .unwrap();
-        let inv = Inventory::discover(&root, &cfg);
+        let found = vec![
+            found("web", Ok("/s/web/compose.yaml")),
+            found("Bad Name", Ok("/s/Bad Name/compose.yaml")),
+            found("env", Err("COMPOSE_FILE names no file")),
+        ];
+        let inv = Inventory::of(Path::new("/s"), Ok(found), &cfg);
         let names: Vec<_> = inv.names().collect();
-        assert_eq!(names, ["Bad Name", "notifier", "web"]);
-        match &inv.get("web").unwrap().kind {
-            Kind::Stack { file, .. } => assert!(file.ends_with("compose.yml")),
+        assert_eq!(names, ["Bad Name", "env", "notifier", "web"]);
+        let reason = |name: &str| match &inv.get(name).unwrap().kind {
+            Kind::Invalid { reason } => reason.clone(),
             k => panic!("{k:?}"),
-        }
-        assert!(matches!(
-            inv.get("Bad Name").unwrap().kind,
-            Kind::Invalid { .. }
-        ));
+        };
+        assert!(reason("Bad Name").starts_with("directory name is not a valid"));
+        assert_eq!(reason("env"), "COMPOSE_FILE names no file");
+        assert!(reason("web").starts_with("defined twice: a stack directory under /s"));
+        assert!(inv.root_problem.is_none());
+
+        let unread = Inventory::of(Path::new("/s"), Err("services root /s: gone".into()), &cfg);
+        assert_eq!(unread.names().collect::<Vec<_>>(), ["notifier", "web"]);
         assert_eq!(
-            inv.get("notifier").unwrap().kind,
-            Kind::Host {
-                unit: "n.service".into(),
-                scope: crate::module::config::Scope::User
-            }
+            unread.root_problem.as_deref(),
+            Some("services root /s: gone")
         );
-        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_remembered_stack_is_kept_only_when_its_directory_is_gone() {
+        let mut inv = inventory();
+        let names = ["web", "old", "kept", "../x"].map(String::from);
+        inv.remember(&names, |dir| dir != Path::new("/services/kept"));
+        let gone: Vec<_> = inv.gone.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(gone, ["old"]);
+        assert!(inv.get("old").is_some());
+        let mut unread = inventory();
+        unread.root_problem = Some("unreadable".into());
+        unread.remember(&names, |_| true);
+        assert!(unread.gone.is_empty());
     }
 
     #[test]
@@ -378,12 +323,5 @@ mod tests {
             Err(HalError::Usage(_))
         ));
         assert_eq!(inv.resolve(&["m?il".into()]).unwrap()[0].name, "mail");
-    }
-
-    #[test]
-    fn missing_root_is_reported_not_fatal() {
-        let inv = Inventory::discover(Path::new("/nonexistent/hal"), &Config::default());
-        assert!(inv.modules.is_empty());
-        assert!(inv.root_problem.is_some());
     }
 }

@@ -1,6 +1,7 @@
 //! The domain: what a module is, how the node's modules are found and named, and what hal reports about them.
 //!
-//! Everything here is plain data and pure rules: no engine, no init, no printing.
+//! Everything here is plain data and pure rules: no engine, no init, no printing, and no file or environment
+//! read outside `load.rs`, the one reader of the node's own files (the config, the services root, a stack's `.env`).
 
 pub(crate) mod compose_files;
 pub(crate) mod config;
@@ -10,6 +11,7 @@ pub(crate) mod interpolate;
 pub(crate) mod inventory;
 pub mod keys;
 pub(crate) mod last_run;
+pub(crate) mod load;
 pub(crate) mod name;
 pub(crate) mod node_state;
 pub(crate) mod order;

@@ -62,8 +62,8 @@ pub(super) async fn launch_planned(
     let init = node.hosts.init(*scope);
     Ok(
         match host::launch(init, progress, &m.name, unit, plan.wait, plan.timeout).await? {
-            host::Launch::Done(o) => Launched::Done(o),
-            host::Launch::Wait(p) => Launched::Host(p),
+            host::UnitLaunch::Done(o) => Launched::Done(o),
+            host::UnitLaunch::Wait(p) => Launched::Host(p),
         },
     )
 }

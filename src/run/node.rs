@@ -8,10 +8,11 @@ use crate::host::Inits;
 use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::deps::Graph;
-use crate::module::inventory::{Inventory, services_root};
+use crate::module::inventory::Inventory;
+use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::{Env, Stacks};
+use crate::stack::{DockerClient, Env};
 use crate::state::Store;
 use crate::state::shared::locate;
 
@@ -20,7 +21,7 @@ pub(crate) struct Node {
     pub config: Config,
     pub inventory: Inventory,
     pub store: Store,
-    pub stacks: Stacks,
+    pub stacks: DockerClient,
     pub hosts: Inits,
     /// The module graph, built on first use ([`Node::graph`]), built again
     /// by the watch when the edges may have changed ([`Node::rebuild_graph`]).
@@ -34,19 +35,19 @@ impl Node {
         services_dir: Option<&Path>,
         endpoint: Option<String>,
     ) -> Result<Node, HalError> {
-        let config = Config::load(config)?;
+        let config = load::config(config)?;
         let hosts = Inits::default();
         hosts.check_units(&config)?;
-        let root: PathBuf = services_root(services_dir, &config);
-        let mut inventory = Inventory::discover(&root, &config);
+        let root: PathBuf = load::services_root(services_dir, &config);
+        let mut inventory = load::inventory(&root, &config);
         let (dir, place) = locate(endpoint.as_deref());
         let store = Store::at(dir, place);
-        inventory.remember(store.read().0.modules.keys());
+        load::remember(&mut inventory, store.read().0.modules.keys());
         Ok(Node {
             config,
             inventory,
             store,
-            stacks: Stacks::new(endpoint),
+            stacks: DockerClient::new(endpoint),
             hosts,
             graph: std::sync::Mutex::new(None),
         })

@@ -22,7 +22,7 @@ pub(super) enum Launched {
     /// Stopped; what could bring it back was looked at before.
     Stopped(settle::Watchers, Outcome),
     Stack(stack::Pending),
-    Host(host::Pending),
+    Host(host::UnitSettling),
     /// New images that did not start, put back on the previous ones.
     RolledBack(stack::RolledBack),
 }

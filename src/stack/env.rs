@@ -11,7 +11,7 @@ use crate::state::Store;
 
 /// The owner of the Docker endpoint: connects to the engine once and finds
 /// the compose CLI once, lazily, so a command that needs neither touches neither.
-pub(crate) struct Stacks {
+pub(crate) struct DockerClient {
     /// The one endpoint hal and every compose child use (or why there is none).
     endpoint: Result<Endpoint, HalError>,
     engine: Mutex<Option<Engine>>,
@@ -23,10 +23,10 @@ pub(crate) struct Stacks {
 #[error("{0}")]
 pub(crate) struct NoCompose(String);
 
-impl Stacks {
+impl DockerClient {
     /// `flag` is `-H`; the rest of the resolution is the docker CLI's (`endpoint.rs`).
-    pub(crate) fn new(flag: Option<String>) -> Stacks {
-        Stacks {
+    pub(crate) fn new(flag: Option<String>) -> DockerClient {
+        DockerClient {
             endpoint: Endpoint::resolve(flag.as_deref()),
             engine: Mutex::new(None),
             compose: OnceCell::new(),
@@ -73,7 +73,7 @@ impl Stacks {
 /// Everything one stack verb needs, borrowed from the runner.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
-    pub stacks: &'a Stacks,
+    pub stacks: &'a DockerClient,
     pub store: &'a Store,
     pub progress: &'a dyn Progress,
 }

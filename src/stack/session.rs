@@ -15,7 +15,7 @@ use crate::error::{HalError, OneLine};
 use crate::logs::stream::{Event, Lines, Window};
 use crate::module::status::Detail;
 use crate::module::target::Target;
-use crate::stack::env::Stacks;
+use crate::stack::env::DockerClient;
 use crate::stack::logs::history::{self, Keeping};
 use crate::stack::logs::log_plan::{self, Plan};
 use crate::stack::look::node::{self, NodeFacts};
@@ -23,7 +23,7 @@ use crate::stack::repair::Fix;
 use crate::state::Store;
 
 /// One connection to the engine (Docker, or Podman's compatible API), as
-/// `Stacks::session` made it; cheap to clone.
+/// `DockerClient::session` made it; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Session(pub(super) Engine);
 
@@ -39,7 +39,7 @@ pub(crate) enum Missed {
     Lost(String),
 }
 
-impl Stacks {
+impl DockerClient {
     /// The engine as the layers above ask it: the one connection of the run.
     pub(crate) async fn session(&self) -> Result<Session, HalError> {
         self.engine().await.map(Session)

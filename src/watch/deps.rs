@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BUSY_RECHECK, GraphInputs as Inputs, Watcher};
+use crate::module::Kind;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
-use crate::module::{Kind, config::Config};
 use crate::output::watch_log::WatchEvent;
 use crate::watch::policy::{Act, Action};
 
@@ -25,7 +25,9 @@ impl Watcher<'_> {
         }
         let old = self.node.graph().ok();
         let built = match &self.node.config.path {
-            Some(p) => Config::load(Some(p)).and_then(|c| self.node.rebuild_graph(&c, inv)),
+            Some(p) => {
+                crate::module::load::config(Some(p)).and_then(|c| self.node.rebuild_graph(&c, inv))
+            }
             None => self.node.rebuild_graph(&self.node.config, inv),
         };
         match built {

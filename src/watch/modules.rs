@@ -25,7 +25,7 @@ impl Watcher<'_> {
     /// on, and the module graph is read again if it may have changed (`deps.rs`).
     /// Returns the names that were not there before.
     pub(super) fn rediscover(&mut self, resync: bool) -> BTreeSet<String> {
-        let inv = Inventory::discover(&self.node.inventory.root, &self.node.config);
+        let inv = crate::module::load::inventory(&self.node.inventory.root, &self.node.config);
         self.refresh_graph(&inv, resync);
         let now = Watcher::watched(&inv);
         let names =

@@ -165,6 +165,12 @@ fn container_words_are_read_only_where_they_are_defined() {
 }
 
 #[test]
+fn module_reads_nothing_outside_its_loader() {
+    let rule = &tidy::module_io::MODULE_IO;
+    assert_none(rule.name, tidy::module_io::reads_in_module(read()));
+}
+
+#[test]
 fn a_face_is_the_only_way_into_its_folder() {
     assert!(
         read().iter().any(|s| s.path == "stack.rs"),
@@ -212,6 +218,7 @@ fn the_rules_see_the_code_they_guard() {
             &tidy::container_words::CONTAINER_WORDS,
             "module/run_state.rs",
         ),
+        (&tidy::module_io::MODULE_IO, "module/load.rs"),
     ] {
         let strict = tidy::Rule {
             allowed: &[],

@@ -7,7 +7,7 @@ use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels;
 use crate::error::HalError;
 use crate::module::{Kind, Module};
-use crate::stack::env::Stacks;
+use crate::stack::env::DockerClient;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
 /// folder in it: compose takes the first `COMPOSE_FILE`'s folder), the
@@ -107,7 +107,10 @@ pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
 /// Returns the stack's containers as it listed them (`None`: not a stack).
-pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<Option<Snapshot>> {
+pub(crate) async fn refuse_start(
+    stacks: &DockerClient,
+    m: &Module,
+) -> anyhow::Result<Option<Snapshot>> {
     let Kind::Stack { dir, .. } = &m.kind else {
         return Ok(None);
     };

@@ -10,6 +10,7 @@ use super::imports;
 pub(super) mod container_words;
 pub(super) mod face;
 pub(super) mod fn_lines;
+pub(super) mod module_io;
 pub(super) mod prefix;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
@@ -207,13 +208,21 @@ pub(super) const FORMAT: Rule = Rule {
 
 /// The init's words are the init's: nothing outside `host/init/` runs or parses them.
 pub(super) const UNIT_WORDS: Rule = Rule {
-    name: "unit words (systemctl, journalctl, ActiveState, SubState, SYSTEMD_) only in host/init/",
+    name: "unit words (systemctl, journalctl, ActiveState, SubState, SYSTEMD_, ExecStart, ExecStop, \
+           a `.timer` name) only in host/init/",
     words: &[
         "systemctl",
         "journalctl",
         "ActiveState",
         "SubState",
         "SYSTEMD_",
+        // A unit file's command lines: what runs a unit (adopt's template check reads them).
+        "ExecStart",
+        "ExecStop",
+        // A unit name's `.timer` suffix in a literal (`"x.timer"`, `ends_with(".timer")`):
+        // which units start others is the init's to say (`init::is_timer`); a field
+        // named `timer` is not the suffix.
+        ".timer\"",
     ],
     view: View::Text,
     whole: false,
@@ -233,6 +242,21 @@ pub(super) const UNIT_WORDS: Rule = Rule {
             "stack/logs/history.rs",
             "systemctl",
             "user-facing fix: the daemon.json lines and the engine restart (systemctl restart docker)",
+        ),
+        (
+            "cli/mod.rs",
+            "ExecStart",
+            "user-facing help of `hal adopt`: a unit whose ExecStart= is not the template's is refused",
+        ),
+        (
+            "cli/mod.rs",
+            "ExecStop",
+            "user-facing help of `hal adopt`: the unit is disabled without running its ExecStop=",
+        ),
+        (
+            "cmd/doctor/units.rs",
+            ".timer\"",
+            "doctor names the supervisor units hal ships (dist/systemd/: hal-rescue.timer)",
         ),
         (
             "logs/journal.rs",
@@ -628,6 +652,10 @@ mod self_tests {
             "let p = [\"--property=ActiveState\"];",
             "cmd.env(\"SYSTEMD_COLORS\", \"0\");",
             "run(\"journalctl\")",
+            "let argv = props.get(\"ExecStart\")?;",
+            "cmd.arg(\"--property=ExecStop=\");",
+            "if unit.ends_with(\".timer\") {}",
+            "let t = format!(\"{name}.timer\");",
         ] {
             let v = words(&UNIT_WORDS, &one("watch/policy/trouble.rs", planted));
             assert_eq!(v.len(), 1, "{planted}: {v:?}");
@@ -638,6 +666,20 @@ mod self_tests {
         assert_eq!(
             words(&UNIT_WORDS, &one("module/keys.rs", "\"journalctl\"")).len(),
             1
+        );
+        // A field named `timer` is not the suffix; the exceptions hold for their word and place.
+        assert!(words(&UNIT_WORDS, &one("output/render.rs", "let t = &m.timer;")).is_empty());
+        assert!(words(&UNIT_WORDS, &one("cli/mod.rs", "\"its ExecStart= is not\"")).is_empty());
+        assert_eq!(
+            words(&UNIT_WORDS, &one("cli/mod.rs", "\"hal-rescue.timer\"")).len(),
+            1
+        );
+        assert!(
+            words(
+                &UNIT_WORDS,
+                &one("cmd/doctor/units.rs", "\"hal-rescue.timer\"")
+            )
+            .is_empty()
         );
         let split = "let top = unit.state.split('/').next();\nlet (a, b) = s.words().split_once('/')?;\nlet t = target.split('/');";
         let v = unit_state_splits(&sources(&one("cmd/doctor/units.rs", split)));
