@@ -57,7 +57,7 @@ pub(crate) use project::project_name::{mismatches as name_mismatches, name_misma
 // Logs and history.
 pub(crate) use logs::log_plan::Plan as LogPlan;
 
-// The engine as the layers above ask it: a connected session (`Stacks::session`)
+// The engine as the layers above ask it: a connected session (`DockerClient::session`)
 // whose methods are the probe, the events, the log plan and lines, history,
 // identity and the running projects. The adapter's handle, its errors and its
 // streams stay below this face (the architecture test's ENGINE rule).
