@@ -48,7 +48,7 @@ pub async fn run(cli: cli::Cli) -> Exit {
             exit_of(&e)
         });
     }
-    let ui = cmd::ctx::printer(&cli.global);
+    let ui = cmd::ctx::printer(&cli);
     let ctx = match cmd::ctx::Ctx::new(ui.clone(), &cli.global) {
         Ok(c) => c,
         // A bad config: no command ran, and the printer says so as asked.

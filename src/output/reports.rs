@@ -8,7 +8,7 @@ use comfy_table::Cell;
 use crate::module::KindTag;
 use crate::module::outcome::{Outcome, Would};
 use crate::output::render::{state_cell, state_colors};
-use crate::output::ui::{Format, Ui, paint};
+use crate::output::ui::{Ui, paint};
 use crate::output::view::{Modules, Rows, Style};
 use crate::run::{Report, ReportJson, UpdateFacts, UpdateJson, Verb};
 use crate::stack::ImageChange;
@@ -69,7 +69,7 @@ fn result_word(r: &ReportJson, u: &UpdateJson) -> &'static str {
 /// Prints one module's result for people as soon as its work is over (above the
 /// progress area on a terminal); nothing for scripts, whose document comes at the end.
 pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
-    if ui.format() == Format::Json {
+    if !ui.for_people() {
         return;
     }
     let o = match (&r.result, r.would) {
@@ -170,7 +170,7 @@ pub(crate) fn end(
             doc
         })
         .collect();
-    if ui.format() == Format::Json {
+    if !ui.for_people() {
         ui.show(&Modules::new(&docs));
         return;
     }
