@@ -19,7 +19,7 @@ use crate::output::node_view::StatusView;
 /// A services root that is missing, not a directory or unreadable is an
 /// error of the node, whatever the modules say: exit 1, with the error
 /// document under `--json`.
-pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         return Err(HalError::NodeBroken(format!(
             "{p}: point hal at the services directory (--services-dir, HAL_SERVICES_DIR or services_dir in the config), or create it"
