@@ -32,15 +32,15 @@ pub(super) const MAY_USE: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "output",
+        "run",
         &[
-            "run", "stack", "host", "state", "logs", "module", "util", "error",
+            "output", "stack", "host", "state", "logs", "module", "util", "error",
         ],
     ),
-    (
-        "run",
-        &["stack", "host", "state", "logs", "module", "util", "error"],
-    ),
+    // The printer stands below the runner: run hands it views it owns
+    // (`output::reports::ReportView`, `VerbView`) and names nothing of run's
+    // or a backend's.
+    ("output", &["state", "logs", "module", "util", "error"]),
     (
         "stack",
         &["docker", "state", "logs", "module", "util", "error"],
