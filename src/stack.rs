@@ -17,8 +17,7 @@ pub(crate) use repair::{Fix, How, apply as repair};
 pub(crate) use start::baseline::{Baseline, record as record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
 pub(crate) use update::{
-    ImageChange, RolledBack, check as check_update, pull as pull_update,
-    recreate as recreate_update,
+    RolledBack, check as check_update, pull as pull_update, recreate as recreate_update,
 };
 
 // What a verb works with.

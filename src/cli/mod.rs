@@ -160,6 +160,21 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the answer is asked for in Prometheus text (`status --format
+    /// prometheus`): one of the flags the printer decides its format from.
+    pub fn asks_prometheus(&self) -> bool {
+        matches!(
+            self,
+            Command::Verb(ModuleCommand::Status(StatusArgs {
+                format: Some(StatusFormat::Prometheus),
+                ..
+            })) | Command::Module(ModuleCommand::Status(StatusArgs {
+                format: Some(StatusFormat::Prometheus),
+                ..
+            }))
+        )
+    }
+
     /// Commands whose normal end is Ctrl-C: they handle it and exit 0.
     pub fn ends_on_interrupt(&self) -> bool {
         matches!(

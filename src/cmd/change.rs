@@ -62,7 +62,8 @@ async fn run(
         }
     }
     let began = std::time::Instant::now();
-    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb, r);
+    let each =
+        |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(&verb));
     let jobs = ctx.node.jobs(t.jobs);
     let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     if let Verb::Restart { opts, .. } = &verb {
@@ -70,7 +71,8 @@ async fn run(
         let more = run::follow::restart_dependents(node, &ctx.ui, &reports, opts, jobs, &each);
         reports.extend(more.await);
     }
-    crate::output::reports::end(&ctx.ui, &verb, &reports, began.elapsed(), &because);
+    let views = reports.iter().map(|r| r.view(&verb)).collect();
+    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }
 
@@ -82,9 +84,10 @@ async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Ex
     let began = std::time::Instant::now();
     let reports = run::would::plan(&ctx.node, targets, verb).await;
     for r in &reports {
-        crate::output::reports::finished(&ctx.ui, verb, r);
+        crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(verb));
     }
-    crate::output::reports::end(&ctx.ui, verb, &reports, began.elapsed(), &because);
+    let views = reports.iter().map(|r| r.view(verb)).collect();
+    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
     Ok(Exit::Ok)
 }
 

@@ -12,15 +12,16 @@ use anyhow::Context;
 use clap::CommandFactory;
 use clap_complete::env::Shells;
 
-use crate::cli::Cli;
 use crate::cli::complete::{COMPLETER, VAR};
+use crate::cli::{Cli, CompletionsArgs};
 use crate::error::Exit;
 
 /// The shells a script can be printed for (clap_complete's built-in ones).
 pub(crate) const SHELLS: [&str; 5] = ["bash", "elvish", "fish", "powershell", "zsh"];
 
-/// Prints the completion script for `shell` on stdout.
-pub(crate) fn run(shell: &str) -> anyhow::Result<Exit> {
+/// Prints the completion script for the shell asked for on stdout.
+pub(crate) fn run(a: CompletionsArgs) -> anyhow::Result<Exit> {
+    let shell = a.shell.as_str();
     let mut script = Vec::new();
     write_script(shell, &mut script)?;
     crate::output::raw(&script)

@@ -1,6 +1,6 @@
 //! The context every command shares: the node, and the one printer that decides what a person or a script sees.
 
-use crate::cli::{ColorChoice, Global};
+use crate::cli::{Cli, ColorChoice, Global};
 use crate::error::HalError;
 use crate::output::ui::{self, Asked, Ui};
 use crate::run::node::Node;
@@ -12,9 +12,11 @@ pub(crate) struct Ctx {
 
 /// The printer the flags ask for. Made before the node is loaded, so that an
 /// error loading it (a bad config) is printed as the flags say too.
-pub(crate) fn printer(g: &Global) -> Ui {
+pub(crate) fn printer(cli: &Cli) -> Ui {
+    let g = &cli.global;
     Ui::new(Asked {
         json: g.json,
+        prometheus: cli.command.asks_prometheus(),
         quiet: g.quiet,
         yes: g.yes,
         color: match g.color {

@@ -14,13 +14,11 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     }
     let graph = ctx.node.graph()?;
     let entries = render::list_entries(&ctx.node.inventory.modules, Some(&graph));
-    if entries.is_empty() {
-        ctx.ui.nothing(&format!(
-            "no modules: no stack directories under {} and no host units in the config",
-            ctx.node.inventory.root.display()
-        ));
-    } else {
-        ctx.ui.show(&Modules::new(&entries));
-    }
+    let why = format!(
+        "no modules: no stack directories under {} and no host units in the config",
+        ctx.node.inventory.root.display()
+    );
+    let none = entries.is_empty().then_some(why.as_str());
+    ctx.ui.show_or_nothing(&Modules::new(&entries), none);
     Ok(Exit::Ok)
 }

@@ -1,12 +1,11 @@
 //! `hal status` / `hal module status`: the state of modules, exit 0 only when all are active.
 
-use crate::cli::{StatusArgs, StatusFormat};
+use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
 use crate::module::status::State;
 use crate::module::target::Target;
-use crate::output::node_view::NodeStatusView;
-use crate::output::view::Modules;
+use crate::output::node_view::StatusView;
 
 /// Prints the status table (or document) and exits 0 when every module
 /// asked about is active, 3 when one is not, 6 when an engine cannot be asked.
@@ -20,7 +19,7 @@ use crate::output::view::Modules;
 /// A services root that is missing, not a directory or unreadable is an
 /// error of the node, whatever the modules say: exit 1, with the error
 /// document under `--json`.
-pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
+pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
     if let Some(p) = &ctx.node.inventory.root_problem {
         return Err(HalError::NodeBroken(format!(
             "{p}: point hal at the services directory (--services-dir, HAL_SERVICES_DIR or services_dir in the config), or create it"
@@ -75,28 +74,19 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
             attach_last_runs(ctx, t, &mut statuses);
         }
     }
-    if a.format == Some(StatusFormat::Prometheus) {
-        let (state, _) = ctx.node.store.read();
-        let text =
-            crate::output::prometheus::render(&statuses, &state.modules, None, whole.as_ref());
-        ctx.ui.text(&text);
-        return Ok(exit);
-    }
-    if statuses.is_empty() {
-        let why = if a.failed {
-            "no module needs attention".to_string()
-        } else {
-            format!(
-                "no modules: no stack directories under {} and no host units in the config",
-                ctx.node.inventory.root.display()
-            )
-        };
-        ctx.ui.nothing(&why);
-    } else if let Some(n) = &whole {
-        ctx.ui.show(&NodeStatusView::new(&statuses, n));
+    let why = if a.failed {
+        "no module needs attention".to_string()
     } else {
-        ctx.ui.show(&Modules::new(&statuses));
-    }
+        format!(
+            "no modules: no stack directories under {} and no host units in the config",
+            ctx.node.inventory.root.display()
+        )
+    };
+    // What updates left in hal's state: read only for Prometheus text.
+    let records = || ctx.node.store.read().0.modules;
+    let view = StatusView::new(&statuses, whole.as_ref(), &records);
+    ctx.ui
+        .show_or_nothing(&view, statuses.is_empty().then_some(why.as_str()));
     Ok(exit)
 }
 

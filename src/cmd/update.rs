@@ -30,12 +30,14 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
     // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
     let jobs = usize::from(a.targets.jobs);
     let began = std::time::Instant::now();
-    let each = |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb, r);
+    let each =
+        |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(&verb));
     let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     if !a.check {
         run::follow::after_update(&ctx.node, &ctx.ui, &mut reports, jobs).await;
     }
     let because = Default::default();
-    crate::output::reports::end(&ctx.ui, &verb, &reports, began.elapsed(), &because);
+    let views = reports.iter().map(|r| r.view(&verb)).collect();
+    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

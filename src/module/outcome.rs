@@ -82,6 +82,41 @@ impl Would {
     }
 }
 
+/// What an update found and did to one module, besides its outcome.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct UpdateFacts {
+    /// Each service's image, before and after (under `--check`: now and in the registry).
+    pub images: Vec<ImageChange>,
+    /// Rolled back (its error says why): whether the previous images became active again.
+    pub rolled_back: Option<bool>,
+    /// Under `--check`: whether some service has another image in its registry.
+    pub available: Option<bool>,
+    /// Not tried: `--max-failures` updates had failed before its turn.
+    pub skipped: bool,
+    /// The update failed, and counts toward `--max-failures`: it was tried
+    /// (past the refusals: an unusable config, an engine that cannot be
+    /// reached, a module no longer wanted up, its start limit) and could not
+    /// pull or recreate, or was rolled back. A refused module is "not
+    /// updated", never a failure: `hal update` and `hal watch`'s scheduled
+    /// updates both count by this one rule.
+    pub failed: bool,
+}
+
+/// One service's image before and after an update (under `--check`: what it
+/// runs, and what the registry has now).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct ImageChange {
+    pub service: String,
+    /// The service's image reference, as compose resolved it.
+    pub image: String,
+    /// What it ran: its repository digest (`sha256:…`) where it has one, else its image id.
+    pub from: Option<String>,
+    /// What it runs after the update (the registry's digest, under `--check`).
+    pub to: Option<String>,
+    /// Whether the image changed (would change, under `--check`).
+    pub changed: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

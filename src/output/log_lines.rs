@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, Stdout, Write};
 
 use crate::logs::line::Line;
 use crate::logs::stream::Source;
-use crate::output::ui::{Format, Ui};
+use crate::output::ui::Ui;
 
 /// Writes lines as people or scripts read them.
 pub(crate) struct LogLines {
@@ -22,7 +22,7 @@ impl LogLines {
     pub(crate) fn new(ui: &Ui, prefix: bool, timestamps: bool, width: usize) -> LogLines {
         LogLines {
             out: BufWriter::with_capacity(64 * 1024, io::stdout()),
-            json: ui.format() == Format::Json,
+            json: ui.json_lines(),
             prefix,
             timestamps,
             color: ui.style().color,

@@ -1,15 +1,69 @@
 //! `hal status` of the whole node: the modules' rows, and the node's state (`systemctl is-system-running`'s words) under them.
 
+use std::collections::BTreeMap;
+
 use serde::{Serialize, Serializer};
 
 use crate::module::node_state::{NodeState, NodeSummary};
 use crate::module::status::ModuleStatus;
-use crate::output::view::{Rows, SCHEMA, Style, View};
+use crate::output::view::{Modules, Rows, SCHEMA, Style, View};
+use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
+
+/// The answer of `hal status`: the modules' rows, with the node's state when
+/// it is about the whole node; in Prometheus text, with what updates left in
+/// hal's state too (read only for that format).
+pub(crate) struct StatusView<'a> {
+    modules: &'a [ModuleStatus],
+    node: Option<&'a NodeSummary>,
+    records: &'a dyn Fn() -> BTreeMap<String, ModuleRecord>,
+}
+
+impl<'a> StatusView<'a> {
+    pub(crate) fn new(
+        modules: &'a [ModuleStatus],
+        node: Option<&'a NodeSummary>,
+        records: &'a dyn Fn() -> BTreeMap<String, ModuleRecord>,
+    ) -> StatusView<'a> {
+        StatusView {
+            modules,
+            node,
+            records,
+        }
+    }
+}
+
+impl Serialize for StatusView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.node {
+            Some(n) => NodeStatusView::new(self.modules, n).serialize(s),
+            None => Modules::new(self.modules).serialize(s),
+        }
+    }
+}
+
+impl View for StatusView<'_> {
+    fn human(&self, style: &Style) -> String {
+        match self.node {
+            Some(n) => NodeStatusView::new(self.modules, n).human(style),
+            None => Modules::new(self.modules).human(style),
+        }
+    }
+
+    fn prometheus(&self) -> Option<String> {
+        let records = (self.records)();
+        Some(crate::output::prometheus::render(
+            self.modules,
+            &records,
+            None,
+            self.node,
+        ))
+    }
+}
 
 /// `{"schema", "node", "node_detail", "modules"}`: the status document with the node's state added.
 #[derive(Serialize)]
-pub(crate) struct NodeStatusView<'a> {
+struct NodeStatusView<'a> {
     schema: u32,
     /// `starting`, `running` or `degraded`.
     node: NodeState,
@@ -35,7 +89,7 @@ struct Detail<'a> {
 }
 
 impl<'a> NodeStatusView<'a> {
-    pub(crate) fn new(modules: &'a [ModuleStatus], node: &'a NodeSummary) -> NodeStatusView<'a> {
+    fn new(modules: &'a [ModuleStatus], node: &'a NodeSummary) -> NodeStatusView<'a> {
         NodeStatusView {
             schema: SCHEMA,
             node: node.state,

@@ -41,26 +41,34 @@ pub(crate) fn render(
     }
     state_series(&mut out, modules);
     desired_series(&mut out, modules);
-    per_module(
-        &mut out,
-        modules,
-        ("hal_module_held", "gauge"),
+    let gauge = |name: &'static str, help: &'static str| Family {
+        name,
+        kind: "gauge",
+        help,
+    };
+    let held = gauge(
+        "hal_module_held",
         "1 while hal watch holds the module (its start limit is hit), else 0.",
-        |m| u64::from(m.held.is_some()),
     );
-    per_module(
+    held.write(
         &mut out,
-        modules,
-        ("hal_module_starts", "gauge"),
+        per_module(modules, |m| Some(u64::from(m.held.is_some()))),
+    );
+    let starts = gauge(
+        "hal_module_starts",
         "Starts counted in the module's current start-limit window.",
-        |m| u64::from(m.limit.used),
     );
-    per_module(
+    starts.write(
         &mut out,
-        modules,
-        ("hal_module_start_limit", "gauge"),
+        per_module(modules, |m| Some(u64::from(m.limit.used))),
+    );
+    let limit = gauge(
+        "hal_module_start_limit",
         "Starts the module may make in one window (its burst).",
-        |m| u64::from(m.limit.burst),
+    );
+    limit.write(
+        &mut out,
+        per_module(modules, |m| Some(u64::from(m.limit.burst))),
     );
     update_series(&mut out, modules, records);
     if let Some(w) = watch {
@@ -69,67 +77,99 @@ pub(crate) fn render(
     out
 }
 
+/// One family of series: its name, type and HELP line.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+}
+
+/// A sample's labels and value.
+type Sample = (Vec<(&'static str, String)>, u64);
+
+impl Family {
+    /// The family's HELP and TYPE, then each sample on a line.
+    fn write(&self, out: &mut String, samples: impl IntoIterator<Item = Sample>) {
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
+        for (labels, value) in samples {
+            sample(out, self.name, &labels, value);
+        }
+    }
+}
+
+/// A sample per module (`module` and `kind` labels), for each that has a value.
+fn per_module(
+    modules: &[ModuleStatus],
+    value: impl Fn(&ModuleStatus) -> Option<u64>,
+) -> impl Iterator<Item = Sample> {
+    modules
+        .iter()
+        .filter_map(move |m| value(m).map(|v| (labels_of(m, None), v)))
+}
+
+/// A module's labels (`module`, `kind`), and one more if given.
+fn labels_of(m: &ModuleStatus, more: Option<(&'static str, &str)>) -> Vec<(&'static str, String)> {
+    let mut labels = vec![("module", label(m)), ("kind", m.kind.as_str().to_string())];
+    labels.extend(more.map(|(k, v)| (k, v.to_string())));
+    labels
+}
+
 /// Each module's state: 1 for the current one, 0 for the others.
 fn state_series(out: &mut String, modules: &[ModuleStatus]) {
-    family(
-        out,
-        "hal_module_state",
-        "gauge",
-        "1 for the module's current state, 0 for the others.",
-    );
-    for m in modules {
+    let family = Family {
+        name: "hal_module_state",
+        kind: "gauge",
+        help: "1 for the module's current state, 0 for the others.",
+    };
+    let samples = modules.iter().flat_map(|m| {
         let mut states = STATES.to_vec();
         if !states.contains(&m.state) {
             states.push(m.state);
         }
-        for s in states {
-            let labels = [
-                ("module", label(m)),
-                ("kind", m.kind.as_str().to_string()),
-                ("state", s.as_str().to_string()),
-            ];
-            sample(out, "hal_module_state", &labels, u64::from(m.state == s));
-        }
-    }
+        states.into_iter().map(move |s| {
+            let labels = labels_of(m, Some(("state", s.as_str())));
+            (labels, u64::from(m.state == s))
+        })
+    });
+    family.write(out, samples);
 }
 
 /// What hal was last asked for, per module: `up`, `down`, or `none`.
 fn desired_series(out: &mut String, modules: &[ModuleStatus]) {
-    family(
-        out,
-        "hal_module_desired",
-        "gauge",
-        "1 for the state hal was last asked for: up, down, or none when hal never started or stopped it.",
-    );
-    for m in modules {
-        for d in [Some(Desired::Up), Some(Desired::Down), None] {
-            let labels = [
-                ("module", label(m)),
-                ("kind", m.kind.as_str().to_string()),
-                ("desired", d.map_or("none", Desired::as_str).to_string()),
-            ];
-            sample(
-                out,
-                "hal_module_desired",
-                &labels,
-                u64::from(m.desired == d),
-            );
-        }
-    }
+    let family = Family {
+        name: "hal_module_desired",
+        kind: "gauge",
+        help: "1 for the state hal was last asked for: up, down, or none when hal never started or stopped it.",
+    };
+    let samples = modules.iter().flat_map(|m| {
+        [Some(Desired::Up), Some(Desired::Down), None]
+            .into_iter()
+            .map(move |d| {
+                let word = d.map_or("none", Desired::as_str);
+                (
+                    labels_of(m, Some(("desired", word))),
+                    u64::from(m.desired == d),
+                )
+            })
+    });
+    family.write(out, samples);
 }
 
 /// The node as a whole: 1 for its state (`systemctl is-system-running`'s words), 0 for the others.
 fn node_series(out: &mut String, n: &NodeSummary) {
-    family(
-        out,
-        "hal_node_state",
-        "gauge",
-        "1 for the node's state (starting, running, degraded), 0 for the others.",
-    );
-    for s in NodeState::ALL {
-        let labels = [("state", s.as_str().to_string())];
-        sample(out, "hal_node_state", &labels, u64::from(n.state == s));
-    }
+    let family = Family {
+        name: "hal_node_state",
+        kind: "gauge",
+        help: "1 for the node's state (starting, running, degraded), 0 for the others.",
+    };
+    let samples = NodeState::ALL.into_iter().map(|s| {
+        (
+            vec![("state", s.as_str().to_string())],
+            u64::from(n.state == s),
+        )
+    });
+    family.write(out, samples);
 }
 
 /// What `hal update` left in the state: the last check's answer, and the rollbacks.
@@ -138,65 +178,57 @@ fn update_series(
     modules: &[ModuleStatus],
     records: &BTreeMap<String, ModuleRecord>,
 ) {
-    family(
+    let available = Family {
+        name: "hal_module_update_available",
+        kind: "gauge",
+        help: "1 when the last hal update --check found another image in the registry of some service of the module, 0 when it found none; no sample for a module never checked or whose last check could not ask a registry.",
+    };
+    available.write(
         out,
-        "hal_module_update_available",
-        "gauge",
-        "1 when the last hal update --check found another image in the registry of some service of the module, 0 when it found none; no sample for a module never checked or whose last check could not ask a registry.",
+        per_module(modules, |m| {
+            let check = records.get(&m.name).and_then(|r| r.update_check.as_ref());
+            match check {
+                Some(c) if !c.available.is_empty() => Some(1),
+                Some(c) if c.error.is_none() => Some(0),
+                _ => None,
+            }
+        }),
     );
-    for m in modules {
-        let check = records.get(&m.name).and_then(|r| r.update_check.as_ref());
-        let value = match check {
-            Some(c) if !c.available.is_empty() => 1,
-            Some(c) if c.error.is_none() => 0,
-            _ => continue,
-        };
-        let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
-        sample(out, "hal_module_update_available", &labels, value);
-    }
-    per_module(
+    let rollbacks = Family {
+        name: "hal_module_rollbacks_total",
+        kind: "counter",
+        help: "Updates of the module that hal rolled back to the previous images, ever (kept in hal's state).",
+    };
+    rollbacks.write(
         out,
-        modules,
-        ("hal_module_rollbacks_total", "counter"),
-        "Updates of the module that hal rolled back to the previous images, ever (kept in hal's state).",
-        |m| records.get(&m.name).map_or(0, |r| r.rollbacks),
+        per_module(modules, |m| {
+            Some(records.get(&m.name).map_or(0, |r| r.rollbacks))
+        }),
     );
 }
 
 fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
-    family(
-        out,
-        "hal_watch_repairs_total",
-        "counter",
-        "Repairs hal watch made since it started, by module and action (containers or module).",
-    );
-    for ((module, action), n) in w.repairs {
-        let labels = [("module", module.clone()), ("action", action.clone())];
-        sample(out, "hal_watch_repairs_total", &labels, *n);
-    }
-    family(
-        out,
-        "hal_watch_last_pass_timestamp_seconds",
-        "gauge",
-        "When hal watch last read its modules (Unix time).",
-    );
+    let repairs = Family {
+        name: "hal_watch_repairs_total",
+        kind: "counter",
+        help: "Repairs hal watch made since it started, by module and action (containers or module).",
+    };
+    let samples = w.repairs.iter().map(|((module, action), n)| {
+        (
+            vec![("module", module.clone()), ("action", action.clone())],
+            *n,
+        )
+    });
+    repairs.write(out, samples);
+    let last_pass = Family {
+        name: "hal_watch_last_pass_timestamp_seconds",
+        kind: "gauge",
+        help: "When hal watch last read its modules (Unix time).",
+    };
+    // One sample with no labels, in seconds with a fraction.
+    last_pass.write(out, []);
     let secs = w.last_pass.secs as f64 + f64::from(w.last_pass.nanos) / 1e9;
-    let _ = writeln!(out, "hal_watch_last_pass_timestamp_seconds {secs:.3}");
-}
-
-/// A family of one sample per module: its HELP and TYPE, then each module's value.
-fn per_module(
-    out: &mut String,
-    modules: &[ModuleStatus],
-    (name, kind): (&str, &str),
-    help: &str,
-    value: impl Fn(&ModuleStatus) -> u64,
-) {
-    family(out, name, kind, help);
-    for m in modules {
-        let labels = [("module", label(m)), ("kind", m.kind.as_str().to_string())];
-        sample(out, name, &labels, value(m));
-    }
+    let _ = writeln!(out, "{} {secs:.3}", last_pass.name);
 }
 
 /// `web`, or `web/worker` for one service's status.
@@ -205,11 +237,6 @@ fn label(m: &ModuleStatus) -> String {
         Some(s) => format!("{}/{s}", m.name),
         None => m.name.clone(),
     }
-}
-
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 fn sample(out: &mut String, name: &str, labels: &[(&str, String)], value: u64) {

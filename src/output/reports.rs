@@ -4,14 +4,120 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use comfy_table::Cell;
+use serde::Serialize;
 
 use crate::module::KindTag;
-use crate::module::outcome::{Outcome, Would};
+use crate::module::outcome::{ImageChange, Outcome, UpdateFacts, Would};
+use crate::module::status::State;
 use crate::output::render::{state_cell, state_colors};
-use crate::output::ui::{Format, Ui, paint};
+use crate::output::ui::{Ui, paint};
 use crate::output::view::{Modules, Rows, Style};
-use crate::run::{Report, ReportJson, UpdateFacts, UpdateJson, Verb};
-use crate::stack::ImageChange;
+
+/// A verb as the printer says it (run's `Verb::view`): its word, and what
+/// its document and summary depend on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VerbView {
+    /// `start`, `stop`, `update`…
+    pub name: &'static str,
+    /// It stops modules: a module it added was stopped first for others.
+    pub stops: bool,
+    /// It updates images: its reports carry an update's facts.
+    pub updates: bool,
+}
+
+/// What a verb did to one module, as the printer reads it: run's `Report`
+/// handed over (`Report::view`), with its document.
+pub(crate) struct ReportView<'a> {
+    /// `web`, or `web/worker` when one service was acted on.
+    pub label: String,
+    pub kind: KindTag,
+    pub result: Result<&'a Outcome, &'a anyhow::Error>,
+    pub took: Duration,
+    /// Whether it started, stopped, restarted or recreated anything.
+    pub changed: bool,
+    /// Under `--dry-run`: what the verb would do.
+    pub would: Option<Would>,
+    /// Only for `update`: what it found and did besides its outcome.
+    pub update: Option<&'a UpdateFacts>,
+    /// Its row in the verb's document.
+    pub doc: ReportJson,
+}
+
+/// The JSON shape of what a verb did to one module (run's `Report::to_json`):
+/// the rows of every verb's document.
+#[derive(Serialize)]
+pub(crate) struct ReportJson {
+    pub name: String,
+    /// Only for `MODULE/SERVICE`: the service acted on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    pub kind: KindTag,
+    pub action: &'static str,
+    pub ok: bool,
+    pub state: Option<State>,
+    /// One line: why it is not active, or the cause of the failure.
+    pub reason: Option<String>,
+    pub error: Option<String>,
+    /// A failure's diagnosis: which service is not up, its state and last log lines (several lines).
+    pub diagnosis: Option<String>,
+    pub exit_code: u8,
+    pub took_ms: u64,
+    pub warnings: Vec<String>,
+    /// Whether anything was started, stopped, restarted or recreated.
+    pub changed: bool,
+    /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would: Option<Would>,
+    /// Only for a module a start pulled in: the modules of the call that require it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pulled_in_by: Option<Vec<String>>,
+    /// Only for a module a stop stopped first: the modules of the call it requires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_first_for: Option<Vec<String>>,
+    /// Only for `update`: what it found per service.
+    #[serde(flatten)]
+    pub update: Option<UpdateJson>,
+}
+
+/// What `update --json` adds to every verb's fields.
+#[derive(Serialize)]
+pub(crate) struct UpdateJson {
+    /// Only under `--check`: whether some service's registry has another image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_available: Option<bool>,
+    /// The update did not become active in time and was rolled back.
+    pub rolled_back: bool,
+    /// Not tried: `--max-failures` updates had failed before its turn.
+    pub skipped: bool,
+    /// Each changed service's image before (a `sha256:` digest, else the image id).
+    pub from: BTreeMap<String, String>,
+    /// Each changed service's image after (under `--check`: the registry's digest).
+    pub to: BTreeMap<String, String>,
+    /// Every service with a pulled image: its reference, `from`, `to` and `changed`.
+    pub services: Vec<ImageChange>,
+}
+
+impl UpdateJson {
+    /// The JSON shape of what an update found and did.
+    pub(crate) fn of(facts: &UpdateFacts) -> UpdateJson {
+        let f = facts;
+        let changed = f.images.iter().filter(|i| i.changed);
+        let pick = |f: fn(&ImageChange) -> &Option<String>| -> BTreeMap<String, String> {
+            changed
+                .clone()
+                .filter_map(|i| f(i).clone().map(|d| (i.service.clone(), d)))
+                .collect()
+        };
+        UpdateJson {
+            update_available: f.available,
+            rolled_back: f.rolled_back.is_some(),
+            skipped: f.skipped,
+            from: pick(|i| &i.from),
+            to: pick(|i| &i.to),
+            services: f.images.clone(),
+        }
+    }
+}
 
 /// People read a line per module as it finishes; after an update over
 /// several, a table too: `MODULE RESULT STATE SERVICES TOOK`, one row each.
@@ -68,11 +174,11 @@ fn result_word(r: &ReportJson, u: &UpdateJson) -> &'static str {
 
 /// Prints one module's result for people as soon as its work is over (above the
 /// progress area on a terminal); nothing for scripts, whose document comes at the end.
-pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
-    if ui.format() == Format::Json {
+pub(crate) fn finished(ui: &Ui, verb: &VerbView, r: &ReportView) {
+    if !ui.for_people() {
         return;
     }
-    let o = match (&r.result, r.would) {
+    let o = match (r.result, r.would) {
         (Err(e), _) => return ui.fail(e),
         (Ok(o), Some(would)) => {
             let state = paint(ui.style().color, state_colors(o.state).0, o.state.as_str());
@@ -80,15 +186,15 @@ pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
                 Would::None => "nothing to do".to_string(),
                 w => format!("would {}", w.as_str()),
             };
-            return ui.say(&format!("{}: {what} (now {state})", r.label()));
+            return ui.say(&format!("{}: {what} (now {state})", r.label));
         }
         (Ok(o), None) => o,
     };
     for w in &o.warnings {
-        ui.warn(&format!("{}: {w}", r.label()));
+        ui.warn(&format!("{}: {w}", r.label));
     }
     let state = paint(ui.style().color, state_colors(o.state).0, o.state.as_str());
-    let line = match &r.update {
+    let line = match r.update {
         Some(u) => update_line(r, o, u, &state),
         None => {
             let reason = o
@@ -97,8 +203,8 @@ pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
                 .map_or(String::new(), |r| format!(": {r}"));
             format!(
                 "{}: {state}{reason} ({} took {:.1}s)",
-                r.label(),
-                verb.name(),
+                r.label,
+                verb.name,
                 r.took.as_secs_f64()
             )
         }
@@ -107,11 +213,11 @@ pub(crate) fn finished(ui: &Ui, verb: &Verb, r: &Report) {
 }
 
 /// `web: updated api sha256:1a2b… → sha256:6f5e… (active, update took 3.2s)`.
-fn update_line(r: &Report, o: &Outcome, u: &UpdateFacts, state: &str) -> String {
+fn update_line(r: &ReportView, o: &Outcome, u: &UpdateFacts, state: &str) -> String {
     let changed: Vec<String> = u.images.iter().filter(|i| i.changed).map(moved).collect();
     let what = match () {
         _ if u.skipped => o.reason.clone().unwrap_or_default(),
-        _ if r.module.kind_tag() == KindTag::Host => "nothing to pull (a host unit)".to_string(),
+        _ if r.kind == KindTag::Host => "nothing to pull (a host unit)".to_string(),
         _ if u.available == Some(true) => format!("update available: {}", changed.join(", ")),
         _ if r.changed => format!("updated {}", changed.join(", ")),
         _ => "up to date".to_string(),
@@ -125,7 +231,7 @@ fn update_line(r: &Report, o: &Outcome, u: &UpdateFacts, state: &str) -> String 
         true => String::new(),
         false => format!(", {word} took {:.1}s", r.took.as_secs_f64()),
     };
-    format!("{}: {what} ({state}{took})", r.label())
+    format!("{}: {what} ({state}{took})", r.label)
 }
 
 /// `api sha256:1a2b3c4d5e6f → sha256:6f5e4d3c2b1a`.
@@ -151,17 +257,19 @@ fn moved(i: &ImageChange) -> String {
 /// a start's requirement, `stopped_first_for` of a stop's dependent).
 pub(crate) fn end(
     ui: &Ui,
-    verb: &Verb,
-    reports: &[Report],
+    verb: &VerbView,
+    reports: Vec<ReportView>,
     took: Duration,
     because: &BTreeMap<String, Vec<String>>,
 ) {
+    let summary = summary(verb, &reports, took);
+    let n = reports.len();
     let docs: Vec<ReportJson> = reports
-        .iter()
+        .into_iter()
         .map(|r| {
-            let mut doc = r.to_json(verb);
-            if let Some(why) = because.get(&r.module.name) {
-                if verb.stops() {
+            let mut doc = r.doc;
+            if let Some(why) = because.get(&doc.name) {
+                if verb.stops {
                     doc.stopped_first_for = Some(why.clone());
                 } else {
                     doc.pulled_in_by = Some(why.clone());
@@ -170,32 +278,32 @@ pub(crate) fn end(
             doc
         })
         .collect();
-    if ui.format() == Format::Json {
+    if !ui.for_people() {
         ui.show(&Modules::new(&docs));
         return;
     }
-    if reports.len() <= 1 {
+    if n <= 1 {
         return;
     }
-    if verb.updates() {
+    if verb.updates {
         ui.show(&Modules::new(&docs));
     }
-    ui.note(&summary(verb, reports, took));
+    ui.note(&summary);
 }
 
 /// `start 2 of 3 modules in 4.1s (1 failed)`; for an update, what it updated or found.
-fn summary(verb: &Verb, reports: &[Report], took: Duration) -> String {
+fn summary(verb: &VerbView, reports: &[ReportView], took: Duration) -> String {
     let (n, took) = (reports.len(), took.as_secs_f64());
-    let count = |f: &dyn Fn(&Report) -> bool| reports.iter().filter(|r| f(r)).count();
-    let facts = |r: &Report, f: fn(&UpdateFacts) -> bool| r.update.as_ref().is_some_and(f);
-    if !verb.updates() {
+    let count = |f: &dyn Fn(&ReportView) -> bool| reports.iter().filter(|r| f(r)).count();
+    let facts = |r: &ReportView, f: fn(&UpdateFacts) -> bool| r.update.is_some_and(f);
+    if !verb.updates {
         let failed = count(&|r| r.result.is_err());
         let said = match failed {
             0 => String::new(),
             f => format!(" ({f} failed)"),
         };
         let done = n - failed;
-        return format!("{} {done} of {n} modules in {took:.1}s{said}", verb.name());
+        return format!("{} {done} of {n} modules in {took:.1}s{said}", verb.name);
     }
     if reports.iter().any(|r| facts(r, |u| u.available.is_some())) {
         let available = count(&|r| facts(r, |u| u.available == Some(true)));

@@ -16,24 +16,34 @@ use crate::output::view::{Modules, Style, View};
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Asked {
     pub json: bool,
+    /// `status --format prometheus`: the answer in node_exporter's text format.
+    pub prometheus: bool,
     pub quiet: bool,
     pub yes: bool,
     pub color: ColorChoice,
 }
 
-/// Whom the output is for: decided once, from `--json`.
+/// How an answer is written: decided once, in [`Ui::new`], and matched only
+/// in this file. A new format is a variant here and its flag in `cli/`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
+enum Format {
     /// Tables and lines for a person.
     Human,
     /// One JSON document on stdout (or one object per line for streams), nothing else there.
     Json,
+    /// node_exporter's textfile format (`status --format prometheus`): the
+    /// answer as is on stdout, whatever `--json` or `-q` say, since it was
+    /// asked for by name; messages stay as `--json` says.
+    Prometheus,
 }
 
 /// The one printer: every command's output goes through it.
 #[derive(Clone)]
 pub(crate) struct Ui {
     format: Format,
+    /// `--json`: messages are for scripts too (no lines or notes for people,
+    /// the error document on stdout), whatever format the answer is in.
+    scripts: bool,
     /// Colour and quiet, for every view and line the printer renders.
     style: Style,
     /// Spinners and bars on stderr.
@@ -57,7 +67,12 @@ impl Ui {
         colors.apply();
         let progress = err_tty && !g.json && !g.quiet && !dumb_term();
         Ui {
-            format: if g.json { Format::Json } else { Format::Human },
+            format: match (g.prometheus, g.json) {
+                (true, _) => Format::Prometheus,
+                (false, true) => Format::Json,
+                (false, false) => Format::Human,
+            },
+            scripts: g.json,
             style: Style {
                 color: colors.stdout,
                 color_err: colors.stderr,
@@ -83,16 +98,26 @@ impl Ui {
     /// counts; the table only needs what the list call already says about
     /// settled containers.
     pub(crate) fn status_detail(&self) -> Detail {
-        if self.format == Format::Json {
+        if self.scripts {
             Detail::Full
         } else {
             Detail::Settled
         }
     }
 
-    /// Whom the output is for.
-    pub(crate) fn format(&self) -> Format {
-        self.format
+    /// Whether a person reads what hal says as it goes (a line per module as
+    /// it finishes), rather than a script its one document at the end.
+    pub(crate) fn for_people(&self) -> bool {
+        !self.scripts
+    }
+
+    /// Whether a stream (`logs`, the watch log) writes one JSON object a line,
+    /// rather than text for people.
+    pub(crate) fn json_lines(&self) -> bool {
+        match self.format {
+            Format::Json => true,
+            Format::Human | Format::Prometheus => false,
+        }
     }
 
     /// The style text for people is rendered in (for the printers of `output/`).
@@ -106,19 +131,28 @@ impl Ui {
         match self.format {
             Format::Json => stdout(&format!("{}\n", json::document(view))),
             Format::Human => stdout(&view.human(&self.style)),
+            // Only `status` offers it; an answer without the form reads as for people.
+            Format::Prometheus => match view.prometheus() {
+                Some(text) => stdout(&text),
+                None => stdout(&view.human(&self.style)),
+            },
         }
     }
 
-    /// A document in a format of its own (Prometheus text), on stdout as is,
-    /// whatever `--json` or `-q` say: it was asked for by name.
-    pub(crate) fn text(&self, text: &str) {
-        stdout(text);
+    /// A command's answer, or when it has no rows, why (`none`): said as
+    /// [`Ui::nothing`] says it. Prometheus text is written whole either way:
+    /// its families stand with no samples.
+    pub(crate) fn show_or_nothing(&self, view: &impl View, none: Option<&str>) {
+        match (self.format, none) {
+            (Format::Prometheus, _) | (Format::Human | Format::Json, None) => self.show(view),
+            (Format::Human | Format::Json, Some(why)) => self.nothing(why),
+        }
     }
 
     /// A plan for a person to read before a question, on stderr (not with
     /// `--json` or `-q`).
     pub(crate) fn preview(&self, view: &impl View) {
-        if self.format == Format::Human && !self.style.quiet {
+        if !self.scripts && !self.style.quiet {
             let text = view.human(&self.style.for_stderr());
             self.above(|| stderr(&format!("{}\n", text.trim_end_matches('\n'))));
         }
@@ -129,20 +163,20 @@ impl Ui {
     pub(crate) fn nothing(&self, why: &str) {
         match self.format {
             Format::Json => stdout(&format!("{}\n", json::document(&Modules::<()>::new(&[])))),
-            Format::Human => self.note(why),
+            Format::Human | Format::Prometheus => self.note(why),
         }
     }
 
     /// A line for people on stdout (not with `--json` or `-q`).
     pub(crate) fn say(&self, text: &str) {
-        if self.format == Format::Human && !self.style.quiet {
+        if !self.scripts && !self.style.quiet {
             self.above(|| stdout(&format!("{text}\n")));
         }
     }
 
     /// A message for people on stderr, `hal: {text}` (not with `--json` or `-q`).
     pub(crate) fn note(&self, text: &str) {
-        if self.format == Format::Human && !self.style.quiet {
+        if !self.scripts && !self.style.quiet {
             self.above(|| stderr(&said(text)));
         }
     }
@@ -155,7 +189,7 @@ impl Ui {
     /// A module's error for people (`hal: what: why`); under `--json` the
     /// document carries it instead.
     pub(crate) fn fail(&self, e: &anyhow::Error) {
-        if self.format == Format::Human {
+        if !self.scripts {
             self.above(|| crate::error::report(e));
         }
     }
@@ -166,7 +200,7 @@ impl Ui {
     pub(crate) fn error(&self, e: &anyhow::Error) -> Exit {
         crate::error::report(e);
         let exit = crate::error::exit_of(e);
-        if self.format == Format::Json {
+        if self.scripts {
             error_document(exit.code(), &crate::error::OneLine(e).to_string());
         }
         exit

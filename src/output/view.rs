@@ -32,6 +32,12 @@ impl Style {
 /// and the text people read, in the printer's style.
 pub(crate) trait View: Serialize {
     fn human(&self, style: &Style) -> String;
+
+    /// The answer in node_exporter's textfile format, for one that has it
+    /// (`status`, the one command whose CLI offers it).
+    fn prometheus(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Rows of an answer about modules, which people read as one table.

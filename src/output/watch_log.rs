@@ -15,19 +15,20 @@ use std::io::Write;
 
 pub(crate) use event::{Failure, Moved, OnFailure, Plan, Release, UpdateEnd, WatchEvent};
 
-use crate::output::ui::{Format, Ui};
+use crate::output::ui::Ui;
 use crate::util::timefmt::Stamp;
 
 /// Where the lines go.
 pub(crate) struct Log {
-    format: Format,
+    /// One JSON object a line, else text for people.
+    json: bool,
 }
 
 impl Log {
     /// The log in the printer's format.
     pub(crate) fn new(ui: &Ui) -> Log {
         Log {
-            format: ui.format(),
+            json: ui.json_lines(),
         }
     }
 
@@ -35,7 +36,7 @@ impl Log {
         let line = e.line();
         // A log reader that went away must not stop the supervisor.
         let mut out = std::io::stdout().lock();
-        let _ = if self.format == Format::Json {
+        let _ = if self.json {
             let doc = line.json(Stamp::now().rfc3339_nanos());
             crate::output::json::write_line(&mut out, &doc)
         } else {

@@ -31,7 +31,7 @@ use crate::stack;
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
 
-pub(crate) use report::{Report, ReportJson, UpdateFacts, UpdateJson, without_step};
+pub(crate) use report::{Report, without_step};
 pub(crate) use verb::{UpdateOpts, Verb};
 
 /// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.

@@ -1,15 +1,13 @@
-//! What a verb did to one module, for the printer: the outcome or the error, what an update found besides, and the JSON shape of both.
+//! What a verb did to one module: the outcome or the error and what an update found besides, handed to the printer as its view (`output::reports`, which owns the JSON shape).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::error::{Exit, OneLine, exit_of};
+use crate::module::Module;
+use crate::module::outcome::UpdateFacts;
 use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
-use crate::module::{KindTag, Module};
-use crate::stack::ImageChange;
+use crate::output::reports::{ReportJson, ReportView, UpdateJson};
 
 use super::verb::{Step, Verb};
 
@@ -27,99 +25,6 @@ pub(crate) struct Report {
     pub would: Option<Would>,
     /// Only for `update`: what it found and did besides its outcome.
     pub update: Option<UpdateFacts>,
-}
-
-/// What an update found and did to one module, besides its outcome.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct UpdateFacts {
-    /// Each service's image, before and after (under `--check`: now and in the registry).
-    pub images: Vec<ImageChange>,
-    /// Rolled back (its error says why): whether the previous images became active again.
-    pub rolled_back: Option<bool>,
-    /// Under `--check`: whether some service has another image in its registry.
-    pub available: Option<bool>,
-    /// Not tried: `--max-failures` updates had failed before its turn.
-    pub skipped: bool,
-    /// The update failed, and counts toward `--max-failures`: it was tried
-    /// (past the refusals: an unusable config, an engine that cannot be
-    /// reached, a module no longer wanted up, its start limit) and could not
-    /// pull or recreate, or was rolled back. A refused module is "not
-    /// updated", never a failure: `hal update` and `hal watch`'s scheduled
-    /// updates both count by this one rule.
-    pub failed: bool,
-}
-
-/// The JSON shape of a [`Report`].
-#[derive(Serialize)]
-pub(crate) struct ReportJson {
-    pub name: String,
-    /// Only for `MODULE/SERVICE`: the service acted on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<String>,
-    pub kind: KindTag,
-    pub action: &'static str,
-    pub ok: bool,
-    pub state: Option<State>,
-    /// One line: why it is not active, or the cause of the failure.
-    pub reason: Option<String>,
-    pub error: Option<String>,
-    /// A failure's diagnosis: which service is not up, its state and last log lines (several lines).
-    pub diagnosis: Option<String>,
-    pub exit_code: u8,
-    pub took_ms: u64,
-    pub warnings: Vec<String>,
-    /// Whether anything was started, stopped, restarted or recreated.
-    pub changed: bool,
-    /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub would: Option<Would>,
-    /// Only for a module a start pulled in: the modules of the call that require it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pulled_in_by: Option<Vec<String>>,
-    /// Only for a module a stop stopped first: the modules of the call it requires.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stopped_first_for: Option<Vec<String>>,
-    /// Only for `update`: what it found per service.
-    #[serde(flatten)]
-    pub update: Option<UpdateJson>,
-}
-
-/// What `update --json` adds to every verb's fields.
-#[derive(Serialize)]
-pub(crate) struct UpdateJson {
-    /// Only under `--check`: whether some service's registry has another image.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub update_available: Option<bool>,
-    /// The update did not become active in time and was rolled back.
-    pub rolled_back: bool,
-    /// Not tried: `--max-failures` updates had failed before its turn.
-    pub skipped: bool,
-    /// Each changed service's image before (a `sha256:` digest, else the image id).
-    pub from: BTreeMap<String, String>,
-    /// Each changed service's image after (under `--check`: the registry's digest).
-    pub to: BTreeMap<String, String>,
-    /// Every service with a pulled image: its reference, `from`, `to` and `changed`.
-    pub services: Vec<ImageChange>,
-}
-
-impl UpdateFacts {
-    fn to_json(&self) -> UpdateJson {
-        let changed = self.images.iter().filter(|i| i.changed);
-        let pick = |f: fn(&ImageChange) -> &Option<String>| -> BTreeMap<String, String> {
-            changed
-                .clone()
-                .filter_map(|i| f(i).clone().map(|d| (i.service.clone(), d)))
-                .collect()
-        };
-        UpdateJson {
-            update_available: self.available,
-            rolled_back: self.rolled_back.is_some(),
-            skipped: self.skipped,
-            from: pick(|i| &i.from),
-            to: pick(|i| &i.to),
-            services: self.images.clone(),
-        }
-    }
 }
 
 impl Report {
@@ -229,7 +134,21 @@ impl Report {
             would: self.would,
             pulled_in_by: None,
             stopped_first_for: None,
-            update: self.update.as_ref().map(UpdateFacts::to_json),
+            update: self.update.as_ref().map(UpdateJson::of),
+        }
+    }
+
+    /// What the printer reads of this report of `verb`, its document row included.
+    pub(crate) fn view(&self, verb: &Verb) -> ReportView<'_> {
+        ReportView {
+            label: self.label(),
+            kind: self.module.kind_tag(),
+            result: self.result.as_ref(),
+            took: self.took,
+            changed: self.changed,
+            would: self.would,
+            update: self.update.as_ref(),
+            doc: self.to_json(verb),
         }
     }
 }

@@ -3,11 +3,12 @@
 use std::time::Duration;
 
 use crate::module::outcome::Outcome;
+use crate::module::outcome::UpdateFacts;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::run::report::{Report, UpdateFacts};
+use crate::run::report::Report;
 use crate::run::verb::Verb;
 use crate::util::timefmt::Stamp;
 use crate::{host, stack};

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::module::Kind;
 use crate::module::outcome::StartOpts;
+use crate::output::reports::VerbView;
 use crate::stack;
 
 /// How an update run goes: the command line's, or the supervisor's schedule.
@@ -73,6 +74,15 @@ impl Verb {
         }
     }
 
+    /// The verb as the printer says it.
+    pub(crate) fn view(&self) -> VerbView {
+        VerbView {
+            name: self.name(),
+            stops: self.stops(),
+            updates: self.updates(),
+        }
+    }
+
     /// The runner's context on an error of this verb on `label`.
     pub(crate) fn step(&self, label: String) -> Step {
         Step {
@@ -95,7 +105,7 @@ impl Verb {
         }
     }
 
-    /// Whether the verb updates images: its reports say what it found ([`super::UpdateFacts`]).
+    /// Whether the verb updates images: its reports say what it found ([`crate::module::outcome::UpdateFacts`]).
     pub(crate) fn updates(&self) -> bool {
         matches!(self, Verb::Update { .. })
     }

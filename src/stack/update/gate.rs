@@ -1,7 +1,5 @@
 //! The gate's first half: each service's image before a pull and after it, so that what recreates a service onto a new image knows the image to go back to.
 
-use serde::Serialize;
-
 use crate::docker::engine::images::ImageFacts;
 use crate::docker::engine::{Engine, Listed};
 use crate::module::ServiceImage;
@@ -97,20 +95,7 @@ pub(crate) async fn digest_of_id(
     Ok(engine.image_facts(id).await?.map(|f| digest_of(&f, image)))
 }
 
-/// One service's image before and after an update (under `--check`: what it
-/// runs, and what the registry has now).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct ImageChange {
-    pub service: String,
-    /// The service's image reference, as compose resolved it.
-    pub image: String,
-    /// What it ran: its repository digest (`sha256:…`) where it has one, else its image id.
-    pub from: Option<String>,
-    /// What it runs after the update (the registry's digest, under `--check`).
-    pub to: Option<String>,
-    /// Whether the image changed (would change, under `--check`).
-    pub changed: bool,
-}
+pub(crate) use crate::module::outcome::ImageChange;
 
 /// A service moving from one local image to another: what a rollback undoes.
 #[derive(Clone, Debug, PartialEq, Eq)]

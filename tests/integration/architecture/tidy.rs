@@ -33,15 +33,15 @@ pub(super) const MAY_USE: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "output",
+        "run",
         &[
-            "run", "stack", "host", "state", "logs", "module", "util", "error",
+            "output", "stack", "host", "state", "logs", "module", "util", "error",
         ],
     ),
-    (
-        "run",
-        &["stack", "host", "state", "logs", "module", "util", "error"],
-    ),
+    // The printer stands below the runner: run hands it views it owns
+    // (`output::reports::ReportView`, `VerbView`) and names nothing of run's
+    // or a backend's.
+    ("output", &["state", "logs", "module", "util", "error"]),
     (
         "stack",
         &["docker", "state", "logs", "module", "util", "error"],
@@ -112,6 +112,9 @@ pub(super) struct Rule {
     pub view: View,
     /// The word must end at an identifier boundary too (`Format`, not `Formatter`).
     pub whole: bool,
+    /// The word counts at the end of a longer name too (`StatusFormat` as
+    /// well as `Format`): the rule is about a kind of name, not one name.
+    pub tail: bool,
     /// Where the words may be: a file (`main.rs`), or a folder (`output/`) and
     /// everything under it; with the one word it allows there (`""`: any), and why.
     pub allowed: &'static [(&'static str, &'static str, &'static str)],
@@ -123,6 +126,7 @@ pub(super) const BOLLARD: Rule = Rule {
     words: &["bollard"],
     view: View::Code,
     whole: true,
+    tail: false,
     allowed: &[
         (
             "docker/engine.rs",
@@ -145,6 +149,7 @@ pub(super) const DOCKER: Rule = Rule {
     words: &["docker::"],
     view: View::Code,
     whole: false,
+    tail: false,
     allowed: &[
         ("docker/", "", "the adapter itself"),
         (
@@ -194,16 +199,27 @@ pub(super) const ONE_DECODER: Rule = Rule {
     ],
     view: View::Code,
     whole: true,
+    tail: false,
     allowed: &[],
 };
 
-/// Human or JSON is decided once, in the printer.
+/// The answer's format (human, JSON, Prometheus) is decided once, in the
+/// printer: no other place names a format type, `Format` or one of its own
+/// (`StatusFormat`, `LogFormat`), except the flags that ask for one.
 pub(super) const FORMAT: Rule = Rule {
-    name: "Format is matched only in output/",
+    name: "a format (Format, or a name ending in it: StatusFormat) is named only in output/ and cli/",
     words: &["Format"],
     view: View::Code,
     whole: true,
-    allowed: &[("output/", "", "the printer")],
+    tail: true,
+    allowed: &[
+        ("output/", "", "the printer"),
+        (
+            "cli/",
+            "",
+            "the flags' values as clap parses them (`status --format`), read by `Command::asks_prometheus` into the printer's `Asked`",
+        ),
+    ],
 };
 
 /// The init's words are the init's: nothing outside `host/init/` runs or parses them.
@@ -226,6 +242,7 @@ pub(super) const UNIT_WORDS: Rule = Rule {
     ],
     view: View::Text,
     whole: false,
+    tail: false,
     allowed: &[
         ("host/init/", "", "the init adapter"),
         (
@@ -286,6 +303,7 @@ pub(super) const PRINTS: Rule = Rule {
     ],
     view: View::Code,
     whole: false,
+    tail: false,
     allowed: &[
         ("output/", "", "the printer"),
         (
@@ -307,6 +325,7 @@ pub(super) const JSON_TEXT: Rule = Rule {
     ],
     view: View::Code,
     whole: false,
+    tail: false,
     allowed: &[
         ("output/json.rs", "", "every JSON document hal prints"),
         (
@@ -373,7 +392,8 @@ pub(super) fn words_in(rule: &Rule, files: &[Source]) -> Vec<String> {
             for (at, _) in view.match_indices(word) {
                 let before = view[..at].chars().next_back();
                 let after = view[at + word.len()..].chars().next();
-                let starts = word.starts_with(is_ident) && before.is_some_and(is_ident);
+                let starts =
+                    !rule.tail && word.starts_with(is_ident) && before.is_some_and(is_ident);
                 let ends = rule.whole && after.is_some_and(is_ident);
                 if starts || ends {
                     continue;
@@ -643,6 +663,20 @@ mod self_tests {
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(words(&FORMAT, &one("output/ui.rs", "Format::Json")).is_empty());
         assert!(words(&FORMAT, &one("cmd/x.rs", "fn fmt(f: &mut Formatter)")).is_empty());
+        // A format of a command's own is a format all the same (rows 22 and 26).
+        for planted in [
+            "use crate::cli::{StatusArgs, StatusFormat};",
+            "if a.format == Some(StatusFormat::Prometheus) {}",
+            "pub(crate) enum YamlFormat { Block }",
+        ] {
+            let v = words(&FORMAT, &one("cmd/status.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+            assert!(v[0].starts_with("src/cmd/status.rs:1: `Format`"), "{v:?}");
+        }
+        for ok in ["output/node_view.rs", "cli/args.rs", "cli/mod.rs"] {
+            assert!(words(&FORMAT, &one(ok, "pub enum StatusFormat {}")).is_empty());
+        }
+        assert!(words(&FORMAT, &one("cmd/x.rs", "use std::fmt::DebugFormatter;")).is_empty());
     }
 
     #[test]

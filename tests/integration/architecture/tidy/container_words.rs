@@ -26,6 +26,7 @@ pub(in crate::architecture) const CONTAINER_WORDS: Rule = Rule {
     ],
     view: View::Text,
     whole: false,
+    tail: false,
     allowed: &[
         (
             "module/run_state.rs",
