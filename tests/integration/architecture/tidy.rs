@@ -175,6 +175,7 @@ pub(super) const ENGINE: Rule = Rule {
     words: &["Engine", "EngineError", "EngineStream", "EngineKind"],
     view: View::Code,
     whole: true,
+    tail: false,
     allowed: &[
         ("docker/", "", "the adapter itself"),
         (

@@ -39,6 +39,7 @@ pub(in crate::architecture) const MODULE_IO: Rule = Rule {
     ],
     view: View::Code,
     whole: false,
+    tail: false,
     allowed: &[(
         "module/load.rs",
         "",
