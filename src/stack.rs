@@ -24,16 +24,14 @@ pub(crate) use update::{
 pub(crate) use env::{Env, Stacks};
 
 // What the containers say, and whether a project is the module.
-pub(crate) use look::assess::ContainerFacts;
-pub(crate) use look::assess::expected::{Expected, Judged, judge};
 pub(crate) use look::identity::Snapshot;
-pub(crate) use look::node::{NodeFacts, node_facts, running_projects};
+pub(crate) use look::node::running_projects;
 pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
 pub(crate) use look::services::check_service;
 pub(crate) use started::engine_started;
 
 #[cfg(test)]
-pub(crate) use look::assess::LOOP_RESTARTS;
+pub(crate) use look::assess::{ContainerFacts, LOOP_RESTARTS};
 
 /// Is a project the module (its containers' `working_dir`): the runner's
 /// refusal, `status`'s reason and doctor's `identity` check.
@@ -47,6 +45,9 @@ pub(crate) mod identity {
 pub(crate) mod history {
     pub(crate) use crate::stack::logs::history::{keeping, unlabelled, unlabelled_advice};
 }
+
+// A stack's status, as `status` reads it (a host's is `host::node_status`).
+pub(crate) use look::status::{StackStatuses, read as read_status};
 
 // What compose reads.
 pub(crate) use project::digest::of_module as digest_of_module;

@@ -3,7 +3,6 @@
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::Kind;
 use crate::stack::{Engine, identity};
 
 const NAME: &str = "identity";
@@ -24,7 +23,7 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Engine>) -> Check {
     let dirs = identity::dirs_by_project(&list);
     let mut problems = Vec::new();
     for m in inv.modules.iter().chain(&inv.gone) {
-        let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {
+        let (Some(dir), Some(seen)) = (m.stack_dir(), dirs.get(m.name.as_str())) else {
             continue;
         };
         if !dir.is_dir() {

@@ -22,13 +22,13 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         .inventory
         .modules
         .iter()
-        .filter_map(|m| match &m.kind {
-            Kind::Invalid { reason } => Some(Check::fail(
+        .filter_map(|m| {
+            let reason = m.invalid_reason()?;
+            Some(Check::fail(
                 check_name(&m.name),
-                reason.clone(),
+                reason.to_string(),
                 invalid_hint(ctx, m),
-            )),
-            _ => None,
+            ))
         })
         .collect();
     if let Some(compose) = compose {
@@ -49,7 +49,7 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         out.extend(rejected.into_iter().flatten());
     }
     for m in &ctx.node.inventory.modules {
-        if let Some(why) = crate::stack::name_mismatch(&m.name, &m.kind) {
+        if let Some(why) = crate::stack::name_mismatch(m) {
             out.push(Check::fail(
                 check_name(&m.name),
                 why,
@@ -122,10 +122,7 @@ fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
 pub(super) fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
     let modules = &ctx.node.inventory.modules;
     let stacks = modules.iter().filter(|m| m.is_stack()).count();
-    let hosts = modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Host { .. }))
-        .count();
+    let hosts = modules.iter().filter(|m| m.is_host()).count();
     if modules.is_empty() {
         return Check::pass(
             "modules",

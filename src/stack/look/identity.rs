@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels;
 use crate::error::HalError;
-use crate::module::{Kind, Module};
+use crate::module::Module;
 use crate::stack::env::Stacks;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
@@ -108,7 +108,7 @@ pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
 /// whose project name another directory's project holds. Other kinds pass.
 /// Returns the stack's containers as it listed them (`None`: not a stack).
 pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<Option<Snapshot>> {
-    let Kind::Stack { dir, .. } = &m.kind else {
+    let Some(dir) = m.stack_dir() else {
         return Ok(None);
     };
     if !dir.is_dir() {
