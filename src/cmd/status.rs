@@ -40,9 +40,17 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     } else {
         ctx.node.inventory.targets_to_show(&a.modules)?
     };
-    crate::run::check_services(&ctx.node, &targets).await?;
     let node =
         crate::run::status::collect_targets(&ctx.node, &targets, ctx.ui.status_detail()).await;
+    // A service the status's own list shows running or stopped is there (no
+    // second list); the others are asked about before anything is said (exit 4).
+    let unseen: Vec<Target> = targets
+        .iter()
+        .zip(&node.modules)
+        .filter(|(t, s)| t.service.is_some() && s.services.is_empty())
+        .map(|(t, _)| t.clone())
+        .collect();
+    crate::run::check_services(&ctx.node, &unseen).await?;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }

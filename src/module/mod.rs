@@ -65,8 +65,13 @@ impl Module {
 
     /// A stack's directory (where compose runs); `None` for any other kind.
     pub(crate) fn stack_dir(&self) -> Option<&Path> {
+        self.stack_files().map(|(dir, _)| dir)
+    }
+
+    /// A stack's directory and compose file; `None` for any other kind.
+    pub(crate) fn stack_files(&self) -> Option<(&Path, &Path)> {
         match &self.kind {
-            Kind::Stack { dir, .. } => Some(dir),
+            Kind::Stack { dir, file } => Some((dir, file)),
             Kind::Host { .. } | Kind::Invalid { .. } => None,
         }
     }

@@ -186,7 +186,7 @@ async fn one(
 ) -> anyhow::Result<Outcome> {
     let m = &t.module;
     m.usable()?;
-    if !verb.acts_on(&m.kind) {
+    if !verb.acts_on(m) {
         return outcome_now(node, t, Vec::new()).await;
     }
     // Reach the engine first: a start that cannot happen must not count.

@@ -35,7 +35,8 @@ pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> 
 }
 
 /// The status of every target: a whole module, or one service of a stack
-/// (that service's containers alone, and the state they add up to).
+/// (that service's containers alone, and the state they add up to): one
+/// status per target, in their order.
 pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
     let mut modules = distinct_modules(targets);
     // What they require is read too (the same list call): whether they wait on it.

@@ -8,7 +8,7 @@ use futures_util::stream::{self, StreamExt};
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::{Kind, Module};
+use crate::module::Module;
 use crate::stack::{Compose, Project};
 
 /// How long one `compose config -q` may take.
@@ -32,15 +32,10 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         })
         .collect();
     if let Some(compose) = compose {
-        let stacks = ctx
-            .node
-            .inventory
-            .modules
-            .iter()
-            .filter_map(|m| match &m.kind {
-                Kind::Stack { dir, file } => Some((m.name.as_str(), dir.as_path(), file.as_path())),
-                _ => None,
-            });
+        let stacks = ctx.node.inventory.modules.iter().filter_map(|m| {
+            let (dir, file) = m.stack_files()?;
+            Some((m.name.as_str(), dir, file))
+        });
         let rejected: Vec<Option<Check>> = stream::iter(stacks)
             .map(|(name, dir, file)| validate(ctx, compose, name, dir, file))
             .buffered(ctx.node.jobs(None))

@@ -86,16 +86,22 @@ pub(crate) async fn own_containers(
     dir: &Path,
 ) -> anyhow::Result<Vec<Listed>> {
     let list = engine.compose_containers(Some(name)).await?;
-    let dirs = dirs_of(&list);
-    if let Some(other) = other_dir(dirs.iter().map(String::as_str), dir) {
-        return Err(HalError::Conflict {
+    refuse_other(name, dir, &list)?;
+    Ok(list)
+}
+
+/// [`HalError::Conflict`] when the listed containers of a project of the
+/// module's name run from another directory than `dir`.
+pub(crate) fn refuse_other(name: &str, dir: &Path, list: &[Listed]) -> Result<(), HalError> {
+    let dirs = dirs_of(list);
+    match other_dir(dirs.iter().map(String::as_str), dir) {
+        Some(other) => Err(HalError::Conflict {
             module: name.to_string(),
             dir: dir.display().to_string(),
             other,
-        }
-        .into());
+        }),
+        None => Ok(()),
     }
-    Ok(list)
 }
 
 /// A project's containers as listed at one moment, handed down a start
