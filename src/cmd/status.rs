@@ -3,7 +3,7 @@
 use crate::cli::{StatusArgs, StatusFormat};
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::module::status::State;
+use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
 use crate::output::node_view::NodeStatusView;
 use crate::output::view::Modules;
@@ -42,15 +42,7 @@ pub(crate) async fn run(ctx: &Ctx, a: &StatusArgs) -> anyhow::Result<Exit> {
     };
     let node =
         crate::run::status::collect_targets(&ctx.node, &targets, ctx.ui.status_detail()).await;
-    // A service the status's own list shows running or stopped is there (no
-    // second list); the others are asked about before anything is said (exit 4).
-    let unseen: Vec<Target> = targets
-        .iter()
-        .zip(&node.modules)
-        .filter(|(t, s)| t.service.is_some() && s.services.is_empty())
-        .map(|(t, _)| t.clone())
-        .collect();
-    crate::run::check_services(&ctx.node, &unseen).await?;
+    check_unseen_services(ctx, &targets, &node.modules).await?;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
@@ -125,4 +117,21 @@ fn attach_last_runs(ctx: &Ctx, t: &Target, statuses: &mut [crate::module::status
         kept.retain(|r| r.service == *service);
     }
     s.last_runs = Some(kept);
+}
+
+/// Refuses a named service the stack does not have (exit 4), before anything
+/// is said. A service the status's own list showed (running or stopped) is
+/// there, with no second list; only the others are asked about.
+async fn check_unseen_services(
+    ctx: &Ctx,
+    targets: &[Target],
+    statuses: &[ModuleStatus],
+) -> anyhow::Result<()> {
+    let unseen: Vec<Target> = targets
+        .iter()
+        .zip(statuses)
+        .filter(|(t, s)| t.service.is_some() && s.services.is_empty())
+        .map(|(t, _)| t.clone())
+        .collect();
+    crate::run::check_services(&ctx.node, &unseen).await
 }
