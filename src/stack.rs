@@ -24,16 +24,13 @@ pub(crate) use update::{
 pub(crate) use env::{DockerClient, Env};
 
 // What the containers say, and whether a project is the module.
-pub(crate) use look::assess::ContainerFacts;
-pub(crate) use look::assess::expected::{Expected, Judged, judge};
 pub(crate) use look::identity::Snapshot;
-pub(crate) use look::node::NodeFacts;
 pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
 pub(crate) use look::services::check_service;
 pub(crate) use started::engine_started;
 
 #[cfg(test)]
-pub(crate) use look::assess::LOOP_RESTARTS;
+pub(crate) use look::assess::{ContainerFacts, LOOP_RESTARTS};
 
 /// Is a project the module (its containers' `working_dir`): the runner's
 /// refusal, `status`'s reason and doctor's `identity` check.
@@ -47,6 +44,9 @@ pub(crate) mod identity {
 pub(crate) mod history {
     pub(crate) use crate::stack::logs::history::unlabelled_advice;
 }
+
+// A stack's status, as `status` reads it (a host's is `host::node_status`).
+pub(crate) use look::status::{StackStatuses, read as read_status};
 
 // What compose reads.
 pub(crate) use project::digest::off_thread as digest_of_module;

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use clap_complete::engine::CompletionCandidate;
 
-use crate::module::Kind;
 use crate::module::inventory::Inventory;
 use crate::module::load;
 
@@ -66,10 +65,11 @@ fn candidates(
         .filter(|m| m.name.starts_with(current) && crate::module::name::is_valid(&m.name))
         .filter(|m| !typed.iter().any(|w| w.as_os_str() == OsStr::new(&m.name)))
         .map(|m| {
-            let help = match &m.kind {
-                Kind::Stack { .. } => "stack".to_string(),
-                Kind::Host { unit, scope } => format!("{unit} ({})", scope.as_str()),
-                Kind::Invalid { reason } => format!("invalid: {reason}"),
+            let help = match (m.invalid_reason(), m.is_stack()) {
+                (Some(reason), _) => format!("invalid: {reason}"),
+                (None, true) => "stack".to_string(),
+                // A unit: where it is defined, `unit (scope)`.
+                (None, false) => m.source(),
             };
             CompletionCandidate::new(&m.name).help(Some(help.into()))
         })
@@ -112,6 +112,7 @@ fn expand_tilde(value: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::module::config::Config;
+    use crate::module::Kind;
 
     fn words(line: &str) -> Vec<OsString> {
         line.split(' ').map(OsString::from).collect()

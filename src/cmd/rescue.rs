@@ -11,7 +11,7 @@ use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, HalError, OneLine};
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
-use crate::module::{Kind, KindTag, Module};
+use crate::module::{KindTag, Module};
 use crate::output::tables::{self, RescueDone, RescueStep};
 use crate::output::view::{Rows, Style};
 use crate::run::{self, Verb};
@@ -46,7 +46,7 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     };
     ctx.node.store.check_writable()?;
     let engine_wait = a.timeout.unwrap_or(ENGINE_WAIT);
-    if modules.iter().any(|m| matches!(m.kind, Kind::Stack { .. })) {
+    if modules.iter().any(|m| m.is_stack()) {
         wait_for_docker(ctx, engine_wait).await?;
     }
     let node = crate::run::status::collect(&ctx.node, &modules, ctx.ui.status_detail()).await;

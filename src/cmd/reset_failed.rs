@@ -6,7 +6,6 @@ use serde::Serialize;
 use crate::cli::ResetArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, OneLine, exit_of};
-use crate::module::Kind;
 use crate::output::view::{Modules, Rows, Style};
 
 #[derive(Serialize)]
@@ -50,12 +49,9 @@ pub(crate) async fn run(ctx: &Ctx, a: ResetArgs) -> anyhow::Result<Exit> {
 
 async fn reset(ctx: &Ctx, m: &crate::module::Module) -> anyhow::Result<()> {
     let work = async {
-        match &m.kind {
-            Kind::Invalid { .. } => m.usable()?,
-            Kind::Host { unit, scope } => {
-                crate::host::reset_failed(&*ctx.node.hosts.init(*scope), unit).await?
-            }
-            Kind::Stack { .. } => {}
+        m.usable()?;
+        if let Some((unit, scope)) = m.host_unit() {
+            crate::host::reset_failed(&*ctx.node.hosts.init(scope), unit).await?;
         }
         if let Some(w) = ctx.node.store.reset(&m.name).await? {
             ctx.ui.warn(&w);

@@ -3,7 +3,7 @@
 use crate::cli::StatusArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError};
-use crate::module::status::State;
+use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
 use crate::output::node_view::StatusView;
 
@@ -39,9 +39,9 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
     } else {
         ctx.node.inventory.targets_to_show(&a.modules)?
     };
-    crate::run::check_services(&ctx.node, &targets).await?;
     let node =
         crate::run::status::collect_targets(&ctx.node, &targets, ctx.ui.status_detail()).await;
+    check_unseen_services(ctx, &targets, &node.modules).await?;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
@@ -107,4 +107,21 @@ fn attach_last_runs(ctx: &Ctx, t: &Target, statuses: &mut [crate::module::status
         kept.retain(|r| r.service == *service);
     }
     s.last_runs = Some(kept);
+}
+
+/// Refuses a named service the stack does not have (exit 4), before anything
+/// is said. A service the status's own list showed (running or stopped) is
+/// there, with no second list; only the others are asked about.
+async fn check_unseen_services(
+    ctx: &Ctx,
+    targets: &[Target],
+    statuses: &[ModuleStatus],
+) -> anyhow::Result<()> {
+    let unseen: Vec<Target> = targets
+        .iter()
+        .zip(statuses)
+        .filter(|(t, s)| t.service.is_some() && s.services.is_empty())
+        .map(|(t, _)| t.clone())
+        .collect();
+    crate::run::check_services(&ctx.node, &unseen).await
 }

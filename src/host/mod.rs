@@ -19,12 +19,12 @@ use futures_util::stream::StreamExt;
 use crate::error::{Detailed, HalError, OneLine};
 use crate::host::init::{Activity, Init, InitError, JournalQuery, Load, MainExit, UnitStatus};
 use crate::logs::stream::Lines;
+use crate::module::Module;
 use crate::module::config::Scope;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{ModuleStatus, State};
-use crate::module::{Kind, Module};
 use crate::util::timefmt::Stamp;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -61,10 +61,10 @@ pub(crate) enum UnitLaunch {
 /// `None`: not a host module, or a start has work to do (inactive, failed, or
 /// on its way up or down).
 pub(crate) async fn already_active(hosts: &Inits, m: &Module) -> anyhow::Result<Option<Outcome>> {
-    let Kind::Host { unit, scope } = &m.kind else {
+    let Some((unit, scope)) = m.host_unit() else {
         return Ok(None);
     };
-    let s = show_one(&*hosts.init(*scope), unit).await?;
+    let s = show_one(&*hosts.init(scope), unit).await?;
     Ok(matches!(s.activity, Activity::Active).then(|| outcome(&s)))
 }
 
@@ -214,9 +214,9 @@ async fn scope_status(
 ) -> (BTreeMap<String, ModuleStatus>, bool) {
     let mine: Vec<(&Module, &str)> = modules
         .iter()
-        .filter_map(|m| match &m.kind {
-            Kind::Host { unit, scope: s } if *s == scope => Some((m, unit.as_str())),
-            _ => None,
+        .filter_map(|m| {
+            let (unit, s) = m.host_unit()?;
+            (s == scope).then_some((m, unit))
         })
         .collect();
     let mut out = BTreeMap::new();

@@ -25,7 +25,7 @@ pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod target;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -53,6 +53,45 @@ impl Module {
     /// A Docker Compose stack (not a host unit, not invalid).
     pub(crate) fn is_stack(&self) -> bool {
         matches!(self.kind, Kind::Stack { .. })
+    }
+
+    /// An init unit (not a stack, not invalid).
+    pub(crate) fn is_host(&self) -> bool {
+        matches!(self.kind, Kind::Host { .. })
+    }
+
+    /// Found but not drivable: an invalid declaration.
+    pub(crate) fn is_invalid(&self) -> bool {
+        matches!(self.kind, Kind::Invalid { .. })
+    }
+
+    /// A stack's directory (where compose runs); `None` for any other kind.
+    pub(crate) fn stack_dir(&self) -> Option<&Path> {
+        self.stack_files().map(|(dir, _)| dir)
+    }
+
+    /// A stack's directory and compose file; `None` for any other kind.
+    pub(crate) fn stack_files(&self) -> Option<(&Path, &Path)> {
+        match &self.kind {
+            Kind::Stack { dir, file } => Some((dir, file)),
+            Kind::Host { .. } | Kind::Invalid { .. } => None,
+        }
+    }
+
+    /// A host module's unit and scope; `None` for any other kind.
+    pub(crate) fn host_unit(&self) -> Option<(&str, Scope)> {
+        match &self.kind {
+            Kind::Host { unit, scope } => Some((unit, *scope)),
+            Kind::Stack { .. } | Kind::Invalid { .. } => None,
+        }
+    }
+
+    /// Why an invalid module cannot be one; `None` for a stack or a host.
+    pub(crate) fn invalid_reason(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Invalid { reason } => Some(reason),
+            Kind::Stack { .. } | Kind::Host { .. } => None,
+        }
     }
 
     /// `stack`, `host` or `invalid`, as shown in tables and JSON.

@@ -3,10 +3,10 @@
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use serde::Serialize;
 
+use crate::module::Module;
 use crate::module::deps::{Graph, Origin, Strength};
 use crate::module::last_run::Run;
 use crate::module::status::{Desired, ModuleStatus, State};
-use crate::module::{Kind, Module};
 use crate::output::json;
 use crate::output::view::{Rows, Style};
 use crate::util::timefmt::Stamp;
@@ -252,20 +252,15 @@ pub(crate) fn list_entries<'a>(modules: &'a [Module], graph: Option<&Graph>) -> 
     modules
         .iter()
         .map(|m| {
-            let (dir, unit, scope, reason) = match &m.kind {
-                Kind::Stack { dir, .. } => (Some(dir.display().to_string()), None, None, None),
-                Kind::Host { unit, scope } => {
-                    (None, Some(unit.as_str()), Some(scope.as_str()), None)
-                }
-                Kind::Invalid { reason } => (None, None, None, Some(reason.as_str())),
-            };
+            let reason = m.invalid_reason();
+            let host = m.host_unit();
             ListEntry {
                 name: &m.name,
                 kind: m.kind_name(),
                 source: m.source(),
-                dir,
-                unit,
-                scope,
+                dir: m.stack_dir().map(|d| d.display().to_string()),
+                unit: host.map(|(unit, _)| unit),
+                scope: host.map(|(_, scope)| scope.as_str()),
                 valid: reason.is_none(),
                 reason,
                 edges: edges_of(graph, modules, &m.name),

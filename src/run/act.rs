@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use crate::module::Module;
 use crate::module::outcome::{Outcome, StartOpts};
 use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
-use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::state::records::Ended;
 use crate::{host, stack};
@@ -53,8 +53,8 @@ pub(super) async fn act(
         ),
         Verb::Rescue { opts } => {
             warnings.extend(node.store.reset(&m.name).await?);
-            if let Kind::Host { unit, scope } = &m.kind {
-                host::reset_failed(&*node.hosts.init(*scope), unit).await?;
+            if let Some((unit, scope)) = m.host_unit() {
+                host::reset_failed(&*node.hosts.init(scope), unit).await?;
             }
             count(node, m, false, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;

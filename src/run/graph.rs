@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use crate::error::HalError;
+use crate::module::Module;
 use crate::module::config::Config;
 use crate::module::deps::{Edge, Graph, Origin, Strength, Ties, infer};
 use crate::module::inventory::Inventory;
-use crate::module::{Kind, Module};
 
 /// Below this many stacks a thread costs more than it saves.
 const PARALLEL_FROM: usize = 64;
@@ -49,11 +49,9 @@ pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, Hal
 fn read_ties(stacks: &[&Module]) -> BTreeMap<String, Ties> {
     let of = |part: &[&Module]| -> Vec<(String, Ties)> {
         part.iter()
-            .filter_map(|m| match &m.kind {
-                Kind::Stack { dir, .. } => {
-                    crate::stack::ties_of(dir, &m.name).map(|t| (m.name.clone(), t))
-                }
-                _ => None,
+            .filter_map(|m| {
+                let dir = m.stack_dir()?;
+                crate::stack::ties_of(dir, &m.name).map(|t| (m.name.clone(), t))
             })
             .collect()
     };

@@ -21,10 +21,10 @@ pub(crate) mod would;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::module::Module;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::steps::{Did, outcome_now, reachable};
 use crate::stack;
@@ -166,7 +166,7 @@ pub(crate) async fn check_reachable(
 /// such service (exit 4, naming the services it has).
 pub(crate) async fn check_services(node: &Node, targets: &[Target]) -> anyhow::Result<()> {
     for t in targets {
-        if let (Some(service), Kind::Stack { dir, .. }) = (&t.service, &t.module.kind) {
+        if let (Some(service), Some(dir)) = (&t.service, t.module.stack_dir()) {
             stack::check_service(&node.stacks, &node.store, &t.module.name, dir, service).await?;
         }
     }
@@ -186,7 +186,7 @@ async fn one(
 ) -> anyhow::Result<Outcome> {
     let m = &t.module;
     m.usable()?;
-    if !verb.acts_on(&m.kind) {
+    if !verb.acts_on(m) {
         return outcome_now(node, t, Vec::new()).await;
     }
     // Reach the engine first: a start that cannot happen must not count.

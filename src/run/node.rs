@@ -5,7 +5,6 @@ use std::sync::{Arc, PoisonError};
 
 use crate::error::HalError;
 use crate::host::Inits;
-use crate::module::Kind;
 use crate::module::config::Config;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
@@ -70,7 +69,7 @@ impl Node {
                 .inventory
                 .modules
                 .iter()
-                .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+                .filter(|m| !m.is_invalid())
                 .cloned()
                 .map(Target::whole)
                 .collect())

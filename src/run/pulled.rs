@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::module::Kind;
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::run::node::Node;
@@ -52,7 +51,7 @@ async fn expand(node: &Node, targets: Vec<Target>, starting: bool) -> anyhow::Re
         let Some(m) = node.inventory.get(n) else {
             continue;
         };
-        if matches!(m.kind, Kind::Invalid { .. }) {
+        if m.is_invalid() {
             continue;
         }
         let t = Target::whole(m.clone());

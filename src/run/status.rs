@@ -1,20 +1,16 @@
 //! The state of many modules at once: one container-list call for all stacks, one init call per scope.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::error::Exit;
-use crate::module::ServiceImage;
+use crate::module::Module;
 use crate::module::reason::{Reason, Reasons};
 use crate::module::status::Desired;
 use crate::module::status::Detail;
 use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
-use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::stack::ContainerFacts;
-use crate::stack::NodeFacts;
-use crate::stack::identity;
-use crate::stack::{Expected, Judged, judge};
+use crate::stack::StackStatuses;
 use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::Stamp;
 
@@ -39,7 +35,8 @@ pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> 
 }
 
 /// The status of every target: a whole module, or one service of a stack
-/// (that service's containers alone, and the state they add up to).
+/// (that service's containers alone, and the state they add up to): one
+/// status per target, in their order.
 pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
     let mut modules = distinct_modules(targets);
     // What they require is read too (the same list call): whether they wait on it.
@@ -49,14 +46,15 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
     let now = Stamp::now();
     let (state_file, warning) = node.store.read();
     let mut warnings: Vec<String> = warning.into_iter().collect();
-    let (stack_facts, mut exit) = read_stacks(node, modules, detail).await;
+    let (stacks, mut exit) =
+        crate::stack::read_status(&node.stacks, &node.store, modules, detail).await;
     let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
     if hosts_unreachable && exit == Exit::Ok {
         exit = Exit::Unreachable;
     }
     let mut out = Vec::with_capacity(targets.len());
     for t in targets {
-        let mut status = target_status(t, &stack_facts, &mut hosts, &state_file);
+        let mut status = target_status(t, &stacks, &mut hosts, &state_file);
         status.service = t.service.clone();
         annotate(node, &mut status, &state_file, now);
         out.push(status);
@@ -65,7 +63,7 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
         .iter()
         .map(|m| {
             let t = Target::whole(m.clone());
-            let mut status = target_status(&t, &stack_facts, &mut hosts, &state_file);
+            let mut status = target_status(&t, &stacks, &mut hosts, &state_file);
             annotate(node, &mut status, &state_file, now);
             status
         })
@@ -80,7 +78,7 @@ pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Det
     NodeStatus {
         modules: out,
         exit,
-        errors: stack_facts.err().into_iter().map(|e| e.whole).collect(),
+        errors: stacks.error().into_iter().collect(),
         warnings,
     }
 }
@@ -96,100 +94,28 @@ fn distinct_modules(targets: &[Target]) -> Vec<Module> {
     modules
 }
 
-/// The facts of every stack among `modules`, from one engine call, and the
-/// exit `status` ends with when they could not be read.
-async fn read_stacks(
-    node: &Node,
-    modules: &[Module],
-    detail: Detail,
-) -> (Result<NodeFacts, Unread>, Exit) {
-    let stacks: Vec<&str> = modules
-        .iter()
-        .filter(|m| m.is_stack())
-        .map(|m| m.name.as_str())
-        .collect();
-    let mut exit = Exit::Ok;
-    if stacks.is_empty() {
-        return (Ok(Default::default()), exit);
-    }
-    let stack_facts = match node.stacks.session().await {
-        // Scripts get exact start times and restart counts; the table only
-        // needs what `docker ps` already says about settled containers.
-        // An answer hal could not read is exit 1 with its message, not an unreachable engine.
-        Ok(engine) => engine
-            .node_facts(&node.store, &stacks, detail)
-            .await
-            .map_err(|e| {
-                exit = crate::error::exit_of(&e);
-                Unread {
-                    row: crate::error::row_reason(&e),
-                    whole: crate::error::OneLine(&e).to_string(),
-                }
-            }),
-        Err(e) => {
-            // A bad endpoint, context or TLS setting is the user's to fix (2),
-            // whatever the verb; only an engine that does not answer is 6.
-            exit = e.exit();
-            Err(Unread {
-                row: e.row_reason(),
-                whole: e.to_string(),
-            })
-        }
-    };
-    if stack_facts.is_err() && exit == Exit::Ok {
-        exit = Exit::Unreachable;
-    }
-    (stack_facts, exit)
-}
-
 /// One target's status from what was read of the node, before the state
 /// file's annotations.
 fn target_status(
     t: &Target,
-    stack_facts: &Result<NodeFacts, Unread>,
+    stacks: &StackStatuses,
     hosts: &mut BTreeMap<String, ModuleStatus>,
     state_file: &StateFile,
 ) -> ModuleStatus {
     let m = &t.module;
-    match &m.kind {
-        Kind::Stack { .. } => match stack_facts {
-            Ok(node_facts) => stack_target_status(t, node_facts, state_file),
-            Err(why) => bare(m, State::Unknown, Some(why.row.clone())),
-        },
-        Kind::Host { .. } => hosts.remove(&m.name).unwrap_or_else(|| {
-            bare(
-                m,
-                State::Unknown,
-                Some("the init said nothing about it".into()),
-            )
-        }),
-        Kind::Invalid { reason } => bare(m, State::Invalid, Some(reason.clone())),
+    if let Some(reason) = m.invalid_reason() {
+        return bare(m, State::Invalid, Some(reason.to_string()));
     }
-}
-
-/// A stack target's status: the whole module's containers, or one service's.
-fn stack_target_status(t: &Target, node_facts: &NodeFacts, state_file: &StateFile) -> ModuleStatus {
-    let m = &t.module;
-    let empty = Vec::new();
-    let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
-    let rec = state_file.modules.get(&m.name);
-    let mut status = match &t.service {
-        Some(svc) => {
-            let mine: Vec<ContainerFacts> =
-                all.iter().filter(|c| &c.service == svc).cloned().collect();
-            stack_status(m, &mine, rec, Some(svc))
-        }
-        None => stack_status(m, all, rec, None),
-    };
-    identity(&mut status, m, node_facts, all.is_empty());
-    status
-}
-
-/// Why the engine could not be read: each row says the cause, and the whole
-/// error (with its fix, the same for every row) is printed once.
-struct Unread {
-    row: String,
-    whole: String,
+    if m.is_stack() {
+        return stacks.of(t, state_file.modules.get(&m.name));
+    }
+    hosts.remove(&m.name).unwrap_or_else(|| {
+        bare(
+            m,
+            State::Unknown,
+            Some("the init said nothing about it".into()),
+        )
+    })
 }
 
 /// A status with only its state and a reason said in words.
@@ -197,101 +123,6 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     ModuleStatus {
         reason: Reasons::said(reason),
         ..ModuleStatus::of(m, state)
-    }
-}
-
-/// A stack's status: its containers against its expected set (what compose
-/// resolved when hal last brought it up, less the services a person stopped).
-/// A module stopped by request expects nothing; only one wanted up fails for a
-/// container stopped behind hal's back.
-fn stack_status(
-    m: &Module,
-    facts: &[ContainerFacts],
-    rec: Option<&ModuleRecord>,
-    service: Option<&str>,
-) -> ModuleStatus {
-    let refs: Vec<&ContainerFacts> = facts.iter().collect();
-    let mut services: Vec<ServiceImage> = rec
-        .filter(|r| r.desired != Some(Desired::Down))
-        .and_then(|r| r.services.clone())
-        .unwrap_or_default();
-    if let Some(only) = service {
-        services.retain(|s| s.service == only);
-    }
-    let stopped = rec.map(|r| r.stopped.as_slice()).unwrap_or_default();
-    let expected = rec
-        .filter(|r| r.desired != Some(Desired::Down) && r.services.is_some())
-        .map(|_| Expected {
-            services: &services,
-            stopped,
-        });
-    let Judged {
-        state,
-        reason,
-        missing,
-    } = judge(
-        &refs,
-        expected,
-        rec.is_some_and(|r| r.desired == Some(Desired::Up)),
-    );
-    let (state, reason) = stale_namespaces(facts, state, reason);
-    let main = facts.iter().filter(|c| !c.oneoff);
-    let since = if matches!(state, State::Active | State::Starting | State::Degraded) {
-        main.filter_map(|c| c.started_at).max()
-    } else {
-        main.filter_map(|c| c.finished_at).max()
-    };
-    ModuleStatus {
-        since: since.map(Stamp::whole_second),
-        services: facts
-            .iter()
-            .filter(|c| !c.oneoff)
-            .map(ContainerFacts::to_status)
-            .collect(),
-        missing,
-        expected_down: stopped.to_vec(),
-        reason,
-        ..ModuleStatus::of(m, state)
-    }
-}
-
-/// A running container left in a dead network namespace is no `active`
-/// module: `degraded`, naming the provider (`stack::netns`).
-fn stale_namespaces(facts: &[ContainerFacts], state: State, reason: Reasons) -> (State, Reasons) {
-    let stale: Vec<Reason> = facts
-        .iter()
-        .filter_map(|c| {
-            Some(Reason::StaleNamespace {
-                service: c.service.clone(),
-                stale: c.netns_stale.clone()?,
-            })
-        })
-        .collect();
-    if stale.is_empty() || !matches!(state, State::Active | State::Starting | State::Degraded) {
-        return (state, reason);
-    }
-    let mut said = Reasons(stale);
-    said.extend(reason);
-    (State::Degraded, said)
-}
-
-/// A project that is not the module (run from another directory), or the
-/// containers of a module whose directory is gone: said so, whatever their
-/// containers' state.
-fn identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool) {
-    let Kind::Stack { dir, .. } = &m.kind else {
-        return;
-    };
-    let empty = BTreeSet::new();
-    let dirs = facts.dirs.get(&m.name).unwrap_or(&empty);
-    if !dir.is_dir() {
-        if !none {
-            s.state = State::Orphaned;
-            s.reason = Reasons::said(Some(identity::orphan_reason(&m.name, dirs, dir)));
-        }
-    } else if let Some(other) = identity::other_dir(dirs.iter().map(String::as_str), dir) {
-        s.state = State::Conflict;
-        s.reason = Reasons::said(Some(identity::conflict_reason(&other)));
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::module::Kind;
+use crate::module::Module;
 use crate::module::outcome::StartOpts;
 use crate::output::reports::VerbView;
 use crate::stack;
@@ -125,9 +125,9 @@ impl Verb {
 
     /// Whether the verb touches a module of this kind at all: a host unit
     /// has no image to update (its report is its state now).
-    pub(crate) fn acts_on(&self, kind: &Kind) -> bool {
+    pub(crate) fn acts_on(&self, m: &Module) -> bool {
         match self {
-            Verb::Update { .. } => !matches!(kind, Kind::Host { .. }),
+            Verb::Update { .. } => !m.is_host(),
             _ => true,
         }
     }

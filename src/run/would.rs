@@ -2,7 +2,6 @@
 
 use std::time::Instant;
 
-use crate::module::Kind;
 use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 use crate::module::target::Target;
@@ -14,7 +13,7 @@ async fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
     if state != Some(State::Active) {
         return Would::Start;
     }
-    let Kind::Stack { dir, .. } = &t.module.kind else {
+    let Some(dir) = t.module.stack_dir() else {
         return Would::None;
     };
     // Files changed since hal last started the stack: compose recreates what they change.

@@ -26,14 +26,16 @@ pub(crate) async fn stop(
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
     let mut warnings = Vec::new();
+    // One list for the evidence, the refusal and the ledger: nothing
+    // changes the project's containers before compose runs.
+    let listed = engine.compose_containers(Some(name)).await?;
     // A crash's evidence outlives the containers this stop removes.
-    crate::stack::start::evidence::keep(&engine, env.store, name, stack.service).await?;
+    crate::stack::start::evidence::keep_listed(&engine, env.store, stack, &listed).await?;
     if !stack.dir.is_dir() {
         // Its directory is gone: compose has nothing to run in; what runs of
         // it is found by its label alone.
         env.progress.step(name, "stopping");
-        let left = engine.compose_containers(Some(name)).await?;
-        let mine = of_service_listed(left, stack.service);
+        let mine = of_service_listed(listed, stack.service);
         remember(&engine, env, name, &mine, &mut warnings).await;
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
         warnings.push(format!(
@@ -43,7 +45,7 @@ pub(crate) async fn stop(
         return finish(&engine, stack, warnings).await;
     }
     // Never another directory's project of the same name.
-    let listed = identity::own_containers(&engine, name, stack.dir).await?;
+    identity::refuse_other(name, stack.dir, &listed)?;
     let mine = of_service_listed(listed, stack.service);
     remember(&engine, env, name, &mine, &mut warnings).await;
     match stack.service {

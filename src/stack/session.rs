@@ -13,12 +13,11 @@ use crate::docker::engine::{
 };
 use crate::error::{HalError, OneLine};
 use crate::logs::stream::{Event, Lines, Window};
-use crate::module::status::Detail;
 use crate::module::target::Target;
 use crate::stack::env::DockerClient;
 use crate::stack::logs::history::{self, Keeping};
 use crate::stack::logs::log_plan::{self, Plan};
-use crate::stack::look::node::{self, NodeFacts};
+use crate::stack::look::node;
 use crate::stack::repair::Fix;
 use crate::state::Store;
 
@@ -121,16 +120,6 @@ impl Session {
     /// The compose projects with a running container (one list call).
     pub(crate) async fn running_projects(&self) -> anyhow::Result<BTreeSet<String>> {
         node::running_projects(&self.0).await
-    }
-
-    /// The facts of these projects' containers (`status`).
-    pub(crate) async fn node_facts(
-        &self,
-        store: &Store,
-        projects: &[&str],
-        detail: Detail,
-    ) -> anyhow::Result<NodeFacts> {
-        node::node_facts(&self.0, store, projects, detail).await
     }
 
     /// Every fix, then the containers compose restarts with them (`depends_on: {restart: true}`).

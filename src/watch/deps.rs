@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BUSY_RECHECK, GraphInputs as Inputs, Watcher};
-use crate::module::Kind;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
@@ -115,7 +114,7 @@ pub(super) fn put_off(
 fn inputs(config: Option<&Path>, inv: &Inventory) -> Inputs {
     let mut files: Vec<PathBuf> = config.map(Path::to_path_buf).into_iter().collect();
     for m in &inv.modules {
-        if let Kind::Stack { dir, .. } = &m.kind
+        if let Some(dir) = m.stack_dir()
             && let Ok(entries) = std::fs::read_dir(dir)
         {
             files.extend(

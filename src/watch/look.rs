@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::{BUSY_RECHECK, Stopped, Watcher, deaths};
-use crate::module::Kind;
 use crate::module::status::State;
 use crate::output::watch_log::WatchEvent;
 use crate::util::timefmt::Stamp;
@@ -25,7 +24,7 @@ impl Watcher<'_> {
             let Some(m) = self.modules.iter().find(|m| m.name == name) else {
                 continue;
             };
-            let stack = matches!(m.kind, Kind::Stack { .. });
+            let stack = m.is_stack();
             if self.inflight.contains(&name) || (stack && !self.link.up()) {
                 // Looked at again when its restart ends, or when the engine is back.
                 continue;

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 
 use super::Watcher;
+use crate::module::Module;
 use crate::module::inventory::Inventory;
-use crate::module::{Kind, Module};
 use crate::output::watch_log::WatchEvent;
 
 impl Watcher<'_> {
@@ -59,7 +59,7 @@ impl Watcher<'_> {
     pub(super) fn watched(inv: &Inventory) -> Vec<Module> {
         inv.modules
             .iter()
-            .filter(|m| !matches!(m.kind, Kind::Invalid { .. }))
+            .filter(|m| !m.is_invalid())
             .cloned()
             .collect()
     }

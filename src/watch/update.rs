@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use super::rounds::{Round, Slot, Turn, turn};
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
+use crate::module::Module;
 use crate::module::status::Desired;
-use crate::module::{Kind, Module};
 use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
 use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
@@ -70,7 +70,7 @@ impl Watcher<'_> {
     fn round_begins(&mut self) {
         let (state, _) = self.node.store.read();
         let wanted = |m: &Module| {
-            matches!(m.kind, Kind::Stack { .. })
+            m.is_stack()
                 && state.modules.get(&m.name).and_then(|r| r.desired) == Some(Desired::Up)
                 && self.node.config.auto_update(&m.name)
         };

@@ -9,7 +9,7 @@ use crate::host::init::{Instance, template_problem};
 use crate::module::config::Scope;
 use crate::module::run_state::{Activity, ContainerRun};
 use crate::module::status::{Desired, ModuleStatus};
-use crate::module::{Kind, KindTag, Module};
+use crate::module::{KindTag, Module};
 
 /// The systemd template hal replaces.
 pub(crate) const TEMPLATE: &str = "hal-module";
@@ -64,9 +64,7 @@ pub(crate) fn build(
     let mut steps: Vec<ToAdopt> = by_module
         .iter()
         .map(|(name, found)| {
-            let is_stack = modules
-                .iter()
-                .any(|m| m.name == *name && matches!(m.kind, Kind::Stack { .. }));
+            let is_stack = modules.iter().any(|m| m.name == *name && m.is_stack());
             unit_step(name, found, status_of(statuses, name), is_stack, root)
         })
         .collect();
@@ -187,6 +185,7 @@ fn by_hand_step(s: &ModuleStatus) -> Option<ToAdopt> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::Kind;
 
     fn argv(s: &str) -> Vec<Vec<String>> {
         vec![s.split_whitespace().map(str::to_string).collect()]

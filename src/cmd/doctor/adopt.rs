@@ -4,7 +4,6 @@ use super::check::Check;
 use crate::cmd::adopt::plan::{TEMPLATE, live};
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::Kind;
 use crate::module::config::Scope;
 use crate::stack::Session;
 
@@ -85,7 +84,7 @@ async fn unowned(ctx: &Ctx, engine: Option<&Session>) -> Option<Vec<String>> {
             .inventory
             .modules
             .iter()
-            .filter(|m| matches!(m.kind, Kind::Stack { .. }) && !owned(&m.name))
+            .filter(|m| m.is_stack() && !owned(&m.name))
             .filter(|m| running.contains(&m.name))
             .map(|m| m.name.clone())
             .collect(),

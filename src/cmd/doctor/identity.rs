@@ -3,7 +3,6 @@
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::Kind;
 use crate::stack::{Session, identity};
 
 const NAME: &str = "identity";
@@ -23,7 +22,7 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
     };
     let mut problems = Vec::new();
     for m in inv.modules.iter().chain(&inv.gone) {
-        let (Kind::Stack { dir, .. }, Some(seen)) = (&m.kind, dirs.get(m.name.as_str())) else {
+        let (Some(dir), Some(seen)) = (m.stack_dir(), dirs.get(m.name.as_str())) else {
             continue;
         };
         if !dir.is_dir() {

@@ -4,7 +4,6 @@ use super::check::Check;
 use super::modules::check_name;
 use crate::cmd::ctx::Ctx;
 use crate::host::init::{Init, ManagerHealth};
-use crate::module::Kind;
 use crate::module::config::Scope;
 
 /// A host module's name and its unit.
@@ -15,10 +14,10 @@ type HostUnit<'a> = (&'a str, &'a str);
 pub(super) async fn checks(ctx: &Ctx) -> (Vec<Check>, Vec<Check>) {
     let mut scopes: Vec<(Scope, Vec<HostUnit<'_>>)> = Vec::new();
     for m in &ctx.node.inventory.modules {
-        let Kind::Host { unit, scope } = &m.kind else {
+        let Some((unit, scope)) = m.host_unit() else {
             continue;
         };
-        let (scope, unit) = (*scope, (m.name.as_str(), unit.as_str()));
+        let unit = (m.name.as_str(), unit);
         match scopes.iter_mut().find(|(s, _)| *s == scope) {
             Some((_, units)) => units.push(unit),
             None => scopes.push((scope, vec![unit])),

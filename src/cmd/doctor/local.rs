@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
-use crate::module::Kind;
 
 /// How many world-writable paths a line names before it says "and N more".
 const SHOWN: usize = 4;
@@ -116,9 +115,9 @@ pub(super) fn permissions(ctx: &Ctx) -> Check {
     }
     let mut paths = vec![ctx.node.inventory.root.clone()];
     for m in &ctx.node.inventory.modules {
-        if let Kind::Stack { dir, file } = &m.kind {
-            paths.push(dir.clone());
-            paths.push(file.clone());
+        if let Some((dir, file)) = m.stack_files() {
+            paths.push(dir.to_path_buf());
+            paths.push(file.to_path_buf());
             let env = dir.join(".env");
             if env.is_file() {
                 paths.push(env);

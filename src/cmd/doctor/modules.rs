@@ -8,7 +8,7 @@ use futures_util::stream::{self, StreamExt};
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
-use crate::module::{Kind, Module};
+use crate::module::Module;
 use crate::stack::{Compose, Project};
 
 /// How long one `compose config -q` may take.
@@ -22,25 +22,20 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         .inventory
         .modules
         .iter()
-        .filter_map(|m| match &m.kind {
-            Kind::Invalid { reason } => Some(Check::fail(
+        .filter_map(|m| {
+            let reason = m.invalid_reason()?;
+            Some(Check::fail(
                 check_name(&m.name),
-                reason.clone(),
+                reason.to_string(),
                 invalid_hint(ctx, m),
-            )),
-            _ => None,
+            ))
         })
         .collect();
     if let Some(compose) = compose {
-        let stacks = ctx
-            .node
-            .inventory
-            .modules
-            .iter()
-            .filter_map(|m| match &m.kind {
-                Kind::Stack { dir, file } => Some((m.name.as_str(), dir.as_path(), file.as_path())),
-                _ => None,
-            });
+        let stacks = ctx.node.inventory.modules.iter().filter_map(|m| {
+            let (dir, file) = m.stack_files()?;
+            Some((m.name.as_str(), dir, file))
+        });
         let rejected: Vec<Option<Check>> = stream::iter(stacks)
             .map(|(name, dir, file)| validate(ctx, compose, name, dir, file))
             .buffered(ctx.node.jobs(None))
@@ -49,7 +44,7 @@ pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check>
         out.extend(rejected.into_iter().flatten());
     }
     for m in &ctx.node.inventory.modules {
-        if let Some(why) = crate::stack::name_mismatch(&m.name, &m.kind) {
+        if let Some(why) = crate::stack::name_mismatch(m) {
             out.push(Check::fail(
                 check_name(&m.name),
                 why,
@@ -122,10 +117,7 @@ fn invalid_hint(ctx: &Ctx, m: &Module) -> String {
 pub(super) fn summary(ctx: &Ctx, problems: &[Check], compose_checked: bool) -> Check {
     let modules = &ctx.node.inventory.modules;
     let stacks = modules.iter().filter(|m| m.is_stack()).count();
-    let hosts = modules
-        .iter()
-        .filter(|m| matches!(m.kind, Kind::Host { .. }))
-        .count();
+    let hosts = modules.iter().filter(|m| m.is_host()).count();
     if modules.is_empty() {
         return Check::pass(
             "modules",

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
-use crate::module::Kind;
 use crate::module::target::Target;
 use crate::output::log_lines::LogLines;
 use crate::stack::{LogPlan as Plan, Session};
@@ -71,10 +70,10 @@ pub(super) async fn sources(
     let mut hosts = Vec::new();
     for t in targets {
         let m = &t.module;
-        match &m.kind {
-            Kind::Stack { .. } => stacks.push(t.clone()),
-            Kind::Host { unit, scope } => hosts.push((m.name.clone(), unit.clone(), *scope)),
-            Kind::Invalid { .. } => m.usable()?,
+        m.usable()?;
+        match m.host_unit() {
+            Some((unit, scope)) => hosts.push((m.name.clone(), unit.to_string(), scope)),
+            None => stacks.push(t.clone()),
         }
     }
     // A timer module's journal is the timer's and the job's it starts.

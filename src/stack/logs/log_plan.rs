@@ -9,7 +9,6 @@ use crate::docker::engine::Engine;
 use crate::docker::labels::{self, Identity};
 use crate::logs::journal::{self, Entry, Query};
 use crate::logs::stream::{Source, Tagged, Window};
-use crate::module::Kind;
 use crate::module::target::Target;
 use crate::stack::logs::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
 use crate::stack::look::seen;
@@ -210,7 +209,7 @@ pub(crate) async fn plan(
         }
     }
     for t in in_journal {
-        if let Kind::Stack { dir, .. } = &t.module.kind {
+        if let Some(dir) = t.module.stack_dir() {
             dirs.push((t.clone(), dir.display().to_string()));
         }
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels;
 use crate::error::HalError;
-use crate::module::{Kind, Module};
+use crate::module::Module;
 use crate::stack::env::DockerClient;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
@@ -86,16 +86,22 @@ pub(crate) async fn own_containers(
     dir: &Path,
 ) -> anyhow::Result<Vec<Listed>> {
     let list = engine.compose_containers(Some(name)).await?;
-    let dirs = dirs_of(&list);
-    if let Some(other) = other_dir(dirs.iter().map(String::as_str), dir) {
-        return Err(HalError::Conflict {
+    refuse_other(name, dir, &list)?;
+    Ok(list)
+}
+
+/// [`HalError::Conflict`] when the listed containers of a project of the
+/// module's name run from another directory than `dir`.
+pub(crate) fn refuse_other(name: &str, dir: &Path, list: &[Listed]) -> Result<(), HalError> {
+    let dirs = dirs_of(list);
+    match other_dir(dirs.iter().map(String::as_str), dir) {
+        Some(other) => Err(HalError::Conflict {
             module: name.to_string(),
             dir: dir.display().to_string(),
             other,
-        }
-        .into());
+        }),
+        None => Ok(()),
     }
-    Ok(list)
 }
 
 /// A project's containers as listed at one moment, handed down a start
@@ -107,11 +113,8 @@ pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
 /// Returns the stack's containers as it listed them (`None`: not a stack).
-pub(crate) async fn refuse_start(
-    stacks: &DockerClient,
-    m: &Module,
-) -> anyhow::Result<Option<Snapshot>> {
-    let Kind::Stack { dir, .. } = &m.kind else {
+pub(crate) async fn refuse_start(stacks: &DockerClient, m: &Module) -> anyhow::Result<Option<Snapshot>> {
+    let Some(dir) = m.stack_dir() else {
         return Ok(None);
     };
     if !dir.is_dir() {

@@ -7,3 +7,4 @@ pub(crate) mod netns;
 pub(crate) mod node;
 pub(crate) mod seen;
 pub(crate) mod services;
+pub(crate) mod status;

@@ -10,11 +10,7 @@ use crate::stack::project::inputs::{OVERRIDE_FILES, read};
 /// order. For many stacks the time is the file system's (a few small reads per
 /// stack), so the stacks are split among the CPUs.
 pub(crate) fn mismatches(modules: &[Module]) -> Vec<String> {
-    let of = |part: &[Module]| -> Vec<String> {
-        part.iter()
-            .filter_map(|m| name_mismatch(&m.name, &m.kind))
-            .collect()
-    };
+    let of = |part: &[Module]| -> Vec<String> { part.iter().filter_map(name_mismatch).collect() };
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     if cpus < 2 || modules.len() < PARALLEL_FROM {
         return of(modules);
@@ -43,10 +39,8 @@ const PARALLEL_FROM: usize = 64;
 ///
 /// The files are read in full (every input, as a start reads them) only when
 /// a glance says they could name the project; most stacks never do.
-pub(crate) fn name_mismatch(module: &str, kind: &crate::module::Kind) -> Option<String> {
-    let crate::module::Kind::Stack { dir, .. } = kind else {
-        return None;
-    };
+pub(crate) fn name_mismatch(m: &Module) -> Option<String> {
+    let (module, dir) = (m.name.as_str(), m.stack_dir()?);
     if !may_name_itself(dir) {
         return None;
     }

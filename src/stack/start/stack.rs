@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::docker::compose::Project;
-use crate::module::{Kind, Module};
+use crate::module::Module;
 
 /// One stack as a verb sees it: its compose project, and the one service a
 /// `MODULE/SERVICE` names (`None`: the whole project).
@@ -19,9 +19,7 @@ impl<'a> Stack<'a> {
     /// names: `None` for a host unit or an invalid module. The one way a
     /// layer above makes a `Stack` from a module.
     pub(crate) fn of(m: &'a Module, service: Option<&'a str>) -> Option<Stack<'a>> {
-        let Kind::Stack { dir, .. } = &m.kind else {
-            return None;
-        };
+        let dir = m.stack_dir()?;
         Some(Stack {
             name: &m.name,
             dir,
