@@ -111,8 +111,8 @@ fn expand_tilde(value: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module::config::Config;
     use crate::module::Kind;
+    use crate::module::config::Config;
 
     fn words(line: &str) -> Vec<OsString> {
         line.split(' ').map(OsString::from).collect()
