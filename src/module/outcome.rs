@@ -54,6 +54,27 @@ impl StartPlan {
     }
 }
 
+/// A stop's flag over the module's config, resolved once as a start's is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StopPlan {
+    /// `-t`: how long a container may take to stop before SIGKILL (compose's
+    /// own default when `None`).
+    pub grace: Option<Duration>,
+    /// How long hal waits for a unit's stop job: `-t`, else the module's
+    /// timeout (systemd's own `TimeoutStopSec=` decides when it is killed).
+    pub unit_wait: Duration,
+}
+
+impl StopPlan {
+    /// `grace` (the flag) over `settings` (the module's config).
+    pub(crate) fn new(grace: Option<Duration>, settings: &Settings) -> StopPlan {
+        StopPlan {
+            grace,
+            unit_wait: grace.unwrap_or(settings.timeout),
+        }
+    }
+}
+
 /// What a verb would do to one module (`--dry-run`'s answer).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

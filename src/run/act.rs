@@ -34,32 +34,35 @@ pub(super) async fn act(
         Verb::Start { opts, force } => start_one(node, progress, t, opts, *force, warnings).await?,
         Verb::Stop { grace } => stop_one(node, progress, t, *grace, warnings).await?,
         Verb::Restart { opts, force } => {
+            let plan = plan(node, m, opts);
             // Refuse before stopping: a held module must not be left down.
             stack::identity::refuse_start(&node.stacks, m).await?;
-            count(node, m, *force, warnings).await?;
+            count(node, m, plan.limit, *force, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
         Verb::AutoRestart { opts } => {
+            let plan = plan(node, m, opts);
             still_wanted(node, m)?;
-            count(node, m, false, warnings).await?;
+            count(node, m, plan.limit, false, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
         Verb::Repair { fixes, opts } => (
             repair(node, progress, m, fixes, opts, warnings).await?,
             true,
         ),
         Verb::Rescue { opts } => {
+            let plan = plan(node, m, opts);
             warnings.extend(node.store.reset(&m.name).await?);
             if let Kind::Host { unit, scope } = &m.kind {
                 host::reset_failed(&*node.hosts.init(*scope), unit).await?;
             }
-            count(node, m, false, warnings).await?;
+            count(node, m, plan.limit, false, warnings).await?;
             desire(node, m, Desired::Up, warnings).await?;
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
         // An update says what it changed as it goes: a failed recreate still counted.
         Verb::Update { opts } => return update::act(node, progress, m, opts, did).await,
@@ -114,6 +117,7 @@ async fn start_one(
     node.store.check_limit(&m.name, plan.limit, force)?;
     desire(node, m, Desired::Up, warnings).await?;
     // Starting an active unit is a no-op for the init: free, as for a stack.
+    let limit = plan.limit;
     let launched = match host::already_active(&node.hosts, m).await? {
         Some(o) => Ok(Launched::Unchanged(o)),
         // Nothing touched the containers since the refusal listed them.
@@ -130,7 +134,7 @@ async fn start_one(
     };
     let unchanged = matches!(launched, Ok(Launched::Unchanged(_)));
     if !unchanged {
-        count(node, m, true, warnings).await?;
+        count(node, m, limit, true, warnings).await?;
     }
     Ok((launched?, !unchanged))
 }
@@ -167,12 +171,13 @@ async fn repair(
     opts: &StartOpts,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Launched> {
+    let plan = plan(node, m, opts);
     still_wanted(node, m)?;
     let fixes = &ended::not_stopped(node, m, fixes)?;
-    count(node, m, false, warnings).await?;
+    count(node, m, plan.limit, false, warnings).await?;
     let stack = stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     let env = node.stack_env(progress);
     Ok(Launched::Stack(
-        stack::repair(env, &stack, fixes, plan(node, m, opts).timeout).await?,
+        stack::repair(env, &stack, fixes, plan.timeout).await?,
     ))
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::module::config::RestartLimit;
 use crate::module::outcome::Outcome;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
@@ -112,23 +113,20 @@ pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     }
 }
 
+/// Counts a start against `limit` (the plan's), or refuses it there unless `force`.
 pub(super) async fn count(
     node: &Node,
     m: &Module,
+    limit: RestartLimit,
     force: bool,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    let limit = limit_of(node, m);
     let (_, w) = node
         .store
         .count_start(&m.name, limit, force, Stamp::now())
         .await?;
     warnings.extend(w);
     Ok(())
-}
-
-pub(super) fn limit_of(node: &Node, m: &Module) -> crate::module::config::RestartLimit {
-    node.config.settings(&m.name).limit
 }
 
 pub(super) async fn desire(
@@ -139,8 +137,4 @@ pub(super) async fn desire(
 ) -> anyhow::Result<()> {
     warnings.extend(node.store.set_desired(&m.name, d).await?);
     Ok(())
-}
-
-pub(super) fn invalid_kind() -> anyhow::Error {
-    anyhow::anyhow!("invalid module")
 }

@@ -12,7 +12,8 @@ pub(crate) mod rollback;
 use std::time::Duration;
 
 use crate::docker::compose::Fresh;
-use crate::module::config::{PullPolicy, Settings};
+use crate::module::config::PullPolicy;
+use crate::module::outcome::StartPlan;
 use crate::stack::env::Env;
 use crate::stack::start::Stack;
 use crate::stack::start::bound::Bound;
@@ -44,7 +45,7 @@ impl Pulled {
 pub(crate) async fn pull(
     env: Env<'_>,
     stack: &Stack<'_>,
-    settings: &Settings,
+    plan: &StartPlan,
 ) -> anyhow::Result<Pulled> {
     let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let gate = Gate::before(&engine, &list, &images, false).await?;
@@ -52,7 +53,7 @@ pub(crate) async fn pull(
         module: stack.name,
         services: &images,
         policy: PullPolicy::Always,
-        timeout: settings.pull_timeout,
+        timeout: plan.pull_timeout,
     };
     let warnings = crate::stack::start::pull::pull(env, &engine, &ask, true).await?;
     let swaps = gate.after(&engine).await?;
