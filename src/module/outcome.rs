@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use crate::module::config::{PullPolicy, RestartLimit, Settings};
 use crate::module::status::State;
+use crate::module::warning::Warning;
 
 /// What a verb left behind.
 #[derive(Clone, Debug)]
 pub(crate) struct Outcome {
     pub state: State,
     pub reason: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// How a start behaves.

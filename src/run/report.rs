@@ -1,5 +1,6 @@
 //! What a verb did to one module, for the printer: the outcome or the error, what an update found besides, and the JSON shape of both.
 
+use crate::module::warning::Warning;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ pub(crate) struct ReportJson {
     pub diagnosis: Option<String>,
     pub exit_code: u8,
     pub took_ms: u64,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Whether anything was started, stopped, restarted or recreated.
     pub changed: bool,
     /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.

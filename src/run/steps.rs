@@ -6,6 +6,7 @@ use crate::module::config::RestartLimit;
 use crate::module::outcome::Outcome;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::report::{Report, UpdateFacts};
@@ -43,8 +44,8 @@ impl Launched {
 /// What one target's work did besides its outcome, as it goes.
 #[derive(Default)]
 pub(super) struct Did {
-    /// Said before the outcome's own.
-    pub(super) warnings: Vec<String>,
+    /// Said before the outcome's own, collected from each step.
+    pub(super) warnings: Vec<Warning>,
     /// Started, stopped, restarted or recreated something (whatever the wait said).
     pub(super) changed: bool,
     /// Put back on the previous images: whether they became active again.
@@ -85,7 +86,7 @@ impl Did {
 pub(super) async fn outcome_now(
     node: &Node,
     t: &Target,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Outcome> {
     let state = status::state_now(node, t).await;
     Ok(Outcome {
@@ -113,28 +114,22 @@ pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     }
 }
 
-/// Counts a start against `limit` (the plan's), or refuses it there unless `force`.
+/// Counts a start against `limit` (the plan's), or refuses it there unless
+/// `force`; with the store's warning.
 pub(super) async fn count(
     node: &Node,
     m: &Module,
     limit: RestartLimit,
     force: bool,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<Warning>> {
     let (_, w) = node
         .store
         .count_start(&m.name, limit, force, Stamp::now())
         .await?;
-    warnings.extend(w);
-    Ok(())
+    Ok(Warning::of_state(w))
 }
 
-pub(super) async fn desire(
-    node: &Node,
-    m: &Module,
-    d: Desired,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    warnings.extend(node.store.set_desired(&m.name, d).await?);
-    Ok(())
+/// Records what a person asked for; with the store's warning.
+pub(super) async fn desire(node: &Node, m: &Module, d: Desired) -> anyhow::Result<Option<Warning>> {
+    Ok(Warning::of_state(node.store.set_desired(&m.name, d).await?))
 }

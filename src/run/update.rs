@@ -3,6 +3,7 @@
 use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
 use crate::run::steps::{Did, Launched, count, outcome_now, still_wanted};
@@ -27,7 +28,7 @@ pub(super) async fn act(
         let (images, warnings) = crate::stack::check_update(env, &stack).await?;
         did.update.available = Some(images.iter().any(|i| i.changed));
         did.update.images = images;
-        return done(node, &t, warnings).await;
+        return done(node, &t, Warning::said(warnings)).await;
     }
     let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted
@@ -49,15 +50,16 @@ pub(super) async fn act(
                 })
                 .await?;
         }
-        return done(node, &t, pulled.warnings).await;
+        return done(node, &t, Warning::said(pulled.warnings)).await;
     }
-    count(node, m, plan.limit, opts.force, &mut did.warnings).await?;
+    did.warnings
+        .extend(count(node, m, plan.limit, opts.force).await?);
     did.changed = true;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await?;
     Ok(Launched::of(launch))
 }
 
 /// An update that changed nothing: the module's state now.
-async fn done(node: &Node, t: &Target, warnings: Vec<String>) -> anyhow::Result<Launched> {
+async fn done(node: &Node, t: &Target, warnings: Vec<Warning>) -> anyhow::Result<Launched> {
     outcome_now(node, t, warnings).await.map(Launched::Done)
 }

@@ -7,6 +7,7 @@ use futures_util::future::join_all;
 
 use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::Outcome;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::look::assess::assess;
 use crate::stack::look::{facts, identity};
@@ -34,7 +35,7 @@ pub(crate) async fn stop(
         env.progress.step(name, "stopping");
         let left = engine.compose_containers(Some(name)).await?;
         let mine = of_service_listed(left, stack.service);
-        remember(&engine, env, name, &mine, &mut warnings).await;
+        warnings.extend(remember(&engine, env, name, &mine).await);
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
         warnings.push(format!(
             "its directory {} is gone: removed its containers through the engine",
@@ -45,7 +46,7 @@ pub(crate) async fn stop(
     // Never another directory's project of the same name.
     let listed = identity::own_containers(&engine, name, stack.dir).await?;
     let mine = of_service_listed(listed, stack.service);
-    remember(&engine, env, name, &mine, &mut warnings).await;
+    warnings.extend(remember(&engine, env, name, &mine).await);
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
@@ -69,16 +70,12 @@ pub(crate) async fn stop(
 
 /// The containers this stop removes go into the module's ledger, with
 /// their log drivers: their lines stay readable in the journal.
-async fn remember(
-    engine: &Engine,
-    env: Env<'_>,
-    name: &str,
-    mine: &[Listed],
-    warnings: &mut Vec<String>,
-) {
-    if let Err(e) = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await {
-        warnings.push(crate::stack::look::seen::warning(&e));
-    }
+/// A ledger write that failed is the stop's warning.
+async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) -> Option<String> {
+    let remembered = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await;
+    remembered
+        .err()
+        .map(|e| crate::stack::look::seen::warning(&e))
 }
 
 /// What a stop left behind.
@@ -92,7 +89,7 @@ async fn finish(
     Ok(Outcome {
         state,
         reason: reason.map(|r| r.to_string()),
-        warnings,
+        warnings: Warning::said(warnings),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The supervisor's smallest repairs of a stack: one container started again or restarted, one service recreated, and the dependents compose would restart with it; its siblings are never touched.
 
+use crate::module::warning::Warning;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -189,7 +190,7 @@ pub(crate) async fn apply(
         service: None,
         bound,
         containers,
-        warnings,
+        warnings: Warning::said(warnings),
         store: Box::new(env.store.clone()),
         rollback: None,
     })

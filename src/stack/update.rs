@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::docker::compose::Fresh;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartPlan;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::start::Stack;
 use crate::stack::start::bound::Bound;
@@ -118,7 +119,7 @@ pub(crate) async fn recreate(
     }
     Ok(crate::stack::start::Launch::Wait(Box::new(
         crate::stack::start::Pending {
-            warnings: pulled.warnings,
+            warnings: Warning::said(pulled.warnings),
             rollback: Some(Box::new(plan)),
             ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
         },

@@ -160,6 +160,12 @@ fn container_words_are_read_only_where_they_are_defined() {
 }
 
 #[test]
+fn an_invalid_module_is_refused_in_one_place() {
+    let rule = &tidy::invalid_module::INVALID_MODULE;
+    assert_none(rule.name, tidy::words_in(rule, read()));
+}
+
+#[test]
 fn a_face_is_the_only_way_into_its_folder() {
     assert!(
         read().iter().any(|s| s.path == "stack.rs"),
@@ -206,6 +212,7 @@ fn the_rules_see_the_code_they_guard() {
             &tidy::container_words::CONTAINER_WORDS,
             "module/run_state.rs",
         ),
+        (&tidy::invalid_module::INVALID_MODULE, "module/mod.rs"),
     ] {
         let strict = tidy::Rule {
             allowed: &[],

@@ -10,6 +10,7 @@ use crate::module::run_state::ContainerRun as S;
 use crate::module::run_state::Health;
 use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
+use crate::module::warning::Warning;
 use crate::module::{Condition, Dependency, ServiceImage};
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::{facts, node};
@@ -50,6 +51,7 @@ pub(super) async fn try_start(
     let Some(warnings) = pull_first(s, services, &main).await? else {
         return Ok(None);
     };
+    let warnings = Warning::said(warnings);
     if all_up {
         let outcome = Outcome {
             state: State::Active,

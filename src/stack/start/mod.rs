@@ -15,6 +15,7 @@ use crate::docker::engine::{Engine, Listed};
 use crate::module::ServiceImage;
 use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::status::State;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::look::assess::{ContainerFacts, assess};
 use crate::stack::look::facts;
@@ -106,7 +107,7 @@ async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<
         return no_wait(s.engine, s.stack, warnings).await;
     }
     Ok(Launch::Wait(Box::new(Pending {
-        warnings,
+        warnings: Warning::said(warnings),
         rollback,
         ..Pending::new(s.env.store, s.engine, s.stack, s.bound)
     })))
@@ -231,7 +232,7 @@ async fn no_wait(
     Ok(Launch::Done(Outcome {
         state,
         reason: reason.map(|r| r.to_string()),
-        warnings,
+        warnings: Warning::said(warnings),
     }))
 }
 

@@ -159,10 +159,8 @@ impl Rollback {
                 OneLine(e)
             ),
         };
-        let mut warnings = Vec::new();
-        self.record(&why, restored.is_ok(), &mut warnings).await;
         let mut details = details;
-        details.extend(warnings);
+        details.extend(self.record(&why, restored.is_ok()).await);
         RolledBack {
             restored: restored.is_ok(),
             error: anyhow::Error::new(Detailed { summary, details }),
@@ -190,8 +188,9 @@ impl Rollback {
         again(bound).await
     }
 
-    /// Remembers the rollback (until an update succeeds or `reset-failed`) and counts it.
-    async fn record(&self, why: &str, restored: bool, warnings: &mut Vec<String>) {
+    /// Remembers the rollback (until an update succeeds or `reset-failed`) and
+    /// counts it; a record that cannot be written is said in the error's details.
+    async fn record(&self, why: &str, restored: bool) -> Option<String> {
         let name = self.name.clone();
         let record = RollbackRecord {
             at: ms_of(Stamp::now()),
@@ -216,12 +215,12 @@ impl Rollback {
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
             })
             .await;
-        if let Err(e) = done {
-            warnings.push(format!(
+        done.err().map(|e| {
+            format!(
                 "could not record the rollback in hal's state: {}",
                 OneLine(&e)
-            ));
-        }
+            )
+        })
     }
 }
 
