@@ -7,12 +7,11 @@ use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::module::{Kind, Module};
-use crate::run::Turn;
 use crate::state::records::Ended;
 use crate::{host, stack};
 
 use crate::run::backend::{Starting, launch, launch_planned, plan, stop, undriven};
-use crate::run::steps::{Did, Launched, count, desire, still_wanted};
+use crate::run::steps::{Did, Launched, Turn, count, desire, still_wanted};
 use crate::run::verb::Verb;
 use crate::run::{ended, settle, status, update};
 

@@ -117,7 +117,7 @@ fn of_update(
 pub(super) async fn record(node: &Node, m: &Module, ended: Ended) -> Option<Warning> {
     match node.store.ended(&m.name, ended).await {
         Ok(w) => Warning::of_state(w),
-        Err(e) => Some(Warning::NotRecorded(crate::error::OneLine(&e).to_string())),
+        Err(e) => Some(Warning::OutcomeNotRecorded(Warning::cause(&e))),
     }
 }
 

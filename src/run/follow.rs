@@ -128,7 +128,7 @@ pub(crate) async fn after_update(
                 module: d.module.name.clone(),
                 result: match &d.result {
                     Ok(o) => Ok(o.state),
-                    Err(e) => Err(crate::error::OneLine(e).to_string()),
+                    Err(e) => Err(Warning::cause(e)),
                 },
             };
             if let Ok(o) = &mut r.result {

@@ -26,7 +26,7 @@ use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
-use crate::run::steps::{Did, outcome_now, reachable};
+use crate::run::steps::{Did, Turn, outcome_now, reachable};
 use crate::stack;
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
@@ -97,17 +97,6 @@ pub(crate) async fn run_targets(
     }
     reports.sort_by_key(|(i, _)| *i);
     reports.into_iter().map(|(_, r)| r).collect()
-}
-
-/// What every target of one layer shares while it takes its turn.
-#[derive(Clone, Copy)]
-struct Turn<'a> {
-    node: &'a Node,
-    progress: &'a dyn Progress,
-    verb: &'a Verb,
-    slots: &'a tokio::sync::Semaphore,
-    /// The modules whose update failed so far (`--max-failures`).
-    failures: &'a AtomicUsize,
 }
 
 impl Turn<'_> {

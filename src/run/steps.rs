@@ -1,9 +1,11 @@
 //! The steps every verb's work on one module is made of, shared by the runner and the verbs: what a launch left, what the work did besides its outcome, the engine reached, the start counted, the desired state set.
 
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use crate::module::config::RestartLimit;
 use crate::module::outcome::Outcome;
+use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
@@ -39,6 +41,18 @@ impl Launched {
             stack::Launch::RolledBack(r) => Launched::RolledBack(r),
         }
     }
+}
+
+/// What every target of one layer shares while it takes its turn (the
+/// runner's, `run_targets`), passed down its work.
+#[derive(Clone, Copy)]
+pub(super) struct Turn<'a> {
+    pub(super) node: &'a Node,
+    pub(super) progress: &'a dyn Progress,
+    pub(super) verb: &'a Verb,
+    pub(super) slots: &'a tokio::sync::Semaphore,
+    /// The modules whose update failed so far (`--max-failures`).
+    pub(super) failures: &'a AtomicUsize,
 }
 
 /// What one target's work did besides its outcome, as it goes.

@@ -28,7 +28,7 @@ pub(super) async fn act(
         let (images, warnings) = crate::stack::check_update(env, &stack).await?;
         did.update.available = Some(images.iter().any(|i| i.changed));
         did.update.images = images;
-        return done(node, &t, Warning::said(warnings)).await;
+        return done(node, &t, warnings).await;
     }
     let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted
@@ -50,7 +50,7 @@ pub(super) async fn act(
                 })
                 .await?;
         }
-        return done(node, &t, Warning::said(pulled.warnings)).await;
+        return done(node, &t, pulled.warnings).await;
     }
     did.warnings
         .extend(count(node, m, plan.limit, opts.force).await?);

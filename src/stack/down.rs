@@ -37,10 +37,7 @@ pub(crate) async fn stop(
         let mine = of_service_listed(left, stack.service);
         warnings.extend(remember(&engine, env, name, &mine).await);
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
-        warnings.push(format!(
-            "its directory {} is gone: removed its containers through the engine",
-            stack.dir.display()
-        ));
+        warnings.push(Warning::DirectoryGone(stack.dir.to_path_buf()));
         return finish(&engine, stack, warnings).await;
     }
     // Never another directory's project of the same name.
@@ -71,25 +68,25 @@ pub(crate) async fn stop(
 /// The containers this stop removes go into the module's ledger, with
 /// their log drivers: their lines stay readable in the journal.
 /// A ledger write that failed is the stop's warning.
-async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) -> Option<String> {
+async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) -> Option<Warning> {
     let remembered = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await;
     remembered
         .err()
-        .map(|e| crate::stack::look::seen::warning(&e))
+        .map(|e| Warning::LedgerNotRecorded(Warning::cause(&e)))
 }
 
 /// What a stop left behind.
 async fn finish(
     engine: &Engine,
     stack: &Stack<'_>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Outcome> {
     let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Outcome {
         state,
         reason: reason.map(|r| r.to_string()),
-        warnings: Warning::said(warnings),
+        warnings,
     })
 }
 
@@ -137,7 +134,7 @@ fn first_error(results: Vec<anyhow::Result<()>>) -> anyhow::Result<()> {
 }
 
 /// The warning a fallback stop leaves in the outcome: that it fell back, and why.
-pub(crate) fn fell_back(why: &anyhow::Error) -> String {
+pub(crate) fn fell_back(why: &anyhow::Error) -> Warning {
     let root = why.root_cause().to_string();
     let line = root
         .lines()
@@ -145,7 +142,5 @@ pub(crate) fn fell_back(why: &anyhow::Error) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    format!(
-        "compose down failed ({line}); removed the project's containers and networks through the engine, volumes kept"
-    )
+    Warning::DownFellBack(line.to_string())
 }

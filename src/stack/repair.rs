@@ -142,12 +142,11 @@ pub(crate) async fn apply(
             }
         };
         if let Err(e) = done {
-            warnings.push(format!(
-                "{} failed ({}); recreating service {}",
-                f.describe(false),
-                crate::error::OneLine(&e),
-                f.service
-            ));
+            warnings.push(Warning::RepairFellBack {
+                fix: f.describe(false),
+                cause: Warning::cause(&e),
+                service: f.service.clone(),
+            });
             recreate.push(&f.service);
         }
     }
@@ -190,7 +189,7 @@ pub(crate) async fn apply(
         service: None,
         bound,
         containers,
-        warnings: Warning::said(warnings),
+        warnings,
         store: Box::new(env.store.clone()),
         rollback: None,
     })

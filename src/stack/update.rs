@@ -30,7 +30,7 @@ pub(crate) struct Pulled {
     pub images: Vec<ImageChange>,
     swaps: Vec<Swap>,
     /// A pull that failed while an image was present (the old image stays).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Pulled {
@@ -119,7 +119,7 @@ pub(crate) async fn recreate(
     }
     Ok(crate::stack::start::Launch::Wait(Box::new(
         crate::stack::start::Pending {
-            warnings: Warning::said(pulled.warnings),
+            warnings: pulled.warnings,
             rollback: Some(Box::new(plan)),
             ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
         },

@@ -51,7 +51,6 @@ pub(super) async fn try_start(
     let Some(warnings) = pull_first(s, services, &main).await? else {
         return Ok(None);
     };
-    let warnings = Warning::said(warnings);
     if all_up {
         let outcome = Outcome {
             state: State::Active,
@@ -79,7 +78,7 @@ async fn pull_first(
     s: &Start<'_>,
     services: &[ServiceImage],
     main: &[&Listed],
-) -> anyhow::Result<Option<Vec<String>>> {
+) -> anyhow::Result<Option<Vec<Warning>>> {
     if s.plan.pull != PullPolicy::Always {
         return Ok(Some(Vec::new()));
     }

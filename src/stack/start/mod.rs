@@ -107,7 +107,7 @@ async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<
         return no_wait(s.engine, s.stack, warnings).await;
     }
     Ok(Launch::Wait(Box::new(Pending {
-        warnings: Warning::said(warnings),
+        warnings,
         rollback,
         ..Pending::new(s.env.store, s.engine, s.stack, s.bound)
     })))
@@ -190,7 +190,7 @@ async fn through_compose(
 }
 
 /// A compose start's pull warnings, and the rollback its wait may need.
-type Composed = (Vec<String>, Option<Box<rollback::Rollback>>);
+type Composed = (Vec<Warning>, Option<Box<rollback::Rollback>>);
 
 /// `compose up` of the stack (or of its one service), its images pulled.
 async fn up(
@@ -225,14 +225,14 @@ async fn up(
 async fn no_wait(
     engine: &Engine,
     stack: &Stack<'_>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Launch> {
     let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Launch::Done(Outcome {
         state,
         reason: reason.map(|r| r.to_string()),
-        warnings: Warning::said(warnings),
+        warnings,
     }))
 }
 

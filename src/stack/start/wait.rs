@@ -44,7 +44,7 @@ pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Res
     let store = p.store.clone();
     match wait_active(progress, p).await {
         Ok(mut o) => {
-            o.warnings.extend(Warning::said(rollback.passed().await));
+            o.warnings.extend(rollback.passed().await);
             Ok(Waited::Active(o))
         }
         Err(e) => Ok(Waited::RolledBack(
@@ -113,7 +113,7 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
         if state == State::Active || give_up || bound.passed() {
             // This generation's lines stay readable after it is gone.
             if let Err(e) = seen::listed(&store, &containers, |p| p == name).await {
-                warnings.push(Warning::Said(seen::warning(&e)));
+                warnings.push(Warning::LedgerNotRecorded(Warning::cause(&e)));
             }
         }
         if state == State::Active {

@@ -1,5 +1,6 @@
 //! The gate's second half: the previous images kept under hal's own tag before a recreate, and, when the module is not `active` in time, put back under the services' own references and recreated.
 
+use crate::module::warning::Warning;
 use std::path::{Path, PathBuf};
 pub(crate) mod previous;
 
@@ -109,7 +110,7 @@ impl Rollback {
 
     /// The gate passed: the module is active on its new images, and an old
     /// rollback no longer describes it.
-    pub(crate) async fn passed(self) -> Vec<String> {
+    pub(crate) async fn passed(self) -> Option<Warning> {
         let name = self.name.clone();
         match self
             .store
@@ -120,11 +121,8 @@ impl Rollback {
             })
             .await
         {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![format!(
-                "could not record the update in hal's state: {}",
-                OneLine(&e)
-            )],
+            Ok(_) => None,
+            Err(e) => Some(Warning::UpdateNotRecorded(Warning::cause(&e))),
         }
     }
 
