@@ -65,7 +65,7 @@ pub(super) async fn launch_planned(
     };
     let init = node.hosts.init(*scope);
     Ok(
-        match host::launch(init, progress, &m.name, unit, plan.wait, plan.timeout).await? {
+        match host::launch(init, progress, &m.name, unit, &plan).await? {
             host::Launch::Done(o) => Launched::Done(o),
             host::Launch::Wait(p) => Launched::Host(p),
         },
