@@ -151,7 +151,7 @@ fn follower(ctx: &Ctx, r: &run::Report, before: &[ModuleStatus]) -> ToRescue {
     ToRescue {
         kind: r.module.kind_name(),
         was,
-        reason: reason.cloned(),
+        reason: reason.map(ToString::to_string),
         action: "restart",
         critical: ctx
             .node

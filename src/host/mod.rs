@@ -21,7 +21,7 @@ use crate::host::init::{Activity, Init, InitError, JournalQuery, Load, MainExit,
 use crate::logs::stream::Lines;
 use crate::module::Module;
 use crate::module::config::Scope;
-use crate::module::outcome::Outcome;
+use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::progress::Progress;
 use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{ModuleStatus, State};
@@ -69,17 +69,17 @@ pub(crate) async fn already_active(hosts: &Inits, m: &Module) -> anyhow::Result<
 }
 
 /// Asks the init to start the unit; a start job that fails is reported with
-/// the unit's result, exit status and last journal lines. With `wait`, the
-/// rest (staying active a moment) is [`wait`]'s, so that the caller can free
-/// its `--jobs` slot in between.
+/// the unit's result, exit status and last journal lines. With the plan's
+/// `wait`, the rest (staying active a moment) is [`wait`]'s, so that the
+/// caller can free its `--jobs` slot in between; its `timeout` bounds both.
 pub(crate) async fn launch(
     init: Arc<dyn Init>,
     progress: &dyn Progress,
     name: &str,
     unit: &str,
-    wait: bool,
-    timeout: Duration,
+    plan: &StartPlan,
 ) -> anyhow::Result<UnitLaunch> {
+    let (wait, timeout) = (plan.wait, plan.timeout);
     let began = Instant::now();
     progress.step(name, &format!("starting {unit}"));
     if let Err(e) = init.start(unit, wait, timeout).await {

@@ -131,8 +131,8 @@ mod scripted {
     use crate::error::details_of;
     use crate::host::init::memory::{Memory, Script};
     use crate::host::{Inits, UnitLaunch, launch, node_status, stop, wait};
-    use crate::module::config::Scope;
-    use crate::module::outcome::Outcome;
+    use crate::module::config::{PullPolicy, RestartLimit, Scope};
+    use crate::module::outcome::{Outcome, StartPlan};
     use crate::module::progress::Silent;
     use crate::module::status::State;
     use crate::module::{Kind, Module};
@@ -140,7 +140,14 @@ mod scripted {
     const TIMEOUT: Duration = Duration::from_secs(10);
 
     async fn start(init: &Arc<Memory>, unit: &str) -> anyhow::Result<Outcome> {
-        match launch(init.clone(), &Silent, "m", unit, true, TIMEOUT).await? {
+        let plan = StartPlan {
+            pull: PullPolicy::Never,
+            pull_timeout: TIMEOUT,
+            timeout: TIMEOUT,
+            wait: true,
+            limit: RestartLimit::default(),
+        };
+        match launch(init.clone(), &Silent, "m", unit, &plan).await? {
             UnitLaunch::Done(o) => Ok(o),
             UnitLaunch::Wait(p) => wait(&Silent, p).await,
         }

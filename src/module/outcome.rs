@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use crate::module::config::{PullPolicy, RestartLimit, Settings};
 use crate::module::status::State;
+use crate::module::warning::Warning;
 
 /// What a verb left behind.
 #[derive(Clone, Debug)]
 pub(crate) struct Outcome {
     pub state: State,
     pub reason: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// How a start behaves.
@@ -50,6 +51,27 @@ impl StartPlan {
             timeout: opts.timeout.unwrap_or(settings.timeout),
             wait: opts.wait,
             limit: settings.limit,
+        }
+    }
+}
+
+/// A stop's flag over the module's config, resolved once as a start's is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StopPlan {
+    /// `-t`: how long a container may take to stop before SIGKILL (compose's
+    /// own default when `None`).
+    pub grace: Option<Duration>,
+    /// How long hal waits for a unit's stop job: `-t`, else the module's
+    /// timeout (systemd's own `TimeoutStopSec=` decides when it is killed).
+    pub unit_wait: Duration,
+}
+
+impl StopPlan {
+    /// `grace` (the flag) over `settings` (the module's config).
+    pub(crate) fn new(grace: Option<Duration>, settings: &Settings) -> StopPlan {
+        StopPlan {
+            grace,
+            unit_wait: grace.unwrap_or(settings.timeout),
         }
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod reports;
 pub(crate) mod tables;
 pub(crate) mod ui;
 pub(crate) mod view;
+pub(crate) mod warnings;
 pub(crate) mod watch_log;
 
 /// Bytes as they are on stdout (a completion script): a reader that stops

@@ -6,6 +6,7 @@ use std::time::Duration;
 use comfy_table::Cell;
 use serde::Serialize;
 
+use crate::module::warning::Warning;
 use crate::module::KindTag;
 use crate::module::outcome::{ImageChange, Outcome, UpdateFacts, Would};
 use crate::module::status::State;
@@ -62,7 +63,7 @@ pub(crate) struct ReportJson {
     pub diagnosis: Option<String>,
     pub exit_code: u8,
     pub took_ms: u64,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Whether anything was started, stopped, restarted or recreated.
     pub changed: bool,
     /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.

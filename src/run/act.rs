@@ -4,62 +4,59 @@ use std::time::Duration;
 
 use crate::module::Module;
 use crate::module::outcome::{Outcome, StartOpts};
-use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
-use crate::run::node::Node;
+use crate::module::warning::Warning;
 use crate::state::records::Ended;
 use crate::{host, stack};
 
 use crate::run::backend::{Starting, launch, launch_planned, plan, stop, undriven};
-use crate::run::steps::{Did, Launched, count, desire, still_wanted};
+use crate::run::steps::{Did, Launched, Turn, count, desire, still_wanted};
 use crate::run::verb::Verb;
 use crate::run::{ended, settle, status, update};
 
 /// The verb's own work on one target, its lock taken, up to what is left
-/// to wait for; `did` says whether it started, stopped, restarted or
-/// recreated anything.
-pub(super) async fn act(
-    node: &Node,
-    progress: &dyn Progress,
-    t: &Target,
-    verb: &Verb,
-    did: &mut Did,
-) -> anyhow::Result<Launched> {
+/// to wait for; `did` collects its warnings and says whether it started,
+/// stopped, restarted or recreated anything.
+pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Result<Launched> {
+    let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
     let service = t.service.as_deref();
-    let warnings = &mut did.warnings;
     // Restarts, rescues and repairs always change something.
-    let (launched, changed) = match verb {
-        Verb::Start { opts, force } => start_one(node, progress, t, opts, *force, warnings).await?,
-        Verb::Stop { grace } => stop_one(node, progress, t, *grace, warnings).await?,
+    let (launched, changed) = match turn.verb {
+        Verb::Start { opts, force } => start_one(turn, t, opts, *force, did).await?,
+        Verb::Stop { grace } => stop_one(turn, t, *grace, did).await?,
         Verb::Restart { opts, force } => {
+            let plan = plan(node, m, opts);
             // Refuse before stopping: a held module must not be left down.
             stack::identity::refuse_start(&node.stacks, m).await?;
-            count(node, m, *force, warnings).await?;
-            desire(node, m, Desired::Up, warnings).await?;
+            did.warnings
+                .extend(count(node, m, plan.limit, *force).await?);
+            did.warnings.extend(desire(node, m, Desired::Up).await?);
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
         Verb::AutoRestart { opts } => {
+            let plan = plan(node, m, opts);
             still_wanted(node, m)?;
-            count(node, m, false, warnings).await?;
+            did.warnings
+                .extend(count(node, m, plan.limit, false).await?);
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
-        Verb::Repair { fixes, opts } => (
-            repair(node, progress, m, fixes, opts, warnings).await?,
-            true,
-        ),
+        Verb::Repair { fixes, opts } => (repair(turn, m, fixes, opts, did).await?, true),
         Verb::Rescue { opts } => {
-            warnings.extend(node.store.reset(&m.name).await?);
+            let plan = plan(node, m, opts);
+            did.warnings
+                .extend(Warning::of_state(node.store.reset(&m.name).await?));
             if let Some((unit, scope)) = m.host_unit() {
                 host::reset_failed(&*node.hosts.init(scope), unit).await?;
             }
-            count(node, m, false, warnings).await?;
-            desire(node, m, Desired::Up, warnings).await?;
+            did.warnings
+                .extend(count(node, m, plan.limit, false).await?);
+            did.warnings.extend(desire(node, m, Desired::Up).await?);
             stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, opts).await?, true)
+            (launch(node, progress, m, service, plan).await?, true)
         }
         // An update says what it changed as it goes: a failed recreate still counted.
         Verb::Update { opts } => return update::act(node, progress, m, opts, did).await,
@@ -71,13 +68,13 @@ pub(super) async fn act(
 /// What a launch left, waited for: the outcome, or the error (a rollback
 /// said in `did`).
 pub(super) async fn wait(
-    node: &Node,
-    progress: &dyn Progress,
+    turn: Turn<'_>,
     t: &Target,
     launched: Launched,
     lock: &mut Option<crate::state::ModuleLock>,
     did: &mut Did,
 ) -> anyhow::Result<Outcome> {
+    let (node, progress) = (turn.node, turn.progress);
     let rolled = match launched {
         Launched::Done(o) | Launched::Unchanged(o) => return Ok(o),
         // A stop that something undoes is not a success: say who did.
@@ -100,20 +97,21 @@ pub(super) async fn wait(
 
 /// The start verb on one target, refused before anything starts; with whether it changed anything.
 async fn start_one(
-    node: &Node,
-    progress: &dyn Progress,
+    turn: Turn<'_>,
     t: &Target,
     opts: &StartOpts,
     force: bool,
-    warnings: &mut Vec<String>,
+    did: &mut Did,
 ) -> anyhow::Result<(Launched, bool)> {
+    let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
     // Refused before anything starts; counted only when something did.
     let seen = stack::identity::refuse_start(&node.stacks, m).await?;
     let plan = plan(node, m, opts);
     node.store.check_limit(&m.name, plan.limit, force)?;
-    desire(node, m, Desired::Up, warnings).await?;
+    did.warnings.extend(desire(node, m, Desired::Up).await?);
     // Starting an active unit is a no-op for the init: free, as for a stack.
+    let limit = plan.limit;
     let launched = match host::already_active(&node.hosts, m).await? {
         Some(o) => Ok(Launched::Unchanged(o)),
         // Nothing touched the containers since the refusal listed them.
@@ -130,28 +128,28 @@ async fn start_one(
     };
     let unchanged = matches!(launched, Ok(Launched::Unchanged(_)));
     if !unchanged {
-        count(node, m, true, warnings).await?;
+        did.warnings.extend(count(node, m, limit, true).await?);
     }
     Ok((launched?, !unchanged))
 }
 
 /// The stop verb on one target, wanted down first; with whether it was not already inactive.
 async fn stop_one(
-    node: &Node,
-    progress: &dyn Progress,
+    turn: Turn<'_>,
     t: &Target,
     grace: Option<Duration>,
-    warnings: &mut Vec<String>,
+    did: &mut Did,
 ) -> anyhow::Result<(Launched, bool)> {
+    let (node, progress) = (turn.node, turn.progress);
     let (m, service) = (&t.module, t.service.as_deref());
     // One service stopped leaves its module wanted up: the rest of it runs.
     if service.is_none() {
-        desire(node, m, Desired::Down, warnings).await?;
+        did.warnings.extend(desire(node, m, Desired::Down).await?);
     }
     // Expected down before it goes, as the desired state: the
     // supervisor must not bring back what is being stopped.
     let ended = Ended::Stopped(service.map(str::to_string));
-    ended::record(node, m, ended, warnings).await;
+    did.warnings.extend(ended::record(node, m, ended).await);
     let before = settle::Watchers::look(node, m).await;
     let changed = status::state_now(node, t).await != Some(State::Inactive);
     let stopped = stop(node, progress, m, service, grace).await?;
@@ -160,19 +158,21 @@ async fn stop_one(
 
 /// The supervisor's smallest repair of a stack, once it holds the lock.
 async fn repair(
-    node: &Node,
-    progress: &dyn Progress,
+    turn: Turn<'_>,
     m: &Module,
     fixes: &[stack::Fix],
     opts: &StartOpts,
-    warnings: &mut Vec<String>,
+    did: &mut Did,
 ) -> anyhow::Result<Launched> {
+    let (node, progress) = (turn.node, turn.progress);
+    let plan = plan(node, m, opts);
     still_wanted(node, m)?;
     let fixes = &ended::not_stopped(node, m, fixes)?;
-    count(node, m, false, warnings).await?;
+    did.warnings
+        .extend(count(node, m, plan.limit, false).await?);
     let stack = stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     let env = node.stack_env(progress);
     Ok(Launched::Stack(
-        stack::repair(env, &stack, fixes, plan(node, m, opts).timeout).await?,
+        stack::repair(env, &stack, fixes, plan.timeout).await?,
     ))
 }

@@ -3,6 +3,8 @@
 use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
+use crate::module::warning::Warning;
+use crate::run::backend::undriven;
 use crate::run::node::Node;
 use crate::stack::Baseline;
 
@@ -15,10 +17,8 @@ pub(crate) async fn stack(
     m: &Module,
     desired: Desired,
     runs: bool,
-) -> anyhow::Result<(Option<Baseline>, Vec<String>)> {
-    let Some(stack) = crate::stack::Stack::of(m, None) else {
-        anyhow::bail!("{} is not a stack", m.name);
-    };
+) -> anyhow::Result<(Option<Baseline>, Vec<Warning>)> {
+    let stack = crate::stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     let _lock = node.store.lock_module(&m.name).await?;
     let baseline = if runs {
         Some(crate::stack::record_baseline(node.stack_env(progress), &stack).await?)
@@ -27,9 +27,9 @@ pub(crate) async fn stack(
     };
     let (state, _) = node.store.read();
     let held = state.modules.get(&m.name).and_then(|r| r.desired);
-    let mut warnings = Vec::new();
-    if held.is_none() {
-        warnings.extend(node.store.set_desired(&m.name, desired).await?);
-    }
-    Ok((baseline, warnings))
+    let warnings = match held {
+        None => Warning::of_state(node.store.set_desired(&m.name, desired).await?),
+        Some(_) => None,
+    };
+    Ok((baseline, warnings.into_iter().collect()))
 }

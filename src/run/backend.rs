@@ -2,17 +2,22 @@
 
 use std::time::Duration;
 
-use crate::module::outcome::{Outcome, StartOpts, StartPlan};
+use crate::module::outcome::{Outcome, StartOpts, StartPlan, StopPlan};
 use crate::module::progress::Progress;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::steps::Launched;
 use crate::{host, stack};
 
-/// The start's flags over the module's config, resolved once: the one place
-/// run/ merges them.
+/// The start's flags over the module's config, resolved once: with
+/// [`stop_plan`], the one place run/ merges them (`StartPlan::new`).
 pub(super) fn plan(node: &Node, m: &Module, opts: &StartOpts) -> StartPlan {
     StartPlan::new(opts, &node.config.settings(&m.name))
+}
+
+/// The stop's flag over the module's config, resolved once (`StopPlan::new`).
+fn stop_plan(node: &Node, m: &Module, grace: Option<Duration>) -> StopPlan {
+    StopPlan::new(grace, &node.config.settings(&m.name))
 }
 
 /// One target's start resolved before it launches: what it starts, its plan,
@@ -29,9 +34,8 @@ pub(super) async fn launch(
     progress: &dyn Progress,
     m: &Module,
     service: Option<&str>,
-    opts: &StartOpts,
+    plan: StartPlan,
 ) -> anyhow::Result<Launched> {
-    let plan = plan(node, m, opts);
     let starting = Starting {
         m,
         service,
@@ -61,7 +65,7 @@ pub(super) async fn launch_planned(
     };
     let init = node.hosts.init(*scope);
     Ok(
-        match host::launch(init, progress, &m.name, unit, plan.wait, plan.timeout).await? {
+        match host::launch(init, progress, &m.name, unit, &plan).await? {
             host::UnitLaunch::Done(o) => Launched::Done(o),
             host::UnitLaunch::Wait(p) => Launched::Host(p),
         },
@@ -75,16 +79,14 @@ pub(super) async fn stop(
     service: Option<&str>,
     grace: Option<Duration>,
 ) -> anyhow::Result<Outcome> {
+    let plan = stop_plan(node, m, grace);
     if let Some(stack) = stack::Stack::of(m, service) {
-        return stack::stop(node.stack_env(progress), &stack, grace).await;
+        return stack::stop(node.stack_env(progress), &stack, plan.grace).await;
     }
     match &m.kind {
         Kind::Host { unit, scope } => {
             let init = node.hosts.init(*scope);
-            // systemd's own TimeoutStopSec= decides when the unit is killed;
-            // -t bounds only how long hal waits for that.
-            let timeout = grace.unwrap_or(node.config.settings(&m.name).timeout);
-            host::stop(&*init, progress, &m.name, unit, timeout).await
+            host::stop(&*init, progress, &m.name, unit, plan.unit_wait).await
         }
         Kind::Stack { .. } | Kind::Invalid { .. } => Err(undriven(m)),
     }

@@ -5,6 +5,7 @@ use crate::module::Module;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::stack::Fix;
 use crate::state::records::Ended;
@@ -30,7 +31,7 @@ pub(super) fn of(
     result: &anyhow::Result<Outcome>,
     did: &Did,
 ) -> Option<Ended> {
-    let (m, service, rolled_back) = (&t.module, t.service.as_deref(), did.rolled_back);
+    let (m, rolled_back) = (&t.module, did.rolled_back);
     let starter = match verb {
         Verb::Stop { .. } => return None,
         Verb::Update { opts } if did.changed => {
@@ -40,20 +41,19 @@ pub(super) fn of(
         Verb::Start { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => Starter::Person,
         Verb::AutoRestart { .. } | Verb::Repair { .. } => Starter::Supervisor,
     };
-    of_start(node, m, starter, service, result, rolled_back)
+    of_start(node, t, starter, result, rolled_back)
 }
 
 /// What a start's result changes in the record, if anything (`rolled_back`:
 /// new images put back on the previous ones, and whether those came back).
 fn of_start(
     node: &Node,
-    m: &Module,
+    t: &Target,
     starter: Starter,
-    service: Option<&str>,
     result: &anyhow::Result<Outcome>,
     rolled_back: Option<bool>,
 ) -> Option<Ended> {
-    let service = service.map(str::to_string);
+    let (m, service) = (&t.module, t.service.clone());
     let by_supervisor = starter == Starter::Supervisor;
     match result {
         Ok(_) if by_supervisor => Some(Ended::Repaired),
@@ -114,13 +114,10 @@ fn of_update(
 
 /// Records how a verb ended; a record that cannot be written is a warning,
 /// never the verb's failure.
-pub(super) async fn record(node: &Node, m: &Module, ended: Ended, warnings: &mut Vec<String>) {
+pub(super) async fn record(node: &Node, m: &Module, ended: Ended) -> Option<Warning> {
     match node.store.ended(&m.name, ended).await {
-        Ok(w) => warnings.extend(w),
-        Err(e) => warnings.push(format!(
-            "could not record the outcome in hal's state: {}",
-            crate::error::OneLine(&e)
-        )),
+        Ok(w) => Warning::of_state(w),
+        Err(e) => Some(Warning::OutcomeNotRecorded(Warning::cause(&e))),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::run::{Report, Verb};
 
@@ -73,7 +74,7 @@ pub(crate) async fn restart_after(
         return Vec::new();
     }
     let graph = node.graph().ok();
-    let why = |d: &str| -> String {
+    let why = |d: &str| -> Warning {
         let of: Vec<String> = graph
             .as_ref()
             .map(|g| {
@@ -84,10 +85,7 @@ pub(crate) async fn restart_after(
                     .collect()
             })
             .unwrap_or_default();
-        format!(
-            "restarted after {}: it shares its network namespace or volumes",
-            of.join(", ")
-        )
+        Warning::RestartedAfter(of)
     };
     let verb = Verb::AutoRestart { opts: opts.clone() };
     let targets: Vec<Target> = names
@@ -126,13 +124,12 @@ pub(crate) async fn after_update(
         }
         let name = [r.module.name.clone()];
         for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
-            let said = match &d.result {
-                Ok(o) => format!("restarted {} with it: {}", d.module.name, o.state.as_str()),
-                Err(e) => format!(
-                    "restarted {} with it: failed: {}",
-                    d.module.name,
-                    crate::error::OneLine(e)
-                ),
+            let said = Warning::RestartedWith {
+                module: d.module.name.clone(),
+                result: match &d.result {
+                    Ok(o) => Ok(o.state),
+                    Err(e) => Err(Warning::cause(e)),
+                },
             };
             if let Ok(o) = &mut r.result {
                 o.warnings.push(said);

@@ -26,7 +26,7 @@ use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::run::node::Node;
-use crate::run::steps::{Did, outcome_now, reachable};
+use crate::run::steps::{Did, Turn, outcome_now, reachable};
 use crate::stack;
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
@@ -99,17 +99,6 @@ pub(crate) async fn run_targets(
     reports.into_iter().map(|(_, r)| r).collect()
 }
 
-/// What every target of one layer shares while it takes its turn.
-#[derive(Clone, Copy)]
-struct Turn<'a> {
-    node: &'a Node,
-    progress: &'a dyn Progress,
-    verb: &'a Verb,
-    slots: &'a tokio::sync::Semaphore,
-    /// The modules whose update failed so far (`--max-failures`).
-    failures: &'a AtomicUsize,
-}
-
 impl Turn<'_> {
     /// One target's turn: its slot, its work, timed, as its report.
     async fn take(self, t: &Target) -> Report {
@@ -128,7 +117,7 @@ impl Turn<'_> {
         }
         let mut did = Did::default();
         let result = match slot.context("the --jobs slots closed") {
-            Ok(slot) => one(node, self.progress, t, verb, slot, &mut did).await,
+            Ok(slot) => self.one(t, slot, &mut did).await,
             Err(e) => Err(e),
         };
         let result = result.with_context(|| verb.step(t.label()));
@@ -173,47 +162,48 @@ pub(crate) async fn check_services(node: &Node, targets: &[Target]) -> anyhow::R
     Ok(())
 }
 
-/// One target's work, its slot taken: usable, its engine reachable, its
-/// lock taken; the verb's own work, the wait, and how it ended recorded
-/// under the lock.
-async fn one(
-    node: &Node,
-    progress: &dyn Progress,
-    t: &Target,
-    verb: &Verb,
-    slot: tokio::sync::SemaphorePermit<'_>,
-    did: &mut Did,
-) -> anyhow::Result<Outcome> {
-    let m = &t.module;
-    m.usable()?;
-    if !verb.acts_on(m) {
-        return outcome_now(node, t, Vec::new()).await;
-    }
-    // Reach the engine first: a start that cannot happen must not count.
-    reachable(node, m).await?;
-    let mut lock = Some(node.store.lock_module(&m.name).await?);
-    let result = match act::act(node, progress, t, verb, did).await {
-        Ok(launched) => {
-            // What is left is waiting: another module may have the slot.
-            if verb.releases_slot_before_wait() {
-                drop(slot);
-            }
-            act::wait(node, progress, t, launched, &mut lock, did).await
+impl Turn<'_> {
+    /// One target's work, its slot taken: usable, its engine reachable, its
+    /// lock taken; the verb's own work, the wait, and how it ended recorded
+    /// under the lock.
+    async fn one(
+        self,
+        t: &Target,
+        slot: tokio::sync::SemaphorePermit<'_>,
+        did: &mut Did,
+    ) -> anyhow::Result<Outcome> {
+        let (node, verb) = (self.node, self.verb);
+        let m = &t.module;
+        m.usable()?;
+        if !verb.acts_on(m) {
+            return outcome_now(node, t, Vec::new()).await;
         }
-        Err(e) => Err(e),
-    };
-    // Under the lock (a stop recorded itself before letting it go).
-    if lock.is_some()
-        && let Some(ended) = ended::of(node, t, verb, &result, did)
-    {
-        ended::record(node, m, ended, &mut did.warnings).await;
+        // Reach the engine first: a start that cannot happen must not count.
+        reachable(node, m).await?;
+        let mut lock = Some(node.store.lock_module(&m.name).await?);
+        let result = match act::act(self, t, did).await {
+            Ok(launched) => {
+                // What is left is waiting: another module may have the slot.
+                if verb.releases_slot_before_wait() {
+                    drop(slot);
+                }
+                act::wait(self, t, launched, &mut lock, did).await
+            }
+            Err(e) => Err(e),
+        };
+        // Under the lock (a stop recorded itself before letting it go).
+        if lock.is_some()
+            && let Some(ended) = ended::of(node, t, verb, &result, did)
+        {
+            did.warnings.extend(ended::record(node, m, ended).await);
+        }
+        drop(lock);
+        let outcome = result?;
+        let mut warnings = std::mem::take(&mut did.warnings);
+        warnings.extend(outcome.warnings);
+        Ok(Outcome {
+            warnings,
+            ..outcome
+        })
     }
-    drop(lock);
-    let outcome = result?;
-    let mut warnings = std::mem::take(&mut did.warnings);
-    warnings.extend(outcome.warnings);
-    Ok(Outcome {
-        warnings,
-        ..outcome
-    })
 }

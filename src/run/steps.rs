@@ -1,11 +1,15 @@
 //! The steps every verb's work on one module is made of, shared by the runner and the verbs: what a launch left, what the work did besides its outcome, the engine reached, the start counted, the desired state set.
 
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use crate::module::config::RestartLimit;
 use crate::module::outcome::Outcome;
 use crate::module::outcome::UpdateFacts;
+use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::report::Report;
@@ -40,11 +44,23 @@ impl Launched {
     }
 }
 
+/// What every target of one layer shares while it takes its turn (the
+/// runner's, `run_targets`), passed down its work.
+#[derive(Clone, Copy)]
+pub(super) struct Turn<'a> {
+    pub(super) node: &'a Node,
+    pub(super) progress: &'a dyn Progress,
+    pub(super) verb: &'a Verb,
+    pub(super) slots: &'a tokio::sync::Semaphore,
+    /// The modules whose update failed so far (`--max-failures`).
+    pub(super) failures: &'a AtomicUsize,
+}
+
 /// What one target's work did besides its outcome, as it goes.
 #[derive(Default)]
 pub(super) struct Did {
-    /// Said before the outcome's own.
-    pub(super) warnings: Vec<String>,
+    /// Said before the outcome's own, collected from each step.
+    pub(super) warnings: Vec<Warning>,
     /// Started, stopped, restarted or recreated something (whatever the wait said).
     pub(super) changed: bool,
     /// Put back on the previous images: whether they became active again.
@@ -85,7 +101,7 @@ impl Did {
 pub(super) async fn outcome_now(
     node: &Node,
     t: &Target,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Outcome> {
     let state = status::state_now(node, t).await;
     Ok(Outcome {
@@ -113,35 +129,22 @@ pub(super) async fn reachable(node: &Node, m: &Module) -> anyhow::Result<()> {
     }
 }
 
+/// Counts a start against `limit` (the plan's), or refuses it there unless
+/// `force`; with the store's warning.
 pub(super) async fn count(
     node: &Node,
     m: &Module,
+    limit: RestartLimit,
     force: bool,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    let limit = limit_of(node, m);
+) -> anyhow::Result<Option<Warning>> {
     let (_, w) = node
         .store
         .count_start(&m.name, limit, force, Stamp::now())
         .await?;
-    warnings.extend(w);
-    Ok(())
+    Ok(Warning::of_state(w))
 }
 
-pub(super) fn limit_of(node: &Node, m: &Module) -> crate::module::config::RestartLimit {
-    node.config.settings(&m.name).limit
-}
-
-pub(super) async fn desire(
-    node: &Node,
-    m: &Module,
-    d: Desired,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    warnings.extend(node.store.set_desired(&m.name, d).await?);
-    Ok(())
-}
-
-pub(super) fn invalid_kind() -> anyhow::Error {
-    anyhow::anyhow!("invalid module")
+/// Records what a person asked for; with the store's warning.
+pub(super) async fn desire(node: &Node, m: &Module, d: Desired) -> anyhow::Result<Option<Warning>> {
+    Ok(Warning::of_state(node.store.set_desired(&m.name, d).await?))
 }

@@ -1,10 +1,12 @@
 //! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`run_targets`) does the rest; `follow::after_update` restarts the namespace dependents of what was recreated.
 
+use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::module::{Kind, Module};
+use crate::module::warning::Warning;
+use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
-use crate::run::steps::{Did, Launched, count, invalid_kind, outcome_now, still_wanted};
+use crate::run::steps::{Did, Launched, count, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
 
 /// One module's update (or check), its lock taken; `did` says what it
@@ -21,27 +23,19 @@ pub(super) async fn act(
         still_wanted(node, m)?;
     }
     let env = node.stack_env(progress);
-    let Kind::Stack { dir, .. } = &m.kind else {
-        return Err(invalid_kind());
-    };
-    let stack = crate::stack::Stack {
-        name: &m.name,
-        dir,
-        service: None,
-    };
+    let stack = crate::stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     if opts.check {
         let (images, warnings) = crate::stack::check_update(env, &stack).await?;
         did.update.available = Some(images.iter().any(|i| i.changed));
         did.update.images = images;
         return done(node, &t, warnings).await;
     }
-    let settings = node.config.settings(&m.name);
+    let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted
     // below only when something is recreated.
-    node.store
-        .check_limit(&m.name, settings.limit, opts.force)?;
+    node.store.check_limit(&m.name, plan.limit, opts.force)?;
     did.tried = true;
-    let pulled = crate::stack::pull_update(env, &stack, &settings).await?;
+    let pulled = crate::stack::pull_update(env, &stack, &plan).await?;
     did.update.images = pulled.images.clone();
     if !pulled.changed() {
         // Nothing changed: nothing is recreated, nothing counts. Every image
@@ -58,14 +52,14 @@ pub(super) async fn act(
         }
         return done(node, &t, pulled.warnings).await;
     }
-    count(node, m, opts.force, &mut did.warnings).await?;
+    did.warnings
+        .extend(count(node, m, plan.limit, opts.force).await?);
     did.changed = true;
-    let timeout = opts.timeout.unwrap_or(settings.timeout);
-    let launch = crate::stack::recreate_update(env, &stack, pulled, timeout).await?;
+    let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await?;
     Ok(Launched::of(launch))
 }
 
 /// An update that changed nothing: the module's state now.
-async fn done(node: &Node, t: &Target, warnings: Vec<String>) -> anyhow::Result<Launched> {
+async fn done(node: &Node, t: &Target, warnings: Vec<Warning>) -> anyhow::Result<Launched> {
     outcome_now(node, t, warnings).await.map(Launched::Done)
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::module::Module;
+use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
 use crate::output::reports::VerbView;
 use crate::stack;
@@ -21,6 +22,18 @@ pub(crate) struct UpdateOpts {
     /// The supervisor's scheduled update: only modules still wanted up once
     /// their lock is taken; a failure is recorded as the supervisor's.
     pub by_supervisor: bool,
+}
+
+impl UpdateOpts {
+    /// The update's recreate as a start's flags, for its plan: every image
+    /// pulled, waited for `active` within `--timeout`.
+    pub(crate) fn start(&self) -> StartOpts {
+        StartOpts {
+            pull: Some(PullPolicy::Always),
+            wait: true,
+            timeout: self.timeout,
+        }
+    }
 }
 
 /// A verb that changes modules.

@@ -7,6 +7,7 @@ use futures_util::future::join_all;
 
 use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::Outcome;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::look::assess::assess;
 use crate::stack::look::{facts, identity};
@@ -36,18 +37,15 @@ pub(crate) async fn stop(
         // it is found by its label alone.
         env.progress.step(name, "stopping");
         let mine = of_service_listed(listed, stack.service);
-        remember(&engine, env, name, &mine, &mut warnings).await;
+        warnings.extend(remember(&engine, env, name, &mine).await);
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
-        warnings.push(format!(
-            "its directory {} is gone: removed its containers through the engine",
-            stack.dir.display()
-        ));
+        warnings.push(Warning::DirectoryGone(stack.dir.to_path_buf()));
         return finish(&engine, stack, warnings).await;
     }
     // Never another directory's project of the same name.
     identity::refuse_other(name, stack.dir, &listed)?;
     let mine = of_service_listed(listed, stack.service);
-    remember(&engine, env, name, &mine, &mut warnings).await;
+    warnings.extend(remember(&engine, env, name, &mine).await);
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
@@ -71,23 +69,19 @@ pub(crate) async fn stop(
 
 /// The containers this stop removes go into the module's ledger, with
 /// their log drivers: their lines stay readable in the journal.
-async fn remember(
-    engine: &Engine,
-    env: Env<'_>,
-    name: &str,
-    mine: &[Listed],
-    warnings: &mut Vec<String>,
-) {
-    if let Err(e) = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await {
-        warnings.push(crate::stack::look::seen::warning(&e));
-    }
+/// A ledger write that failed is the stop's warning.
+async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) -> Option<Warning> {
+    let remembered = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await;
+    remembered
+        .err()
+        .map(|e| Warning::LedgerNotRecorded(Warning::cause(&e)))
 }
 
 /// What a stop left behind.
 async fn finish(
     engine: &Engine,
     stack: &Stack<'_>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Outcome> {
     let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
@@ -142,7 +136,7 @@ fn first_error(results: Vec<anyhow::Result<()>>) -> anyhow::Result<()> {
 }
 
 /// The warning a fallback stop leaves in the outcome: that it fell back, and why.
-pub(crate) fn fell_back(why: &anyhow::Error) -> String {
+pub(crate) fn fell_back(why: &anyhow::Error) -> Warning {
     let root = why.root_cause().to_string();
     let line = root
         .lines()
@@ -150,7 +144,5 @@ pub(crate) fn fell_back(why: &anyhow::Error) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    format!(
-        "compose down failed ({line}); removed the project's containers and networks through the engine, volumes kept"
-    )
+    Warning::DownFellBack(line.to_string())
 }

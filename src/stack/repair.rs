@@ -1,5 +1,6 @@
 //! The supervisor's smallest repairs of a stack: one container started again or restarted, one service recreated, and the dependents compose would restart with it; its siblings are never touched.
 
+use crate::module::warning::Warning;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -141,12 +142,11 @@ pub(crate) async fn apply(
             }
         };
         if let Err(e) = done {
-            warnings.push(format!(
-                "{} failed ({}); recreating service {}",
-                f.describe(false),
-                crate::error::OneLine(&e),
-                f.service
-            ));
+            warnings.push(Warning::RepairFellBack {
+                fix: f.describe(false),
+                cause: Warning::cause(&e),
+                service: f.service.clone(),
+            });
             recreate.push(&f.service);
         }
     }

@@ -12,7 +12,9 @@ pub(crate) mod rollback;
 use std::time::Duration;
 
 use crate::docker::compose::Fresh;
-use crate::module::config::{PullPolicy, Settings};
+use crate::module::config::PullPolicy;
+use crate::module::outcome::StartPlan;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::start::Stack;
 use crate::stack::start::bound::Bound;
@@ -28,7 +30,7 @@ pub(crate) struct Pulled {
     pub images: Vec<ImageChange>,
     swaps: Vec<Swap>,
     /// A pull that failed while an image was present (the old image stays).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Pulled {
@@ -44,7 +46,7 @@ impl Pulled {
 pub(crate) async fn pull(
     env: Env<'_>,
     stack: &Stack<'_>,
-    settings: &Settings,
+    plan: &StartPlan,
 ) -> anyhow::Result<Pulled> {
     let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let gate = Gate::before(&engine, &list, &images, false).await?;
@@ -52,7 +54,7 @@ pub(crate) async fn pull(
         module: stack.name,
         services: &images,
         policy: PullPolicy::Always,
-        timeout: settings.pull_timeout,
+        timeout: plan.pull_timeout,
     };
     let warnings = crate::stack::start::pull::pull(env, &engine, &ask, true).await?;
     let swaps = gate.after(&engine).await?;

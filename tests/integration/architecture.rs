@@ -171,6 +171,12 @@ fn module_reads_nothing_outside_its_loader() {
 }
 
 #[test]
+fn an_invalid_module_is_refused_in_one_place() {
+    let rule = &tidy::invalid_module::INVALID_MODULE;
+    assert_none(rule.name, tidy::words_in(rule, read()));
+}
+
+#[test]
 fn a_face_is_the_only_way_into_its_folder() {
     assert!(
         read().iter().any(|s| s.path == "stack.rs"),
@@ -219,6 +225,7 @@ fn the_rules_see_the_code_they_guard() {
             "module/run_state.rs",
         ),
         (&tidy::module_io::MODULE_IO, "module/load.rs"),
+        (&tidy::invalid_module::INVALID_MODULE, "module/mod.rs"),
     ] {
         let strict = tidy::Rule {
             allowed: &[],

@@ -19,37 +19,10 @@ struct Node {
 /// Writes the node's stacks, dependents first (the rig removes projects in
 /// the order it made them: a network goes after the containers on it).
 fn node(rig: &Rig) -> Node {
-    let gw = rig.name("gw");
-    let net = format!("{gw}-net");
-    let gw_main = format!("{gw}-main");
+    let net = rig.gw_net();
     let app = rig.stack("app", stack().service("app").keeps_running());
-    let tun = rig.stack(
-        "tun",
-        stack()
-            .service("vpn")
-            .keeps_running()
-            .network_mode(&format!("\"container:{gw_main}\"")),
-    );
-    let db = rig.stack(
-        "db",
-        stack()
-            .top(&format!(
-                "networks:\n  gwnet:\n    external: true\n    name: {net}"
-            ))
-            .service("db")
-            .keeps_running()
-            .line("networks: [gwnet]"),
-    );
-    let made = rig.stack(
-        "gw",
-        stack()
-            .top(&format!("networks:\n  gwnet:\n    name: {net}"))
-            .service("main")
-            .keeps_running()
-            .line(&format!("container_name: {gw_main}"))
-            .line("networks: [gwnet]"),
-    );
-    assert_eq!(made, gw);
+    let db = rig.db_on_gw_net();
+    let (gw, tun) = rig.gateway_networked();
     rig.set_config(&format!(
         "[defaults]\npull = \"never\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
     ));

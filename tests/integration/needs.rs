@@ -186,26 +186,8 @@ fn a_broken_requirement_under_the_watch_holds_no_dependent_and_they_are_back_wit
 #[test]
 fn a_restart_of_a_provider_leaves_a_dependent_joined_only_by_its_network_running() {
     let Some(rig) = rig::engine() else { return };
-    let gw = rig.name("gw");
-    let net = format!("{gw}-net");
-    let db = rig.stack(
-        "db",
-        stack()
-            .top(&format!(
-                "networks:\n  gwnet:\n    external: true\n    name: {net}"
-            ))
-            .service("db")
-            .keeps_running()
-            .line("networks: [gwnet]"),
-    );
-    rig.stack(
-        "gw",
-        stack()
-            .top(&format!("networks:\n  gwnet:\n    name: {net}"))
-            .service("main")
-            .keeps_running()
-            .line("networks: [gwnet]"),
-    );
+    let db = rig.db_on_gw_net();
+    let gw = rig.network_gw();
     hal(&rig).args(["start", &db]).code(0);
     let db_c = format!("{db}-db-1");
     let before = (

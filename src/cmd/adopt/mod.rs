@@ -221,7 +221,7 @@ async fn act(ctx: &Ctx, step: &ToAdopt) -> anyhow::Result<Option<Baseline>> {
     let (baseline, warnings) =
         crate::run::adopt::stack(node, &ctx.ui, m, step.desired, step.runs).await?;
     for w in &warnings {
-        ctx.ui.warn(w);
+        ctx.ui.warn(&w.to_string());
     }
     ctx.ui.step(&step.name, "handing its unit over");
     for u in &step.units {

@@ -1,5 +1,6 @@
 //! What the supervisor's log says: one variant per event, with its typed fields (the view in `view.rs` makes the human line and the JSON line of each).
 
+use crate::module::warning::Warning;
 use std::time::Duration;
 
 use crate::util::timefmt::Stamp;
@@ -60,7 +61,7 @@ pub(crate) enum WatchEvent {
         took: Duration,
         /// What was done, in words (`restarted the module`, the containers' fixes).
         what: String,
-        warnings: Vec<String>,
+        warnings: Vec<Warning>,
     },
     /// A repair did not make the module active.
     RepairFailed {

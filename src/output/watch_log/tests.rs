@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::event::*;
+use crate::module::warning::Warning;
 use crate::util::timefmt::Stamp;
 
 fn at(secs: i64) -> Stamp {
@@ -150,7 +151,7 @@ fn repairs_and_holds_say_what_they_always_said() {
                 containers: false,
                 took,
                 what: m("restarted the module"),
-                warnings: vec![m("w1"), m("w2")],
+                warnings: vec![Warning::State(m("w1")), Warning::State(m("w2"))],
             },
             "web: restarted, active (2.3s; restarted the module; w1; w2)",
             r#"{"action":null,"event":"restarted","module":"web","reason":null,"repair":"module","state":"active","took_ms":2345}"#,

@@ -144,7 +144,8 @@ impl WatchEvent {
                 let notes = if warnings.is_empty() {
                     String::new()
                 } else {
-                    format!("; {}", warnings.join("; "))
+                    let said: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+                    format!("; {}", said.join("; "))
                 };
                 let text = format!("restarted, active ({}; {what}{notes})", secs(*took));
                 Line::module(module, "restarted", None, text)

@@ -94,11 +94,3 @@ pub(crate) async fn before_stop(
     }
     store.saw_listed(by_module(seen)).await
 }
-
-/// A ledger write that failed, as a verb's warning.
-pub(crate) fn warning(e: &anyhow::Error) -> String {
-    format!(
-        "could not record its containers for `hal logs`: {}",
-        crate::error::OneLine(e)
-    )
-}

@@ -10,6 +10,7 @@ use crate::module::run_state::ContainerRun as S;
 use crate::module::run_state::Health;
 use crate::module::status::State;
 use crate::module::status::{Detail, Verdict};
+use crate::module::warning::Warning;
 use crate::module::{Condition, Dependency, ServiceImage};
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::{facts, node};
@@ -77,7 +78,7 @@ async fn pull_first(
     s: &Start<'_>,
     services: &[ServiceImage],
     main: &[&Listed],
-) -> anyhow::Result<Option<Vec<String>>> {
+) -> anyhow::Result<Option<Vec<Warning>>> {
     if s.plan.pull != PullPolicy::Always {
         return Ok(Some(Vec::new()));
     }

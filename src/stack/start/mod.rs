@@ -15,6 +15,7 @@ use crate::docker::engine::{Engine, Listed};
 use crate::module::ServiceImage;
 use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::status::State;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::look::assess::{ContainerFacts, assess};
 use crate::stack::look::facts;
@@ -183,7 +184,7 @@ async fn through_compose(
 }
 
 /// A compose start's pull warnings, and the rollback its wait may need.
-type Composed = (Vec<String>, Option<Box<rollback::Rollback>>);
+type Composed = (Vec<Warning>, Option<Box<rollback::Rollback>>);
 
 /// `compose up` of the stack (or of its one service), its images pulled.
 async fn up(
@@ -218,7 +219,7 @@ async fn up(
 async fn no_wait(
     engine: &Engine,
     stack: &Stack<'_>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 ) -> anyhow::Result<Launch> {
     let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());

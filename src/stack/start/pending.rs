@@ -2,6 +2,7 @@
 
 use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::StartPlan;
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::start::bound::Bound;
 use crate::stack::start::stack::Stack;
@@ -17,7 +18,7 @@ pub(crate) struct Pending {
     pub(crate) bound: Bound,
     /// The module's containers as just listed (empty: list them first).
     pub(crate) containers: Vec<Listed>,
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<Warning>,
     /// Where the module's containers are recorded once the wait is over (`state::ledger`).
     /// (Boxed: a runner's `Launched` carries a `Pending` by value.)
     pub(crate) store: Box<crate::state::Store>,

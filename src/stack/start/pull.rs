@@ -1,5 +1,6 @@
 //! Pull policy: which images a start pulls through the Engine API, and the fallback to a cached image.
 
+use crate::module::warning::Warning;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -44,12 +45,11 @@ pub(crate) async fn pull(
     engine: &Engine,
     ask: &Ask<'_>,
     clears: bool,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Vec<Warning>> {
     let warnings = pull_all(engine, env.progress, ask).await?;
     if clears || !warnings.is_empty() {
-        env.store
-            .set_pull_warning(ask.module, warnings.first().cloned())
-            .await?;
+        let first = warnings.first().map(ToString::to_string);
+        env.store.set_pull_warning(ask.module, first).await?;
     }
     Ok(warnings)
 }
@@ -58,7 +58,7 @@ async fn pull_all(
     engine: &Engine,
     progress: &dyn Progress,
     ask: &Ask<'_>,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Vec<Warning>> {
     let Ask {
         module,
         services,
@@ -81,10 +81,10 @@ async fn pull_all(
         }
         match pull_one(engine, progress, module, image, timeout).await {
             Ok(()) => {}
-            Err(e) if present => warnings.push(format!(
-                "pull failed, running cached image {image}: {}",
-                crate::error::OneLine(&e)
-            )),
+            Err(e) if present => warnings.push(Warning::PullFailed {
+                image: image.clone(),
+                cause: Warning::cause(&e),
+            }),
             Err(e) => {
                 return Err(e.context(format!(
                     "image {image} (service {}) is not present locally and could not be pulled",

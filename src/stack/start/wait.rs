@@ -7,6 +7,7 @@ use crate::error::Detailed;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::status::State;
+use crate::module::warning::Warning;
 use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::look::{facts, seen};
 use crate::stack::start::bound;
@@ -112,7 +113,7 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
         if state == State::Active || give_up || bound.passed() {
             // This generation's lines stay readable after it is gone.
             if let Err(e) = seen::listed(&store, &containers, |p| p == name).await {
-                warnings.push(seen::warning(&e));
+                warnings.push(Warning::LedgerNotRecorded(Warning::cause(&e)));
             }
         }
         if state == State::Active {

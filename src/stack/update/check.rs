@@ -1,5 +1,6 @@
 //! `update --check`: asks the registry for each image's digest now (the Engine API's distribution inspect) and compares it with what the service runs; nothing is pulled.
 
+use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::start::Stack;
 use crate::stack::update::gate::{self, ImageChange};
@@ -12,7 +13,7 @@ use crate::util::timefmt::Stamp;
 pub(crate) async fn check(
     env: Env<'_>,
     stack: &Stack<'_>,
-) -> anyhow::Result<(Vec<ImageChange>, Vec<String>)> {
+) -> anyhow::Result<(Vec<ImageChange>, Vec<Warning>)> {
     let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let mut changes = Vec::new();
     let mut warnings = Vec::new();
@@ -33,10 +34,10 @@ pub(crate) async fn check(
         let remote = match engine.registry_digest(&image, credentials).await {
             Ok(d) => Some(d),
             Err(e) => {
-                warnings.push(format!(
-                    "could not ask the registry about {image}: {}",
-                    crate::error::OneLine(&e)
-                ));
+                warnings.push(Warning::RegistryNotAsked {
+                    image: image.clone(),
+                    cause: Warning::cause(&e),
+                });
                 None
             }
         };
@@ -61,7 +62,7 @@ pub(crate) async fn check(
             .filter(|c| c.changed)
             .map(|c| c.service.clone())
             .collect(),
-        error: warnings.first().cloned(),
+        error: warnings.first().map(ToString::to_string),
     };
     let name = stack.name.to_string();
     env.store

@@ -1,5 +1,6 @@
 //! The gate's second half: the previous images kept under hal's own tag before a recreate, and, when the module is not `active` in time, put back under the services' own references and recreated.
 
+use crate::module::warning::Warning;
 use std::path::{Path, PathBuf};
 pub(crate) mod previous;
 
@@ -109,7 +110,7 @@ impl Rollback {
 
     /// The gate passed: the module is active on its new images, and an old
     /// rollback no longer describes it.
-    pub(crate) async fn passed(self) -> Vec<String> {
+    pub(crate) async fn passed(self) -> Option<Warning> {
         let name = self.name.clone();
         match self
             .store
@@ -120,11 +121,8 @@ impl Rollback {
             })
             .await
         {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![format!(
-                "could not record the update in hal's state: {}",
-                OneLine(&e)
-            )],
+            Ok(_) => None,
+            Err(e) => Some(Warning::UpdateNotRecorded(Warning::cause(&e))),
         }
     }
 
@@ -159,10 +157,8 @@ impl Rollback {
                 OneLine(e)
             ),
         };
-        let mut warnings = Vec::new();
-        self.record(&why, restored.is_ok(), &mut warnings).await;
         let mut details = details;
-        details.extend(warnings);
+        details.extend(self.record(&why, restored.is_ok()).await);
         RolledBack {
             restored: restored.is_ok(),
             error: anyhow::Error::new(Detailed { summary, details }),
@@ -190,8 +186,9 @@ impl Rollback {
         again(bound).await
     }
 
-    /// Remembers the rollback (until an update succeeds or `reset-failed`) and counts it.
-    async fn record(&self, why: &str, restored: bool, warnings: &mut Vec<String>) {
+    /// Remembers the rollback (until an update succeeds or `reset-failed`) and
+    /// counts it; a record that cannot be written is said in the error's details.
+    async fn record(&self, why: &str, restored: bool) -> Option<String> {
         let name = self.name.clone();
         let record = RollbackRecord {
             at: ms_of(Stamp::now()),
@@ -216,12 +213,12 @@ impl Rollback {
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
             })
             .await;
-        if let Err(e) = done {
-            warnings.push(format!(
+        done.err().map(|e| {
+            format!(
                 "could not record the rollback in hal's state: {}",
                 OneLine(&e)
-            ));
-        }
+            )
+        })
     }
 }
 

@@ -10,6 +10,7 @@ use super::imports;
 pub(super) mod container_words;
 pub(super) mod face;
 pub(super) mod fn_lines;
+pub(super) mod invalid_module;
 pub(super) mod module_io;
 pub(super) mod prefix;
 

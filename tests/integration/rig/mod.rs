@@ -244,14 +244,19 @@ impl Rig {
     /// service's container named `GW-main`) and `tun`, whose one service
     /// lives in `GW-main`'s network namespace; returns their module names.
     pub(crate) fn gateway(&self) -> (String, String) {
+        self.gateway_with(None)
+    }
+
+    /// [`Rig::gateway`], `gw`'s service also on the network [`Rig::gw_net`],
+    /// which `gw` creates.
+    pub(crate) fn gateway_networked(&self) -> (String, String) {
+        self.gateway_with(Some(&self.gw_net()))
+    }
+
+    /// `tun` first: the rig removes projects in the order it made them, and
+    /// a namespace goes after the containers in it.
+    fn gateway_with(&self, net: Option<&str>) -> (String, String) {
         let gw = self.name("gw");
-        self.stack(
-            "gw",
-            stack()
-                .service("main")
-                .keeps_running()
-                .line(&format!("container_name: {gw}-main")),
-        );
         let tun = self.stack(
             "tun",
             stack()
@@ -259,7 +264,57 @@ impl Rig {
                 .keeps_running()
                 .network_mode(&format!("container:{gw}-main")),
         );
+        let made = self.gw(net, true);
+        assert_eq!(made, gw);
         (gw, tun)
+    }
+
+    /// Writes stack `gw` alone: one service, `main`, idle, on the network
+    /// [`Rig::gw_net`], which it creates; returns the module name.
+    pub(crate) fn network_gw(&self) -> String {
+        self.gw(Some(&self.gw_net()), false)
+    }
+
+    /// The network `gw` creates ([`Rig::gateway_networked`], [`Rig::network_gw`]).
+    pub(crate) fn gw_net(&self) -> String {
+        format!("{}-net", self.name("gw"))
+    }
+
+    /// Writes stack `db`: one service, `db`, idle, that joins `gw`'s network
+    /// ([`Rig::gw_net`]) as an external one; returns the module name. Write
+    /// it before `gw`: the rig removes projects in the order it made them,
+    /// and a network goes after the containers on it.
+    pub(crate) fn db_on_gw_net(&self) -> String {
+        let net = self.gw_net();
+        self.stack(
+            "db",
+            stack()
+                .top(&format!(
+                    "networks:\n  gwnet:\n    external: true\n    name: {net}"
+                ))
+                .service("db")
+                .keeps_running()
+                .line("networks: [gwnet]"),
+        )
+    }
+
+    /// Writes stack `gw`: one service, `main`, idle, on network `net` when
+    /// one is given (created by `gw`, as `gwnet`), its container named
+    /// `GW-main` when `named`.
+    fn gw(&self, net: Option<&str>, named: bool) -> String {
+        let gw = self.name("gw");
+        let mut s = stack();
+        if let Some(net) = net {
+            s = s.top(&format!("networks:\n  gwnet:\n    name: {net}"));
+        }
+        s = s.service("main").keeps_running();
+        if named {
+            s = s.line(&format!("container_name: {gw}-main"));
+        }
+        if net.is_some() {
+            s = s.line("networks: [gwnet]");
+        }
+        self.stack("gw", s)
     }
 
     /// Makes stack `short`'s directory, empty, for a test to fill; returns the module name.
