@@ -295,4 +295,49 @@ mod tests {
             assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");
         }
     }
+    #[test]
+    fn every_documented_word_is_pinned() {
+        assert_eq!(p(" 10m "), "2026-07-15T12:20:00Z");
+        assert_eq!(p("+5min"), "2026-07-15T12:35:00Z");
+        assert_eq!(p("2 weeks ago"), "2026-07-01T12:30:00Z");
+        assert_eq!(p("1w ago"), "2026-07-08T12:30:00Z");
+        assert_eq!(p("1M ago"), "2026-06-15T02:00:00Z");
+        assert_eq!(p("1 month ago"), "2026-06-15T02:00:00Z");
+        assert_eq!(p("1y ago"), "2025-07-15T06:30:00Z");
+        assert_eq!(p("2 years ago"), "2024-07-15T00:30:00Z");
+        assert_eq!(p("90s ago"), "2026-07-15T12:28:30Z");
+        assert_eq!(p("250ms ago"), "2026-07-15T12:30:00Z");
+        assert_eq!(p("1d"), "2026-07-14T12:30:00Z");
+        assert_eq!(p("2026-01-01T12:00"), "2026-01-01T12:00:00Z");
+        assert_eq!(p("2026-07-15T12:00:00+02:00"), "2026-07-15T10:00:00Z");
+        let n = |t: &str| parse(t, now(), utc).unwrap().rfc3339_nanos();
+        assert_eq!(n("1700000000.123456789"), "2023-11-14T22:13:20.123456789Z");
+        assert_eq!(n("250ms ago"), "2026-07-15T12:30:00.250000000Z");
+        assert_eq!(n("today"), "2026-07-15T00:00:00.000000000Z");
+        assert_eq!(n("2026-01-01"), "2026-01-01T00:00:00.000000000Z");
+        let east = || Ok(Zone::fixed(5 * 3600 + 1800));
+        let e = |t: &str| parse(t, now(), east).unwrap().rfc3339();
+        assert_eq!(e("today"), "2026-07-14T18:30:00Z");
+        assert_eq!(e("tomorrow"), "2026-07-15T18:30:00Z");
+        assert_eq!(e("2026-07-15 23:59:59"), "2026-07-15T18:29:59Z");
+        let west = || Ok(Zone::fixed(-10 * 3600));
+        assert_eq!(
+            parse("today", now(), west).unwrap().rfc3339(),
+            "2026-07-15T10:00:00Z"
+        );
+        for bad in [
+            "@1.1234567891",
+            "1.2.3",
+            "2026-01-01 12",
+            "2026-01-01 12:00:00:00",
+            "2026-01-01 1:00",
+            "-2026-01-01",
+            "today ago",
+            "1 fortnight ago",
+            "11y",
+        ] {
+            let e = parse(bad, now(), utc).unwrap_err();
+            assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");
+        }
+    }
 }
