@@ -180,7 +180,7 @@ fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
         "gauge",
         "When hal watch last read its modules (Unix time).",
     );
-    let secs = w.last_pass.secs as f64 + f64::from(w.last_pass.nanos) / 1e9;
+    let secs = w.last_pass.secs() as f64 + f64::from(w.last_pass.nanos()) / 1e9;
     let _ = writeln!(out, "hal_watch_last_pass_timestamp_seconds {secs:.3}");
 }
 
@@ -259,10 +259,7 @@ mod tests {
         repairs.insert(("web".to_string(), "containers".to_string()), 2);
         let w = WatchSeries {
             repairs: &repairs,
-            last_pass: Stamp {
-                secs: 10,
-                nanos: 500_000_000,
-            },
+            last_pass: Stamp::new(10, 500_000_000),
         };
         let text = render(&[], &BTreeMap::new(), Some(&w), None);
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));

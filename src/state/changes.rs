@@ -29,8 +29,7 @@ impl Store {
                 if before.used >= limit.burst && !force {
                     return Err(before);
                 }
-                rec.starts
-                    .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
+                rec.starts.push(now.millis());
                 Ok(rec.limit_use(limit, now))
             })
             .await?;

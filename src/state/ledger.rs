@@ -147,7 +147,7 @@ impl Store {
     /// async thread; a module with nothing new is not written.
     pub(crate) async fn saw(&self, seen: Vec<(String, Vec<Sighting>)>) -> anyhow::Result<()> {
         let store = self.clone();
-        let now = crate::util::timefmt::Stamp::now().secs;
+        let now = crate::util::timefmt::Stamp::now().secs();
         tokio::task::spawn_blocking(move || {
             seen.iter()
                 .filter(|(_, s)| !s.is_empty())

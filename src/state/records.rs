@@ -211,7 +211,7 @@ impl HoldRecord {
 
 /// Unix milliseconds of a time.
 pub(crate) fn ms_of(t: Stamp) -> i64 {
-    t.secs.saturating_mul(1000) + i64::from(t.nanos / 1_000_000)
+    t.millis()
 }
 
 /// The time of unix milliseconds.
@@ -242,7 +242,7 @@ impl ModuleRecord {
     /// Forget starts that have left the window.
     pub fn prune(&mut self, limit: RestartLimit, now: Stamp) {
         let window_ms = i64::try_from(limit.interval.as_millis()).unwrap_or(i64::MAX);
-        let now_ms = now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000);
+        let now_ms = now.millis();
         self.starts
             .retain(|&t| now_ms.saturating_sub(t) < window_ms && t <= now_ms);
     }
@@ -380,7 +380,7 @@ mod on_disk {
         assert_eq!(web.starts, vec![1_764_900_000_000, 1_764_900_060_500]);
         let hold = web.hold.as_ref().unwrap();
         assert_eq!(hold.until(), stamp_of_ms(1_764_900_601_000));
-        assert_eq!(stamp_of_ms(1_764_900_060_500).nanos, 500_000_000);
+        assert_eq!(stamp_of_ms(1_764_900_060_500).nanos(), 500_000_000);
         assert_eq!(ms_of(stamp_of_ms(1_764_900_060_500)), 1_764_900_060_500);
         assert_eq!(web.failure.as_ref().unwrap().at, 1_764_900_061_000);
         let want: serde_json::Value = serde_json::from_str(TODAY).unwrap();

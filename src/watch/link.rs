@@ -137,7 +137,7 @@ impl Link {
 pub(super) async fn connect(node: &Node) -> Result<(Engine, Events), String> {
     let engine = node.stacks.engine().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
-    let since = Stamp::now().secs - 1;
+    let since = Stamp::now().secs() - 1;
     let events = engine.container_events_of(Some(since), &ACTIONS);
     Ok((engine, events))
 }
@@ -209,7 +209,7 @@ mod tests {
         let seen = seen.unwrap();
         assert!(seen.unhealthy);
         assert_eq!(seen.container, "web-web-1");
-        assert_eq!(seen.at.secs, 1_700_000_000);
+        assert_eq!(seen.at.secs(), 1_700_000_000);
         assert!(
             !meaning(&ev("health_status: healthy", "web"), &stacks)
                 .unwrap()

@@ -41,7 +41,7 @@ pub(crate) fn of_listed(c: &Listed, journal: Option<bool>) -> Option<(String, Si
 /// The container a start event is about, and its module.
 pub(crate) fn of_event(ev: &EngineEvent) -> Option<(String, Sighting)> {
     let id = ev.id.as_deref()?;
-    of_identity(Identity::of(&ev.attributes), id, ev.at.secs, None)
+    of_identity(Identity::of(&ev.attributes), id, ev.at.secs(), None)
 }
 
 /// Sightings grouped by module.

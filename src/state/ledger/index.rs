@@ -84,7 +84,7 @@ impl Store {
         seen: Vec<(String, Vec<Sighting>)>,
     ) -> anyhow::Result<()> {
         let store = self.clone();
-        let now = crate::util::timefmt::Stamp::now().secs;
+        let now = crate::util::timefmt::Stamp::now().secs();
         tokio::task::spawn_blocking(move || store.saw_listed_blocking(&seen, now))
             .await
             .context("ledger task")?

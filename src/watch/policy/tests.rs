@@ -10,7 +10,7 @@ use crate::stack::{ContainerFacts, LOOP_RESTARTS};
 const GRACE: Duration = Duration::from_secs(60);
 
 fn t(secs: i64) -> Stamp {
-    Stamp { secs, nanos: 0 }
+    Stamp::from_secs(secs)
 }
 
 /// A container of module `m` under `restart: always`, exit code 0.
