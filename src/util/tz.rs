@@ -104,20 +104,9 @@ impl Zone {
     }
 
     /// Seconds east of UTC at the instant `utc` (Unix seconds).
+    #[cfg(test)]
     pub(crate) fn offset_at(&self, utc: i64) -> i32 {
         self.0.to_offset(Stamp::from_secs(utc).instant()).seconds()
-    }
-
-    /// The instant of a local wall-clock time (given as seconds, as if it were
-    /// UTC). In a gap or an overlap (a clock change), as [`Zone::instant_of`].
-    pub(crate) fn to_utc(&self, local: i64) -> i64 {
-        let wall = TimeZone::UTC.to_datetime(Stamp::from_secs(local).instant());
-        self.instant_of(wall).secs()
-    }
-
-    /// The local wall-clock seconds (as if UTC) of an instant.
-    pub(crate) fn to_local(&self, utc: i64) -> i64 {
-        utc + i64::from(self.offset_at(utc))
     }
 
     /// The instant of a local wall-clock time. In a gap or an overlap (a
