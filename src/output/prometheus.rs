@@ -277,7 +277,7 @@ mod tests {
             .map(|n| ModuleStatus::named(n, KindTag::Stack, State::Active))
             .collect();
         let check = |available: &[&str], error: Option<&str>| CheckRecord {
-            at: 0,
+            at: Stamp::EPOCH,
             available: available.iter().map(ToString::to_string).collect(),
             error: error.map(str::to_string),
         };

@@ -80,6 +80,11 @@ impl Stamp {
         self.secs().saturating_mul(1000) + i64::from(self.nanos() / 1_000_000)
     }
 
+    /// The same time to the millisecond (rounded down), as the state file keeps it.
+    pub fn whole_milli(self) -> Stamp {
+        Stamp::from_millis(self.millis())
+    }
+
     /// `d` later (saturating).
     pub fn plus(self, d: Duration) -> Stamp {
         Stamp(self.0.saturating_add(d).unwrap_or(Timestamp::MAX))
