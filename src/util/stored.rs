@@ -116,6 +116,19 @@ pub(crate) mod unix_ms {
     }
 }
 
+/// Unix seconds (rounded down).
+pub(crate) mod unix_s {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(t: &Stamp, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(t.secs())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Stamp, D::Error> {
+        i64::deserialize(d).map(Stamp::from_secs)
+    }
+}
+
 /// A span as the config writes it (`util::duration::format`: `120s` reads
 /// `2m`); zero, a figure not filled in (the config takes no zero window), as
 /// empty text, as it has always read. Written only.
@@ -165,6 +178,8 @@ mod tests {
         starts: Vec<Stamp>,
         #[serde(with = "span_ms")]
         backoff_ms: Duration,
+        #[serde(with = "unix_s")]
+        created: Stamp,
         #[serde(with = "rfc3339_trimmed")]
         at: Stamp,
         #[serde(with = "rfc3339_nanos")]
@@ -173,7 +188,7 @@ mod tests {
 
     #[test]
     fn every_shape_reads_and_is_written_back_byte_for_byte() {
-        let text = r#"{"ms":1764900060500,"free":null,"starts":[-1,0,1764900000000],"backoff_ms":30000,"at":"2026-01-01T03:12:00.25Z","time":"2026-01-01T03:11:59.000000001Z"}"#;
+        let text = r#"{"ms":1764900060500,"free":null,"starts":[-1,0,1764900000000],"backoff_ms":30000,"created":1764900000,"at":"2026-01-01T03:12:00.25Z","time":"2026-01-01T03:11:59.000000001Z"}"#;
         let old: Old = serde_json::from_str(text).unwrap();
         assert_eq!(old.ms.nanos(), 500_000_000);
         assert_eq!(old.backoff_ms, Duration::from_secs(30));
