@@ -314,6 +314,9 @@ mod tests {
             "today ago",
             "1 fortnight ago",
             "11y",
+            // A date that does not exist (read as days past the month's end before jiff).
+            "2026-02-30",
+            "2026-04-31 12:00",
         ] {
             let e = parse(bad, now(), utc).unwrap_err().to_string();
             assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");

@@ -70,6 +70,7 @@ fn the_accepted_shape_is_pinned() {
         "2024-01-01T24:00:00Z",
         "2024-01-01T00:00:00.5",
         " 2024-01-01T00:00:00Z",
+        "2023-02-29T00:00:00Z",
     ] {
         assert!(parse(bad).is_none(), "{bad}");
     }
