@@ -48,9 +48,9 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
     let now = Stamp::now();
     let when = |text: &Option<String>| {
         text.as_deref()
-            .map(|t| when::parse(t, now, Zone::local).map(|s| s.secs))
+            .map(|t| when::parse(t, now, Zone::local).map(|s| s.secs()))
             .transpose()
-            .map_err(HalError::Usage)
+            .map_err(|e| HalError::Usage(e.to_string()))
     };
     Ok(Window {
         tail: a.tail.and_then(|t| t.0),
@@ -64,7 +64,7 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
 /// A module read in the journal by the ids of the containers hal saw is cut
 /// where hal's ledger of it begins.
 fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
-    let at = |secs: i64| Stamp { secs, nanos: 0 }.rfc3339_trimmed();
+    let at = |secs: i64| Stamp::from_secs(secs).rfc3339_trimmed();
     let list = |cut: Vec<(String, i64)>| {
         let each: Vec<String> = cut
             .iter()

@@ -13,10 +13,7 @@ fn unit(activity: Activity, words: &str) -> UnitStatus {
         main_exit: None,
         main_pid: None,
         restarts: Some(0),
-        active_since: Some(Stamp {
-            secs: 1_700_000_000,
-            nanos: 0,
-        }),
+        active_since: Some(Stamp::from_secs(1_700_000_000)),
         changed: None,
         exited_at: None,
         triggers: Vec::new(),

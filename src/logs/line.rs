@@ -131,7 +131,7 @@ mod tests {
         let lines = a.push(Stream::Stdout, b"2024-01-01T00:00:01.5Z hello\n");
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].message, "hello");
-        assert_eq!(lines[0].time.secs, 1_704_067_201);
+        assert_eq!(lines[0].time.secs(), 1_704_067_201);
         assert!(a.finish().is_none());
     }
 
@@ -144,7 +144,7 @@ mod tests {
         );
         let lines = a.push(Stream::Stderr, b"2024-01-01T00:00:02Z def\n");
         assert_eq!(lines[0].message, "abcdef");
-        assert_eq!(lines[0].time.secs, 1_704_067_201);
+        assert_eq!(lines[0].time.secs(), 1_704_067_201);
         assert_eq!(lines[0].stream, Stream::Stderr);
     }
 

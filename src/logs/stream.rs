@@ -157,7 +157,7 @@ mod tests {
             .iter()
             .map(|&(secs, m)| {
                 Ok(Line {
-                    time: Stamp { secs, nanos: 0 },
+                    time: Stamp::from_secs(secs),
                     stream: Stream::Stdout,
                     message: m.to_string(),
                 })

@@ -4,14 +4,30 @@
 
 use std::collections::BTreeMap;
 
-use crate::module::interpolate::interpolate;
+use crate::module::interpolate::{Refused, interpolate};
 
 /// Why compose would refuse the file: the line and the reason, in compose's words.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {why}")]
 pub(crate) struct DotenvError {
     pub line: usize,
-    pub why: String,
+    pub why: Refusal,
+}
+
+/// What is wrong with one line, in compose's words.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error("no variable name")]
+    NoName,
+    #[error("key cannot contain a space: {0:?}")]
+    Space(String),
+    #[error("unexpected character {ch:?} in variable name {key:?}")]
+    Character { ch: char, key: String },
+    /// A quote opened and never closed, with the value as written.
+    #[error("unterminated quoted value {0}")]
+    Unterminated(String),
+    #[error(transparent)]
+    Interpolation(#[from] Refused),
 }
 
 /// The variables a `.env` text sets, as compose reads it. `env` is the
@@ -38,7 +54,7 @@ pub(crate) fn parse(
         if stmt.is_empty() || stmt.starts_with('#') {
             continue;
         }
-        let fail = |why: String| DotenvError { line, why };
+        let fail = |why: Refusal| DotenvError { line, why };
         let stmt = match stmt.strip_prefix("export") {
             Some(r) if r.starts_with([' ', '\t']) => r.trim_start(),
             _ => stmt,
@@ -56,7 +72,7 @@ pub(crate) fn parse(
         let written = match raw.chars().next() {
             Some(q @ ('"' | '\'')) => {
                 let (body, used) = quoted(&raw[1..], q, &lines[i..])
-                    .ok_or_else(|| fail(format!("unterminated quoted value {}", raw.trim_end())))?;
+                    .ok_or_else(|| fail(Refusal::Unterminated(raw.trim_end().to_string())))?;
                 i += used;
                 if q == '\'' {
                     out.insert(key, body);
@@ -70,25 +86,28 @@ pub(crate) fn parse(
             }
         };
         let mut lookup = |n: &str| env(n).or_else(|| out.get(n).cloned());
-        let value = interpolate(&written, &mut lookup).map_err(|e| fail(e.to_string()))?;
+        let value = interpolate(&written, &mut lookup).map_err(|e| fail(e.into()))?;
         out.insert(key, value);
     }
     Ok(out)
 }
 
 /// A key as compose accepts it: letters, digits and `_ . - [ ]`, no space.
-fn key(k: &str) -> Result<&str, String> {
+fn key(k: &str) -> Result<&str, Refusal> {
     if k.is_empty() {
-        return Err("no variable name".to_string());
+        return Err(Refusal::NoName);
     }
     if k.contains(char::is_whitespace) {
-        return Err(format!("key cannot contain a space: {k:?}"));
+        return Err(Refusal::Space(k.to_string()));
     }
     match k
         .chars()
         .find(|c| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '[' | ']')))
     {
-        Some(c) => Err(format!("unexpected character {c:?} in variable name {k:?}")),
+        Some(ch) => Err(Refusal::Character {
+            ch,
+            key: k.to_string(),
+        }),
         None => Ok(k),
     }
 }

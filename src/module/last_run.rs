@@ -3,12 +3,15 @@
 use serde::{Deserialize, Serialize};
 
 use crate::module::run_state::Health;
+use crate::util::stored;
+use crate::util::timefmt::Stamp;
 
 /// One line of a failed run, as the engine gave it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct KeptLine {
-    /// RFC 3339 with nanoseconds.
-    pub time: String,
+    /// Written in RFC 3339 with nanoseconds.
+    #[serde(with = "stored::rfc3339_nanos")]
+    pub time: Stamp,
     #[serde(default)]
     pub stderr: bool,
     pub message: String,
@@ -26,8 +29,10 @@ pub(crate) struct Run {
     pub oom_killed: bool,
     #[serde(default)]
     pub unhealthy: bool,
-    /// When it ended (the engine's `FinishedAt`), or when hal kept it.
-    pub at: String,
+    /// When it ended (the engine's `FinishedAt`), or when hal kept it (to
+    /// the second); written as Go prints a time.
+    #[serde(with = "stored::rfc3339_trimmed")]
+    pub at: Stamp,
     pub lines: Vec<KeptLine>,
 }
 

@@ -36,8 +36,8 @@ pub(crate) enum Reason {
     /// The start limit is hit until `free_at`.
     StartLimit {
         used: u32,
-        /// The window, as published (`120s`).
-        interval: String,
+        /// The window, said as the config writes it (`2m`).
+        interval: std::time::Duration,
         free_at: Stamp,
     },
     /// `hal watch` holds the module until `until`.
@@ -86,7 +86,8 @@ impl fmt::Display for Reason {
                 free_at,
             } => write!(
                 f,
-                "start limit hit: {used} starts in {interval}, free again at {} UTC",
+                "start limit hit: {used} starts in {}, free again at {} UTC",
+                crate::util::duration::format(*interval),
                 free_at.clock()
             ),
             Reason::Held { until } => write!(f, "held by hal watch until {} UTC", until.clock()),

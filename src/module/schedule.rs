@@ -13,9 +13,11 @@
 use std::fmt;
 use std::time::Duration;
 
+use jiff::civil::Time;
+
+use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 
-const DAY: i64 = 86_400;
 const WEEKDAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 const WEEKDAY_NAMES: [&str; 7] = [
     "monday",
@@ -41,10 +43,28 @@ pub enum Schedule {
     Every(Duration),
 }
 
+/// Why an `auto_update` value is not a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ScheduleError {
+    #[error(
+        "{0:?} is not a schedule: use \"daily HH:MM\", \"weekly DAY HH:MM\", \"every DURATION\" or \"off\""
+    )]
+    NotASchedule(String),
+    #[error("{0:?} is not a time of day (HH:MM, 00:00 to 23:59)")]
+    NotATime(String),
+    #[error("{0:?} is not a day of the week (mon, tue, … sun)")]
+    NotADay(String),
+    #[error(transparent)]
+    Duration(#[from] crate::util::duration::DurationError),
+    /// `every` shorter than a second.
+    #[error("every {0}: at least 1s")]
+    TooOften(String),
+}
+
 impl Schedule {
     /// Reads `off`, `daily HH:MM`, `weekly DAY HH:MM` (DAY: `mon`…`sun` or
     /// the full name) or `every DURATION` (at least 1s).
-    pub(crate) fn parse(text: &str) -> Result<Schedule, String> {
+    pub(crate) fn parse(text: &str) -> Result<Schedule, ScheduleError> {
         let words: Vec<&str> = text.split_whitespace().collect();
         let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
         let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
@@ -56,15 +76,13 @@ impl Schedule {
                 minute: clock(at)?,
             }),
             ["every", d] => {
-                let d = crate::util::duration::parse(d).map_err(|e| e.to_string())?;
+                let d = crate::util::duration::parse(d)?;
                 if d < Duration::from_secs(1) {
-                    return Err(format!("every {}: at least 1s", words[1]));
+                    return Err(ScheduleError::TooOften(words[1].to_string()));
                 }
                 Ok(Schedule::Every(d))
             }
-            _ => Err(format!(
-                "{text:?} is not a schedule: use \"daily HH:MM\", \"weekly DAY HH:MM\", \"every DURATION\" or \"off\""
-            )),
+            _ => Err(ScheduleError::NotASchedule(text.to_string())),
         }
     }
 
@@ -82,22 +100,28 @@ impl Schedule {
         };
         // From the day before (a zone's offset may put today's slot's instant
         // on the local day before) to a week and a day on.
-        let today = zone.to_local(after).div_euclid(DAY);
-        (today - 1..=today + 8)
-            .filter(|d| weekday.is_none_or(|w| weekday_of(*d) == i64::from(w)))
-            .map(|d| zone.to_utc(d * DAY + i64::from(minute) * 60))
+        let now = Stamp::from_secs(after);
+        let at = Time::new(
+            i8::try_from(minute / 60).ok()?,
+            i8::try_from(minute % 60).ok()?,
+            0,
+            0,
+        )
+        .ok()?;
+        (-1..=8)
+            .map(|k| zone.date(now, k))
+            .filter(|d| {
+                weekday
+                    .is_none_or(|w| i64::from(d.weekday().to_monday_zero_offset()) == i64::from(w))
+            })
+            .map(|d| zone.instant_of(d.to_datetime(at)).secs())
             .find(|t| *t > after)
     }
 }
 
-/// 0 = Monday for a count of days since 1970-01-01 (a Thursday).
-fn weekday_of(day: i64) -> i64 {
-    (day + 3).rem_euclid(7)
-}
-
 /// `HH:MM` as minutes after midnight.
-fn clock(text: &str) -> Result<u32, String> {
-    let bad = || format!("{text:?} is not a time of day (HH:MM, 00:00 to 23:59)");
+fn clock(text: &str) -> Result<u32, ScheduleError> {
+    let bad = || ScheduleError::NotATime(text.to_string());
     let (h, m) = text.split_once(':').ok_or_else(bad)?;
     let num = |s: &str, max: u32| {
         (s.len() == 2 || (s.len() == 1 && max == 23))
@@ -109,13 +133,13 @@ fn clock(text: &str) -> Result<u32, String> {
     Ok(num(h, 23)? * 60 + num(m, 59)?)
 }
 
-fn weekday(text: &str) -> Result<u32, String> {
+fn weekday(text: &str) -> Result<u32, ScheduleError> {
     WEEKDAYS
         .iter()
         .position(|d| *d == text)
         .or_else(|| WEEKDAY_NAMES.iter().position(|d| *d == text))
         .map(|i| i as u32)
-        .ok_or_else(|| format!("{text:?} is not a day of the week (mon, tue, … sun)"))
+        .ok_or_else(|| ScheduleError::NotADay(text.to_string()))
 }
 
 impl fmt::Display for Schedule {

@@ -1,11 +1,14 @@
 //! What hal reports about a module: its state, the reason, its services or unit, its start limit.
 
-use serde::{Deserialize, Serialize, Serializer};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::module::reason::{MissingService, Reasons, StaleNamespace};
 use crate::module::run_state::{Health, ServiceState};
 pub(crate) use crate::module::state::State;
 use crate::module::{KindTag, Module};
+use crate::util::stored;
 use crate::util::timefmt::Stamp;
 
 /// Whether a person last asked for the module to run or to be stopped.
@@ -42,7 +45,7 @@ pub(crate) struct ServiceStatus {
     pub restart_count: Option<i64>,
     /// When it last started: RFC 3339 as the engine prints it (the fraction
     /// without trailing zeros; a unit's to the second).
-    #[serde(serialize_with = "rfc3339_trimmed")]
+    #[serde(with = "stored::rfc3339_trimmed::option")]
     pub started_at: Option<Stamp>,
     /// How a container counts toward its module's state (stacks only): the
     /// one rule that status and the supervisor both read. Not published.
@@ -69,10 +72,11 @@ pub(crate) struct LimitStatus {
     /// Starts counted in the current window.
     pub used: u32,
     pub burst: u32,
-    /// The window, e.g. `120s`.
-    pub interval: String,
+    /// The window, written as the config writes it (`2m`, `1h30m`).
+    #[serde(with = "stored::span")]
+    pub interval: Duration,
     /// When a held module may start again (RFC 3339, to the second), or null when it may start now.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "stored::rfc3339::option")]
     pub free_at: Option<Stamp>,
 }
 
@@ -89,7 +93,7 @@ pub(crate) struct ModuleStatus {
     /// Why the module is not `active`: its causes, said in one line.
     pub reason: Reasons,
     /// When the module's current state began, where known (RFC 3339, to the second).
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "stored::rfc3339::option")]
     pub since: Option<Stamp>,
     /// `up` (started by request), `down` (stopped by request), or null when hal never touched it.
     pub desired: Option<Desired>,
@@ -118,10 +122,10 @@ pub(crate) struct ModuleStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct HeldStatus {
     /// When the hold began (RFC 3339).
-    #[serde(serialize_with = "rfc3339_one")]
+    #[serde(with = "stored::rfc3339")]
     pub since: Stamp,
     /// When hal watch tries the module again (RFC 3339).
-    #[serde(serialize_with = "rfc3339_one")]
+    #[serde(with = "stored::rfc3339")]
     pub until: Stamp,
     /// Why it is held, in the watch log's words.
     pub reason: String,
@@ -133,38 +137,18 @@ pub(crate) struct TimerStatus {
     /// The unit the timer starts (`Triggers=`).
     pub job: String,
     /// When the timer last started the job (RFC 3339), or null if it never did.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "stored::rfc3339::option")]
     pub last_run: Option<Stamp>,
     /// When the job last ended (RFC 3339), or null.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "stored::rfc3339::option")]
     pub last_exit: Option<Stamp>,
     /// `success`, or the init's word for how the last run failed (`exit-code`, `signal`, `timeout`…); null if it never ran.
     pub last_result: Option<String>,
     /// The last run's exit status (128+N for signal N), or null.
     pub last_exit_code: Option<i64>,
     /// When the timer next elapses (RFC 3339), or null when it does not know yet.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "stored::rfc3339::option")]
     pub next_run: Option<Stamp>,
-}
-
-/// A time as the status document prints it: RFC 3339, to the second.
-fn rfc3339<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => s.serialize_str(&t.rfc3339()),
-        None => s.serialize_none(),
-    }
-}
-
-fn rfc3339_one<S: Serializer>(t: &Stamp, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.rfc3339())
-}
-
-/// A start time as the engine prints it (see [`Stamp::rfc3339_trimmed`]).
-fn rfc3339_trimmed<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => s.serialize_str(&t.rfc3339_trimmed()),
-        None => s.serialize_none(),
-    }
 }
 
 impl ModuleStatus {

@@ -77,10 +77,10 @@ struct NodeStatusView<'a> {
 #[derive(Serialize)]
 struct Detail<'a> {
     /// When the node last came up: the host's boot or the engine's start, whichever is later (RFC 3339), or null.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "crate::util::stored::rfc3339::option")]
     up_since: Option<Stamp>,
     /// While `starting`: when the last module's window ends (RFC 3339), else null.
-    #[serde(serialize_with = "rfc3339")]
+    #[serde(with = "crate::util::stored::rfc3339::option")]
     until: Option<Stamp>,
     /// How many modules are wanted up.
     wanted_up: usize,
@@ -115,12 +115,5 @@ impl View for NodeStatusView<'_> {
         text.push_str(&self.summary.line());
         text.push('\n');
         text
-    }
-}
-
-fn rfc3339<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => s.serialize_str(&t.whole_second().rfc3339()),
-        None => s.serialize_none(),
     }
 }

@@ -227,7 +227,7 @@ fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
     };
     // One sample with no labels, in seconds with a fraction.
     last_pass.write(out, []);
-    let secs = w.last_pass.secs as f64 + f64::from(w.last_pass.nanos) / 1e9;
+    let secs = w.last_pass.secs() as f64 + f64::from(w.last_pass.nanos()) / 1e9;
     let _ = writeln!(out, "{} {secs:.3}", last_pass.name);
 }
 
@@ -286,10 +286,7 @@ mod tests {
         repairs.insert(("web".to_string(), "containers".to_string()), 2);
         let w = WatchSeries {
             repairs: &repairs,
-            last_pass: Stamp {
-                secs: 10,
-                nanos: 500_000_000,
-            },
+            last_pass: Stamp::new(10, 500_000_000),
         };
         let text = render(&[], &BTreeMap::new(), Some(&w), None);
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
@@ -307,7 +304,7 @@ mod tests {
             .map(|n| ModuleStatus::named(n, KindTag::Stack, State::Active))
             .collect();
         let check = |available: &[&str], error: Option<&str>| CheckRecord {
-            at: 0,
+            at: Stamp::EPOCH,
             available: available.iter().map(ToString::to_string).collect(),
             error: error.map(str::to_string),
         };

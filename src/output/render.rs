@@ -115,8 +115,7 @@ const SHOWN_LINES: usize = 10;
 /// "last run of web/db: exit 137 (OOM) at …, its last lines:" and those lines, each ending in a newline.
 fn last_run(module: &str, run: &Run) -> String {
     let label = format!("{module}/{}", run.service);
-    let at =
-        crate::util::timefmt::parse(&run.at).map_or(run.at.clone(), |t| t.whole_second().rfc3339());
+    let at = run.at.rfc3339();
     let mut text = format!("last run of {label}: {} at {at}", run.how());
     if run.lines.is_empty() {
         text.push_str(", no lines\n");
@@ -339,7 +338,7 @@ mod tests {
         use crate::module::last_run::KeptLine;
         let lines = (1..=12)
             .map(|i| KeptLine {
-                time: "2026-01-01T03:11:59.5Z".into(),
+                time: crate::util::timefmt::parse("2026-01-01T03:11:59.5Z").unwrap(),
                 stderr: false,
                 message: format!("line {i}"),
             })
@@ -351,7 +350,7 @@ mod tests {
             exit_code: Some(137),
             oom_killed: true,
             unhealthy: false,
-            at: "2026-01-01T03:12:00.25Z".into(),
+            at: crate::util::timefmt::parse("2026-01-01T03:12:00.25Z").unwrap(),
             lines,
         };
         let text = last_run("web", &run);

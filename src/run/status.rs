@@ -134,7 +134,7 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     s.limit = LimitStatus {
         used: used.used,
         burst: used.burst,
-        interval: crate::util::duration::format(used.interval),
+        interval: used.interval,
         // To the second, as published (and as the supervisor has always read it).
         free_at: used.free_at.map(Stamp::whole_second),
     };
@@ -150,7 +150,7 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     if let Some(r) = &rec.rollback {
         s.reason.then(Reason::RolledBack {
             services: r.services.iter().map(|s| s.service.clone()).collect(),
-            at: crate::state::records::stamp_of_ms(r.at),
+            at: r.at,
             cause: r.reason.clone(),
         });
     }
@@ -191,7 +191,7 @@ fn start_limit(s: &mut ModuleStatus, free_at: Option<Stamp>) {
     };
     s.reason.first(Reason::StartLimit {
         used: s.limit.used,
-        interval: s.limit.interval.clone(),
+        interval: s.limit.interval,
         free_at,
     });
     if matches!(s.state, State::Inactive | State::Degraded | State::Starting) {
@@ -206,7 +206,7 @@ fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
     };
     let until = h.until();
     s.held = Some(HeldStatus {
-        since: crate::state::records::stamp_of_ms(h.since),
+        since: h.since,
         until,
         reason: h.reason.clone(),
     });

@@ -67,7 +67,7 @@ pub(crate) async fn this_run(
     let started = c.started_at.map(before_start);
     let w = crate::logs::stream::Window {
         tail: Some(n * 20),
-        since: started.map(|s| s.secs - 1),
+        since: started.map(|s| s.secs() - 1),
         until: None,
     };
     let lines: Vec<crate::logs::line::Line> = container_lines(engine, &c.id, false, w)
@@ -95,7 +95,7 @@ pub(crate) async fn this_run(
 
 /// A run's start less the margin its first words may come before it.
 fn before_start(s: Stamp) -> Stamp {
-    Stamp::from_micros(s.secs * 1_000_000 + i64::from(s.nanos / 1000) - 50_000)
+    Stamp::from_micros(s.secs() * 1_000_000 + i64::from(s.nanos() / 1000) - 50_000)
 }
 
 /// When the container's current run started, as the engine says now (none
@@ -130,7 +130,7 @@ pub(crate) fn source_of(
 /// Announces every container start of the given projects (or services).
 pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
-        let since = crate::util::timefmt::Stamp::now().secs;
+        let since = crate::util::timefmt::Stamp::now().secs();
         let mut events = engine.container_events(Some(since));
         let why = loop {
             let ev = match events.next().await {
@@ -151,7 +151,7 @@ pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Send
             let Some(source) = source_of(&ev.attributes, &projects) else {
                 continue;
             };
-            let at = ev.at.secs;
+            let at = ev.at.secs();
             if tx.send(Event::Started { id, source, at }).await.is_err() {
                 return;
             }

@@ -29,8 +29,7 @@ impl Store {
                 if before.used >= limit.burst && !force {
                     return Err(before);
                 }
-                rec.starts
-                    .push(now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000));
+                rec.starts.push(now.whole_milli());
                 Ok(rec.limit_use(limit, now))
             })
             .await?;
@@ -120,7 +119,7 @@ impl Store {
         ended: crate::state::records::Ended,
     ) -> anyhow::Result<Option<String>> {
         let key = name.to_string();
-        let now = crate::state::records::ms_of(Stamp::now());
+        let now = Stamp::now().whole_milli();
         let ((), w) = self
             .update(move |s| s.modules.entry(key).or_default().after(ended, now))
             .await?;

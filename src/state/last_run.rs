@@ -61,9 +61,9 @@ mod tests {
             exit_code: Some(code),
             oom_killed: code == 137,
             unhealthy: false,
-            at: "2026-01-01T03:12:00Z".into(),
+            at: crate::util::timefmt::parse("2026-01-01T03:12:00Z").unwrap(),
             lines: vec![KeptLine {
-                time: "2026-01-01T03:11:59Z".into(),
+                time: crate::util::timefmt::parse("2026-01-01T03:11:59Z").unwrap(),
                 stderr: false,
                 message: "bye".into(),
             }],
@@ -101,5 +101,13 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
         assert!(!std::fs::symlink_metadata(&file).unwrap().is_symlink());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_kept_before_reads_and_is_written_back_the_same() {
+        let text = r#"{"runs":[{"service":"db","container":"m-db-1","container_id":"abc","exit_code":137,"oom_killed":true,"unhealthy":false,"at":"2026-01-01T03:12:00.25Z","lines":[{"time":"2026-01-01T03:11:59.500000000Z","stderr":true,"message":"bye"}]}]}"#;
+        let kept: LastRuns = serde_json::from_str(text).unwrap();
+        assert_eq!(kept.runs[0].at.rfc3339(), "2026-01-01T03:12:00Z");
+        assert_eq!(serde_json::to_string(&kept).unwrap(), text);
     }
 }

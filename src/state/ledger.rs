@@ -15,11 +15,14 @@ use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::state::Store;
+use crate::util::stored;
+use crate::util::timefmt::Stamp;
 
 pub(crate) mod index;
 
@@ -27,12 +30,12 @@ pub(crate) mod index;
 const DIR: &str = "ledger";
 /// Generations kept per service replica: the newest by creation time.
 pub(crate) const KEEP_PER_REPLICA: usize = 32;
-/// A generation's `last_seen` is rewritten only when this much older (seconds),
+/// A generation's `last_seen` is rewritten only when this much older,
 /// and only when its ledger is read anyway (a new container of the module, a
 /// stop, `hal logs`, a start event): a listing of unchanged modules (`status`,
 /// the supervisor's looks) reads and writes no ledger, so `last_seen` is a
 /// lower bound of when hal last saw the container. Nothing decides by it.
-const LAST_SEEN_STEP: i64 = 600;
+const LAST_SEEN_STEP: Duration = Duration::from_secs(600);
 
 /// One container of a module, as hal saw it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,11 +46,14 @@ pub(crate) struct Generation {
     /// Compose's container number (replica), 1 for the first.
     #[serde(default = "one")]
     pub number: u32,
-    /// The engine's creation time (unix seconds).
-    pub created: i64,
-    /// When hal first and last saw it (unix seconds).
-    pub first_seen: i64,
-    pub last_seen: i64,
+    /// The engine's creation time. Times here are written in Unix seconds.
+    #[serde(with = "stored::unix_s")]
+    pub created: Stamp,
+    /// When hal first and last saw it.
+    #[serde(with = "stored::unix_s")]
+    pub first_seen: Stamp,
+    #[serde(with = "stored::unix_s")]
+    pub last_seen: Stamp,
     /// Whether it logs to the journal, once hal has read its log config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<bool>,
@@ -76,20 +82,21 @@ pub(crate) struct Sighting {
     pub id: String,
     pub service: String,
     pub number: u32,
-    pub created: i64,
+    /// The engine's creation time, to the second.
+    pub created: Stamp,
     /// Its log config's answer, when the one who saw it read it.
     pub journal: Option<bool>,
 }
 
 impl Ledger {
-    /// Adds what was seen at `now`, keeps the newest [`KEEP_PER_REPLICA`] of
+    /// Adds what was seen at `now` (to the second), keeps the newest [`KEEP_PER_REPLICA`] of
     /// each replica; whether anything changed (pure).
-    pub(crate) fn merge(&mut self, seen: &[Sighting], now: i64) -> bool {
+    pub(crate) fn merge(&mut self, seen: &[Sighting], now: Stamp) -> bool {
         let before = self.clone();
         for s in seen {
             match self.containers.iter_mut().find(|g| g.id == s.id) {
                 Some(g) => {
-                    if now - g.last_seen >= LAST_SEEN_STEP {
+                    if now.since(g.last_seen) >= LAST_SEEN_STEP {
                         g.last_seen = now;
                     }
                     if s.journal.is_some() {
@@ -147,7 +154,7 @@ impl Store {
     /// async thread; a module with nothing new is not written.
     pub(crate) async fn saw(&self, seen: Vec<(String, Vec<Sighting>)>) -> anyhow::Result<()> {
         let store = self.clone();
-        let now = crate::util::timefmt::Stamp::now().secs;
+        let now = Stamp::now().whole_second();
         tokio::task::spawn_blocking(move || {
             seen.iter()
                 .filter(|(_, s)| !s.is_empty())
@@ -158,7 +165,7 @@ impl Store {
     }
 
     /// [`Store::saw`] of one module on the calling thread.
-    fn saw_blocking(&self, module: &str, seen: &[Sighting], now: i64) -> anyhow::Result<()> {
+    fn saw_blocking(&self, module: &str, seen: &[Sighting], now: Stamp) -> anyhow::Result<()> {
         if !self.ledger(module).merge(seen, now) {
             return Ok(());
         }
@@ -182,12 +189,16 @@ impl Store {
 mod tests {
     use super::*;
 
+    fn t(secs: i64) -> Stamp {
+        Stamp::from_secs(secs)
+    }
+
     fn seen(id: &str, service: &str, created: i64) -> Sighting {
         Sighting {
             id: id.into(),
             service: service.into(),
             number: 1,
-            created,
+            created: t(created),
             journal: None,
         }
     }
@@ -195,21 +206,21 @@ mod tests {
     #[test]
     fn merge_adds_refreshes_coarsely_and_bounds_each_replica() {
         let mut l = Ledger::default();
-        assert!(l.merge(&[seen("a", "web", 10), seen("b", "db", 5)], 100));
+        assert!(l.merge(&[seen("a", "web", 10), seen("b", "db", 5)], t(100)));
         assert_eq!(l.containers[0].id, "b", "oldest first");
         // Seen again soon: nothing to write.
-        assert!(!l.merge(&[seen("a", "web", 10)], 101));
-        assert!(l.merge(&[seen("a", "web", 10)], 100 + LAST_SEEN_STEP));
+        assert!(!l.merge(&[seen("a", "web", 10)], t(101)));
+        assert!(l.merge(&[seen("a", "web", 10)], t(100).plus(LAST_SEEN_STEP)));
         let learned = Sighting {
             journal: Some(true),
             ..seen("b", "db", 5)
         };
-        assert!(l.merge(&[learned], 102));
+        assert!(l.merge(&[learned], t(102)));
         assert_eq!(l.containers[0].journal, Some(true));
         let many: Vec<Sighting> = (0..40)
             .map(|i| seen(&format!("w{i}"), "web", 20 + i))
             .collect();
-        assert!(l.merge(&many, 200));
+        assert!(l.merge(&many, t(200)));
         let web: Vec<&Generation> = l.containers.iter().filter(|g| g.service == "web").collect();
         assert_eq!(web.len(), KEEP_PER_REPLICA);
         assert_eq!(web.last().unwrap().id, "w39");
@@ -238,5 +249,13 @@ mod tests {
         std::fs::write(&path, b"{not json").unwrap();
         assert_eq!(s.ledger("m"), Ledger::default(), "a torn file reads empty");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_ledger_written_before_reads_and_is_written_back_the_same() {
+        let text = r#"{"containers":[{"id":"a","service":"web","number":2,"created":1764900000,"first_seen":1764900001,"last_seen":1764900601,"journal":true}]}"#;
+        let l: Ledger = serde_json::from_str(text).unwrap();
+        assert_eq!(l.containers[0].created, t(1_764_900_000));
+        assert_eq!(serde_json::to_string(&l).unwrap(), text);
     }
 }

@@ -273,10 +273,7 @@ mod tests {
     #[tokio::test]
     async fn counts_until_burst_then_refuses_until_window_passes() {
         let s = store("limit");
-        let t0 = Stamp {
-            secs: 1000,
-            nanos: 0,
-        };
+        let t0 = Stamp::from_secs(1000);
         for i in 0..3 {
             let (u, _) = s
                 .count_start("web", limit(3, 60), false, t0.plus(Duration::from_secs(i)))

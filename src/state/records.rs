@@ -9,6 +9,7 @@ use crate::error::HalError;
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
 use crate::module::status::Desired;
+use crate::util::stored;
 use crate::util::timefmt::Stamp;
 
 /// The version of the state file this hal writes.
@@ -17,9 +18,9 @@ pub(crate) const SCHEMA: u32 = 1;
 /// What hal remembers about one module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModuleRecord {
-    /// Unix milliseconds of the starts counted against the limit.
-    #[serde(default)]
-    pub starts: Vec<i64>,
+    /// The starts counted against the limit (written in Unix milliseconds).
+    #[serde(default, with = "stored::unix_ms::list")]
+    pub starts: Vec<Stamp>,
     #[serde(default)]
     pub desired: Option<Desired>,
     /// Set when the last start ran a cached image because a pull failed.
@@ -70,8 +71,9 @@ fn is_zero(n: &u64) -> bool {
 /// An update that did not become active in time and was rolled back.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RollbackRecord {
-    /// Unix milliseconds when it was rolled back.
-    pub at: i64,
+    /// When it was rolled back (written in Unix milliseconds).
+    #[serde(with = "stored::unix_ms")]
+    pub at: Stamp,
     /// Why: what the new image did, on one line.
     pub reason: String,
     /// The services put back on their previous image.
@@ -95,8 +97,9 @@ pub struct RolledBackService {
 /// What the last `update --check` found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRecord {
-    /// Unix milliseconds when it asked.
-    pub at: i64,
+    /// When it asked (written in Unix milliseconds).
+    #[serde(with = "stored::unix_ms")]
+    pub at: Stamp,
     /// The services whose registry has an image other than the one they run.
     pub available: Vec<String>,
     /// Why the registry could not be asked about some image, if it could not.
@@ -107,8 +110,9 @@ pub struct CheckRecord {
 /// A start that failed: the module reads `failed`, with this as its reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureRecord {
-    /// Unix milliseconds when it failed.
-    pub at: i64,
+    /// When it failed (written in Unix milliseconds).
+    #[serde(with = "stored::unix_ms")]
+    pub at: Stamp,
     /// The cause, on one line.
     pub reason: String,
     /// The service that was started (`MODULE/SERVICE`), or none for the whole module.
@@ -137,14 +141,14 @@ impl ModuleRecord {
     pub fn up_to_date(&mut self) {
         self.rollback = None;
         if let Some(check) = &mut self.update_check {
-            check.at = ms_of(Stamp::now());
+            check.at = Stamp::now().whole_milli();
             check.available.clear();
             check.error = None;
         }
     }
 
-    /// Records how a verb ended (`now`: unix milliseconds).
-    pub fn after(&mut self, ended: Ended, now: i64) {
+    /// Records how a verb ended (`now`, to the millisecond).
+    pub fn after(&mut self, ended: Ended, now: Stamp) {
         match ended {
             Ended::Started(service) => {
                 self.failure = None;
@@ -184,15 +188,18 @@ impl ModuleRecord {
 /// A hold of the supervisor's, as remembered across its restarts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HoldRecord {
-    /// Unix milliseconds when the hold began.
-    pub since: i64,
-    /// Unix milliseconds before which the supervisor does not try again.
-    pub not_before: i64,
-    /// The pause after the next failed try, in milliseconds.
-    pub backoff_ms: u64,
-    /// When the start limit frees a start (unix milliseconds), as last seen.
-    #[serde(default)]
-    pub free_at: Option<i64>,
+    /// When the hold began. Times here are written in Unix milliseconds.
+    #[serde(with = "stored::unix_ms")]
+    pub since: Stamp,
+    /// Before when the supervisor does not try again.
+    #[serde(with = "stored::unix_ms")]
+    pub not_before: Stamp,
+    /// The pause after the next failed try (written in milliseconds).
+    #[serde(rename = "backoff_ms", with = "stored::span_ms")]
+    pub backoff: Duration,
+    /// When the start limit frees a start, as last seen.
+    #[serde(default, with = "stored::unix_ms::option")]
+    pub free_at: Option<Stamp>,
     /// Why it is held, in the log's words.
     #[serde(default)]
     pub reason: String,
@@ -204,19 +211,11 @@ pub struct HoldRecord {
 impl HoldRecord {
     /// When the supervisor tries again: after the backoff, once the limit frees a start.
     pub fn until(&self) -> Stamp {
-        let free = self.free_at.map_or(self.not_before, |f| f + 1000);
-        stamp_of_ms(self.not_before.max(free))
+        let free = self
+            .free_at
+            .map_or(self.not_before, |f| f.plus(Duration::from_secs(1)));
+        self.not_before.max(free)
     }
-}
-
-/// Unix milliseconds of a time.
-pub(crate) fn ms_of(t: Stamp) -> i64 {
-    t.secs.saturating_mul(1000) + i64::from(t.nanos / 1_000_000)
-}
-
-/// The time of unix milliseconds.
-pub(crate) fn stamp_of_ms(ms: i64) -> Stamp {
-    Stamp::from_micros(ms.saturating_mul(1000))
 }
 
 /// The whole state file.
@@ -241,10 +240,9 @@ pub struct LimitUse {
 impl ModuleRecord {
     /// Forget starts that have left the window.
     pub fn prune(&mut self, limit: RestartLimit, now: Stamp) {
-        let window_ms = i64::try_from(limit.interval.as_millis()).unwrap_or(i64::MAX);
-        let now_ms = now.secs.saturating_mul(1000) + i64::from(now.nanos / 1_000_000);
+        let now = now.whole_milli();
         self.starts
-            .retain(|&t| now_ms.saturating_sub(t) < window_ms && t <= now_ms);
+            .retain(|&t| now.since(t) < limit.interval && t <= now);
     }
 
     pub fn limit_use(&self, limit: RestartLimit, now: Stamp) -> LimitUse {
@@ -256,7 +254,7 @@ impl ModuleRecord {
             let idx = r.starts.len() - limit.burst as usize;
             let mut sorted = r.starts.clone();
             sorted.sort_unstable();
-            Stamp::from_micros(sorted[idx].saturating_mul(1000)).plus(limit.interval)
+            sorted[idx].plus(limit.interval)
         });
         LimitUse {
             used,
@@ -302,22 +300,34 @@ mod tests {
     #[test]
     fn a_failure_lasts_until_a_start_or_a_stop() {
         let mut r = ModuleRecord::default();
-        r.after(Ended::StartFailed(None, "image missing".into()), 5);
+        r.after(
+            Ended::StartFailed(None, "image missing".into()),
+            Stamp::from_millis(5),
+        );
         assert_eq!(r.failure.as_ref().unwrap().reason, "image missing");
-        r.after(Ended::Stopped(Some("worker".into())), 6);
+        r.after(Ended::Stopped(Some("worker".into())), Stamp::from_millis(6));
         assert!(r.failure.is_some(), "another service's stop");
         assert_eq!(r.stopped, ["worker"]);
-        r.after(Ended::Repaired, 7);
+        r.after(Ended::Repaired, Stamp::from_millis(7));
         assert!(r.failure.is_none());
         assert_eq!(r.stopped, ["worker"], "the supervisor keeps it stopped");
-        r.after(Ended::StartFailed(Some("worker".into()), "port".into()), 8);
-        r.after(Ended::Stopped(Some("worker".into())), 9);
+        r.after(
+            Ended::StartFailed(Some("worker".into()), "port".into()),
+            Stamp::from_millis(8),
+        );
+        r.after(Ended::Stopped(Some("worker".into())), Stamp::from_millis(9));
         assert!(r.failure.is_none());
-        r.after(Ended::Started(Some("worker".into())), 10);
+        r.after(
+            Ended::Started(Some("worker".into())),
+            Stamp::from_millis(10),
+        );
         assert!(r.stopped.is_empty());
-        r.after(Ended::Stopped(Some("db".into())), 11);
-        r.after(Ended::StartFailed(None, "yaml".into()), 12);
-        r.after(Ended::Stopped(None), 13);
+        r.after(Ended::Stopped(Some("db".into())), Stamp::from_millis(11));
+        r.after(
+            Ended::StartFailed(None, "yaml".into()),
+            Stamp::from_millis(12),
+        );
+        r.after(Ended::Stopped(None), Stamp::from_millis(13));
         assert!(r.failure.is_none() && r.stopped.is_empty());
     }
 
@@ -328,7 +338,7 @@ mod tests {
         assert!(web.rollback.is_none() && web.rollbacks == 0 && web.previous.is_empty());
         let rec = ModuleRecord {
             rollback: Some(RollbackRecord {
-                at: 5,
+                at: Stamp::from_millis(5),
                 reason: "new image did not start: service api exited with code 1".into(),
                 services: vec![RolledBackService {
                     service: "api".into(),
@@ -377,12 +387,18 @@ mod on_disk {
     fn todays_state_file_loads_and_round_trips() {
         let s = parse_state(TODAY).unwrap();
         let web = &s.modules["web"];
-        assert_eq!(web.starts, vec![1_764_900_000_000, 1_764_900_060_500]);
+        assert_eq!(
+            web.starts.iter().map(|t| t.millis()).collect::<Vec<_>>(),
+            vec![1_764_900_000_000, 1_764_900_060_500]
+        );
         let hold = web.hold.as_ref().unwrap();
-        assert_eq!(hold.until(), stamp_of_ms(1_764_900_601_000));
-        assert_eq!(stamp_of_ms(1_764_900_060_500).nanos, 500_000_000);
-        assert_eq!(ms_of(stamp_of_ms(1_764_900_060_500)), 1_764_900_060_500);
-        assert_eq!(web.failure.as_ref().unwrap().at, 1_764_900_061_000);
+        assert_eq!(hold.until(), Stamp::from_millis(1_764_900_601_000));
+        assert_eq!(Stamp::from_millis(1_764_900_060_500).nanos(), 500_000_000);
+        assert_eq!(
+            Stamp::from_millis(1_764_900_060_500).millis(),
+            1_764_900_060_500
+        );
+        assert_eq!(web.failure.as_ref().unwrap().at.millis(), 1_764_900_061_000);
         let want: serde_json::Value = serde_json::from_str(TODAY).unwrap();
         assert_eq!(serde_json::to_value(&s).unwrap(), want);
     }

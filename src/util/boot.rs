@@ -16,7 +16,7 @@ fn btime(text: &str) -> Option<Stamp> {
         .trim()
         .parse()
         .ok()?;
-    Some(Stamp { secs, nanos: 0 })
+    Some(Stamp::from_secs(secs))
 }
 
 #[cfg(test)]
@@ -26,7 +26,7 @@ mod tests {
     #[test]
     fn btime_is_read_from_its_line() {
         let text = "cpu  1 2 3\nintr 5\nbtime 1764835200\nprocesses 9\n";
-        assert_eq!(btime(text).map(|s| s.secs), Some(1_764_835_200));
+        assert_eq!(btime(text).map(|s| s.secs()), Some(1_764_835_200));
         assert_eq!(btime("cpu 1\n"), None);
     }
 }

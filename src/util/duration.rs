@@ -152,4 +152,38 @@ mod tests {
         }
         assert_eq!(format(Duration::from_secs(120)), "2m");
     }
+    #[test]
+    fn the_documented_forms_are_pinned() {
+        let secs = |s: &str| parse(s).map(|d| d.as_millis()).ok();
+        for (text, ms) in [
+            ("0", 0),
+            ("90s", 90_000),
+            ("1sec", 1_000),
+            ("2secs", 2_000),
+            ("1min", 60_000),
+            ("3mins", 180_000),
+            ("1hr", 3_600_000),
+            ("2hrs", 7_200_000),
+            ("1d2h3m4s5ms", 93_784_005),
+            ("1s1s", 2_000),
+            ("0ms", 0),
+        ] {
+            assert_eq!(secs(text), Some(ms), "{text}");
+        }
+        for bad in [
+            "1h 30m", "1H", "5 min", "1w", "5mn", "+5s", "1e3s", "1_000s",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} should fail");
+        }
+        for (ms, text) in [
+            (0, "0s"),
+            (1_500, "1500ms"),
+            (3_600_000, "1h"),
+            (90_061_000, "1d1h1m1s"),
+            (172_800_000, "2d"),
+            (5_400_000, "1h30m"),
+        ] {
+            assert_eq!(format(Duration::from_millis(ms)), text);
+        }
+    }
 }

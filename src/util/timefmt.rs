@@ -1,98 +1,129 @@
-//! RFC 3339 timestamps as Docker and journald give them, parsed and printed without a date library.
+//! hal's one time type in memory, `Stamp` (an instant, on `jiff::Timestamp`), and RFC 3339 as Docker and journald give it.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-/// A point in time: seconds and nanoseconds since the Unix epoch (UTC).
+use jiff::Timestamp;
+
+/// A point in time (UTC), to the nanosecond.
+///
+/// A thin wrapper on `jiff::Timestamp` rather than the type itself: it keeps
+/// hal's arithmetic (saturating, with `std::time::Duration` as the one span
+/// type), hal's printed shapes (`rfc3339`, Go's trimmed fraction, `clock`) and
+/// leaves how a time is stored to the `serde(with = …)` helpers in
+/// `util::stored`, so no jiff shape reaches a file or a JSON document by accident.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Stamp {
-    pub secs: i64,
-    pub nanos: u32,
-}
+pub struct Stamp(Timestamp);
 
 impl Stamp {
+    /// The Unix epoch, 1970-01-01T00:00:00Z.
+    pub const EPOCH: Stamp = Stamp(Timestamp::UNIX_EPOCH);
+
     pub fn now() -> Stamp {
         Stamp::from_system(SystemTime::now())
     }
 
+    /// A system time; one before the epoch reads as the epoch.
     pub fn from_system(t: SystemTime) -> Stamp {
-        match t.duration_since(UNIX_EPOCH) {
-            Ok(d) => Stamp {
-                secs: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-                nanos: d.subsec_nanos(),
-            },
-            Err(_) => Stamp::default(),
+        match t.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(d) => Stamp::EPOCH.plus(d),
+            Err(_) => Stamp::EPOCH,
         }
+    }
+
+    /// Whole Unix seconds (clamped to the years jiff holds, -9999 to 9999).
+    pub fn from_secs(secs: i64) -> Stamp {
+        Stamp::new(secs, 0)
+    }
+
+    /// Unix seconds and nanoseconds past them.
+    pub fn new(secs: i64, nanos: u32) -> Stamp {
+        let s = secs.clamp(Timestamp::MIN.as_second(), Timestamp::MAX.as_second());
+        Stamp(
+            Timestamp::new(s, i32::try_from(nanos.min(999_999_999)).unwrap_or(0))
+                .unwrap_or(Timestamp::MAX),
+        )
     }
 
     pub fn from_micros(us: i64) -> Stamp {
-        Stamp {
-            secs: us.div_euclid(1_000_000),
-            nanos: u32::try_from(us.rem_euclid(1_000_000) * 1000).unwrap_or(0),
-        }
+        Stamp::new(
+            us.div_euclid(1_000_000),
+            u32::try_from(us.rem_euclid(1_000_000) * 1000).unwrap_or(0),
+        )
     }
 
+    /// Unix milliseconds.
+    pub fn from_millis(ms: i64) -> Stamp {
+        Stamp::from_micros(ms.saturating_mul(1000))
+    }
+
+    /// The jiff instant, for civil and zone arithmetic.
+    pub fn instant(self) -> Timestamp {
+        self.0
+    }
+
+    pub fn from_instant(t: Timestamp) -> Stamp {
+        Stamp(t)
+    }
+
+    /// Whole Unix seconds (rounded down).
+    pub fn secs(self) -> i64 {
+        self.0.as_second() - i64::from(self.0.subsec_nanosecond() < 0)
+    }
+
+    /// Nanoseconds past [`Stamp::secs`].
+    pub fn nanos(self) -> u32 {
+        u32::try_from(self.0.subsec_nanosecond().rem_euclid(1_000_000_000)).unwrap_or(0)
+    }
+
+    /// Unix milliseconds (rounded down).
+    pub fn millis(self) -> i64 {
+        self.secs().saturating_mul(1000) + i64::from(self.nanos() / 1_000_000)
+    }
+
+    /// The same time to the millisecond (rounded down), as the state file keeps it.
+    pub fn whole_milli(self) -> Stamp {
+        Stamp::from_millis(self.millis())
+    }
+
+    /// `d` later (saturating).
     pub fn plus(self, d: Duration) -> Stamp {
-        let total = u128::from(self.nanos) + u128::from(d.subsec_nanos());
-        Stamp {
-            secs: self
-                .secs
-                .saturating_add(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-                .saturating_add(i64::try_from(total / 1_000_000_000).unwrap_or(0)),
-            nanos: u32::try_from(total % 1_000_000_000).unwrap_or(0),
-        }
+        Stamp(self.0.saturating_add(d).unwrap_or(Timestamp::MAX))
+    }
+
+    /// `d` earlier, never before the epoch.
+    pub fn minus(self, d: Duration) -> Stamp {
+        Stamp(self.0.saturating_sub(d).unwrap_or(Timestamp::MIN)).max(Stamp::EPOCH)
     }
 
     /// How long after `earlier` this is (zero if before).
     pub fn since(self, earlier: Stamp) -> Duration {
-        let a = i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos);
-        let b = i128::from(earlier.secs) * 1_000_000_000 + i128::from(earlier.nanos);
-        let d = (a - b).max(0);
-        Duration::from_nanos(u64::try_from(d).unwrap_or(u64::MAX))
+        Duration::try_from(self.0.duration_since(earlier.0)).unwrap_or(Duration::ZERO)
     }
 
     /// `2026-11-30T12:03:11Z` (seconds precision).
     pub fn rfc3339(self) -> String {
-        let days = self.secs.div_euclid(86_400);
-        let rem = self.secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-            rem / 3600,
-            (rem % 3600) / 60,
-            rem % 60
-        )
+        format!("{:.0}", self.whole_second().0)
     }
 
     /// `2026-11-30T12:03:11.123456789Z` (nanosecond precision, as Docker prints).
     pub fn rfc3339_nanos(self) -> String {
-        let base = self.rfc3339();
-        format!("{}.{:09}Z", &base[..base.len() - 1], self.nanos)
+        format!("{:.9}", self.0)
     }
 
     /// `2026-11-30T12:03:11.1234Z`, as Go (and so Docker) prints a time: the
     /// fraction without its trailing zeros, none when the second is whole.
     pub fn rfc3339_trimmed(self) -> String {
-        let base = self.rfc3339();
-        if self.nanos == 0 {
-            return base;
-        }
-        let frac = format!("{:09}", self.nanos);
-        format!(
-            "{}.{}Z",
-            &base[..base.len() - 1],
-            frac.trim_end_matches('0')
-        )
+        self.0.to_string()
     }
 
     /// The same time without its fraction of a second.
     pub fn whole_second(self) -> Stamp {
-        Stamp { nanos: 0, ..self }
+        Stamp::from_secs(self.secs())
     }
 
     /// `12:03:11` in UTC, for short human messages.
     pub fn clock(self) -> String {
-        let rem = self.secs.rem_euclid(86_400);
-        format!("{:02}:{:02}:{:02}", rem / 3600, (rem % 3600) / 60, rem % 60)
+        self.0.strftime("%H:%M:%S").to_string()
     }
 }
 
@@ -105,142 +136,48 @@ pub fn parse_set(text: &str) -> Option<Stamp> {
     parse(text)
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
+/// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` (a space may stand for the
+/// `T`). hal's shape is checked here; jiff reads the value.
 pub fn parse(text: &str) -> Option<Stamp> {
     let b = text.as_bytes();
-    if b.len() < 20 {
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let shaped = b.len() >= 20
+        && [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')]
+            .iter()
+            .all(|&(i, c)| b[i] == c)
+        && matches!(b[10], b'T' | b' ')
+        && [0..4, 5..7, 8..10, 11..13, 14..16, 17..19]
+            .into_iter()
+            .all(digits);
+    if !shaped {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(r)?;
-        if !s.bytes().all(|c| c.is_ascii_digit()) {
+    let frac = if b[19] == b'.' {
+        let n = b[20..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
             return None;
         }
-        s.parse().ok()
+        n + 1
+    } else {
+        0
     };
-    if b[4] != b'-'
-        || b[7] != b'-'
-        || !(b[10] == b'T' || b[10] == b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
+    let zone = 19 + frac;
+    let zoned = match &b[zone..] {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', _, _, b':', _, _] => digits(zone + 1..zone + 3) && digits(zone + 4..zone + 6),
+        _ => false,
+    };
+    if !zoned {
         return None;
     }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut nanos: u32 = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let frac = &text[start..i];
-        if frac.is_empty() {
-            return None;
-        }
-        let mut n: u32 = 0;
-        for (k, c) in frac.bytes().take(9).enumerate() {
-            n += u32::from(c - b'0') * 10u32.pow(8 - k as u32);
-        }
-        nanos = n;
-    }
-    let offset = match b.get(i)? {
-        b'Z' | b'z' if i + 1 == b.len() => 0,
-        sign @ (b'+' | b'-') if i + 6 == b.len() && b[i + 3] == b':' => {
-            let oh = num(i + 1..i + 3)?;
-            let om = num(i + 4..i + 6)?;
-            let o = oh * 3600 + om * 60;
-            if *sign == b'+' { o } else { -o }
-        }
-        _ => return None,
+    // jiff reads at most nine digits of a fraction; hal drops the rest.
+    let text = match frac {
+        0..=10 => std::borrow::Cow::Borrowed(text),
+        _ => format!("{}{}", &text[..29], &text[zone..]).into(),
     };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset;
-    Some(Stamp { secs, nanos })
-}
-
-/// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The (year, month, day) of a day counted from 1970-01-01.
-pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    text.parse::<Timestamp>().ok().map(Stamp)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_docker_nanos_with_trimmed_zeros() {
-        let a = parse("2024-01-01T00:00:00.12345Z").unwrap();
-        let b = parse("2024-01-01T00:00:00.123456789Z").unwrap();
-        assert!(a < b);
-        assert_eq!(a.nanos, 123_450_000);
-        assert_eq!(a.secs, 1_704_067_200);
-    }
-
-    #[test]
-    fn offsets_and_round_trip() {
-        let a = parse("2026-11-30T13:03:11+01:00").unwrap();
-        assert_eq!(a.rfc3339(), "2026-11-30T12:03:11Z");
-        assert_eq!(parse(&a.rfc3339_nanos()).unwrap(), a);
-        assert_eq!(
-            Stamp { secs: 0, nanos: 0 }.rfc3339(),
-            "1970-01-01T00:00:00Z"
-        );
-        assert_eq!(
-            parse("2000-02-29T00:00:00Z").unwrap().rfc3339(),
-            "2000-02-29T00:00:00Z"
-        );
-    }
-
-    #[test]
-    fn trimmed_as_docker_prints() {
-        for text in [
-            "2024-01-01T00:00:00.12345Z",
-            "2024-01-01T00:00:00.123456789Z",
-            "2024-01-01T00:00:00Z",
-            "2024-01-01T00:00:00.1Z",
-        ] {
-            assert_eq!(parse(text).unwrap().rfc3339_trimmed(), text);
-        }
-        let t = parse("2024-01-01T00:00:00.5Z").unwrap();
-        assert_eq!(t.whole_second().rfc3339_trimmed(), "2024-01-01T00:00:00Z");
-    }
-
-    #[test]
-    fn rejects_garbage() {
-        for bad in [
-            "",
-            "2024-01-01",
-            "2024-13-01T00:00:00Z",
-            "2024-01-01T00:00:00",
-            "abcd-ef-ghTij:kl:mnZ",
-            "2024-01-01T00:00:00.Z",
-        ] {
-            assert!(parse(bad).is_none(), "{bad}");
-        }
-    }
-}
+mod tests;

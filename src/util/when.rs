@@ -1,22 +1,36 @@
 //! `--since`/`--until` values as journalctl and docker read them: durations back from now, `-1h`, `today`, local dates, RFC 3339, `@UNIX`, and a bare Unix time.
 
-use crate::util::timefmt::{self, Stamp, days_from_civil};
-use crate::util::tz::Zone;
+use std::time::Duration;
+
+use jiff::civil::DateTime;
+
+use crate::util::timefmt::{self, Stamp};
+use crate::util::tz::{Zone, ZoneError};
 
 /// What `--help` says a WHEN may be.
 pub(crate) const FORMS: &str = "a duration back from now (10m, 1h30m, -1h, '5 minutes ago'), now, today, yesterday, \
 YYYY-MM-DD[ HH:MM[:SS]] in local time, an RFC 3339 time (2026-11-30T12:00:00Z), or @UNIX; \
 a bare number is a Unix time, as docker reads it";
 
+/// Why a WHEN does not read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WhenError {
+    #[error("invalid time {0:?}: expected {FORMS}")]
+    Invalid(String),
+    /// A local-time form, and the local zone does not read.
+    #[error(transparent)]
+    Zone(#[from] ZoneError),
+}
+
 /// Parses a WHEN relative to `now`; `zone` is asked only for the local-time
 /// forms (`today`, `YYYY-MM-DD …`).
 pub(crate) fn parse(
     text: &str,
     now: Stamp,
-    zone: impl FnOnce() -> Result<Zone, String>,
-) -> Result<Stamp, String> {
+    zone: impl FnOnce() -> Result<Zone, ZoneError>,
+) -> Result<Stamp, WhenError> {
     let t = text.trim();
-    let bad = || format!("invalid time {text:?}: expected {FORMS}");
+    let bad = || WhenError::Invalid(text.to_string());
     if t.is_empty() {
         return Err(bad());
     }
@@ -29,14 +43,7 @@ pub(crate) fn parse(
     if t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return unix_time(t).ok_or_else(bad);
     }
-    let back = |dur: &str| -> Option<Stamp> {
-        let d = span(dur)?;
-        Some(minus(
-            now,
-            i64::try_from(d.as_secs()).ok()?,
-            d.subsec_nanos(),
-        ))
-    };
+    let back = |dur: &str| span(dur).map(|d| now.minus(d));
     if let Some(d) = t.strip_prefix('-') {
         return back(d).ok_or_else(bad);
     }
@@ -62,24 +69,18 @@ pub(crate) fn parse(
     };
     if let Some(k) = days {
         let zone = zone()?;
-        let day = zone.to_local(now.secs).div_euclid(86_400) + k;
-        return Ok(Stamp {
-            secs: zone.to_utc(day * 86_400),
-            nanos: 0,
-        });
+        return Ok(zone.instant_of(zone.date(now, k).into()));
     }
     let local = local_time(t).ok_or_else(bad)?;
-    let zone = zone()?;
-    Ok(Stamp {
-        secs: zone.to_utc(local),
-        nanos: 0,
-    })
+    Ok(zone()?.instant_of(local))
 }
 
 /// A time span as hal's flags write it (`10m`, `1h30m`) or as systemd does
 /// (`5 minutes`, `1h 30min`, `2 days`, `-5min`'s `5min`): numbers, each
-/// followed by a unit, spaces allowed between them.
-fn span(text: &str) -> Option<std::time::Duration> {
+/// followed by a unit, spaces allowed between them. Kept by hand, not jiff's
+/// friendly format: systemd's `M` and `y` are fixed lengths (30.44 and 365.25
+/// days), not calendar units, and jiff would take more (`1.5h`, `PT1H`).
+fn span(text: &str) -> Option<Duration> {
     let text = text.trim();
     if let Ok(d) = crate::util::duration::parse(text) {
         return Some(d);
@@ -99,7 +100,7 @@ fn span(text: &str) -> Option<std::time::Duration> {
         rest = tail[letters..].trim_start();
     }
     // Ten years back is the most any log holds; beyond is a typo.
-    (total <= 10 * 366 * 86_400).then(|| std::time::Duration::from_secs(total))
+    (total <= 10 * 366 * 86_400).then(|| Duration::from_secs(total))
 }
 
 /// Seconds in one of systemd's time-span units (`systemd.time(7)`), whole seconds and up.
@@ -116,17 +117,6 @@ fn unit_secs(unit: &str) -> Option<u64> {
     })
 }
 
-/// `now` minus whole seconds and nanoseconds, never before the epoch.
-fn minus(now: Stamp, secs: i64, nanos: u32) -> Stamp {
-    let total = i128::from(now.secs) * 1_000_000_000 + i128::from(now.nanos)
-        - (i128::from(secs) * 1_000_000_000 + i128::from(nanos));
-    let total = total.max(0);
-    Stamp {
-        secs: i64::try_from(total / 1_000_000_000).unwrap_or(0),
-        nanos: u32::try_from(total % 1_000_000_000).unwrap_or(0),
-    }
-}
-
 /// `1700000000` or `1700000000.5`.
 fn unix_time(text: &str) -> Option<Stamp> {
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
@@ -136,47 +126,33 @@ fn unix_time(text: &str) -> Option<Stamp> {
     if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
         return None;
     }
-    let secs = whole.parse().ok()?;
     let nanos = if frac.is_empty() {
         0
     } else {
         format!("{frac:0<9}").parse().ok()?
     };
-    Some(Stamp { secs, nanos })
+    Some(Stamp::new(whole.parse().ok()?, nanos))
 }
 
 /// `YYYY-MM-DD`, `YYYY-MM-DD HH:MM` or `YYYY-MM-DD HH:MM:SS` (a `T` may join
-/// them), as wall-clock seconds counted as if it were UTC.
-fn local_time(text: &str) -> Option<i64> {
+/// them): hal's shape is checked here, jiff reads the date and time.
+fn local_time(text: &str) -> Option<DateTime> {
     let (date, time) = match text.split_once([' ', 'T']) {
-        Some((d, t)) => (d, Some(t.trim())),
-        None => (text, None),
+        Some((d, t)) => (d, t.trim()),
+        None => (text, "00:00"),
     };
-    let num = |s: &str, len: usize| -> Option<i64> {
-        (s.len() == len && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
+    let fits = |s: &str, shape: &str| {
+        s.len() == shape.len()
+            && s.bytes().zip(shape.bytes()).all(|(c, p)| match p {
+                b'd' => c.is_ascii_digit(),
+                p => c == p,
+            })
     };
-    let mut d = date.split('-');
-    let (y, m, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
-    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+    let time_fits = fits(time, "dd:dd") || fits(time, "dd:dd:dd");
+    if !fits(date, "dddd-dd-dd") || !time_fits {
         return None;
     }
-    let mut secs = 0;
-    if let Some(time) = time {
-        let parts: Vec<&str> = time.split(':').collect();
-        if !(2..=3).contains(&parts.len()) {
-            return None;
-        }
-        let h = num(parts[0], 2)?;
-        let mi = num(parts[1], 2)?;
-        let s = parts.get(2).map_or(Some(0), |p| num(p, 2))?;
-        if h > 23 || mi > 59 || s > 60 {
-            return None;
-        }
-        secs = h * 3600 + mi * 60 + s;
-    }
-    Some(days_from_civil(y, m, day) * 86_400 + secs)
+    format!("{date}T{time}").parse().ok()
 }
 
 #[cfg(test)]
@@ -185,17 +161,14 @@ mod tests {
 
     fn now() -> Stamp {
         // 2026-07-15T12:30:00.5Z, a Wednesday.
-        Stamp {
-            secs: 1_784_118_600,
-            nanos: 500_000_000,
-        }
+        Stamp::new(1_784_118_600, 500_000_000)
     }
 
-    fn utc() -> Result<Zone, String> {
+    fn utc() -> Result<Zone, ZoneError> {
         Ok(Zone::utc())
     }
 
-    fn berlin() -> Result<Zone, String> {
+    fn berlin() -> Result<Zone, ZoneError> {
         Zone::named("CET-1CEST,M3.5.0,M10.5.0/3", std::path::Path::new("/x"))
     }
 
@@ -210,7 +183,7 @@ mod tests {
         assert_eq!(p("-1h"), "2026-07-15T11:30:00Z");
         assert_eq!(p("2h ago"), "2026-07-15T10:30:00Z");
         assert_eq!(p("+1h"), "2026-07-15T13:30:00Z");
-        assert_eq!(parse("10m", now(), utc).unwrap().nanos, 500_000_000);
+        assert_eq!(parse("10m", now(), utc).unwrap().nanos(), 500_000_000);
         assert_eq!(p("now"), "2026-07-15T12:30:00Z");
     }
 
@@ -239,12 +212,15 @@ mod tests {
 
     #[test]
     fn bare_numbers_are_unix_times_as_docker_reads_them() {
-        assert_eq!(parse("1700000000", now(), utc).unwrap().secs, 1_700_000_000);
-        assert_eq!(parse("@42", now(), utc).unwrap().secs, 42);
-        let s = parse("@1.25", now(), utc).unwrap();
-        assert_eq!((s.secs, s.nanos), (1, 250_000_000));
         assert_eq!(
-            parse("1700000000.5", now(), utc).unwrap().nanos,
+            parse("1700000000", now(), utc).unwrap().secs(),
+            1_700_000_000
+        );
+        assert_eq!(parse("@42", now(), utc).unwrap().secs(), 42);
+        let s = parse("@1.25", now(), utc).unwrap();
+        assert_eq!((s.secs(), s.nanos()), (1, 250_000_000));
+        assert_eq!(
+            parse("1700000000.5", now(), utc).unwrap().nanos(),
             500_000_000
         );
     }
@@ -271,10 +247,13 @@ mod tests {
 
     #[test]
     fn the_zone_is_read_only_when_needed() {
-        let broken = || Err("no zone".to_string());
+        let broken = || Err(ZoneError::NotUnicode);
         assert!(parse("10m", now(), broken).is_ok());
         assert!(parse("@5", now(), broken).is_ok());
-        assert_eq!(parse("today", now(), broken).unwrap_err(), "no zone");
+        assert_eq!(
+            parse("today", now(), broken).unwrap_err(),
+            WhenError::Zone(ZoneError::NotUnicode)
+        );
     }
 
     #[test]
@@ -291,7 +270,55 @@ mod tests {
             "12:00",
             "2026-1-1",
         ] {
-            let e = parse(bad, now(), utc).unwrap_err();
+            let e = parse(bad, now(), utc).unwrap_err().to_string();
+            assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");
+        }
+    }
+    #[test]
+    fn every_documented_word_is_pinned() {
+        assert_eq!(p(" 10m "), "2026-07-15T12:20:00Z");
+        assert_eq!(p("+5min"), "2026-07-15T12:35:00Z");
+        assert_eq!(p("2 weeks ago"), "2026-07-01T12:30:00Z");
+        assert_eq!(p("1w ago"), "2026-07-08T12:30:00Z");
+        assert_eq!(p("1M ago"), "2026-06-15T02:00:00Z");
+        assert_eq!(p("1 month ago"), "2026-06-15T02:00:00Z");
+        assert_eq!(p("1y ago"), "2025-07-15T06:30:00Z");
+        assert_eq!(p("2 years ago"), "2024-07-15T00:30:00Z");
+        assert_eq!(p("90s ago"), "2026-07-15T12:28:30Z");
+        assert_eq!(p("250ms ago"), "2026-07-15T12:30:00Z");
+        assert_eq!(p("1d"), "2026-07-14T12:30:00Z");
+        assert_eq!(p("2026-01-01T12:00"), "2026-01-01T12:00:00Z");
+        assert_eq!(p("2026-07-15T12:00:00+02:00"), "2026-07-15T10:00:00Z");
+        let n = |t: &str| parse(t, now(), utc).unwrap().rfc3339_nanos();
+        assert_eq!(n("1700000000.123456789"), "2023-11-14T22:13:20.123456789Z");
+        assert_eq!(n("250ms ago"), "2026-07-15T12:30:00.250000000Z");
+        assert_eq!(n("today"), "2026-07-15T00:00:00.000000000Z");
+        assert_eq!(n("2026-01-01"), "2026-01-01T00:00:00.000000000Z");
+        let east = || Ok(Zone::fixed(5 * 3600 + 1800));
+        let e = |t: &str| parse(t, now(), east).unwrap().rfc3339();
+        assert_eq!(e("today"), "2026-07-14T18:30:00Z");
+        assert_eq!(e("tomorrow"), "2026-07-15T18:30:00Z");
+        assert_eq!(e("2026-07-15 23:59:59"), "2026-07-15T18:29:59Z");
+        let west = || Ok(Zone::fixed(-10 * 3600));
+        assert_eq!(
+            parse("today", now(), west).unwrap().rfc3339(),
+            "2026-07-15T10:00:00Z"
+        );
+        for bad in [
+            "@1.1234567891",
+            "1.2.3",
+            "2026-01-01 12",
+            "2026-01-01 12:00:00:00",
+            "2026-01-01 1:00",
+            "-2026-01-01",
+            "today ago",
+            "1 fortnight ago",
+            "11y",
+            // A date that does not exist (read as days past the month's end before jiff).
+            "2026-02-30",
+            "2026-04-31 12:00",
+        ] {
+            let e = parse(bad, now(), utc).unwrap_err().to_string();
             assert!(e.contains("a bare number is a Unix time"), "{bad}: {e}");
         }
     }

@@ -99,10 +99,7 @@ mod tests {
         };
         d.saw("m", &ev);
         assert_eq!(d.detail(&["m".into()], Detail::Settled), Detail::Full);
-        let now = Stamp {
-            secs: 1_700_000_010,
-            nanos: 0,
-        };
+        let now = Stamp::from_secs(1_700_000_010);
         // Still reads running, from before the death: again.
         let stale = status("running", "2023-11-14T22:13:00Z");
         assert_eq!(d.settle(std::slice::from_ref(&stale), now), ["m"]);

@@ -4,15 +4,18 @@ use std::time::Duration;
 
 use super::{Stopped, Watcher};
 use crate::output::watch_log::{Release, WatchEvent};
-use crate::state::records::{HoldRecord, ms_of, stamp_of_ms};
+use crate::state::records::HoldRecord;
+use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;
 
 pub(super) fn record_of(h: &Hold) -> HoldRecord {
     HoldRecord {
-        since: ms_of(h.since),
-        not_before: ms_of(h.not_before),
-        backoff_ms: u64::try_from(h.backoff.as_millis()).unwrap_or(u64::MAX),
-        free_at: h.free_at.map(ms_of),
+        // To the millisecond, as the file keeps them: a record read back
+        // compares equal to the one written.
+        since: h.since.whole_milli(),
+        not_before: h.not_before.whole_milli(),
+        backoff: Duration::from_millis(u64::try_from(h.backoff.as_millis()).unwrap_or(u64::MAX)),
+        free_at: h.free_at.map(Stamp::whole_milli),
         reason: h.reason.clone(),
         notified: h.notified,
     }
@@ -20,10 +23,10 @@ pub(super) fn record_of(h: &Hold) -> HoldRecord {
 
 pub(super) fn hold_of(r: &HoldRecord) -> Hold {
     Hold {
-        since: stamp_of_ms(r.since),
-        not_before: stamp_of_ms(r.not_before),
-        backoff: Duration::from_millis(r.backoff_ms),
-        free_at: r.free_at.map(stamp_of_ms),
+        since: r.since,
+        not_before: r.not_before,
+        backoff: r.backoff,
+        free_at: r.free_at,
         reason: r.reason.clone(),
         notified: r.notified,
     }
@@ -42,7 +45,7 @@ impl Watcher<'_> {
             self.saved.insert(name.clone(), h.clone());
             self.log.emit(WatchEvent::StillHeld {
                 module: name.clone(),
-                since: stamp_of_ms(h.since),
+                since: h.since,
                 until: h.until(),
                 reason: h.reason.clone(),
                 notified: h.notified,

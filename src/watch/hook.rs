@@ -36,7 +36,9 @@ pub(super) fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
 /// written by someone other than root or the user running hal.
 pub(super) fn refusal(node: &Node) -> Option<String> {
     match &node.config.path {
-        Some(p) => crate::util::trust::config_trusted(p).err(),
+        Some(p) => crate::util::trust::config_trusted(p)
+            .err()
+            .map(|e| e.to_string()),
         None => Some("no config file".into()),
     }
 }

@@ -124,7 +124,7 @@ impl Link {
 pub(super) async fn connect(node: &Node) -> Result<(Session, Events), String> {
     let engine = node.stacks.session().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
-    let since = Stamp::now().secs - 1;
+    let since = Stamp::now().secs() - 1;
     let events = engine.events(since, &ACTIONS);
     Ok((engine, events))
 }
@@ -196,7 +196,7 @@ mod tests {
         let seen = seen.unwrap();
         assert!(seen.unhealthy);
         assert_eq!(seen.container, "web-web-1");
-        assert_eq!(seen.at.secs, 1_700_000_000);
+        assert_eq!(seen.at.secs(), 1_700_000_000);
         assert!(
             !meaning(&ev("health_status: healthy", "web"), &stacks)
                 .unwrap()

@@ -238,7 +238,7 @@ impl Supervisor {
                 let held = format!(
                     "{why}; start limit hit: {} starts in {}, free again at {} UTC",
                     s.limit.used,
-                    s.limit.interval,
+                    crate::util::duration::format(s.limit.interval),
                     free.clock()
                 );
                 out.push(action(Act::Hold, held));
@@ -418,7 +418,10 @@ impl Supervisor {
         if let Some(why) = self.escalate.get(&s.name) {
             return RepairScope::Escalated(why.clone());
         }
-        let window = crate::util::duration::parse(&s.limit.interval).unwrap_or(ESCALATE_WINDOW);
+        // Zero: no figures filled in (the config takes no zero window).
+        let window = Some(s.limit.interval)
+            .filter(|w| !w.is_zero())
+            .unwrap_or(ESCALATE_WINDOW);
         if let Some(last) = self.fixed.get(&s.name)
             && now.since(last.at) < window
         {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::module::Module;
 use crate::module::schedule::Schedule;
-use crate::util::timefmt::{Stamp, civil_from_days};
+use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 
 /// A slot found this late (the machine slept, the loop was stuck) is missed, not run.
@@ -82,7 +82,7 @@ impl Updates {
             ),
         };
         let schedule = node.config.auto_update;
-        let next = schedule.next_after(Stamp::now().secs, &zone);
+        let next = schedule.next_after(Stamp::now().secs(), &zone);
         let max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
         Updates {
             schedule,
@@ -119,10 +119,10 @@ impl Updates {
         }
         let next = self.next?;
         let now = Stamp::now();
-        Some(match u64::try_from(next - now.secs) {
+        Some(match u64::try_from(next - now.secs()) {
             Ok(secs) if secs > 0 => {
                 Instant::now() + Duration::from_secs(secs)
-                    - Duration::from_nanos(u64::from(now.nanos))
+                    - Duration::from_nanos(u64::from(now.nanos()))
             }
             _ => Instant::now(),
         })
@@ -130,15 +130,8 @@ impl Updates {
 
     /// A slot as the log says it, in local time: `2026-12-04 04:00:00`.
     pub(super) fn when(&self, slot: i64) -> String {
-        let local = self.zone.to_local(slot);
-        let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-        let s = local.rem_euclid(86_400);
-        format!(
-            "{y}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-            s / 3600,
-            s % 3600 / 60,
-            s % 60
-        )
+        let wall = self.zone.wall(Stamp::from_secs(slot));
+        wall.strftime("%Y-%m-%d %H:%M:%S").to_string()
     }
 }
 

@@ -31,17 +31,14 @@ impl Watcher<'_> {
         let Some(next) = u.next else { return };
         self.log.emit(WatchEvent::UpdateSchedule {
             schedule: u.schedule.to_string(),
-            next: Stamp {
-                secs: next,
-                nanos: 0,
-            },
+            next: Stamp::from_secs(next),
             next_at: u.when(next),
         });
     }
 
     /// Begins a round when a slot has come, and starts the next module's update when none runs.
     pub(super) fn update_tick(&mut self) {
-        let now = Stamp::now().secs;
+        let now = Stamp::now().secs();
         if let Some((slot, call)) = self.updates.take_slot(now) {
             let next = self
                 .updates

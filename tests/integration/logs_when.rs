@@ -64,13 +64,13 @@ fn logs_until_every_module_tail_all_and_when_forms() {
 
     // --until: the early line, not the late one (3 s apart).
     let early = lines.iter().find(|l| l.2 == "x-early").unwrap().1;
-    let cut = format!("@{}", early.secs + 2);
+    let cut = format!("@{}", early.secs() + 2);
     let r = run(&rig, &["module", "logs", "--until", &cut, &a]);
     r.expect(0);
     assert!(r.stdout.contains("x-early"), "{r:#?}");
     assert!(!r.stdout.contains("x-late"), "{r:#?}");
     // A bare number is a Unix time, as docker reads it.
-    let bare = (early.secs + 2).to_string();
+    let bare = (early.secs() + 2).to_string();
     let r = run(&rig, &["module", "logs", "--until", &bare, &a]);
     assert!(
         r.stdout.contains("x-early") && !r.stdout.contains("x-late"),

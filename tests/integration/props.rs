@@ -65,7 +65,7 @@ proptest! {
         if let Ok(state) = parse_state(&text) {
             let limit = RestartLimit { burst: 5, interval: std::time::Duration::from_secs(120) };
             let rec = &state.modules["web"];
-            let u = rec.limit_use(limit, timefmt::Stamp { secs: 1_000_000, nanos: 0 });
+            let u = rec.limit_use(limit, timefmt::Stamp::from_secs(1_000_000));
             prop_assert!(u.used as usize <= starts.len());
         }
     }

@@ -151,19 +151,18 @@ fn kept_runs(
 
 fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagged {
     use crate::logs::line::{Line, Stream};
-    use crate::util::timefmt;
     use futures_util::stream::StreamExt;
     let source = Source {
         module: module.to_string(),
         name: run.service.clone(),
         label: format!("{module}/{}", run.service),
     };
-    let end = timefmt::parse(&run.at).unwrap_or_else(Stamp::now);
+    let end = run.at;
     let mut lines: Vec<Line> = run
         .lines
         .iter()
         .map(|k| Line {
-            time: timefmt::parse(&k.time).unwrap_or(end),
+            time: k.time,
             stream: if k.stderr {
                 Stream::Stderr
             } else {
@@ -178,7 +177,7 @@ fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagg
         message: format!("(hal) container {} ended: {}", run.container, run.how()),
     });
     lines.retain(|l| {
-        w.since.is_none_or(|s| l.time.secs >= s) && w.until.is_none_or(|u| l.time.secs < u)
+        w.since.is_none_or(|s| l.time.secs() >= s) && w.until.is_none_or(|u| l.time.secs() < u)
     });
     let skip = w.tail.map_or(0, |n| {
         lines

@@ -207,7 +207,7 @@ pub(crate) struct PullProgress {
 pub(super) fn event(ev: EventMessage) -> EngineEvent {
     let at = match (ev.time_nano, ev.time) {
         (Some(n), _) => Stamp::from_micros(n / 1000),
-        (None, Some(s)) => Stamp { secs: s, nanos: 0 },
+        (None, Some(s)) => Stamp::from_secs(s),
         (None, None) => Stamp::now(),
     };
     let (id, attributes) = match ev.actor {
@@ -278,7 +278,7 @@ mod tests {
         });
         assert_eq!(ev.action, EventAction::Health { unhealthy: true });
         assert_eq!(ev.container(), Some("m-web-1"));
-        assert_eq!(ev.at.secs, 1_700_000_000);
+        assert_eq!(ev.at.secs(), 1_700_000_000);
         assert_eq!(EventAction::from_word("died"), EventAction::Die);
         assert_eq!(
             EventAction::from_word("health_status: healthy"),

@@ -7,7 +7,7 @@ use crate::module::status::{Desired, HeldStatus};
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 fn t(secs: i64) -> Stamp {
-    Stamp { secs, nanos: 0 }
+    Stamp::from_secs(secs)
 }
 
 fn m(name: &str, state: State, desired: Option<Desired>) -> ModuleStatus {

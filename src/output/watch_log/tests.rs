@@ -7,7 +7,7 @@ use crate::module::warning::Warning;
 use crate::util::timefmt::Stamp;
 
 fn at(secs: i64) -> Stamp {
-    Stamp { secs, nanos: 0 }
+    Stamp::from_secs(secs)
 }
 
 /// `(human line, JSON line)` of an event, the time left out of the JSON.

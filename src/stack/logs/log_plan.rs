@@ -272,7 +272,7 @@ fn by_ledger(plan: &mut Plan, store: &Store, t: &Target, listed: &HashSet<String
             module: m.clone(),
             name,
         };
-        plan.by_id(&g.id, source, g.created);
+        plan.by_id(&g.id, source, g.created.secs());
     }
 }
 

@@ -80,10 +80,7 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     if up < crate::stack::look::assess::RESETTLE * 2 {
         return None;
     }
-    let started = Stamp {
-        secs: now.secs - i64::try_from(up.as_secs()).unwrap_or(0),
-        nanos: 0,
-    };
+    let started = Stamp::from_secs(now.secs() - i64::try_from(up.as_secs()).unwrap_or(0));
     Some(ContainerFacts {
         run: Some(ContainerRun::Running),
         health,
@@ -315,7 +312,7 @@ impl InspectCache {
         if code != 0 || k.exit_code != Some(0) || !k.run.is_empty() {
             return None;
         }
-        let ago = now.secs - k.finished_at?.secs;
+        let ago = now.secs() - k.finished_at?.secs();
         if ![ago - 1, ago, ago + 1]
             .into_iter()
             .any(|a| crate::stack::look::assess::engine_age(a) == age)

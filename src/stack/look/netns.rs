@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     fn t(secs: i64) -> Option<Stamp> {
-        Some(Stamp { secs, nanos: 0 })
+        Some(Stamp::from_secs(secs))
     }
 
     fn p(running: bool, started: Option<Stamp>) -> Provider {

@@ -7,12 +7,13 @@ use crate::docker::labels::Identity;
 use crate::stack::logs::history::JOURNALD;
 use crate::state::Store;
 use crate::state::ledger::Sighting;
+use crate::util::timefmt::Stamp;
 
 /// A container of a compose project (never a one-off `run`), and its module.
 fn of_identity(
     who: Option<Identity>,
     id: &str,
-    created: i64,
+    created: Stamp,
     journal: Option<bool>,
 ) -> Option<(String, Sighting)> {
     let who = who.filter(|w| !w.oneoff && !id.is_empty())?;
@@ -35,13 +36,18 @@ pub(crate) fn journal_of(i: Option<&Inspected>) -> Option<bool> {
 
 /// A listed container and its module.
 pub(crate) fn of_listed(c: &Listed, journal: Option<bool>) -> Option<(String, Sighting)> {
-    of_identity(c.identity.clone(), &c.id, c.created, journal)
+    of_identity(
+        c.identity.clone(),
+        &c.id,
+        Stamp::from_secs(c.created),
+        journal,
+    )
 }
 
 /// The container a start event is about, and its module.
 pub(crate) fn of_event(ev: &EngineEvent) -> Option<(String, Sighting)> {
     let id = ev.id.as_deref()?;
-    of_identity(Identity::of(&ev.attributes), id, ev.at.secs, None)
+    of_identity(Identity::of(&ev.attributes), id, ev.at.whole_second(), None)
 }
 
 /// Sightings grouped by module.

@@ -116,7 +116,7 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
             dotenv::parse(&text, &mut env).map_err(|e| InputError::Unreadable {
                 file: dotenv_path.clone(),
                 line: Some(e.line),
-                why: e.why,
+                why: e.why.to_string(),
             })?
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),

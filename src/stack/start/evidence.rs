@@ -79,7 +79,7 @@ async fn run_of(engine: &Engine, c: &ContainerFacts) -> Run {
     let lines: Vec<KeptLine> = crate::stack::logs::container_lines(engine, &c.id, false, w)
         .filter_map(|l| async move { l.ok() })
         .map(|l| KeptLine {
-            time: l.time.rfc3339_nanos(),
+            time: l.time,
             stderr: l.stream == Stream::Stderr,
             message: l.message,
         })
@@ -93,9 +93,7 @@ async fn run_of(engine: &Engine, c: &ContainerFacts) -> Run {
         exit_code: c.exit_code,
         oom_killed: c.oom_killed,
         unhealthy: c.health == Some(Health::Unhealthy),
-        at: c
-            .finished_at
-            .map_or_else(|| Stamp::now().rfc3339(), Stamp::rfc3339_trimmed),
+        at: c.finished_at.unwrap_or_else(|| Stamp::now().whole_second()),
         lines: lines.into_iter().skip(skip).collect(),
     }
 }

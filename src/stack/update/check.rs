@@ -4,7 +4,7 @@ use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::start::Stack;
 use crate::stack::update::gate::{self, ImageChange};
-use crate::state::records::{CheckRecord, ms_of};
+use crate::state::records::CheckRecord;
 use crate::util::timefmt::Stamp;
 
 /// Each service's image and whether the registry has another; a registry
@@ -56,7 +56,7 @@ pub(crate) async fn check(
         });
     }
     let record = CheckRecord {
-        at: ms_of(Stamp::now()),
+        at: Stamp::now().whole_milli(),
         available: changes
             .iter()
             .filter(|c| c.changed)

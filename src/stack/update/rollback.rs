@@ -18,7 +18,7 @@ use crate::stack::start::bound::Bound;
 use crate::stack::start::stack::Stack;
 use crate::stack::update::gate::Swap;
 use crate::state::Store;
-use crate::state::records::{RollbackRecord, RolledBackService, ms_of};
+use crate::state::records::{RollbackRecord, RolledBackService};
 use crate::util::timefmt::Stamp;
 
 /// Waits, after the previous images are recreated, until the module is
@@ -191,7 +191,7 @@ impl Rollback {
     async fn record(&self, why: &str, restored: bool) -> Option<String> {
         let name = self.name.clone();
         let record = RollbackRecord {
-            at: ms_of(Stamp::now()),
+            at: Stamp::now().whole_milli(),
             reason: format!("new image {why}"),
             services: self
                 .swaps

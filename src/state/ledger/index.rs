@@ -84,7 +84,7 @@ impl Store {
         seen: Vec<(String, Vec<Sighting>)>,
     ) -> anyhow::Result<()> {
         let store = self.clone();
-        let now = crate::util::timefmt::Stamp::now().secs;
+        let now = crate::util::timefmt::Stamp::now().whole_second();
         tokio::task::spawn_blocking(move || store.saw_listed_blocking(&seen, now))
             .await
             .context("ledger task")?
@@ -94,7 +94,7 @@ impl Store {
     pub(crate) fn saw_listed_blocking(
         &self,
         seen: &[(String, Vec<Sighting>)],
-        now: i64,
+        now: crate::util::timefmt::Stamp,
     ) -> anyhow::Result<()> {
         let index = self.ledger_index();
         let new = index.unknown(seen);
@@ -130,7 +130,7 @@ mod tests {
             id: id.into(),
             service: "web".into(),
             number: 1,
-            created: 1,
+            created: crate::util::timefmt::Stamp::from_secs(1),
             journal: None,
         }
     }
@@ -174,7 +174,8 @@ mod tests {
             ("a".to_string(), vec![seen("1")]),
             ("b".to_string(), vec![seen("2")]),
         ];
-        s.saw_listed_blocking(&listing, 100).unwrap();
+        s.saw_listed_blocking(&listing, crate::util::timefmt::Stamp::from_secs(100))
+            .unwrap();
         assert_eq!(s.ledger("a").containers.len(), 1);
         let (a0, b0, i0) = (
             mtime(&led("a")),
@@ -184,7 +185,8 @@ mod tests {
         assert!(a0.is_some() && b0.is_some() && i0.is_some());
         // Long after (past the old last_seen step): still nothing written.
         std::thread::sleep(std::time::Duration::from_millis(20));
-        s.saw_listed_blocking(&listing, 100 + 3600).unwrap();
+        s.saw_listed_blocking(&listing, crate::util::timefmt::Stamp::from_secs(100 + 3600))
+            .unwrap();
         assert_eq!((mtime(&led("a")), mtime(&led("b"))), (a0, b0));
         assert_eq!(mtime(&dir.join(DIR).join(FILE)), i0);
         // A new generation of b: b's ledger and the index, not a's.
@@ -192,7 +194,8 @@ mod tests {
             ("a".to_string(), vec![seen("1")]),
             ("b".to_string(), vec![seen("2"), seen("4")]),
         ];
-        s.saw_listed_blocking(&next, 200).unwrap();
+        s.saw_listed_blocking(&next, crate::util::timefmt::Stamp::from_secs(200))
+            .unwrap();
         assert_eq!(mtime(&led("a")), a0);
         assert_ne!(mtime(&led("b")), b0);
         let ids: Vec<String> = s.ledger("b").containers.into_iter().map(|g| g.id).collect();
@@ -203,12 +206,18 @@ mod tests {
     #[test]
     fn a_lost_or_torn_index_rereads_the_ledgers_and_loses_nothing() {
         let (s, dir) = store("torn");
-        s.saw_listed_blocking(&[("a".to_string(), vec![seen("1")])], 100)
-            .unwrap();
+        s.saw_listed_blocking(
+            &[("a".to_string(), vec![seen("1")])],
+            crate::util::timefmt::Stamp::from_secs(100),
+        )
+        .unwrap();
         // A crash after the ledger, before the index: the index never heard of "5".
         std::fs::write(dir.join(DIR).join(FILE), b"{torn").unwrap();
-        s.saw_listed_blocking(&[("a".to_string(), vec![seen("1"), seen("5")])], 200)
-            .unwrap();
+        s.saw_listed_blocking(
+            &[("a".to_string(), vec![seen("1"), seen("5")])],
+            crate::util::timefmt::Stamp::from_secs(200),
+        )
+        .unwrap();
         let ids: Vec<String> = s.ledger("a").containers.into_iter().map(|g| g.id).collect();
         assert_eq!(ids, ["1", "5"]);
         assert_eq!(

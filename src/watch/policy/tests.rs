@@ -10,7 +10,7 @@ use crate::stack::{ContainerFacts, LOOP_RESTARTS};
 const GRACE: Duration = Duration::from_secs(60);
 
 fn t(secs: i64) -> Stamp {
-    Stamp { secs, nanos: 0 }
+    Stamp::from_secs(secs)
 }
 
 /// A container of module `m` under `restart: always`, exit code 0.
@@ -308,7 +308,7 @@ fn a_module_whose_limit_is_already_hit_is_held_without_a_try() {
     s.limit = LimitStatus {
         used: 3,
         burst: 3,
-        interval: "10m".into(),
+        interval: Duration::from_secs(600),
         free_at: Some(t(600)),
     };
     let a = acts(&mut sup, &s, 0);

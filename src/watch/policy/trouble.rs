@@ -290,7 +290,7 @@ mod tests {
             containers: 0,
         }];
         let none = BTreeMap::new();
-        let now = Stamp { secs: 0, nanos: 0 };
+        let now = Stamp::from_secs(0);
         let t = stack_trouble(&s, &none, Duration::ZERO, now).unwrap();
         assert_eq!(t.why, "db: no container");
         assert_eq!(fixes(&t), [("db".to_string(), How::Create)]);

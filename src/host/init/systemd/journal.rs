@@ -111,8 +111,8 @@ mod tests {
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].message, "hello");
         assert_eq!(l[0].stream, Stream::Stdout);
-        assert_eq!(l[0].time.secs, 1_700_000_000);
-        assert_eq!(l[0].time.nanos, 123_456_000);
+        assert_eq!(l[0].time.secs(), 1_700_000_000);
+        assert_eq!(l[0].time.nanos(), 123_456_000);
 
         let l = parse_journal_line(
             br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":[104,105,255,10,111,107],"PRIORITY":"3"}"#,

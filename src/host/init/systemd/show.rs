@@ -120,8 +120,8 @@ pub(crate) fn parse_stamp(text: &str) -> Option<Stamp> {
     if let Some(secs) = t.strip_prefix('@') {
         let (whole, frac) = secs.split_once('.').unwrap_or((secs, ""));
         let secs: i64 = whole.parse().ok()?;
-        let frac = timefmt::parse(&format!("1970-01-01T00:00:00.{frac}Z")).map_or(0, |s| s.nanos);
-        return Some(Stamp { secs, nanos: frac });
+        let frac = timefmt::parse(&format!("1970-01-01T00:00:00.{frac}Z")).map_or(0, |s| s.nanos());
+        return Some(Stamp::new(secs, frac));
     }
     let words: Vec<&str> = t.split_whitespace().collect();
     let (date, time, zone) = match words.as_slice() {
@@ -209,13 +209,13 @@ ExecMainExitTimestamp=
         assert_eq!(s[0].main_pid, Some(4242));
         assert_eq!(s[0].restarts, Some(2));
         assert_eq!(s[0].active_since.unwrap().rfc3339(), "2026-11-30T12:00:00Z");
-        assert_eq!(s[0].changed.unwrap().nanos, 250_000_000);
+        assert_eq!(s[0].changed.unwrap().nanos(), 250_000_000);
         assert_eq!(s[1].load, Load::NotFound);
         assert_eq!(s[1].result, None);
         assert_eq!(s[1].active_since, None);
         assert_eq!(s[2].unit, "alias.service");
         assert_eq!(s[2].activity, Activity::Active);
-        assert_eq!(s[2].active_since.unwrap().secs, 1_700_000_000);
+        assert_eq!(s[2].active_since.unwrap().secs(), 1_700_000_000);
     }
 
     #[test]
@@ -223,7 +223,7 @@ ExecMainExitTimestamp=
         let s = parse_show(SHOW, &units(&["health.timer"]));
         assert_eq!(s[0].triggers, ["health.service"]);
         assert_eq!(s[0].next_run.unwrap().rfc3339(), "2026-12-01T00:00:00Z");
-        assert_eq!(s[0].last_trigger.unwrap().nanos, 500_000_000);
+        assert_eq!(s[0].last_trigger.unwrap().nanos(), 500_000_000);
         assert_eq!(s[0].exited_at, None);
     }
 
@@ -262,7 +262,7 @@ ExecMainExitTimestamp=
                 .rfc3339(),
             "2024-01-02T03:04:05Z"
         );
-        assert_eq!(parse_stamp("@1.5").unwrap().nanos, 500_000_000);
+        assert_eq!(parse_stamp("@1.5").unwrap().nanos(), 500_000_000);
         assert_eq!(parse_stamp(""), None);
         assert_eq!(parse_stamp("n/a"), None);
         assert_eq!(parse_stamp("Tue 2024-01-02 03:04:05 CET"), None);

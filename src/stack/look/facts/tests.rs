@@ -118,10 +118,7 @@ fn a_job_that_exited_0_is_described_while_the_list_agrees() {
         id: "c1".into(),
         run: Some(S::Exited),
         exit_code: Some(0),
-        finished_at: Some(Stamp {
-            secs: now.secs - 3 * 3600,
-            nanos: 0,
-        }),
+        finished_at: Some(Stamp::from_secs(now.secs() - 3 * 3600)),
         ..Default::default()
     };
     let mut known = InspectCache::default();

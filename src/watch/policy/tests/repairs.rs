@@ -107,7 +107,7 @@ fn the_same_container_failing_again_within_the_window_escalates() {
         Some(Desired::Up),
         vec![exited("web", 137), svc("db", "running")],
     );
-    s.limit.interval = "2m".into();
+    s.limit.interval = Duration::from_secs(120);
     assert!(matches!(
         scope_of(&mut sup, &s, 0),
         RepairScope::Containers(_)
