@@ -77,6 +77,8 @@ pub(crate) struct Edge {
 pub(crate) struct Graph {
     edges: Vec<Edge>,
     unowned: Vec<Unowned>,
+    /// The files the inferred edges were read from (each stack's compose inputs).
+    read: Vec<PathBuf>,
 }
 
 impl Graph {
@@ -86,7 +88,22 @@ impl Graph {
 
     /// The graph, and the inferred uses no module owns (doctor warns of them).
     pub(crate) fn with_unowned(edges: Vec<Edge>, unowned: Vec<Unowned>) -> Graph {
-        Graph { edges, unowned }
+        Graph {
+            edges,
+            unowned,
+            read: Vec::new(),
+        }
+    }
+
+    /// The graph, read from `files` (see [`Graph::read_from`]).
+    pub(crate) fn with_files(mut self, files: Vec<PathBuf>) -> Graph {
+        self.read = files;
+        self
+    }
+
+    /// Every file the inferred edges were read from: what a change to the edges may come from.
+    pub(crate) fn read_from(&self) -> &[PathBuf] {
+        &self.read
     }
 
     pub(crate) fn unowned(&self) -> &[Unowned] {

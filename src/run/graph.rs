@@ -1,6 +1,7 @@
 //! The node's module graph, built once per process when a verb asks: declared edges from the config, inferred ones from what each stack's compose files use.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use crate::error::HalError;
 use crate::module::Module;
@@ -28,11 +29,18 @@ pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, Hal
         }
     }
     let stacks: Vec<&Module> = inventory.stacks().collect();
-    let ties = read_ties(&stacks);
+    let mut files = Vec::new();
+    let ties: BTreeMap<String, Ties> = read_ties(&stacks)
+        .into_iter()
+        .map(|(name, (ties, read))| {
+            files.extend(read);
+            (name, ties)
+        })
+        .collect();
     let (inferred, unowned) = infer(&ties);
     let mut edges: Vec<Edge> = declared;
     edges.extend(inferred);
-    let graph = Graph::with_unowned(edges, unowned);
+    let graph = Graph::with_unowned(edges, unowned).with_files(files);
     if let Some(cycle) = graph.cycle() {
         let words = graph.describe_cycle(&cycle);
         let key = match graph.edge(&cycle[0], &cycle[1]).map(|e| &e.origin) {
@@ -44,10 +52,10 @@ pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, Hal
     Ok(graph)
 }
 
-/// What each stack's compose files use outside it; a stack whose files
-/// cannot be read has none (its start says what is wrong).
-fn read_ties(stacks: &[&Module]) -> BTreeMap<String, Ties> {
-    let of = |part: &[&Module]| -> Vec<(String, Ties)> {
+/// What each stack's compose files use outside it, and the files read; a
+/// stack whose files cannot be read has none (its start says what is wrong).
+fn read_ties(stacks: &[&Module]) -> BTreeMap<String, (Ties, Vec<PathBuf>)> {
+    let of = |part: &[&Module]| -> Vec<(String, (Ties, Vec<PathBuf>))> {
         part.iter()
             .filter_map(|m| {
                 let dir = m.stack_dir()?;

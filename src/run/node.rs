@@ -20,10 +20,11 @@ pub(crate) struct Node {
     pub config: Config,
     pub inventory: Inventory,
     pub store: Store,
-    pub stacks: DockerClient,
+    /// Shared with the node read again under the watch ([`Node::again`]): one engine connection.
+    pub stacks: Arc<DockerClient>,
     pub hosts: Inits,
-    /// The module graph, built on first use ([`Node::graph`]), built again
-    /// by the watch when the edges may have changed ([`Node::rebuild_graph`]).
+    /// The module graph, built on first use ([`Node::graph`]), or at once
+    /// for a node the watch read again ([`Node::again`]).
     graph: std::sync::Mutex<Option<Result<Arc<Graph>, HalError>>>,
 }
 
@@ -46,7 +47,7 @@ impl Node {
             config,
             inventory,
             store,
-            stacks: DockerClient::new(endpoint),
+            stacks: Arc::new(DockerClient::new(endpoint)),
             hosts,
             graph: std::sync::Mutex::new(None),
         })
@@ -102,18 +103,43 @@ impl Node {
         built.clone().map_err(Into::into)
     }
 
-    /// Builds the graph again from `config` and `inventory` (the watch's: the
-    /// config file or a compose file changed, or a resync): the new graph from
-    /// now on, or the error and the graph kept as it was.
-    pub(crate) fn rebuild_graph(
+    /// The node read again under the watch (its config file or a compose
+    /// file changed, modules came or went, or a resync): `config`, the modules
+    /// the services root holds now, and its graph built now, with this node's
+    /// state, engine and inits. Err when `config` names a unit its init
+    /// refuses or the graph cannot be built (a cycle, a `requires` naming no module).
+    pub(crate) fn again(&self, config: Config) -> Result<Node, HalError> {
+        self.hosts.check_units(&config)?;
+        let mut inventory = load::inventory(&self.inventory.root, &config);
+        load::remember(&mut inventory, self.store.read().0.modules.keys());
+        let graph = super::graph::build(&config, &inventory)?;
+        Ok(self.with(config, inventory, Some(Ok(Arc::new(graph)))))
+    }
+
+    /// This node with `config`, `inventory` and `graph` (the watch keeps the
+    /// graph it had when a new one cannot be built: [`Node::again`]).
+    pub(crate) fn with(
         &self,
-        config: &Config,
-        inventory: &Inventory,
-    ) -> Result<Arc<Graph>, HalError> {
-        let graph = Arc::new(super::graph::build(config, inventory)?);
-        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
-        *slot = Some(Ok(Arc::clone(&graph)));
-        Ok(graph)
+        config: Config,
+        inventory: Inventory,
+        graph: Option<Result<Arc<Graph>, HalError>>,
+    ) -> Node {
+        Node {
+            config,
+            inventory,
+            store: self.store.clone(),
+            stacks: Arc::clone(&self.stacks),
+            hosts: self.hosts.clone(),
+            graph: std::sync::Mutex::new(graph),
+        }
+    }
+
+    /// The graph as built so far: none yet, the graph, or why it cannot be built.
+    pub(crate) fn graph_as_built(&self) -> Option<Result<Arc<Graph>, HalError>> {
+        self.graph
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// `names` in the graph's order (`requires` and `after`): layers that

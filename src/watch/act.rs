@@ -1,5 +1,6 @@
 //! What the supervisor does about a module: restart it, hold it, run its `on_failure`, and say so in the log.
 
+use std::rc::Rc;
 use std::time::Duration;
 
 use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Stopped, Watcher, hook};
@@ -49,7 +50,7 @@ impl Watcher<'_> {
         }
         // Compose restarts the dependents that ask for it (`depends_on: {restart: true}`): so does hal.
         if let RepairScope::Containers(fixes) = &a.scope {
-            let stacks = &self.node.stacks;
+            let stacks = std::sync::Arc::clone(&self.node.stacks);
             let planned = self
                 .drive(async {
                     let engine = stacks.session().await?;
@@ -64,8 +65,10 @@ impl Watcher<'_> {
         self.log.emit(entry);
         self.sup.began(&a, Stamp::now());
         self.inflight.insert(name);
-        let (node, progress) = (self.node, self.progress);
-        self.work.push(Box::pin(restart(node, progress, m, a)));
+        let (node, progress) = (Rc::clone(&self.node), self.progress);
+        self.work.push(Box::pin(
+            async move { restart(&node, progress, m, a).await },
+        ));
         Ok(())
     }
 
@@ -147,8 +150,8 @@ impl Watcher<'_> {
         };
         // Once per hold, even across a restart of hal watch (the hold is kept in hal's state).
         self.sup.notified(name, &env_reason);
-        let command = hook::command_of(self.node, name);
-        let blocked = command.as_ref().and_then(|_| hook::refusal(self.node));
+        let command = hook::command_of(&self.node, name);
+        let blocked = command.as_ref().and_then(|_| hook::refusal(&self.node));
         let on_failure = match (&command, &blocked) {
             (None, _) => OnFailure::None,
             (Some(_), Some(_)) => OnFailure::Refused,

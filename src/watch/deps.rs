@@ -1,55 +1,13 @@
-//! The module graph under the watch: read again when the edges may have changed (a resync, the config file or a stack's compose files changed), and repairs in its order (`requires` and `after`).
+//! The module graph under the watch: repairs in its order (`requires` and `after`). It is read again with the rest of the node (`reread.rs`).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{BUSY_RECHECK, GraphInputs as Inputs, Watcher};
+use super::{BUSY_RECHECK, Watcher};
 use crate::module::deps::Graph;
-use crate::module::inventory::Inventory;
-use crate::output::watch_log::WatchEvent;
 use crate::watch::policy::{Act, Action};
 
 impl Watcher<'_> {
-    /// At each pass: builds the graph again from the config file and `inv`
-    /// when one of its inputs changed, or at a resync; says when its edges
-    /// changed. A config that cannot be read keeps the graph as it was (said once).
-    pub(super) fn refresh_graph(&mut self, inv: &Inventory, resync: bool) {
-        let now = inputs(self.node.config.path.as_deref(), inv);
-        let first = self.graph_inputs.is_none();
-        let changed = self.graph_inputs.as_ref() != Some(&now);
-        self.graph_inputs = Some(now);
-        if first || !(changed || resync) {
-            return;
-        }
-        let old = self.node.graph().ok();
-        let built = match &self.node.config.path {
-            Some(p) => {
-                crate::module::load::config(Some(p)).and_then(|c| self.node.rebuild_graph(&c, inv))
-            }
-            None => self.node.rebuild_graph(&self.node.config, inv),
-        };
-        match built {
-            Ok(g) => {
-                self.graph_problem = None;
-                if old.as_deref().map(Graph::edges) != Some(g.edges()) {
-                    let edges = g.edges().len();
-                    self.log.emit(WatchEvent::DependenciesChanged { edges });
-                }
-            }
-            Err(e) => {
-                let why = format!("dependencies not read again, the ones before are kept: {e}");
-                if self.graph_problem.as_ref() != Some(&why) {
-                    self.log.emit(WatchEvent::Problem {
-                        module: None,
-                        why: why.clone(),
-                    });
-                    self.graph_problem = Some(why);
-                }
-            }
-        }
-    }
-
     /// The repairs to begin now, in the graph's order: a repair of a module
     /// that requires or comes after one being repaired waits until that
     /// repair ends (looked at again then, or after a moment).
@@ -107,39 +65,6 @@ pub(super) fn put_off(
         .into_iter()
         .partition(|a| repair(a) && blocked.contains(&a.module));
     (now, later.into_iter().map(|a| a.module).collect())
-}
-
-/// What the graph is built from, as the file system has it: the config
-/// file's and each stack's compose inputs' (`*.yml`, `*.yaml`, `.env`) times and sizes.
-fn inputs(config: Option<&Path>, inv: &Inventory) -> Inputs {
-    let mut files: Vec<PathBuf> = config.map(Path::to_path_buf).into_iter().collect();
-    for m in &inv.modules {
-        if let Some(dir) = m.stack_dir()
-            && let Ok(entries) = std::fs::read_dir(dir)
-        {
-            files.extend(
-                entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| compose_input(p)),
-            );
-        }
-    }
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let meta = std::fs::metadata(&p).ok();
-            let seen = meta.and_then(|m| Some((m.modified().ok()?, m.len())));
-            (p, seen)
-        })
-        .collect()
-}
-
-fn compose_input(p: &Path) -> bool {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n == ".env" || n.ends_with(".yml") || n.ends_with(".yaml"))
 }
 
 #[cfg(test)]

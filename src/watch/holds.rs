@@ -91,7 +91,7 @@ impl Watcher<'_> {
             }
         }
         for (m, rec) in writes {
-            let store = &self.node.store;
+            let store = self.node.store.clone();
             if let Err(e) = self.drive(store.set_hold(&m, rec.clone())).await? {
                 let why = format!("could not keep the hold in hal's state: {e:#}");
                 self.log.emit(WatchEvent::Problem {

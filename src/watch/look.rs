@@ -40,10 +40,11 @@ impl Watcher<'_> {
             return Ok(());
         }
         let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
-        let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
+        let detail = self.deaths.detail(&names, self.detail);
+        let node = std::rc::Rc::clone(&self.node);
         let node = self
             .drive(async move {
-                let node = crate::run::status::collect(node, &mods, detail).await;
+                let node = crate::run::status::collect(&node, &mods, detail).await;
                 (mods, node)
             })
             .await?;

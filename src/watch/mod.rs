@@ -22,6 +22,7 @@ mod metrics;
 mod modules;
 mod netns;
 pub(crate) mod policy;
+mod reread;
 mod rounds;
 mod shutdown;
 mod update;
@@ -30,6 +31,7 @@ mod waiting;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
@@ -52,8 +54,15 @@ const EVENT_SETTLE: Duration = Duration::from_millis(200);
 /// How soon to look again at a module someone else is working on.
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
 
-/// The files the module graph is read from, with their times and sizes (`deps.rs`).
-type GraphInputs = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
+/// A file's time and size, as last seen (`None`: not there).
+type Seen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
+
+/// What the node was read from, as the file system had it (`reread.rs`).
+#[derive(PartialEq)]
+struct ReadInputs {
+    config: Option<Seen>,
+    files: Vec<Seen>,
+}
 
 type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + 'a>>>;
 
@@ -97,10 +106,15 @@ pub(crate) struct Watch<'a> {
     pub metrics: Option<std::path::PathBuf>,
 }
 
-/// Supervises the node until Ctrl-C or SIGTERM.
+/// Supervises the node until Ctrl-C or SIGTERM. The node is read again as
+/// it changes (`reread.rs`); `node` is the one read at start.
 pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
+    let node = Rc::new(node.with(
+        node.config.clone(),
+        node.inventory.clone(),
+        node.graph_as_built(),
+    ));
     let mut w = Watcher {
-        node,
         progress: how.progress,
         detail: how.detail,
         interval: how.interval.max(Duration::from_secs(1)),
@@ -110,6 +124,8 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         sup: Supervisor::new(how.grace),
         modules: Watcher::watched(&node.inventory),
         stack_names: Watcher::stack_names(&node.inventory.modules),
+        updates: rounds::Updates::new(&node),
+        node,
         link: link::Link::new(),
         work: FuturesUnordered::new(),
         finished: Vec::new(),
@@ -125,12 +141,11 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         saved: BTreeMap::new(),
         deaths: deaths::Deaths::default(),
         netns_users: BTreeMap::new(),
-        graph_inputs: None,
-        graph_problem: None,
+        read_inputs: None,
+        read_problems: BTreeSet::new(),
         put_off: BTreeSet::new(),
         trim_due: false,
         metrics: how.metrics.map(metrics::Metrics::new),
-        updates: rounds::Updates::new(node),
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
@@ -141,7 +156,8 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
 }
 
 struct Watcher<'a> {
-    node: &'a Node,
+    /// The node as last read (`reread.rs`): its config, its modules, its graph.
+    node: Rc<Node>,
     progress: &'a dyn Progress,
     detail: Detail,
     interval: Duration,
@@ -180,9 +196,9 @@ struct Watcher<'a> {
     deaths: deaths::Deaths,
     /// A container's id → the modules in its network namespace (`watch/netns.rs`).
     netns_users: BTreeMap<String, BTreeSet<String>>,
-    /// What the module graph was last read from, and why it could not be read again (`deps.rs`).
-    graph_inputs: Option<GraphInputs>,
-    graph_problem: Option<String>,
+    /// What the node was last read from, and why it could not be read again (`reread.rs`).
+    read_inputs: Option<ReadInputs>,
+    read_problems: BTreeSet<String>,
     /// Modules whose repair waits for the repair of one they require or come after.
     put_off: BTreeSet<String>,
     metrics: Option<metrics::Metrics>,
@@ -269,7 +285,7 @@ impl<'a> Watcher<'a> {
                 .then(|| self.node.store.read().0.modules);
             let written = self.metrics.as_mut().map(|m| {
                 m.write(
-                    self.node,
+                    &self.node,
                     &self.modules,
                     &self.saved,
                     &records.unwrap_or_default(),
@@ -338,8 +354,11 @@ impl<'a> Watcher<'a> {
     }
 
     async fn reconnect(&mut self) -> Result<(), Stopped> {
-        let node = self.node;
-        match self.drive(link::connect(node)).await? {
+        let node = Rc::clone(&self.node);
+        match self
+            .drive(async move { link::connect(&node).await })
+            .await?
+        {
             Ok((engine, events)) => {
                 let again = self.link.ever_up();
                 let endpoint = engine.endpoint().to_string();

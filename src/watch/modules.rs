@@ -22,12 +22,13 @@ impl Watcher<'_> {
     }
 
     /// Finds the modules again: a stack directory added since is watched from now
-    /// on, and the module graph is read again if it may have changed (`deps.rs`).
-    /// Returns the names that were not there before.
+    /// on, and the node (config, modules, graph) is read again if it may have
+    /// changed (`reread.rs`). Returns the names that were not there before.
     pub(super) fn rediscover(&mut self, resync: bool) -> BTreeSet<String> {
         let inv = crate::module::load::inventory(&self.node.inventory.root, &self.node.config);
-        self.refresh_graph(&inv, resync);
-        let now = Watcher::watched(&inv);
+        let root_problem = inv.root_problem.clone();
+        self.reread(inv, resync);
+        let now = Watcher::watched(&self.node.inventory);
         let names =
             |ms: &[Module]| -> BTreeSet<String> { ms.iter().map(|m| m.name.clone()).collect() };
         let (old, new) = (names(&self.modules), names(&now));
@@ -38,14 +39,14 @@ impl Watcher<'_> {
                 gone: old.difference(&new).cloned().collect(),
             });
         }
-        if inv.root_problem != self.root_problem {
-            if let Some(p) = &inv.root_problem {
+        if root_problem != self.root_problem {
+            if let Some(p) = &root_problem {
                 self.log.emit(WatchEvent::Problem {
                     module: None,
                     why: p.clone(),
                 });
             }
-            self.root_problem = inv.root_problem;
+            self.root_problem = root_problem;
         }
         self.passes += 1;
         self.stack_names = Watcher::stack_names(&now);

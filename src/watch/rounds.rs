@@ -94,6 +94,18 @@ impl Updates {
         }
     }
 
+    /// The config was read again: its schedule and its bound on failures count
+    /// from now on (a round under way goes on). True when the schedule changed.
+    pub(super) fn reread(&mut self, node: &crate::run::node::Node) -> bool {
+        self.max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
+        if node.config.auto_update == self.schedule {
+            return false;
+        }
+        self.schedule = node.config.auto_update;
+        self.next = self.schedule.next_after(Stamp::now().secs(), &self.zone);
+        true
+    }
+
     /// The slot that has come by `now` (Unix seconds), if one has, and what it
     /// does. The next slot is then the first after `now`: slots that passed
     /// meanwhile are never caught up.

@@ -132,7 +132,7 @@ impl Watcher<'_> {
         self.log.emit(WatchEvent::Updating {
             module: name.clone(),
         });
-        let (node, progress) = (self.node, self.progress);
+        let (node, progress) = (std::rc::Rc::clone(&self.node), self.progress);
         let opts = UpdateOpts {
             check: false,
             force: false,
@@ -142,8 +142,8 @@ impl Watcher<'_> {
         };
         self.work.push(Box::pin(async move {
             let verb = crate::run::Verb::Update { opts };
-            let mut reports = crate::run::run(node, progress, vec![m], &verb, 1).await;
-            crate::run::follow::after_update(node, progress, &mut reports, 1).await;
+            let mut reports = crate::run::run(&node, progress, vec![m], &verb, 1).await;
+            crate::run::follow::after_update(&node, progress, &mut reports, 1).await;
             Done::Update {
                 module: name,
                 report: reports.pop().map(Box::new),

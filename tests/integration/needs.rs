@@ -289,3 +289,79 @@ fn the_watch_reads_a_requires_added_while_it_runs() {
         w.dump()
     );
 }
+
+/// A stack made under the services root while the watch runs, and required
+/// then: the watch's module list follows the node, so a dependent that went
+/// down waits on it by name and is not repaired.
+#[test]
+fn the_watch_names_a_requirement_made_while_it_runs() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.idle("app");
+    let pull = "[defaults]\npull = \"never\"\n";
+    rig.set_config(pull);
+    hal(&rig).args(["start", &app]).code(0);
+    let mut w = Watch::spawn_with(&rig, &[], &["--interval", "2s", "--resync", "1h"]);
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    let db = rig.idle("db");
+    rig.set_config(&format!("{pull}\n[module.{app}]\nrequires = [\"{db}\"]\n"));
+    w.expect(Duration::from_secs(15), |l| {
+        l.starts_with("watch: dependencies read again: 1 edge(s)")
+    });
+    docker(&["stop", "-t", "0", &format!("{app}-app-1")]);
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{app}: waiting on {db} ({db}: "))
+    });
+    w.collect_for(Duration::from_secs(5));
+    assert!(
+        lines_about(&w.seen, &app, "repairing").is_empty()
+            && lines_about(&w.seen, &app, "restarting").is_empty(),
+        "{}",
+        w.dump()
+    );
+}
+
+/// A file a stack's compose file includes from a subfolder, and one
+/// `COMPOSE_FILE` names in a subfolder, are watched as the stack's own: an
+/// edge added there is read within a pass, not at the resync.
+#[test]
+fn the_watch_reads_an_edge_added_in_a_compose_file_in_a_subfolder() {
+    let Some(rig) = rig::engine() else { return };
+    let net = format!("{}-net", rig.name("gw"));
+    rig.stack(
+        "gw",
+        stack()
+            .top(&format!("networks:\n  gwnet:\n    name: {net}"))
+            .service("main")
+            .line("networks: [gwnet]"),
+    );
+    let inc = rig.stack(
+        "inc",
+        stack().top("include:\n  - sub/more.yaml").service("app"),
+    );
+    let named = rig.stack_dir("named");
+    rig.write(&named, ".env", "COMPOSE_FILE=sub/compose.yaml\n");
+    let sub = |m: &str| rig.root.join(m).join("sub");
+    let (more, own) = (
+        sub(&inc).join("more.yaml"),
+        sub(&named).join("compose.yaml"),
+    );
+    for d in [sub(&inc), sub(&named)] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(&more, "networks: {}\n").unwrap();
+    std::fs::write(&own, stack().service("app").to_string()).unwrap();
+    let mut w = Watch::spawn_with(&rig, &[], &["--interval", "2s", "--resync", "1h"]);
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    let external = format!("networks:\n  gwnet:\n    external: true\n    name: {net}\n");
+    std::fs::write(&more, &external).unwrap();
+    w.expect(Duration::from_secs(15), |l| {
+        l.starts_with("watch: dependencies read again: 1 edge(s)")
+    });
+    let own_text = format!("{external}{}", stack().service("app"));
+    std::fs::write(&own, own_text).unwrap();
+    w.expect(Duration::from_secs(15), |l| {
+        l.starts_with("watch: dependencies read again: 2 edge(s)")
+    });
+}

@@ -288,6 +288,47 @@ fn on_failure_is_refused_from_a_config_others_may_write() {
     assert!(!marker.exists(), "on_failure ran from an untrusted config");
 }
 
+/// The config is read again as a whole while the watch runs, as compose reads
+/// it at each `up`: a start limit and an `on_failure` added then count. One
+/// that cannot be read keeps the one before, said once.
+#[test]
+fn the_watch_reads_the_whole_config_again_and_keeps_the_old_one_while_it_is_broken() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.idle("app");
+    let marker = rig.dir.join("on_failure.txt");
+    let config = |s: &str| format!("[defaults]\npull = \"never\"\n\n[module.{m}]\n{s}");
+    rig.set_config(&config("restart = { burst = 100, interval = \"10m\" }\n"));
+    std::fs::set_permissions(&rig.config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&rig.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let mut w = Watch::spawn_with(&rig, &[], &["--interval", "2s", "--resync", "1h"]);
+    w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
+
+    let kept = "watch: config not read again, the one before is kept: ";
+    rig.set_config(&config("restart = {\n"));
+    w.expect(Duration::from_secs(15), |l| l.starts_with(kept));
+    rig.set_config(&config("restart = {\n\n"));
+    w.collect_for(Duration::from_secs(5));
+    let said = w.seen.iter().filter(|l| l.starts_with(kept)).count();
+    assert_eq!(said, 1, "{}", w.dump());
+
+    rig.set_config(&config(&format!(
+        "restart = {{ burst = 1, interval = \"10m\" }}\non_failure = [\"/bin/sh\", \"-c\", \"echo \\\"$HAL_MODULE\\\" > {}\"]\n",
+        marker.display()
+    )));
+    w.expect(Duration::from_secs(15), |l| l == "watch: config read again");
+    docker(&["stop", "-t", "0", &container_of(&m)]);
+    let held = w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{m}: held: "))
+    });
+    assert!(held.ends_with("; running on_failure"), "{held}");
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with(&format!("{m}: on_failure exited with 0 ("))
+    });
+    let note = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert_eq!(note.trim(), m, "{}", w.dump());
+}
+
 /// A socat proxy to the real Docker socket, in its own process group so that
 /// killing it also cuts the connections its forks hold.
 struct Proxy {

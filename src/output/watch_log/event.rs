@@ -22,6 +22,8 @@ pub(crate) enum WatchEvent {
         added: Vec<String>,
         gone: Vec<String>,
     },
+    /// The config file changed and was read again: every key counts from now on.
+    ConfigRead,
     /// The dependencies between modules were read again and differ: how many edges now.
     DependenciesChanged { edges: usize },
     /// Something the watch cannot do or read (of a module, or of the watch).

@@ -57,6 +57,11 @@ fn the_watch_and_the_engine_say_what_they_always_said() {
             r#"{"action":null,"event":"modules_changed","module":null,"reason":null}"#,
         ),
         (
+            WatchEvent::ConfigRead,
+            "watch: config read again",
+            r#"{"action":null,"event":"config_read","module":null,"reason":null}"#,
+        ),
+        (
             WatchEvent::Problem {
                 module: Some(m("web")),
                 why: m("could not keep the hold"),

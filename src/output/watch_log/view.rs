@@ -17,6 +17,7 @@ impl WatchEvent {
             | Subscribed { .. }
             | EngineLost { .. }
             | EventUnreadable { .. } => self.watch_line(),
+            ConfigRead => Line::about("watch", "config_read", None, "config read again".into()),
             DependenciesChanged { edges } => Line::about(
                 "watch",
                 "dependencies_changed",

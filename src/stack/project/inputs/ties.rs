@@ -1,16 +1,18 @@
 //! What a project's compose files use from other projects (containers, networks), read with the rest of its inputs, so the module graph can tie modules without a second parse.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use yaml_serde::Value;
 
 use super::{Inputs, Reader, strings};
 use crate::module::deps::{Tie, Ties, Use};
 
-/// What the stack in `dir`, run as `project`, creates and uses outside itself;
-/// `None` when its files cannot be read (its start says what is wrong).
-pub(crate) fn of(dir: &std::path::Path, project: &str) -> Option<Ties> {
-    super::read(dir).ok().map(|i| i.ties(project))
+/// What the stack in `dir`, run as `project`, creates and uses outside itself,
+/// and every file that was read from (`include:` and `COMPOSE_FILE`'s in
+/// subfolders too: what `hal watch` watches); `None` when its files cannot be
+/// read (its start says what is wrong).
+pub(crate) fn of(dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
+    super::read(dir).ok().map(|i| (i.ties(project), i.files))
 }
 
 impl Inputs {

@@ -1,0 +1,164 @@
+//! The node read again under the watch: the whole config, the modules under the services root and the graph between them, when a file they come from changed, modules came or went, or at a resync. A config that cannot be used keeps the one before (said once).
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::{ReadInputs as Inputs, Seen, Watcher};
+use crate::error::HalError;
+use crate::module::deps::Graph;
+use crate::module::inventory::Inventory;
+use crate::module::Kind;
+use crate::output::watch_log::WatchEvent;
+use crate::run::node::Node;
+
+impl Watcher<'_> {
+    /// At each pass, with `inv` the modules found now: reads the node again
+    /// (config, modules, graph) when one of its files changed, modules came
+    /// or went, or at a resync. From then on waiting, repairs and the graph
+    /// use the new one; a repair under way ends with the one it began with.
+    pub(super) fn reread(&mut self, inv: Inventory, resync: bool) {
+        let now = self.inputs_now(&inv);
+        let first = self.read_inputs.is_none();
+        let config_changed =
+            !first && self.read_inputs.as_ref().map(|i| &i.config) != Some(&now.config);
+        let changed = self.read_inputs.as_ref() != Some(&now);
+        let moved = inv.modules != self.node.inventory.modules;
+        if !moved && (first || !(changed || resync)) {
+            self.read_inputs = Some(now);
+            return;
+        }
+        let old = Rc::clone(&self.node);
+        let old_edges = old.graph().ok();
+        let (node, config_read) = self.node_again(&old, inv, config_changed);
+        if config_read {
+            self.log.emit(WatchEvent::ConfigRead);
+        }
+        if let Ok(g) = node.graph()
+            && old_edges.as_deref().map(Graph::edges) != Some(g.edges())
+        {
+            let edges = g.edges().len();
+            self.log.emit(WatchEvent::DependenciesChanged { edges });
+        }
+        self.node = Rc::new(node);
+        if config_read && self.updates.reread(&self.node) {
+            self.updates_started();
+        }
+        // What the new graph was read from is watched from now on, each file
+        // as it was before this reading: a change made meanwhile is seen next pass.
+        let mut after = self.inputs_now(&self.node.inventory);
+        for (path, stamp) in &mut after.files {
+            if let Ok(i) = now.files.binary_search_by(|(p, _)| p.cmp(path)) {
+                *stamp = now.files[i].1;
+            }
+        }
+        if after.config.as_ref().map(|c| &c.0) == now.config.as_ref().map(|c| &c.0) {
+            after.config = now.config;
+        }
+        self.read_inputs = Some(after);
+    }
+
+    /// The node with the config file read again and the modules found now;
+    /// with the old config when the new one cannot be used, the old graph
+    /// when none can be built (each reason said once). True when a config
+    /// file that changed was taken.
+    fn node_again(&mut self, old: &Node, inv: Inventory, config_changed: bool) -> (Node, bool) {
+        let mut problems = Vec::new();
+        let mut tries = Vec::new();
+        match crate::module::load::config(old.config.path.as_deref()) {
+            Ok(c) => {
+                let taken = config_changed || c.path != old.config.path;
+                tries.push((c, taken));
+                if taken {
+                    tries.push((old.config.clone(), false));
+                }
+            }
+            Err(e) => {
+                problems.push(config_kept(&e));
+                tries.push((old.config.clone(), false));
+            }
+        }
+        let mut again = None;
+        for (config, taken) in tries {
+            match old.again(config) {
+                Ok(n) => {
+                    again = Some((n, taken));
+                    break;
+                }
+                Err(e) if taken => problems.push(config_kept(&e)),
+                Err(e) => problems.push(format!(
+                    "dependencies not read again, the ones before are kept: {e}"
+                )),
+            }
+        }
+        self.read_problems(problems);
+        again.unwrap_or_else(|| {
+            let mut inv = inv;
+            crate::module::load::remember(&mut inv, old.store.read().0.modules.keys());
+            let config = old.config.clone();
+            (old.with(config, inv, old.graph_as_built()), false)
+        })
+    }
+
+    /// Says each reason the node could not be read again, once while it lasts.
+    fn read_problems(&mut self, now: Vec<String>) {
+        for why in &now {
+            if !self.read_problems.contains(why) {
+                self.log.emit(WatchEvent::Problem {
+                    module: None,
+                    why: why.clone(),
+                });
+            }
+        }
+        self.read_problems = now.into_iter().collect();
+    }
+
+    /// What the node is read from, as the file system has it now.
+    fn inputs_now(&self, inv: &Inventory) -> Inputs {
+        let graph = self.node.graph().ok();
+        let read = graph.as_deref().map_or(&[][..], Graph::read_from);
+        inputs(self.node.config.path.as_deref(), inv, read)
+    }
+}
+
+fn config_kept(e: &HalError) -> String {
+    format!("config not read again, the one before is kept: {e}")
+}
+
+/// The config file's time and size first, then each stack's compose inputs':
+/// the `*.yml`, `*.yaml` and `.env` in its directory, and every file its
+/// graph was last read from (`include:` targets, `COMPOSE_FILE`'s in
+/// subfolders, `env_file`s, `extends:` files).
+fn inputs(config: Option<&Path>, inv: &Inventory, read: &[PathBuf]) -> Inputs {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for m in &inv.modules {
+        if let Kind::Stack { dir, .. } = &m.kind
+            && let Ok(entries) = std::fs::read_dir(dir)
+        {
+            files.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| compose_input(p)),
+            );
+        }
+    }
+    files.extend(read.iter().cloned());
+    files.sort();
+    files.dedup();
+    Inputs {
+        config: config.map(|p| seen(p.to_path_buf())),
+        files: files.into_iter().map(seen).collect(),
+    }
+}
+
+fn seen(p: PathBuf) -> Seen {
+    let meta = std::fs::metadata(&p).ok();
+    let stamp = meta.and_then(|m| Some((m.modified().ok()?, m.len())));
+    (p, stamp)
+}
+
+fn compose_input(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == ".env" || n.ends_with(".yml") || n.ends_with(".yaml"))
+}
