@@ -6,10 +6,10 @@ use std::time::Duration;
 use comfy_table::Cell;
 use serde::Serialize;
 
-use crate::module::warning::Warning;
 use crate::module::KindTag;
 use crate::module::outcome::{ImageChange, Outcome, UpdateFacts, Would};
 use crate::module::status::State;
+use crate::module::warning::Warning;
 use crate::output::render::{state_cell, state_colors};
 use crate::output::ui::{Ui, paint};
 use crate::output::view::{Modules, Rows, Style};

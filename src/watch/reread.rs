@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use super::{ReadInputs as Inputs, Seen, Watcher};
 use crate::error::HalError;
+use crate::module::Kind;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
-use crate::module::Kind;
 use crate::output::watch_log::WatchEvent;
 use crate::run::node::Node;
 
