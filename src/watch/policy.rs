@@ -30,9 +30,9 @@
 //!   dependents are looked at at once, with no pause or back-off in the way; if
 //!   it fails after all, they wait again, uncharged.
 //! - After a restart that failed (without hitting the limit), the next one
-//!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
+//!   waits [`PAUSE_FIRST`](pause::PAUSE_FIRST), doubling up to [`PAUSE_MAX`](pause::PAUSE_MAX) while they keep failing.
 //!   While another module waits on it the pause is never longer than
-//!   [`PAUSE_WAITED_ON`]: a requirement is back within seconds of its cause
+//!   [`PAUSE_WAITED_ON`](pause::PAUSE_WAITED_ON): a requirement is back within seconds of its cause
 //!   being fixed, its dependents right after. Its start limit still bounds how
 //!   often it is tried, and its hold is the alarm. Each try restarts or
 //!   recreates its containers, which Docker's own restart back-off (up to a
@@ -58,8 +58,6 @@ use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
 pub(crate) use hold::Hold;
-#[cfg(doc)]
-use pause::{PAUSE_FIRST, PAUSE_MAX, PAUSE_WAITED_ON};
 pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 
