@@ -30,17 +30,23 @@
 //!   dependents are looked at at once, with no pause or back-off in the way; if
 //!   it fails after all, they wait again, uncharged.
 //! - After a restart that failed (without hitting the limit), the next one
-//!   waits [`PAUSE_FIRST`](pause::PAUSE_FIRST), doubling up to [`PAUSE_MAX`](pause::PAUSE_MAX) while they keep failing.
-//!   While another module waits on it the pause is never longer than
-//!   [`PAUSE_WAITED_ON`](pause::PAUSE_WAITED_ON): a requirement is back within seconds of its cause
-//!   being fixed, its dependents right after. Its start limit still bounds how
-//!   often it is tried, and its hold is the alarm. Each try restarts or
-//!   recreates its containers, which Docker's own restart back-off (up to a
-//!   minute, by then) does not hold up: the engine starts a container it is
-//!   backing off at once when asked to restart it.
+//!   waits [`PAUSE_FIRST`](pause::PAUSE_FIRST), doubling up to
+//!   [`PAUSE_MAX`](pause::PAUSE_MAX) while they keep failing. While another
+//!   module waits on it, the pause is never longer than
+//!   [`PAUSE_WAITED_ON`](pause::PAUSE_WAITED_ON) (2s): a requirement is back
+//!   within seconds of its cause being fixed, and its dependents right after.
+//!   Its start limit still bounds how often it is tried, and its hold is the
+//!   alarm. Each try restarts or recreates its containers; Docker's own restart
+//!   back-off (up to a minute by then) does not hold that up, because the
+//!   engine starts a container it is backing off at once when asked to restart
+//!   it (`docker start` of one does nothing).
 //! - A module whose last start failed, but whose containers all run again
-//!   (Docker's restart policy brought them back after a repair gave up), is
-//!   repaired too: status calls it failed until a start succeeds.
+//!   (Docker's restart policy brought them back after a repair gave up), has
+//!   its running containers restarted: status calls it failed until a start
+//!   succeeds, and nothing else would end that.
+//! - A repair of a module that requires or comes after one being repaired
+//!   waits until that one has started, or its repair has ended when its last
+//!   repair failed (`deps.rs`).
 
 mod heard;
 mod hold;

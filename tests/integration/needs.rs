@@ -279,7 +279,7 @@ fn the_watch_repairs_a_module_after_the_one_it_comes_after() {
         l.starts_with(&format!("{app}: restarted, active"))
     });
     let at = |p: &str| w.seen.iter().position(|l| l.starts_with(p));
-    let db_back = at(&format!("{db}: restarted, active")).unwrap_or(usize::MAX);
+    let db_began = at(&format!("{db}: repairing")).unwrap_or(usize::MAX);
     let app_began = [
         at(&format!("{app}: repairing")),
         at(&format!("{app}: restarting")),
@@ -288,7 +288,23 @@ fn the_watch_repairs_a_module_after_the_one_it_comes_after() {
     .flatten()
     .min()
     .unwrap_or(0);
-    assert!(db_back < app_began, "{}", w.dump());
+    assert!(db_began < app_began, "{}", w.dump());
+    // app's repair waited until db had started (its container running), not
+    // for db's settle second as well: systemd's `After=` waits for a start.
+    let started = |c: &str| started_at(&inspect(c, "{{.State.StartedAt}}"));
+    assert!(
+        started(&format!("{db}-db-1")) < started(&format!("{app}-app-1")),
+        "{}",
+        w.dump()
+    );
+}
+
+/// An engine time (`2026-12-05T09:00:01.5Z`) in a form that sorts as it
+/// should: the fraction padded to nanoseconds (the engine trims its zeros).
+fn started_at(t: &str) -> String {
+    let t = t.trim_end_matches('Z');
+    let (secs, frac) = t.split_once('.').unwrap_or((t, ""));
+    format!("{secs}.{frac:0<9}")
 }
 
 /// A `requires` added to the config while the watch runs counts from its
