@@ -146,6 +146,12 @@ fn a_broken_requirement_under_the_watch_holds_no_dependent_and_they_are_back_wit
     let waiting = w.expect(Duration::from_secs(30), |l| {
         l.starts_with(&format!("{app}: waiting on {db} ({db}: "))
     });
+    // Read once the watch's first repair of db has failed: the container it
+    // started again runs a few milliseconds before it exits, and a status
+    // read just then finds db started.
+    w.expect(Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{db}: restart failed"))
+    });
     let doc = hal(&rig).args(["--json", "status", &app]).code(3).json();
     assert_eq!(doc["modules"][0]["waiting_on"][0], db.as_str(), "{doc}");
     let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
