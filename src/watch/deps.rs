@@ -4,15 +4,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::look::WAITED_STARTING;
-use super::{GraphInputs as Inputs, Watcher};
-use crate::module::deps::{Graph, Tie};
+use super::{BUSY_RECHECK, GraphInputs as Inputs, Watcher};
+use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
-use crate::module::status::ModuleStatus;
-use crate::module::{Kind, Module, config::Config};
+use crate::module::{Kind, config::Config};
 use crate::output::watch_log::WatchEvent;
-#[cfg(doc)]
-use crate::watch::policy::Supervisor;
 use crate::watch::policy::{Act, Action};
 
 impl Watcher<'_> {
@@ -54,53 +50,18 @@ impl Watcher<'_> {
     }
 
     /// The repairs to begin now, in the graph's order: a repair of a module
-    /// that requires or comes after one being repaired waits until that one
-    /// has started (`peeked`: the statuses of modules being repaired, read
-    /// beside), or its repair has ended. It is looked at again then, and
-    /// every [`WAITED_STARTING`] meanwhile.
-    pub(super) fn in_order(
-        &mut self,
-        actions: Vec<Action>,
-        peeked: &[ModuleStatus],
-    ) -> Vec<Action> {
+    /// that requires or comes after one being repaired waits until that
+    /// repair ends (looked at again then, or after a moment).
+    pub(super) fn in_order(&mut self, actions: Vec<Action>) -> Vec<Action> {
         let repairs = actions.iter().filter(|a| repair(a)).count();
         if repairs == 0 || (repairs == 1 && self.inflight.is_empty()) {
             return actions;
         }
         let graph = self.node.graph().ok();
-        let (now, later) = put_off(graph.as_deref(), actions, &self.inflight, peeked);
-        self.mark(later.clone(), WAITED_STARTING);
+        let (now, later) = put_off(graph.as_deref(), actions, &self.inflight);
+        self.mark(later.clone(), BUSY_RECHECK);
         self.put_off.extend(later);
         now
-    }
-
-    /// The modules being repaired whose status a look reads beside `mods`
-    /// (never to decide on them): those of `marked` something waits on, and
-    /// those a module of `mods` requires or comes after. Whether they have
-    /// started lets their dependents go before the repair's settle second is
-    /// out; not after a failed repair ([`Supervisor::failed_before`]: a crash
-    /// loop may look started a moment, and a dependent repaired into it is charged).
-    pub(super) fn peek(&self, marked: &[String], mods: &[Module]) -> Vec<Module> {
-        let waited = self.sup.waited_on();
-        let graph = self.node.graph().ok();
-        let ahead: BTreeSet<&str> = graph
-            .as_deref()
-            .map(|g| {
-                mods.iter()
-                    .flat_map(|m| g.of(&m.name))
-                    .map(|e| e.to.as_str())
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.modules
-            .iter()
-            .filter(|m| self.inflight.contains(&m.name) && !self.sup.failed_before(&m.name))
-            .filter(|m| {
-                (marked.contains(&m.name) && waited.contains(&m.name))
-                    || ahead.contains(m.name.as_str())
-            })
-            .cloned()
-            .collect()
     }
 
     /// A repair ended: the repairs put off behind it are looked at now.
@@ -115,16 +76,13 @@ fn repair(a: &Action) -> bool {
 }
 
 /// Splits `actions` into those to act on now and the modules whose repair
-/// waits: each one that requires or comes after a module about to be
-/// repaired (a repair among `actions`), or being repaired (`inflight`) and
-/// not started yet as `peeked` says ([`ModuleStatus::started`], as
-/// everywhere else: a namespace tie needs its provider's containers
-/// running). Order only: once that repair ends it goes, whatever became of it.
+/// waits: each one that requires or comes after a module being repaired
+/// (`inflight`) or about to be (a repair among `actions`). Order only: once
+/// that repair ends it goes, whatever became of it.
 pub(super) fn put_off(
     graph: Option<&Graph>,
     actions: Vec<Action>,
     inflight: &BTreeSet<String>,
-    peeked: &[ModuleStatus],
 ) -> (Vec<Action>, Vec<String>) {
     let Some(g) = graph else {
         return (actions, Vec::new());
@@ -138,14 +96,9 @@ pub(super) fn put_off(
         .iter()
         .filter(|a| repair(a))
         .filter(|a| {
-            g.of(&a.module).iter().any(|e| {
-                let started = || {
-                    peeked
-                        .iter()
-                        .any(|s| s.name == e.to && s.started(e.tie == Tie::Namespace))
-                };
-                repaired.contains(e.to.as_str()) || (inflight.contains(&e.to) && !started())
-            })
+            g.of(&a.module)
+                .iter()
+                .any(|e| inflight.contains(&e.to) || repaired.contains(e.to.as_str()))
         })
         .map(|a| a.module.clone())
         .collect();
@@ -191,10 +144,7 @@ fn compose_input(p: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module::KindTag;
-    use crate::module::deps::{Edge, Origin, Strength};
-    use crate::module::run_state::{ContainerRun, Health, ServiceState};
-    use crate::module::status::{ServiceStatus, State, Verdict};
+    use crate::module::deps::{Edge, Origin, Strength, Tie};
     use crate::watch::policy::RepairScope;
 
     fn edge(from: &str, to: &str, strength: Strength) -> Edge {
@@ -239,16 +189,16 @@ mod tests {
             act("other", Act::Restart),
         ];
         let none = BTreeSet::new();
-        let (now, later) = put_off(Some(&g), all, &none, &[]);
+        let (now, later) = put_off(Some(&g), all, &none);
         assert_eq!(names(&now), ["db", "other"]);
         assert_eq!(later, ["web", "app"]);
 
         // db's repair under way: app still waits; once it ended, app goes.
         let inflight: BTreeSet<String> = ["db".to_string()].into();
-        let (now, later) = put_off(Some(&g), vec![act("app", Act::Restart)], &inflight, &[]);
+        let (now, later) = put_off(Some(&g), vec![act("app", Act::Restart)], &inflight);
         assert!(now.is_empty());
         assert_eq!(later, ["app"]);
-        let (now, _) = put_off(Some(&g), vec![act("app", Act::Restart)], &none, &[]);
+        let (now, _) = put_off(Some(&g), vec![act("app", Act::Restart)], &none);
         assert_eq!(names(&now), ["app"]);
     }
 
@@ -258,70 +208,11 @@ mod tests {
     fn only_repairs_wait_and_only_for_repairs() {
         let g = Graph::new(vec![edge("app", "db", Strength::After)]);
         let all = vec![act("app", Act::Hold), act("db", Act::Restart)];
-        let (now, later) = put_off(Some(&g), all, &BTreeSet::new(), &[]);
+        let (now, later) = put_off(Some(&g), all, &BTreeSet::new());
         assert_eq!(names(&now), ["app", "db"]);
         assert!(later.is_empty());
         let all = vec![act("app", Act::Restart), act("db", Act::Wait)];
-        let (now, _) = put_off(Some(&g), all, &BTreeSet::new(), &[]);
+        let (now, _) = put_off(Some(&g), all, &BTreeSet::new());
         assert_eq!(names(&now), ["app", "db"]);
-    }
-
-    /// `db` being repaired: its one container running (settling), its
-    /// healthcheck saying `health`, or exited.
-    fn db(name: &str, run: &str, health: Option<Health>) -> ModuleStatus {
-        let row = ServiceStatus {
-            name: "db".into(),
-            state: ServiceState::Container(ContainerRun::from_word(run)),
-            health,
-            verdict: Some(if run == "running" {
-                Verdict::Starting
-            } else {
-                Verdict::Failed { terminal: true }
-            }),
-            ..Default::default()
-        };
-        let state = if run == "running" {
-            State::Starting
-        } else {
-            State::Failed
-        };
-        ModuleStatus {
-            services: vec![row],
-            ..ModuleStatus::named(name, KindTag::Stack, state)
-        }
-    }
-
-    /// A repair behind one under way goes once that one has started (its
-    /// containers run, its settle second not out), as a waiting dependent
-    /// does: not only once that repair has ended.
-    #[test]
-    fn a_repair_waits_only_until_the_one_it_requires_has_started() {
-        let g = Graph::new(vec![
-            edge("app", "db", Strength::Requires),
-            Edge {
-                tie: Tie::Namespace,
-                ..edge("tun", "gw", Strength::Requires)
-            },
-        ]);
-        let inflight: BTreeSet<String> = ["db".to_string(), "gw".to_string()].into();
-        let both = || vec![act("app", Act::Restart), act("tun", Act::Restart)];
-        // Not read, or not running yet: both wait.
-        let (now, later) = put_off(Some(&g), both(), &inflight, &[]);
-        assert!(now.is_empty());
-        assert_eq!(later, ["app", "tun"]);
-        let down = [db("db", "exited", None), db("gw", "exited", None)];
-        let (now, _) = put_off(Some(&g), both(), &inflight, &down);
-        assert!(now.is_empty());
-        // Running, settling: both go.
-        let up = [db("db", "running", None), db("gw", "running", None)];
-        let (now, later) = put_off(Some(&g), both(), &inflight, &up);
-        assert_eq!(names(&now), ["app", "tun"]);
-        assert!(later.is_empty());
-        // A healthcheck not yet healthy holds back all but a namespace tie.
-        let checking = Some(Health::Starting);
-        let up = [db("db", "running", checking), db("gw", "running", checking)];
-        let (now, later) = put_off(Some(&g), both(), &inflight, &up);
-        assert_eq!(names(&now), ["tun"]);
-        assert_eq!(later, ["app"]);
     }
 }

@@ -11,7 +11,7 @@ use crate::util::timefmt::Stamp;
 
 /// How soon a requirement something waits on is looked at again: while it is starting (a
 /// quarter of its settle second, so a layer of dependents starts within 250 ms of it: issue 39), and otherwise.
-pub(super) const WAITED_STARTING: Duration = Duration::from_millis(250);
+const WAITED_STARTING: Duration = Duration::from_millis(250);
 const WAITED_OTHER: Duration = Duration::from_secs(5);
 
 impl Watcher<'_> {
@@ -21,16 +21,11 @@ impl Watcher<'_> {
         self.dirty_at = None;
         let mut busy = Vec::new();
         let mut mods = Vec::new();
-        let mut repairing = Vec::new();
         for name in names {
             let Some(m) = self.modules.iter().find(|m| m.name == name) else {
                 continue;
             };
             let stack = matches!(m.kind, Kind::Stack { .. });
-            if self.inflight.contains(&name) && self.link.up() {
-                repairing.push(name);
-                continue;
-            }
             if self.inflight.contains(&name) || (stack && !self.link.up()) {
                 // Looked at again when its restart ends, or when the engine is back.
                 continue;
@@ -42,25 +37,18 @@ impl Watcher<'_> {
             mods.push(m.clone());
         }
         self.mark(busy, BUSY_RECHECK);
-        // Modules being repaired, read beside (not decided on): whether they have started.
-        let peek = if self.link.up() {
-            self.peek(&repairing, &mods)
-        } else {
-            Vec::new()
-        };
-        if mods.is_empty() && peek.is_empty() {
+        if mods.is_empty() {
             return Ok(());
         }
         let names: Vec<String> = mods.iter().map(|m| m.name.clone()).collect();
         let (node, detail) = (self.node, self.deaths.detail(&names, self.detail));
-        let all: Vec<_> = mods.iter().chain(&peek).cloned().collect();
-        let mut node = self
-            .drive(async move { crate::run::status::collect(node, &all, detail).await })
+        let node = self
+            .drive(async move {
+                let node = crate::run::status::collect(node, &mods, detail).await;
+                (mods, node)
+            })
             .await?;
-        let (peeked, looked) = std::mem::take(&mut node.modules)
-            .into_iter()
-            .partition(|s| peek.iter().any(|m| m.name == s.name));
-        node.modules = looked;
+        let (mods, node) = node;
         self.problems(&node.errors, &node.warnings);
         if let Some(m) = &mut self.metrics {
             m.saw(&node.modules);
@@ -80,14 +68,13 @@ impl Watcher<'_> {
         let active: Vec<&str> = node
             .modules
             .iter()
-            .chain(&peeked)
             .filter(|s| s.started(true))
             .map(|s| s.name.as_str())
             .collect();
         let unblocked = self.sup.unblocked(&active);
         self.mark(unblocked, Duration::ZERO);
         let actions = self.sup.decide(&node.modules, Stamp::now());
-        for action in self.in_order(actions, &peeked) {
+        for action in self.in_order(actions) {
             if let Some(m) = mods.iter().find(|m| m.name == action.module) {
                 self.act(m.clone(), action).await?;
             }

@@ -45,8 +45,11 @@
 //!   its running containers restarted: status calls it failed until a start
 //!   succeeds, and nothing else would end that.
 //! - A repair of a module that requires or comes after one being repaired
-//!   waits until that one has started, or its repair has ended when its last
-//!   repair failed (`deps.rs`).
+//!   waits until that repair has ended (`deps.rs`), settle second included:
+//!   a watch repair always follows a failure, and a requirement started again
+//!   after one may crash at once, as one Docker restarted may (which
+//!   `ModuleStatus::started` holds back for the same reason). A dependent
+//!   repaired into it would be charged.
 
 mod heard;
 mod hold;
@@ -64,6 +67,8 @@ use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
 pub(crate) use hold::Hold;
+#[cfg(doc)]
+use pause::{PAUSE_FIRST, PAUSE_MAX, PAUSE_WAITED_ON};
 pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 

@@ -53,15 +53,6 @@ impl Supervisor {
         }
     }
 
-    /// Whether the module's last repair failed, or it is held: a crash
-    /// episode, whose next repair may well fail too. Its dependents wait for
-    /// that repair to end, not only for its containers to run (`deps.rs`).
-    pub(crate) fn failed_before(&self, module: &str) -> bool {
-        self.paused.contains_key(module)
-            || self.holds.contains_key(module)
-            || self.escalate.contains_key(module)
-    }
-
     /// When the pause after `module`'s failed restart ends: its doubling
     /// pause, or [`PAUSE_WAITED_ON`] if shorter while another module waits on it.
     pub(super) fn pause_end(&self, module: &str) -> Option<Stamp> {
