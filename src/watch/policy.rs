@@ -67,8 +67,6 @@ use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
 pub(crate) use hold::Hold;
-#[cfg(doc)]
-use pause::{PAUSE_FIRST, PAUSE_MAX, PAUSE_WAITED_ON};
 pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 
