@@ -30,10 +30,30 @@
 //!   dependents are looked at at once, with no pause or back-off in the way; if
 //!   it fails after all, they wait again, uncharged.
 //! - After a restart that failed (without hitting the limit), the next one
-//!   waits [`PAUSE_FIRST`], doubling up to [`PAUSE_MAX`] while they keep failing.
+//!   waits [`PAUSE_FIRST`](pause::PAUSE_FIRST), doubling up to
+//!   [`PAUSE_MAX`](pause::PAUSE_MAX) while they keep failing. While another
+//!   module waits on it, the pause is never longer than
+//!   [`PAUSE_WAITED_ON`](pause::PAUSE_WAITED_ON) (2s): a requirement is back
+//!   within seconds of its cause being fixed, and its dependents right after.
+//!   Its start limit still bounds how often it is tried, and its hold is the
+//!   alarm. Each try restarts or recreates its containers; Docker's own restart
+//!   back-off (up to a minute by then) does not hold that up, because the
+//!   engine starts a container it is backing off at once when asked to restart
+//!   it (`docker start` of one does nothing).
+//! - A module whose last start failed, but whose containers all run again
+//!   (Docker's restart policy brought them back after a repair gave up), has
+//!   its running containers restarted: status calls it failed until a start
+//!   succeeds, and nothing else would end that.
+//! - A repair of a module that requires or comes after one being repaired
+//!   waits until that repair has ended (`deps.rs`), settle second included:
+//!   a watch repair always follows a failure, and a requirement started again
+//!   after one may crash at once, as one Docker restarted may (which
+//!   `ModuleStatus::started` holds back for the same reason). A dependent
+//!   repaired into it would be charged.
 
 mod heard;
 mod hold;
+mod pause;
 mod trouble;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,14 +66,10 @@ use crate::module::status::{Desired, ModuleStatus, State};
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
-use hold::BACKOFF_MAX;
 pub(crate) use hold::Hold;
 pub(crate) use trouble::RepairScope;
 use trouble::{Trouble, is_unhealthy, key_of};
 
-/// The pause after a failed restart before the next one; it doubles while they keep failing.
-pub(crate) const PAUSE_FIRST: Duration = Duration::from_secs(2);
-pub(crate) const PAUSE_MAX: Duration = Duration::from_secs(60);
 /// How soon after its repair a container failing again escalates to the
 /// module, when the module's start-limit window cannot be read.
 pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
@@ -107,7 +123,7 @@ pub(crate) struct Supervisor {
     /// (module, container) → since when it has been unhealthy.
     unhealthy: BTreeMap<(String, String), Stamp>,
     pub(super) holds: BTreeMap<String, Hold>,
-    /// Modules whose last restart failed: (no restart before, the pause after the next failure).
+    /// Modules whose last restart failed: (when, the pause after it: [`Supervisor::pause_end`]).
     pub(super) paused: BTreeMap<String, (Stamp, Duration)>,
     /// The last repair of each module.
     fixed: BTreeMap<String, Fixed>,
@@ -243,7 +259,7 @@ impl Supervisor {
                 );
                 out.push(action(Act::Hold, held));
             }
-            None if self.paused.get(&s.name).is_some_and(|(t, _)| now < *t) => {}
+            None if self.pause_end(&s.name).is_some_and(|t| now < t) => {}
             None => {
                 let scope = self.scope(s, fixes, now);
                 out.push(Action {
@@ -303,46 +319,6 @@ impl Supervisor {
         }
     }
 
-    /// Records how a restart or retry ended; true when a hold began (run `on_failure`).
-    pub(crate) fn record(&mut self, module: &str, attempt: Attempt, now: Stamp) -> bool {
-        match attempt {
-            Attempt::Recovered => {
-                self.holds.remove(module);
-                self.paused.remove(module);
-                self.escalate.remove(module);
-                self.forget_unhealthy(module);
-                false
-            }
-            Attempt::Refused | Attempt::Failed => {
-                if attempt == Attempt::Failed
-                    && let Some(last) = self.fixed.get(module)
-                    && !last.whole
-                {
-                    self.escalate.insert(
-                        module.into(),
-                        "the repair of its containers did not bring it back".into(),
-                    );
-                }
-                if let Some(h) = self.holds.get_mut(module) {
-                    h.not_before = now.plus(h.backoff);
-                    h.backoff = (h.backoff * 2).min(BACKOFF_MAX);
-                    return false;
-                }
-                if attempt == Attempt::Failed {
-                    // Not held: pause, then the next look decides (the limit bounds how often).
-                    let gap = self
-                        .paused
-                        .get(module)
-                        .map_or(PAUSE_FIRST, |(_, g)| (*g * 2).min(PAUSE_MAX));
-                    self.paused.insert(module.to_string(), (now.plus(gap), gap));
-                    return false;
-                }
-                self.begin_hold(module, now, None, "");
-                true
-            }
-        }
-    }
-
     /// The next moment after `now` when something becomes due without any event:
     /// a grace period running out, a pause ending, or a held module's next try.
     pub(crate) fn next_due(&self, now: Stamp) -> Option<Stamp> {
@@ -351,7 +327,7 @@ impl Supervisor {
             .iter()
             .filter(|((m, _), _)| !self.holds.contains_key(m))
             .map(|(_, since)| since.plus(self.grace));
-        let pauses = self.paused.values().map(|(t, _)| *t);
+        let pauses = self.paused.keys().filter_map(|m| self.pause_end(m));
         let holds = self.holds.values().map(Hold::due_at);
         graces.chain(pauses).chain(holds).filter(|t| *t > now).min()
     }
@@ -371,9 +347,9 @@ impl Supervisor {
             )
             .chain(
                 self.paused
-                    .iter()
-                    .filter(|(_, (t, _))| *t <= now)
-                    .map(|(m, _)| m.clone()),
+                    .keys()
+                    .filter(|m| self.pause_end(m).is_some_and(|t| t <= now))
+                    .cloned(),
             )
             .collect();
         out.sort();

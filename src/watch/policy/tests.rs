@@ -1,6 +1,7 @@
 //! The supervisor's rules, one situation at a time, with made-up statuses and a made-up clock.
 
-use super::hold::BACKOFF_FIRST;
+use super::hold::{BACKOFF_FIRST, BACKOFF_MAX};
+use super::pause::{PAUSE_MAX, PAUSE_WAITED_ON};
 use super::*;
 use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::module::reason::Reason;
-use crate::module::run_state::{Activity, ContainerRun};
+use crate::module::run_state::{Activity, ContainerRun, Health};
 use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, Verdict};
 use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
@@ -87,6 +87,9 @@ pub(super) fn stack_trouble(
             fixes: overdue.iter().map(|(c, _)| fix_of(c)).collect(),
         });
     }
+    if let Some(t) = back_after_failed_start(s) {
+        return Some(t);
+    }
     // Exit code 0, or created and never started: a stopped service, unless it is a
     // finished job (then the module would be active) or Docker is busy restarting.
     let waiting = svc.iter().any(|c| {
@@ -109,6 +112,32 @@ pub(super) fn stack_trouble(
     Some(Trouble {
         why: and_more(why_of(c), stopped.len()),
         fixes: stopped.iter().map(|c| fix_of(c)).collect(),
+    })
+}
+
+/// Its last start failed (a repair that gave up, say), and Docker's restart
+/// policy has brought every container back since: status calls it failed
+/// until a start succeeds, so the running containers are restarted (which
+/// also clears Docker's crash count, and the longer settle that comes with it).
+/// A healthcheck still starting is waited for; an unhealthy one has its grace.
+fn back_after_failed_start(s: &ModuleStatus) -> Option<Trouble> {
+    let failed = s
+        .reason
+        .0
+        .iter()
+        .find(|r| matches!(r, Reason::Failed { .. }))?;
+    let running = |c: &&ServiceStatus| run(c) == Some(ContainerRun::Running);
+    let back = s.services.iter().all(|c| {
+        c.verdict == Some(Verdict::Completed)
+            || (running(&c) && !matches!(c.health, Some(Health::Starting | Health::Unhealthy)))
+    });
+    let again: Vec<&ServiceStatus> = s.services.iter().filter(running).collect();
+    if s.state != State::Failed || !back || again.is_empty() {
+        return None;
+    }
+    Some(Trouble {
+        why: format!("{failed}; its containers run again"),
+        fixes: again.iter().map(|c| fix_of(c)).collect(),
     })
 }
 

@@ -186,3 +186,105 @@ fn a_dependent_is_repaired_once_its_requirement_runs_and_waits_again_uncharged_i
         sup.next_due(t(3))
     );
 }
+
+/// `db`, wanted up, its one container exited with code 1.
+fn db_failed() -> ModuleStatus {
+    ModuleStatus {
+        name: "db".into(),
+        ..stack(State::Failed, Some(Desired::Up), vec![exited("db", 1)])
+    }
+}
+
+#[test]
+fn a_requirement_others_wait_on_is_tried_again_after_a_short_pause_within_its_limit() {
+    let mut sup = Supervisor::new(GRACE);
+    let db = db_failed();
+    // Alone, its pause doubles: 2s, 4s, 8s.
+    for (at, next) in [(0, 2), (2, 6), (6, 14)] {
+        assert_eq!(acts(&mut sup, &db, at)[0].0, Act::Restart, "at {at}");
+        assert!(!sup.record("db", Attempt::Failed, t(at)));
+        assert_eq!(sup.next_due(t(at)), Some(t(next)), "at {at}");
+    }
+    // m starts waiting on it: the pause it is in is cut to PAUSE_WAITED_ON.
+    assert_eq!(
+        acts(&mut sup, &waiting(vec![exited("app", 1)]), 7)[0].0,
+        Act::Wait
+    );
+    assert_eq!(PAUSE_WAITED_ON, Duration::from_secs(2));
+    assert_eq!(sup.next_due(t(7)), Some(t(8)));
+    assert!(acts(&mut sup, &db, 7).is_empty());
+    assert_eq!(sup.due(t(8)), ["db"]);
+    assert_eq!(acts(&mut sup, &db, 8)[0].0, Act::Restart);
+    // It keeps failing: still 2s between tries, however many.
+    assert!(!sup.record("db", Attempt::Failed, t(8)));
+    assert_eq!(sup.next_due(t(8)), Some(t(10)));
+    // Its start limit still bounds it: hit, it is held (its own alarm).
+    let mut limited = db_failed();
+    limited.limit.free_at = Some(t(500));
+    assert_eq!(acts(&mut sup, &limited, 10)[0].0, Act::Hold);
+    assert!(sup.hold("db").is_some());
+    // Nobody waits any more: its own doubled pause is back.
+    let mut sup = Supervisor::new(GRACE);
+    assert_eq!(
+        acts(&mut sup, &waiting(vec![exited("app", 1)]), 0)[0].0,
+        Act::Wait
+    );
+    for at in [0, 2, 4, 6] {
+        assert_eq!(acts(&mut sup, &db, at)[0].0, Act::Restart, "at {at}");
+        assert!(!sup.record("db", Attempt::Failed, t(at)));
+    }
+    assert_eq!(sup.next_due(t(6)), Some(t(8)));
+    let gone = stack(State::Inactive, Some(Desired::Down), vec![]);
+    acts(&mut sup, &gone, 7);
+    assert_eq!(sup.next_due(t(7)), Some(t(6 + 16)));
+}
+
+#[test]
+fn a_module_failed_by_its_last_start_whose_containers_run_again_is_restarted() {
+    use crate::module::reason::{Reason, Reasons};
+    let failed = |services| ModuleStatus {
+        reason: Reasons(vec![Reason::Failed {
+            service: None,
+            cause: "did not start: service db is restarting in a loop".into(),
+        }]),
+        ..stack(State::Failed, Some(Desired::Up), services)
+    };
+    // Docker brought its container back after the repair gave up.
+    let back = failed(vec![svc("db", "running"), job("migrate")]);
+    let d = Supervisor::new(GRACE).decide(std::slice::from_ref(&back), t(0));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].act, Act::Restart);
+    assert!(
+        d[0].reason
+            .ends_with("start failed: did not start: service db is restarting in a loop; its containers run again"),
+        "{d:?}"
+    );
+    let RepairScope::Containers(fixes) = &d[0].scope else {
+        panic!("{d:?}");
+    };
+    assert_eq!(fixes.len(), 1, "{d:?}");
+    assert_eq!(
+        (fixes[0].container.as_str(), fixes[0].how),
+        ("m-db-1", How::Restart)
+    );
+    // A healthcheck still deciding is waited for; still looping is Docker's until it gives up.
+    let deciding = ServiceStatus {
+        health: Some(Health::Starting),
+        ..svc("db", "running")
+    };
+    for s in [failed(vec![deciding]), failed(vec![looping("db", 1)])] {
+        assert!(
+            Supervisor::new(GRACE)
+                .decide(std::slice::from_ref(&s), t(0))
+                .is_empty(),
+            "{s:?}"
+        );
+    }
+    // Failed for another reason (its start limit) with its containers up: nothing to repair.
+    let up = stack(State::Failed, Some(Desired::Up), vec![svc("db", "running")]);
+    assert!(
+        Supervisor::new(GRACE)
+            .decide(std::slice::from_ref(&up), t(0))
+            .is_empty()
+    );
+}
