@@ -5,7 +5,6 @@ use std::rc::Rc;
 
 use super::{ReadInputs as Inputs, Seen, Watcher};
 use crate::error::HalError;
-use crate::module::Kind;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
@@ -131,7 +130,7 @@ fn config_kept(e: &HalError) -> String {
 fn inputs(config: Option<&Path>, inv: &Inventory, read: &[PathBuf]) -> Inputs {
     let mut files: Vec<PathBuf> = Vec::new();
     for m in &inv.modules {
-        if let Kind::Stack { dir, .. } = &m.kind
+        if let Some(dir) = m.stack_dir()
             && let Ok(entries) = std::fs::read_dir(dir)
         {
             files.extend(
