@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
+use crate::module::Module;
 use crate::module::outcome::{Outcome, StartOpts, StartPlan, StopPlan};
 use crate::module::progress::Progress;
-use crate::module::{Kind, Module};
 use crate::run::node::Node;
 use crate::run::steps::Launched;
 use crate::{host, stack};
@@ -60,10 +60,10 @@ pub(super) async fn launch_planned(
         let env = node.stack_env(progress);
         return Ok(Launched::of(stack::launch(env, &stack, &plan, seen).await?));
     }
-    let Kind::Host { unit, scope } = &m.kind else {
+    let Some((unit, scope)) = m.host_unit() else {
         return Err(undriven(m));
     };
-    let init = node.hosts.init(*scope);
+    let init = node.hosts.init(scope);
     Ok(
         match host::launch(init, progress, &m.name, unit, &plan).await? {
             host::UnitLaunch::Done(o) => Launched::Done(o),
@@ -83,13 +83,11 @@ pub(super) async fn stop(
     if let Some(stack) = stack::Stack::of(m, service) {
         return stack::stop(node.stack_env(progress), &stack, plan.grace).await;
     }
-    match &m.kind {
-        Kind::Host { unit, scope } => {
-            let init = node.hosts.init(*scope);
-            host::stop(&*init, progress, &m.name, unit, plan.unit_wait).await
-        }
-        Kind::Stack { .. } | Kind::Invalid { .. } => Err(undriven(m)),
-    }
+    let Some((unit, scope)) = m.host_unit() else {
+        return Err(undriven(m));
+    };
+    let init = node.hosts.init(scope);
+    host::stop(&*init, progress, &m.name, unit, plan.unit_wait).await
 }
 
 /// What a verb says of a module its backend cannot drive: an invalid one's
