@@ -3,7 +3,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Stopped, Watcher, hook};
+use super::{BUSY_RECHECK, EVENT_SETTLE, Stopped, Watcher, WorkDone, hook};
 use crate::error::{Exit, HalError, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::config::PullPolicy;
@@ -72,16 +72,16 @@ impl Watcher<'_> {
         Ok(())
     }
 
-    pub(super) fn on_done(&mut self, d: Done) {
+    pub(super) fn on_done(&mut self, d: WorkDone) {
         match d {
-            Done::Restart {
+            WorkDone::Restart {
                 act,
                 reason,
                 scope,
                 report,
             } => self.restarted(act, reason, &scope, report),
-            Done::Hook { module, result } => self.hook_done(&module, result),
-            Done::Update { module, report } => self.updated(&module, report.as_deref()),
+            WorkDone::Hook { module, result } => self.hook_done(&module, result),
+            WorkDone::Update { module, report } => self.updated(&module, report.as_deref()),
         }
     }
 
@@ -171,7 +171,7 @@ impl Watcher<'_> {
                 let module = name.to_string();
                 self.work.push(Box::pin(async move {
                     let result = hook::run(&argv, &module, &env_reason).await;
-                    Done::Hook { module, result }
+                    WorkDone::Hook { module, result }
                 }));
             }
             (None, _) => {}
@@ -212,7 +212,7 @@ fn describe(fixes: &[Fix], done: bool) -> String {
 /// start limit and takes the module's lock): its containers alone, or the
 /// whole module as `hal module restart` would. Images are pulled only when
 /// missing: a recovery must not wait on a registry.
-async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> Done {
+async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> WorkDone {
     let opts = StartOpts {
         pull: Some(PullPolicy::Missing),
         wait: true,
@@ -237,7 +237,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             would: None,
             update: None,
         });
-    Done::Restart {
+    WorkDone::Restart {
         act: a.act,
         reason: a.reason,
         scope: a.scope,

@@ -64,10 +64,11 @@ struct ReadInputs {
     files: Vec<Seen>,
 }
 
-type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + 'a>>>;
+type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = WorkDone> + 'a>>>;
 
-/// A piece of work that ran beside the loop.
-enum Done {
+/// How a piece of work that ran beside the loop ([`Work`]) ended: a
+/// restart, an `on_failure` hook, a scheduled update.
+enum WorkDone {
     Restart {
         act: Act,
         reason: String,
@@ -172,7 +173,7 @@ struct Watcher<'a> {
     link: link::Link,
     work: Work<'a>,
     /// Work that ended while the loop was busy, to handle at the next tick.
-    finished: Vec<Done>,
+    finished: Vec<WorkDone>,
     /// Modules being restarted.
     inflight: BTreeSet<String>,
     /// Modules to look at, from `dirty_at` on.
@@ -236,7 +237,7 @@ impl<'a> Watcher<'a> {
         let mut holds = !finished.is_empty();
         self.trim_due |= holds;
         for d in finished {
-            if let (Some(m), Done::Restart { scope, report, .. }) = (&mut self.metrics, &d) {
+            if let (Some(m), WorkDone::Restart { scope, report, .. }) = (&mut self.metrics, &d) {
                 m.repaired(&report.module.name, scope, report.result.is_ok());
             }
             self.on_done(d);

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::rounds::{Round, Slot, Turn, turn};
-use super::{BUSY_RECHECK, Done, EVENT_SETTLE, Watcher};
+use super::{BUSY_RECHECK, EVENT_SETTLE, Watcher, WorkDone};
 use crate::module::Module;
 use crate::module::status::Desired;
 use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
@@ -144,7 +144,7 @@ impl Watcher<'_> {
             let verb = crate::run::Verb::Update { opts };
             let mut reports = crate::run::run(&node, progress, vec![m], &verb, 1).await;
             crate::run::follow::after_update(&node, progress, &mut reports, 1).await;
-            Done::Update {
+            WorkDone::Update {
                 module: name,
                 report: reports.pop().map(Box::new),
             }
