@@ -1,13 +1,11 @@
-//! The state of many modules at once: one container-list call for all stacks, one init call per scope.
+//! The state of many modules at once: each backend's reading (the stacks in one container-list call, `stack::read_status`; the units in one init call per scope, `host::node_status`), then what hal's state adds (a failed start, the start limit, a hold, the desired state).
 
 use std::collections::BTreeMap;
 
 use crate::error::Exit;
 use crate::module::Module;
 use crate::module::reason::{Reason, Reasons};
-use crate::module::status::Desired;
-use crate::module::status::Detail;
-use crate::module::status::{HeldStatus, LimitStatus, ModuleStatus, State};
+use crate::module::status::{Desired, Detail, HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::run::node::Node;
 use crate::stack::StackStatuses;
@@ -126,7 +124,8 @@ fn bare(m: &Module, state: State, reason: Option<String>) -> ModuleStatus {
     }
 }
 
-/// Adds what hal itself remembers: start-limit figures, desired state, pull warnings.
+/// Adds what hal itself remembers: the start limit and the desired state,
+/// a failed start, a hold, a rolled-back update, a pull warning.
 fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     let limit = node.config.settings(&s.name).limit;
     let rec = file.modules.get(&s.name).cloned().unwrap_or_default();
