@@ -1,19 +1,19 @@
 //! One file per command: each gathers its modules, calls the logic, and renders.
 
-pub(crate) mod ctx;
+mod ctx;
 
-pub(crate) mod adopt;
-pub(crate) mod change;
-pub(crate) mod completions;
-pub(crate) mod doctor;
-pub(crate) mod list;
-pub(crate) mod logs;
-pub(crate) mod plan;
-pub(crate) mod rescue;
-pub(crate) mod reset_failed;
-pub(crate) mod status;
-pub(crate) mod update;
-pub(crate) mod watch;
+mod adopt;
+mod change;
+mod completions;
+mod doctor;
+mod list;
+mod logs;
+mod plan;
+mod rescue;
+mod reset_failed;
+mod status;
+mod update;
+mod watch;
 
 use crate::cli::{Cli, Command, Global, ModuleCommand};
 use crate::cmd::ctx::Ctx;
