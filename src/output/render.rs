@@ -8,10 +8,8 @@ use crate::module::deps::{Graph, Origin, Strength};
 use crate::module::last_run::Run;
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::output::json;
-use crate::output::view::{Rows, Style};
+use crate::output::view::{Rows, SCHEMA, Style};
 use crate::util::timefmt::Stamp;
-
-use crate::output::view::SCHEMA;
 
 #[derive(Serialize)]
 struct ErrorDoc<'a> {

@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
-use crate::module::outcome::UpdateFacts;
-use crate::module::outcome::{Outcome, Would};
+use crate::module::outcome::{Outcome, UpdateFacts, Would};
 use crate::module::status::State;
 use crate::output::reports::{ReportJson, ReportView, UpdateJson};
 

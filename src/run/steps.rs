@@ -4,8 +4,7 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use crate::module::config::RestartLimit;
-use crate::module::outcome::Outcome;
-use crate::module::outcome::UpdateFacts;
+use crate::module::outcome::{Outcome, UpdateFacts};
 use crate::module::progress::Progress;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;

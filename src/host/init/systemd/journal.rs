@@ -2,8 +2,6 @@
 
 use crate::host::init::JournalQuery;
 use crate::logs::line::Line;
-#[cfg(test)]
-use crate::logs::line::Stream;
 use crate::module::config::Scope;
 
 /// The journalctl arguments for one unit.
@@ -102,6 +100,7 @@ pub(crate) fn parse_journal_line(json: &[u8]) -> Vec<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logs::line::Stream;
 
     #[test]
     fn journal_json_becomes_lines() {
