@@ -1,5 +1,6 @@
 //! The stack backend's face: verbs on stack modules (compose creates and removes containers, the Engine API watches them), and all that the layers above may name of it. Its children (in `stack/`) are private and use each other, never this file (ARCHITECTURE.md, `stack/`).
 
+mod compose_cli;
 mod down;
 mod env;
 mod logs;
@@ -48,7 +49,9 @@ pub(crate) mod history {
 // A stack's status, as `status` reads it (a host's is `host::node_status`).
 pub(crate) use look::status::{StackStatuses, read as read_status};
 
-// What compose reads.
+// What compose reads, and doctor's questions to the compose CLI (`DockerClient::compose_found`,
+// `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).
+pub(crate) use compose_cli::{ComposeFound, ConfigVerdict};
 pub(crate) use project::digest::off_thread as digest_of_module;
 pub(crate) use project::inputs::ties::of as ties_of;
 pub(crate) use project::project_name::{mismatches as name_mismatches, name_mismatch};
@@ -62,9 +65,10 @@ pub(crate) use logs::log_plan::Plan as LogPlan;
 // streams stay below this face (the architecture test's ENGINE rule).
 pub(crate) use session::{Events, Missed, Session};
 
-// The Docker adapter's data as the layers above see it: its events and the
-// facts `doctor` shows, re-exported, not wrapped; nothing outside stack/ and
-// state/ names `docker::` (ARCHITECTURE.md).
-pub(crate) use crate::docker::compose::{Compose, Flavor, Project};
+// The Docker adapter's plain data as the layers above see it, re-exported, not
+// wrapped: the watch's events and the labels' identity, the pools and networks
+// `doctor` weighs. Each is fields and pure functions, no handle (nothing in them
+// reaches the engine or runs a program), so a face-level copy would only repeat
+// them; nothing outside stack/ and state/ names `docker::` (ARCHITECTURE.md).
 pub(crate) use crate::docker::engine::{AddressPool, EngineEvent, EventAction, NetworkFacts};
 pub(crate) use crate::docker::labels::Identity;

@@ -16,8 +16,7 @@ mod units;
 use self::check::Check;
 use crate::cmd::ctx::Ctx;
 use crate::error::{Exit, HalError, OneLine};
-use crate::stack::Session;
-use crate::stack::{Compose, Flavor};
+use crate::stack::{ComposeFound, Session};
 
 /// Runs every check (the slow ones concurrently), prints them, and exits 0
 /// only when all pass.
@@ -194,16 +193,12 @@ fn user_config() -> Option<std::path::PathBuf> {
 }
 
 /// Compose is found, with its version.
-async fn compose_checks(ctx: &Ctx) -> (Check, Option<Compose>) {
-    match ctx.node.stacks.compose().await {
+async fn compose_checks(ctx: &Ctx) -> (Check, Option<ComposeFound>) {
+    match ctx.node.stacks.compose_found().await {
         Ok(c) => {
-            let flavor = match c.flavor {
-                Flavor::V1 => "v1",
-                Flavor::V2 => "v2",
-            };
             let line = Check::pass(
                 "compose",
-                format!("{} {} ({flavor})", c.display(), c.version),
+                format!("{} {} ({})", c.label, c.version, c.generation),
             );
             (line, Some(c))
         }

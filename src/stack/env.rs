@@ -56,8 +56,9 @@ impl DockerClient {
         Engine::connect(self.endpoint()?).await.map(drop)
     }
 
-    /// The compose CLI, found once per run.
-    pub(crate) async fn compose(&self) -> anyhow::Result<Compose> {
+    /// The compose CLI, found once per run; the layers above ask
+    /// `compose_found` and `check_compose_config` (`compose_cli.rs`) instead.
+    pub(super) async fn compose(&self) -> anyhow::Result<Compose> {
         let r = self
             .compose
             .get_or_init(|| async {

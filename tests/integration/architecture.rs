@@ -126,6 +126,11 @@ fn the_engine_handle_stays_below_the_stack_face() {
 }
 
 #[test]
+fn the_compose_handle_stays_below_the_stack_face() {
+    assert_none(tidy::COMPOSE.name, tidy::words_in(&tidy::COMPOSE, read()));
+}
+
+#[test]
 fn list_and_inspect_have_one_decoder() {
     assert_none(
         tidy::ONE_DECODER.name,
@@ -216,6 +221,7 @@ fn the_rules_see_the_code_they_guard() {
         (&tidy::BOLLARD, "docker/engine.rs"),
         (&tidy::DOCKER, "stack/env.rs"),
         (&tidy::ENGINE, "stack/session.rs"),
+        (&tidy::COMPOSE, "stack/env.rs"),
         (&tidy::FORMAT, "output/ui.rs"),
         (&tidy::UNIT_WORDS, "host/init/systemd.rs"),
         (&tidy::PRINTS, "main.rs"),

@@ -7,16 +7,15 @@ use futures_util::stream::{self, StreamExt};
 
 use super::check::Check;
 use crate::cmd::ctx::Ctx;
-use crate::error::OneLine;
 use crate::module::Module;
-use crate::stack::{Compose, Project};
+use crate::stack::{ComposeFound, ConfigVerdict};
 
 /// How long one `compose config -q` may take.
 const CONFIG_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One failed check per module that cannot be used: an invalid name, a name
 /// used twice, or (when compose was found) a compose file compose rejects.
-pub(super) async fn problems(ctx: &Ctx, compose: Option<&Compose>) -> Vec<Check> {
+pub(super) async fn problems(ctx: &Ctx, compose: Option<&ComposeFound>) -> Vec<Check> {
     let mut out: Vec<Check> = ctx
         .node
         .inventory
@@ -61,28 +60,25 @@ pub(super) fn check_name(module: &str) -> String {
     format!("module:{module}")
 }
 
-/// `compose config -q` on one stack: `None` when compose accepts it.
+/// `compose config -q` on one stack: `None` when compose accepts it (or was not asked).
 async fn validate(
     ctx: &Ctx,
-    compose: &Compose,
+    compose: &ComposeFound,
     name: &str,
     dir: &Path,
     file: &Path,
 ) -> Option<Check> {
-    let project = Project { name, dir };
-    // No endpoint: the docker check says why, and compose would not run.
-    let endpoint = ctx.node.stacks.endpoint().ok()?;
-    let why = match tokio::time::timeout(
-        CONFIG_TIMEOUT,
-        compose.run(&project, endpoint, &["config", "-q"]),
-    )
-    .await
-    {
-        Ok(Ok(_)) => return None,
-        Ok(Err(e)) => OneLine(&e).to_string(),
-        Err(_) => format!(
+    let verdict = ctx
+        .node
+        .stacks
+        .check_compose_config(name, dir, CONFIG_TIMEOUT)
+        .await;
+    let why = match verdict {
+        ConfigVerdict::Accepted | ConfigVerdict::NotAsked => return None,
+        ConfigVerdict::Rejected(why) => why,
+        ConfigVerdict::Silent => format!(
             "{} config gave no answer within {}s",
-            compose.display(),
+            compose.label,
             CONFIG_TIMEOUT.as_secs()
         ),
     };
@@ -91,7 +87,7 @@ async fn validate(
         format!("{}: {why}", file.display()),
         format!(
             "fix the compose file; `{} config` in {} shows the project as compose reads it",
-            compose.display(),
+            compose.label,
             dir.display()
         ),
     ))

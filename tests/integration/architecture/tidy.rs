@@ -188,6 +188,37 @@ pub(super) const ENGINE: Rule = Rule {
     ],
 };
 
+/// The compose CLI's handle (`Compose` runs a program) stays below the stack
+/// backend's face like the engine's: doctor asks `DockerClient::compose_found`
+/// and `check_compose_config` (`stack/compose_cli.rs`) for typed answers and
+/// never holds the handle (ARCHITECTURE.md, `stack/`).
+pub(super) const COMPOSE: Rule = Rule {
+    name: "the compose CLI's handle (Compose) is named only in docker/, stack/ and state/",
+    words: &["Compose"],
+    view: View::Code,
+    whole: true,
+    tail: false,
+    allowed: &[
+        ("docker/", "", "the adapter itself"),
+        (
+            "stack/",
+            "",
+            "the stack backend, and doctor's questions to the CLI (stack/compose_cli.rs)",
+        ),
+        ("state/", "", "the state, beside the backend"),
+        (
+            "module/",
+            "Compose",
+            "`Origin::Compose`, a dependency declared in a compose file; module/ cannot reach stack/ or docker/ (MAY_USE)",
+        ),
+        (
+            "output/",
+            "Compose",
+            "`Origin::Compose` as the printer words it; output/ cannot reach stack/ or docker/ (MAY_USE)",
+        ),
+    ],
+};
+
 /// List and inspect are read by one decoder on every transport (hal's own GETs
 /// into `docker/engine/answers.rs`'s tolerant types): bollard's strict list and
 /// inspect calls and models are named nowhere (issue 33).
@@ -636,6 +667,59 @@ mod self_tests {
                 "{fine}"
             );
         }
+    }
+
+    #[test]
+    fn the_compose_handle_named_above_the_backend_is_reported() {
+        for planted in [
+            "use crate::stack::Compose;",
+            "async fn f(c: Option<&Compose>) {}",
+            "let c: Compose = ctx.node.stacks.compose().await?;",
+            "use crate::stack::{Compose, Session};",
+        ] {
+            let v = words(&COMPOSE, &one("cmd/doctor.rs", planted));
+            assert_eq!(v.len(), 1, "{planted}: {v:?}");
+            assert!(v[0].starts_with("src/cmd/doctor.rs:1: `Compose`"), "{v:?}");
+        }
+        // The face itself may not hand the handle up.
+        let v = words(
+            &COMPOSE,
+            &one(
+                "stack.rs",
+                "pub(crate) use crate::docker::compose::Compose;",
+            ),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        for ok in ["stack/env.rs", "stack/down.rs", "docker/compose.rs"] {
+            assert!(
+                words(&COMPOSE, &one(ok, "fn f(c: &Compose) {}")).is_empty(),
+                "{ok}"
+            );
+        }
+        // A dependency's origin, longer names, comments, literals and test code are not the handle.
+        for (place, fine) in [
+            ("module/deps.rs", "Origin::Compose { file, key }"),
+            ("output/render.rs", "OriginJson::Compose { file, key }"),
+            (
+                "cmd/doctor.rs",
+                "use crate::stack::{ComposeFound, Session};",
+            ),
+            ("cmd/doctor.rs", "struct NoCompose;"),
+            ("cmd/doctor.rs", "// Compose restarts the dependents"),
+            ("cmd/doctor.rs", "let s = \"a Docker Compose stack\";"),
+            (
+                "cmd/doctor.rs",
+                "fn f() {}\n#[cfg(test)]\nmod tests { use crate::docker::compose::Compose; }",
+            ),
+        ] {
+            assert!(words(&COMPOSE, &one(place, fine)).is_empty(), "{fine}");
+        }
+        // The origin's allowance is the one word, in its folders only.
+        let v = words(
+            &COMPOSE,
+            &one("watch/act.rs", "Origin::Compose { file, key }"),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
     }
 
     #[test]
