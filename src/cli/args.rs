@@ -139,13 +139,18 @@ pub struct LogsArgs {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Tail(pub Option<u64>);
 
-fn parse_tail(s: &str) -> Result<Tail, String> {
+/// A `-n` value that is neither a count nor `all` (as typed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a number of lines or `all`")]
+struct NotATail(String);
+
+fn parse_tail(s: &str) -> Result<Tail, NotATail> {
     if s == "all" {
         return Ok(Tail(None));
     }
     s.parse::<u64>()
         .map(|n| Tail(Some(n)))
-        .map_err(|_| format!("{s:?} is not a number of lines or `all`"))
+        .map_err(|_| NotATail(s.to_string()))
 }
 
 #[derive(Debug, Args)]
@@ -205,4 +210,19 @@ pub struct WatchArgs {
     /// Write Prometheus metrics to PATH (node_exporter's textfile format), replaced at each pass and change [default: the config's metrics_file, else none].
     #[arg(long, value_name = "PATH")]
     pub metrics: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tail_is_a_count_or_all_and_anything_else_is_told_as_it_was() {
+        assert_eq!(parse_tail("all"), Ok(Tail(None)));
+        assert_eq!(parse_tail("20"), Ok(Tail(Some(20))));
+        assert_eq!(
+            parse_tail("-3").unwrap_err().to_string(),
+            "\"-3\" is not a number of lines or `all`"
+        );
+    }
 }

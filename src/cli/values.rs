@@ -3,6 +3,7 @@
 use clap::ValueEnum;
 
 use crate::module::config::PullPolicy;
+use crate::util::duration::DurationError;
 
 /// `--pull`'s values, as the CLI spells and explains them; the config's
 /// [`PullPolicy`] knows nothing of clap.
@@ -31,18 +32,23 @@ pub(super) fn pull_policy() -> impl clap::builder::TypedValueParser<Value = Pull
     clap::builder::EnumValueParser::<Pull>::new().map(PullPolicy::from)
 }
 
+/// A value that is not an environment boolean (clap says which value, and of what).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("use 1/0, true/false, yes/no or on/off")]
+pub(crate) struct NotABoolean;
+
 /// An environment boolean as people write it: `1/0`, `true/false`, `yes/no`,
 /// `on/off` (and `y/n`, `t/f`), in any case; empty is no.
-pub(crate) fn yes_or_no(s: &str) -> Result<bool, String> {
+pub(crate) fn yes_or_no(s: &str) -> Result<bool, NotABoolean> {
     match s.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
         "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),
-        _ => Err("use 1/0, true/false, yes/no or on/off".into()),
+        _ => Err(NotABoolean),
     }
 }
 
-pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::util::duration::parse(s).map_err(|e| e.to_string())
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, DurationError> {
+    crate::util::duration::parse(s)
 }
 
 #[cfg(test)]
@@ -60,5 +66,17 @@ mod tests {
         for bad in ["maybe", "2", "yess"] {
             assert!(yes_or_no(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn what_a_bad_value_is_told_reads_as_it_did() {
+        assert_eq!(
+            NotABoolean.to_string(),
+            "use 1/0, true/false, yes/no or on/off"
+        );
+        assert_eq!(
+            parse_duration("5x").unwrap_err().to_string(),
+            "invalid duration \"5x\": unknown unit \"x\" (use ms, s, m, h or d)"
+        );
     }
 }

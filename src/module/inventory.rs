@@ -4,8 +4,10 @@ mod select;
 
 use std::path::{Path, PathBuf};
 
+use crate::error::io_words;
 use crate::module::compose_files::COMPOSE_FILES;
 use crate::module::config::Config;
+use crate::module::dotenv::DotenvError;
 use crate::module::{Kind, Module};
 
 /// Every module on the node, sorted by name.
@@ -25,27 +27,60 @@ pub(crate) struct Inventory {
 /// [`load::inventory`](crate::module::load::inventory) read it: its name, its
 /// path, and the file that makes it a stack (`Err`: one compose would look
 /// for and hal cannot read, listed invalid with that reason).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Found {
     pub name: String,
     pub dir: PathBuf,
-    pub file: Result<PathBuf, String>,
+    pub file: Result<PathBuf, NoStackFile>,
+}
+
+/// Why a directory compose would find a project in has no compose file hal
+/// can read: the reason the module is listed invalid with.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoStackFile {
+    /// `COMPOSE_FILE` is set and names nothing.
+    #[error("COMPOSE_FILE names no file")]
+    NamesNoFile,
+    /// The directory's `.env` could not be read.
+    #[error("{}: {}", dotenv.display(), io_words(why))]
+    Unreadable {
+        dotenv: PathBuf,
+        why: std::io::Error,
+    },
+    /// Compose would refuse the directory's `.env`.
+    #[error("{}:{}: {}", dotenv.display(), refused.line, refused.why)]
+    Refused {
+        dotenv: PathBuf,
+        refused: DotenvError,
+    },
+    /// A file `COMPOSE_FILE` names is not there.
+    #[error("COMPOSE_FILE in {} names {part}, which is not a file", dotenv.display())]
+    NotAFile { dotenv: PathBuf, part: String },
 }
 
 impl Inventory {
     /// The modules of `found` (what the services root `root` holds, or why it
     /// could not be read: it is then treated as empty) and the host units
     /// declared in `config`, sorted by name. Reads nothing: `load::inventory` does.
-    pub(crate) fn of(root: &Path, found: Result<Vec<Found>, String>, config: &Config) -> Inventory {
+    pub(crate) fn of(
+        root: &Path,
+        found: Result<Vec<Found>, std::io::Error>,
+        config: &Config,
+    ) -> Inventory {
         let (found, root_problem) = match found {
             Ok(found) => (found, None),
-            Err(why) => (Vec::new(), Some(why)),
+            Err(e) => {
+                let why = format!("services root {}: {}", root.display(), io_words(&e));
+                (Vec::new(), Some(why))
+            }
         };
         let mut modules: Vec<Module> = found
             .into_iter()
             .map(|Found { name, dir, file }| {
                 let kind = match file {
-                    Err(reason) => Kind::Invalid { reason },
+                    Err(why) => Kind::Invalid {
+                        reason: why.to_string(),
+                    },
                     Ok(file) => match crate::module::name::problem(&name) {
                         Some(why) => Kind::Invalid {
                             reason: format!(
@@ -147,10 +182,10 @@ mod tests {
 
     #[test]
     fn the_inventory_is_built_from_what_was_found_without_reading_a_file() {
-        let found = |name: &str, file: Result<&str, &str>| Found {
+        let found = |name: &str, file: Result<&str, NoStackFile>| Found {
             name: name.into(),
             dir: PathBuf::from("/s").join(name),
-            file: file.map(PathBuf::from).map_err(str::to_string),
+            file: file.map(PathBuf::from),
         };
         let cfg = Config::parse(
             "[module.notifier]\nunit = \"n.service\"\n[module.web]\nunit = \"w.service\"\n",
@@ -160,7 +195,7 @@ mod tests {
         let found = vec![
             found("web", Ok("/s/web/compose.yaml")),
             found("Bad Name", Ok("/s/Bad Name/compose.yaml")),
-            found("env", Err("COMPOSE_FILE names no file")),
+            found("env", Err(NoStackFile::NamesNoFile)),
         ];
         let inv = Inventory::of(Path::new("/s"), Ok(found), &cfg);
         let names: Vec<_> = inv.names().collect();
@@ -174,12 +209,48 @@ mod tests {
         assert!(reason("web").starts_with("defined twice: a stack directory under /s"));
         assert!(inv.root_problem.is_none());
 
-        let unread = Inventory::of(Path::new("/s"), Err("services root /s: gone".into()), &cfg);
+        let gone = std::io::Error::other("gone");
+        let unread = Inventory::of(Path::new("/s"), Err(gone), &cfg);
         assert_eq!(unread.names().collect::<Vec<_>>(), ["notifier", "web"]);
         assert_eq!(
             unread.root_problem.as_deref(),
             Some("services root /s: gone")
         );
+    }
+
+    #[test]
+    fn why_a_directory_has_no_stack_file_reads_as_it_did() {
+        use crate::module::dotenv::Refusal;
+        let dotenv = || PathBuf::from("/s/web/.env");
+        for (why, said) in [
+            (NoStackFile::NamesNoFile, "COMPOSE_FILE names no file"),
+            (
+                NoStackFile::Unreadable {
+                    dotenv: dotenv(),
+                    why: std::io::Error::from_raw_os_error(13),
+                },
+                "/s/web/.env: permission denied",
+            ),
+            (
+                NoStackFile::Refused {
+                    dotenv: dotenv(),
+                    refused: DotenvError {
+                        line: 3,
+                        why: Refusal::NoName,
+                    },
+                },
+                "/s/web/.env:3: no variable name",
+            ),
+            (
+                NoStackFile::NotAFile {
+                    dotenv: dotenv(),
+                    part: "app.yaml".into(),
+                },
+                "COMPOSE_FILE in /s/web/.env names app.yaml, which is not a file",
+            ),
+        ] {
+            assert_eq!(why.to_string(), said);
+        }
     }
 
     #[test]

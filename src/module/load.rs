@@ -10,7 +10,7 @@ use crate::error::{HalError, io_words};
 use crate::module::compose_files::{self, COMPOSE_FILES};
 use crate::module::config::Config;
 use crate::module::dotenv;
-use crate::module::inventory::{Found, Inventory};
+use crate::module::inventory::{Found, Inventory, NoStackFile};
 
 /// Loads the config from `explicit`, else `HAL_CONFIG`, else the per-user or
 /// system path. A missing file is an empty config, unless it was named
@@ -64,8 +64,8 @@ pub(crate) fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
 /// Every module on the node: the stack directories under `root`, read, and
 /// the host units declared in `config` ([`Inventory::of`] puts them together).
 pub(crate) fn inventory(root: &Path, config: &Config) -> Inventory {
-    let found = match std::fs::read_dir(root) {
-        Ok(entries) => Ok(entries
+    let found = std::fs::read_dir(root).map(|entries| {
+        entries
             .flatten()
             .filter_map(|entry| {
                 let dir = entry.path();
@@ -83,13 +83,8 @@ pub(crate) fn inventory(root: &Path, config: &Config) -> Inventory {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 Some(Found { name, dir, file })
             })
-            .collect()),
-        Err(e) => Err(format!(
-            "services root {}: {}",
-            root.display(),
-            io_words(&e)
-        )),
-    };
+            .collect()
+    });
     Inventory::of(root, found, config)
 }
 
@@ -111,18 +106,12 @@ fn compose_file(dir: &Path) -> Option<PathBuf> {
 /// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
 /// compose finds a project there. `None`: compose finds none, not a module;
 /// `Err`: compose would look for one that hal cannot read (listed invalid).
-fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
+fn stack_file(dir: &Path) -> Option<Result<PathBuf, NoStackFile>> {
     if let Some(file) = compose_file(dir) {
         return Some(Ok(file));
     }
-    named_files(dir).map(|r| {
-        r.and_then(|files| {
-            files
-                .into_iter()
-                .next()
-                .ok_or_else(|| "COMPOSE_FILE names no file".to_string())
-        })
-    })
+    named_files(dir)
+        .map(|r| r.and_then(|files| files.into_iter().next().ok_or(NoStackFile::NamesNoFile)))
 }
 
 /// The compose files `COMPOSE_FILE` names for a project run in `dir` (the
@@ -131,20 +120,20 @@ fn stack_file(dir: &Path) -> Option<Result<PathBuf, String>> {
 /// when `.env` cannot be read (or compose would refuse it) or a file it
 /// names is missing. Reads `.env` only (interpolated as compose reads it):
 /// cheap enough for discovery and completion.
-fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
+fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, NoStackFile>> {
     let dotenv_path = dir.join(".env");
     let dotenv = match std::fs::read_to_string(&dotenv_path) {
         Ok(text) => match dotenv::parse(&text, &mut |k| std::env::var(k).ok()) {
             Ok(vars) => vars,
-            Err(e) => {
-                let at = dotenv_path.display();
-                return Some(Err(format!("{at}:{}: {}", e.line, e.why)));
+            Err(refused) => {
+                let dotenv = dotenv_path;
+                return Some(Err(NoStackFile::Refused { dotenv, refused }));
             }
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-        Err(e) => {
-            let why = io_words(&e);
-            return Some(Err(format!("{}: {why}", dotenv_path.display())));
+        Err(why) => {
+            let dotenv = dotenv_path;
+            return Some(Err(NoStackFile::Unreadable { dotenv, why }));
         }
     };
     let parts = compose_files::named(|k| std::env::var(k).ok().or_else(|| dotenv.get(k).cloned()))?;
@@ -155,12 +144,8 @@ fn named_files(dir: &Path) -> Option<Result<Vec<PathBuf>, String>> {
     for part in parts {
         let path = dir.join(&part);
         if !path.is_file() {
-            return ours.then(|| {
-                Err(format!(
-                    "COMPOSE_FILE in {} names {part}, which is not a file",
-                    dotenv_path.display()
-                ))
-            });
+            let dotenv = dotenv_path;
+            return ours.then_some(Err(NoStackFile::NotAFile { dotenv, part }));
         }
         out.push(path);
     }

@@ -38,6 +38,9 @@ pub(crate) enum Warning {
     /// A namespace dependent restarted with the module: its state, or why it failed.
     RestartedWith {
         module: String,
+        // The failure stays a String: like every cause above, it is the error's
+        // one line as it was said (`Warning::cause`), and a warning is plain
+        // data (Clone, PartialEq) that an `anyhow::Error` cannot be.
         result: Result<State, String>,
     },
 }

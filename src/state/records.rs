@@ -281,14 +281,22 @@ pub(crate) fn refusal(name: &str, u: &LimitUse, now: Stamp) -> HalError {
     ))
 }
 
+/// Why a state file's text is no state hal can use (the store begins again).
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    /// Not JSON, or not the shape of a state file.
+    #[error(transparent)]
+    Shape(#[from] serde_json::Error),
+    /// Written by a newer hal.
+    #[error("schema {0} is newer than this hal understands")]
+    Newer(u32),
+}
+
 /// Parses the state file text; any shape problem is an error, never a panic.
-pub fn parse_state(text: &str) -> Result<StateFile, String> {
-    let s: StateFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse_state(text: &str) -> Result<StateFile, StateFileError> {
+    let s: StateFile = serde_json::from_str(text)?;
     if s.schema > SCHEMA {
-        return Err(format!(
-            "schema {} is newer than this hal understands",
-            s.schema
-        ));
+        return Err(StateFileError::Newer(s.schema));
     }
     Ok(s)
 }
@@ -296,6 +304,22 @@ pub fn parse_state(text: &str) -> Result<StateFile, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn why_a_state_file_is_unusable_reads_as_it_did() {
+        let newer = format!("{{\"schema\":{},\"modules\":{{}}}}", SCHEMA + 1);
+        assert_eq!(
+            parse_state(&newer).unwrap_err().to_string(),
+            format!("schema {} is newer than this hal understands", SCHEMA + 1)
+        );
+        let shape = "{\"schema\":\"one\"}";
+        assert_eq!(
+            parse_state(shape).unwrap_err().to_string(),
+            serde_json::from_str::<StateFile>(shape)
+                .unwrap_err()
+                .to_string()
+        );
+    }
 
     #[test]
     fn a_failure_lasts_until_a_start_or_a_stop() {

@@ -178,7 +178,7 @@ impl Watcher<'_> {
         }
     }
 
-    fn hook_done(&mut self, name: &str, result: Result<hook::Finished, String>) {
+    fn hook_done(&mut self, name: &str, result: Result<hook::Finished, hook::HookError>) {
         match result {
             Ok(f) => {
                 for line in &f.output {
@@ -196,7 +196,7 @@ impl Watcher<'_> {
             }
             Err(why) => self.log.emit(WatchEvent::OnFailureFailed {
                 module: name.to_string(),
-                why,
+                why: why.to_string(),
             }),
         }
     }

@@ -23,6 +23,18 @@ pub(super) struct Finished {
     pub output: Vec<String>,
 }
 
+/// Why the command could not start.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HookError {
+    #[error("empty command")]
+    Empty,
+    #[error("{program}: {why}")]
+    Spawn {
+        program: String,
+        why: std::io::Error,
+    },
+}
+
 /// The module's `on_failure` argv, if one is configured.
 pub(super) fn command_of(node: &Node, module: &str) -> Option<Vec<String>> {
     node.config
@@ -44,9 +56,13 @@ pub(super) fn refusal(node: &Node) -> Option<String> {
 }
 
 /// Runs `argv` with `HAL_MODULE` and `HAL_REASON` set; an error means it could not start.
-pub(super) async fn run(argv: &[String], module: &str, reason: &str) -> Result<Finished, String> {
+pub(super) async fn run(
+    argv: &[String],
+    module: &str,
+    reason: &str,
+) -> Result<Finished, HookError> {
     let Some((program, args)) = argv.split_first() else {
-        return Err("empty command".into());
+        return Err(HookError::Empty);
     };
     let began = Instant::now();
     let mut child = tokio::process::Command::new(program)
@@ -58,7 +74,10 @@ pub(super) async fn run(argv: &[String], module: &str, reason: &str) -> Result<F
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("{program}: {e}"))?;
+        .map_err(|why| HookError::Spawn {
+            program: program.clone(),
+            why,
+        })?;
     let out = read_capped(child.stdout.take());
     let err = read_capped(child.stderr.take());
     let waited = tokio::time::timeout(TIMEOUT, async {
@@ -125,5 +144,23 @@ fn clip(line: &str) -> String {
     match line.char_indices().nth(LINE_CHARS) {
         Some((i, _)) => format!("{}…", &line[..i]),
         None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn why_a_command_could_not_start_reads_as_it_did() {
+        assert_eq!(HookError::Empty.to_string(), "empty command");
+        let spawn = HookError::Spawn {
+            program: "/opt/notify".into(),
+            why: std::io::Error::from_raw_os_error(2),
+        };
+        assert_eq!(
+            spawn.to_string(),
+            "/opt/notify: No such file or directory (os error 2)"
+        );
     }
 }

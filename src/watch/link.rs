@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::StreamExt;
 
-use crate::error::OneLine;
+use crate::error::{HalError, OneLine};
 use crate::run::node::Node;
 use crate::stack::Identity;
 use crate::stack::{EngineEvent, EventAction, Events, Session};
@@ -119,11 +119,22 @@ impl Link {
     }
 }
 
+/// Why the engine could not be reached; the log says it and the link tries again.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unreached {
+    /// No session: the endpoint could not be chosen or connected to.
+    #[error(transparent)]
+    Session(#[from] HalError),
+    /// Connected, and the engine did not answer its ping (the cause's chain, on one line).
+    #[error("{}", OneLine(.0))]
+    Ping(anyhow::Error),
+}
+
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
-pub(super) async fn connect(node: &Node) -> Result<(Session, Events), String> {
-    let engine = node.stacks.session().await.map_err(|e| e.to_string())?;
-    engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
+pub(super) async fn connect(node: &Node) -> Result<(Session, Events), Unreached> {
+    let engine = node.stacks.session().await?;
+    engine.ping().await.map_err(Unreached::Ping)?;
     let since = Stamp::now().secs() - 1;
     let events = engine.events(since, &ACTIONS);
     Ok((engine, events))
@@ -206,6 +217,23 @@ mod tests {
         );
         assert!(meaning(&ev("oom", "web"), &stacks).unwrap().1.is_none());
         assert!(meaning(&ev("die", "other"), &stacks).is_none());
+    }
+
+    #[test]
+    fn why_the_engine_was_not_reached_reads_as_it_did() {
+        let session = Unreached::from(HalError::DockerUnreachable {
+            endpoint: "unix:///run/docker.sock".into(),
+            why: "no socket there (is the engine running?)".into(),
+        });
+        assert_eq!(
+            session.to_string(),
+            "Docker not reachable at unix:///run/docker.sock: no socket there (is the engine running?)"
+        );
+        let refused = anyhow::Error::new(std::io::Error::from_raw_os_error(111)).context("ping");
+        assert_eq!(
+            Unreached::Ping(refused).to_string(),
+            "ping: connection refused"
+        );
     }
 
     #[test]

@@ -77,7 +77,7 @@ enum WorkDone {
     },
     Hook {
         module: String,
-        result: Result<hook::Finished, String>,
+        result: Result<hook::Finished, hook::HookError>,
     },
     /// A scheduled update of one module ended (no report: the runner gave none).
     Update {
@@ -373,7 +373,7 @@ impl<'a> Watcher<'a> {
                 self.mark(stacks, Duration::ZERO);
             }
             Err(_) if self.link.probed() => {}
-            Err(why) => self.engine_down(&why, "not reachable"),
+            Err(why) => self.engine_down(&why.to_string(), "not reachable"),
         }
         Ok(())
     }
