@@ -22,6 +22,8 @@ where
 
 /// Verbs that stop or restart something: a tip names one only when it is the
 /// only close match (`hal reset-faild` must not send anyone to `restart`).
+/// Every subcommand is in this list or the tests' `GENTLE`: a new one fails
+/// `every_subcommand_says_whether_it_stops_something` until it is put in one.
 const DISRUPTIVE: [&str; 5] = ["stop", "restart", "rescue", "adopt", "update"];
 
 /// The verb to suggest for `typed`, out of clap's similar ones (least similar
@@ -106,6 +108,41 @@ pub fn message(e: &clap::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The subcommands that stop nothing: with [`DISRUPTIVE`], every one.
+    const GENTLE: [&str; 9] = [
+        "module",
+        "status",
+        "start",
+        "logs",
+        "list",
+        "reset-failed",
+        "watch",
+        "doctor",
+        "completions",
+    ];
+
+    #[test]
+    fn every_subcommand_says_whether_it_stops_something() {
+        fn walk(c: &clap::Command, names: &mut Vec<String>) {
+            for sub in c.get_subcommands() {
+                names.push(sub.get_name().to_string());
+                walk(sub, names);
+            }
+        }
+        let mut names = Vec::new();
+        walk(&Cli::command(), &mut names);
+        for name in &names {
+            let n = name.as_str();
+            assert!(
+                DISRUPTIVE.contains(&n) != GENTLE.contains(&n),
+                "`{n}` must be in exactly one of DISRUPTIVE and GENTLE"
+            );
+        }
+        for n in DISRUPTIVE.iter().chain(&GENTLE) {
+            assert!(names.iter().any(|s| s == n), "`{n}` is no subcommand");
+        }
+    }
 
     fn tip_of(args: &[&str]) -> String {
         let mut argv = vec!["hal"];
