@@ -124,7 +124,7 @@ impl Link {
 pub(super) async fn connect(node: &Node) -> Result<(Session, Events), String> {
     let engine = node.stacks.session().await.map_err(|e| e.to_string())?;
     engine.ping().await.map_err(|e| OneLine(&e).to_string())?;
-    let since = Stamp::now().secs() - 1;
+    let since = Stamp::now().whole_second().minus(Duration::from_secs(1));
     let events = engine.events(since, &ACTIONS);
     Ok((engine, events))
 }
