@@ -43,12 +43,12 @@ pub(crate) async fn run(ctx: &Ctx, a: LogsArgs) -> anyhow::Result<Exit> {
     }
 }
 
-/// `--tail`, `--since` and `--until`, the times read in the local zone.
+/// `--tail`, `--since` and `--until`, the times read in the local zone (to the second).
 fn window(a: &LogsArgs) -> anyhow::Result<Window> {
     let now = Stamp::now();
     let when = |text: &Option<String>| {
         text.as_deref()
-            .map(|t| when::parse(t, now, Zone::local).map(|s| s.secs()))
+            .map(|t| when::parse(t, now, Zone::local).map(Stamp::whole_second))
             .transpose()
             .map_err(|e| HalError::Usage(e.to_string()))
     };
@@ -64,11 +64,10 @@ fn window(a: &LogsArgs) -> anyhow::Result<Window> {
 /// A module read in the journal by the ids of the containers hal saw is cut
 /// where hal's ledger of it begins.
 fn note_cut(ctx: &Ctx, sources: &Sources, window: Window) {
-    let at = |secs: i64| Stamp::from_secs(secs).rfc3339_trimmed();
-    let list = |cut: Vec<(String, i64)>| {
+    let list = |cut: Vec<(String, Stamp)>| {
         let each: Vec<String> = cut
             .iter()
-            .map(|(m, t)| format!("{m} before {}", at(*t)))
+            .map(|(m, t)| format!("{m} before {}", t.rfc3339_trimmed()))
             .collect();
         each.join(", ")
     };
@@ -95,4 +94,26 @@ async fn one_shot(
     printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     print_merged(&mut sources, window, printer).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_is_read_to_the_second() {
+        let a = LogsArgs {
+            modules: Vec::new(),
+            follow: false,
+            tail: None,
+            since: Some("@1700000000.75".into()),
+            until: Some("2026-01-01T03:12:00.25Z".into()),
+            timestamps: false,
+            no_prefix: false,
+        };
+        let w = window(&a).unwrap();
+        assert_eq!(w.since, Some(Stamp::from_secs(1_700_000_000)));
+        let until = w.until.map(Stamp::rfc3339_trimmed);
+        assert_eq!(until.as_deref(), Some("2026-01-01T03:12:00Z"));
+    }
 }

@@ -22,6 +22,7 @@ use crate::docker::credentials::RegistryAuth;
 use crate::docker::endpoint::Endpoint;
 use crate::docker::labels;
 use crate::error::HalError;
+use crate::util::timefmt::Stamp;
 
 use connect::{
     CONNECT_TIMEOUT, is_connection_error, negotiate, ping_headers, raw, received, unreachable,
@@ -192,16 +193,17 @@ impl Engine {
         decode(self.get(wire, path).await?)
     }
 
-    /// A container's log stream. `since` is a unix time; `tail` is "all" or a count.
+    /// A container's log stream, `since` and `until` to the second; `tail` is "all" or a count.
     pub(crate) fn logs(
         &self,
         id: &str,
         follow: bool,
         tail: Option<u64>,
-        since: Option<i64>,
-        until: Option<i64>,
+        since: Option<Stamp>,
+        until: Option<Stamp>,
     ) -> EngineStream<LogChunk> {
-        let secs = |s: i64| i32::try_from(s.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX);
+        let secs =
+            |s: Stamp| i32::try_from(s.secs().clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX);
         let options = LogsOptions {
             follow,
             stdout: true,
@@ -224,18 +226,18 @@ impl Engine {
     /// Container starts of compose projects (what `logs -f` follows).
     /// An error is the client's own (the follower that reads these says itself
     /// that the engine was lost).
-    pub(crate) fn container_events(&self, since: Option<i64>) -> EngineStream<EngineEvent> {
+    pub(crate) fn container_events(&self, since: Option<Stamp>) -> EngineStream<EngineEvent> {
         self.container_events_of(since, &[EventAction::Start])
     }
 
-    /// Container events of compose projects since a unix time, only the given actions
+    /// Container events of compose projects since a time (to the second), only the given actions
     /// (`die`, `health_status`…): the engine filters, so healthcheck execs never arrive.
     /// The filter is one both engines honour: `type=container` and both engines'
     /// words for each action (Docker ignores Podman's `died`, Podman ignores `die`);
     /// the project label is checked here (Podman's `label=KEY` matches nothing).
     pub(crate) fn container_events_of(
         &self,
-        since: Option<i64>,
+        since: Option<Stamp>,
         actions: &[EventAction],
     ) -> EngineStream<EngineEvent> {
         let words: Vec<String> = actions
@@ -248,7 +250,7 @@ impl Engine {
             ("event".to_string(), words),
         ]);
         let options = EventsOptions {
-            since: since.map(|s| s.to_string()),
+            since: since.map(|s| s.secs().to_string()),
             until: None,
             filters: Some(filters),
         };

@@ -55,10 +55,10 @@ pub(crate) fn args(q: &Query) -> Vec<String> {
         (None, false) => {}
     }
     if let Some(s) = q.window.since {
-        a.extend(["--since".into(), format!("@{s}")]);
+        a.extend(["--since".into(), format!("@{}", s.secs())]);
     }
     if let Some(u) = q.window.until {
-        a.extend(["--until".into(), format!("@{u}")]);
+        a.extend(["--until".into(), format!("@{}", u.secs())]);
     }
     if q.follow {
         a.push("--follow".into());
@@ -222,8 +222,8 @@ mod tests {
             fields: vec!["A".into()],
             window: Window {
                 tail: None,
-                since: Some(5),
-                until: Some(9),
+                since: Some(Stamp::from_secs(5)),
+                until: Some(Stamp::from_secs(9)),
             },
             follow: true,
         };

@@ -6,6 +6,7 @@ use futures_util::stream::{BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::logs::line::Line;
+use crate::util::timefmt::Stamp;
 
 /// Where a line comes from: a container of a stack, or a unit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,12 +18,13 @@ pub(crate) struct Source {
     pub label: String,
 }
 
-/// Which lines of each source: the last `tail`, between `since` and `until` (Unix seconds).
+/// Which lines of each source: the last `tail`, between `since` and `until`.
+/// The times are whole seconds, as the engine and journalctl take them.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct Window {
     pub tail: Option<u64>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
+    pub since: Option<Stamp>,
+    pub until: Option<Stamp>,
 }
 
 /// A stream of lines from one source.
@@ -105,7 +107,8 @@ pub(crate) enum Event {
     Started {
         id: String,
         source: Source,
-        at: i64,
+        /// When it started, to the second.
+        at: Stamp,
     },
     /// The engine's event stream ended: the engine went away.
     Lost(crate::error::HalError),

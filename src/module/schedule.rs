@@ -86,21 +86,21 @@ impl Schedule {
         }
     }
 
-    /// The first slot strictly after `after` (Unix seconds), local times read
-    /// in `zone`; `None` when the schedule is off.
-    pub(crate) fn next_after(&self, after: i64, zone: &Zone) -> Option<i64> {
+    /// The first slot strictly after `after`, local times read in `zone`;
+    /// `None` when the schedule is off. A slot is a whole second.
+    pub(crate) fn next_after(&self, after: Stamp, zone: &Zone) -> Option<Stamp> {
         let (minute, weekday) = match *self {
             Schedule::Off => return None,
             Schedule::Every(d) => {
                 let n = i64::try_from(d.as_secs()).unwrap_or(i64::MAX).max(1);
-                return Some((after.div_euclid(n) + 1).saturating_mul(n));
+                let slot = (after.secs().div_euclid(n) + 1).saturating_mul(n);
+                return Some(Stamp::from_secs(slot));
             }
             Schedule::Daily { minute } => (minute, None),
             Schedule::Weekly { weekday, minute } => (minute, Some(weekday)),
         };
         // From the day before (a zone's offset may put today's slot's instant
         // on the local day before) to a week and a day on.
-        let now = Stamp::from_secs(after);
         let at = Time::new(
             i8::try_from(minute / 60).ok()?,
             i8::try_from(minute % 60).ok()?,
@@ -109,12 +109,12 @@ impl Schedule {
         )
         .ok()?;
         (-1..=8)
-            .map(|k| zone.date(now, k))
+            .map(|k| zone.date(after, k))
             .filter(|d| {
                 weekday
                     .is_none_or(|w| i64::from(d.weekday().to_monday_zero_offset()) == i64::from(w))
             })
-            .map(|d| zone.instant_of(d.to_datetime(at)).secs())
+            .map(|d| zone.instant_of(d.to_datetime(at)).whole_second())
             .find(|t| *t > after)
     }
 }

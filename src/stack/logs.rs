@@ -3,6 +3,8 @@
 pub(crate) mod history;
 pub(crate) mod log_plan;
 
+use std::time::Duration;
+
 use futures_util::stream::StreamExt;
 use tokio::sync::mpsc;
 
@@ -67,7 +69,7 @@ pub(crate) async fn this_run(
     let started = c.started_at.map(before_start);
     let w = crate::logs::stream::Window {
         tail: Some(n * 20),
-        since: started.map(|s| s.secs() - 1),
+        since: started.map(|s| s.whole_second().minus(Duration::from_secs(1))),
         until: None,
     };
     let lines: Vec<crate::logs::line::Line> = container_lines(engine, &c.id, false, w)
@@ -130,7 +132,7 @@ pub(crate) fn source_of(
 /// Announces every container start of the given projects (or services).
 pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Sender<Event>) {
     tokio::spawn(async move {
-        let since = crate::util::timefmt::Stamp::now().secs();
+        let since = Stamp::now().whole_second();
         let mut events = engine.container_events(Some(since));
         let why = loop {
             let ev = match events.next().await {
@@ -151,7 +153,7 @@ pub(crate) fn watch_starts(engine: Engine, projects: Vec<Target>, tx: mpsc::Send
             let Some(source) = source_of(&ev.attributes, &projects) else {
                 continue;
             };
-            let at = ev.at.secs();
+            let at = ev.at.whole_second();
             if tx.send(Event::Started { id, source, at }).await.is_err() {
                 return;
             }

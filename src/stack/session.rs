@@ -20,6 +20,7 @@ use crate::stack::logs::log_plan::{self, Plan};
 use crate::stack::look::node;
 use crate::stack::repair::Fix;
 use crate::state::Store;
+use crate::util::timefmt::Stamp;
 
 /// One connection to the engine (Docker, or Podman's compatible API), as
 /// `DockerClient::session` made it; cheap to clone.
@@ -77,8 +78,8 @@ impl Session {
         self.0.event_round_trip(limit).await
     }
 
-    /// The container events of these actions from `since` (seconds) on.
-    pub(crate) fn events(&self, since: i64, actions: &[EventAction]) -> Events {
+    /// The container events of these actions from `since` (to the second) on.
+    pub(crate) fn events(&self, since: Stamp, actions: &[EventAction]) -> Events {
         self.0
             .container_events_of(Some(since), actions)
             .map(|item| {

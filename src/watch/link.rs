@@ -135,7 +135,7 @@ pub(super) enum Unreached {
 pub(super) async fn connect(node: &Node) -> Result<(Session, Events), Unreached> {
     let engine = node.stacks.session().await?;
     engine.ping().await.map_err(Unreached::Ping)?;
-    let since = Stamp::now().secs() - 1;
+    let since = Stamp::now().whole_second().minus(Duration::from_secs(1));
     let events = engine.events(since, &ACTIONS);
     Ok((engine, events))
 }

@@ -9,7 +9,7 @@ use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 
 /// A slot found this late (the machine slept, the loop was stuck) is missed, not run.
-pub(super) const LATE: i64 = 600;
+pub(super) const LATE: Duration = Duration::from_secs(600);
 
 /// What a slot that has come does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub(super) enum Slot {
     Run,
     /// The round before still runs: two rounds never run at once.
     Busy,
-    /// Found more than [`LATE`] seconds after it fell: missed, not caught up.
+    /// Found more than [`LATE`] after it fell: missed, not caught up.
     Missed,
 }
 
@@ -51,8 +51,8 @@ pub(super) struct Updates {
     pub(super) schedule: Schedule,
     pub(super) zone: Zone,
     pub(super) max_failures: usize,
-    /// The next slot, Unix seconds.
-    pub(super) next: Option<i64>,
+    /// The next slot (a whole second).
+    pub(super) next: Option<Stamp>,
     pub(super) round: Option<Round>,
     /// Why the local time zone could not be read, said once at start-up.
     pub(super) problem: Option<String>,
@@ -82,7 +82,7 @@ impl Updates {
             ),
         };
         let schedule = node.config.auto_update;
-        let next = schedule.next_after(Stamp::now().secs(), &zone);
+        let next = schedule.next_after(Stamp::now(), &zone);
         let max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
         Updates {
             schedule,
@@ -102,19 +102,20 @@ impl Updates {
             return false;
         }
         self.schedule = node.config.auto_update;
-        self.next = self.schedule.next_after(Stamp::now().secs(), &self.zone);
+        self.next = self.schedule.next_after(Stamp::now(), &self.zone);
         true
     }
 
-    /// The slot that has come by `now` (Unix seconds), if one has, and what it
+    /// The slot that has come by `now` (to the second), if one has, and what it
     /// does. The next slot is then the first after `now`: slots that passed
     /// meanwhile are never caught up.
-    pub(super) fn take_slot(&mut self, now: i64) -> Option<(i64, Slot)> {
+    pub(super) fn take_slot(&mut self, now: Stamp) -> Option<(Stamp, Slot)> {
+        let now = now.whole_second();
         let slot = self.next.filter(|s| now >= *s)?;
         self.next = self.schedule.next_after(now.max(slot), &self.zone);
         let call = if self.round.is_some() {
             Slot::Busy
-        } else if now - slot > LATE {
+        } else if now.since(slot) > LATE {
             Slot::Missed
         } else {
             Slot::Run
@@ -130,19 +131,12 @@ impl Updates {
             return Some(r.retry_at.unwrap_or_else(Instant::now));
         }
         let next = self.next?;
-        let now = Stamp::now();
-        Some(match u64::try_from(next - now.secs()) {
-            Ok(secs) if secs > 0 => {
-                Instant::now() + Duration::from_secs(secs)
-                    - Duration::from_nanos(u64::from(now.nanos()))
-            }
-            _ => Instant::now(),
-        })
+        Some(Instant::now() + next.since(Stamp::now()))
     }
 
     /// A slot as the log says it, in local time: `2026-12-04 04:00:00`.
-    pub(super) fn when(&self, slot: i64) -> String {
-        let wall = self.zone.wall(Stamp::from_secs(slot));
+    pub(super) fn when(&self, slot: Stamp) -> String {
+        let wall = self.zone.wall(slot);
         wall.strftime("%Y-%m-%d %H:%M:%S").to_string()
     }
 }
@@ -157,7 +151,7 @@ mod tests {
             schedule: Schedule::parse("every 1h").unwrap(),
             zone: Zone::utc(),
             max_failures: 1,
-            next: Some(next),
+            next: Some(t(next)),
             round: running.then(|| Round {
                 queue: VecDeque::new(),
                 current: Some("web".into()),
@@ -173,33 +167,53 @@ mod tests {
 
     const SLOT: i64 = 1_800_000_000;
 
+    /// A time in Unix seconds, as the slots below are pinned.
+    fn t(secs: i64) -> Stamp {
+        Stamp::from_secs(secs)
+    }
+
+    /// [`LATE`] in seconds.
+    const LATE_S: i64 = LATE.as_secs() as i64;
+
     #[test]
     fn a_slot_runs_on_time_and_not_before() {
         let mut u = updates(SLOT, false);
-        assert_eq!(u.take_slot(SLOT - 1), None);
-        assert_eq!(u.take_slot(SLOT + LATE), Some((SLOT, Slot::Run)));
-        assert_eq!(u.next, Some(SLOT + 3600));
+        assert_eq!(u.take_slot(t(SLOT - 1)), None);
+        assert_eq!(u.take_slot(t(SLOT + LATE_S)), Some((t(SLOT), Slot::Run)));
+        assert_eq!(u.next, Some(t(SLOT + 3600)));
     }
 
     #[test]
     fn two_rounds_never_run_at_once() {
         let mut u = updates(SLOT, true);
-        assert_eq!(u.take_slot(SLOT), Some((SLOT, Slot::Busy)));
-        assert_eq!(u.next, Some(SLOT + 3600));
+        assert_eq!(u.take_slot(t(SLOT)), Some((t(SLOT), Slot::Busy)));
+        assert_eq!(u.next, Some(t(SLOT + 3600)));
     }
 
     #[test]
     fn a_slot_found_more_than_10_minutes_late_is_missed_and_none_is_caught_up() {
         let mut u = updates(SLOT, false);
-        assert_eq!(LATE, 600);
-        assert_eq!(u.take_slot(SLOT + LATE + 1), Some((SLOT, Slot::Missed)));
+        assert_eq!(LATE_S, 600);
+        assert_eq!(
+            u.take_slot(t(SLOT + LATE_S + 1)),
+            Some((t(SLOT), Slot::Missed))
+        );
         // The machine slept 5 hours: one slot is missed, the four after it
         // are not run one after another; the next is the first after now.
         let mut u = updates(SLOT, false);
         let now = SLOT + 5 * 3600 + 60;
-        assert_eq!(u.take_slot(now), Some((SLOT, Slot::Missed)));
-        assert_eq!(u.next, Some(SLOT + 6 * 3600));
-        assert_eq!(u.take_slot(now + 1), None);
+        assert_eq!(u.take_slot(t(now)), Some((t(SLOT), Slot::Missed)));
+        assert_eq!(u.next, Some(t(SLOT + 6 * 3600)));
+        assert_eq!(u.take_slot(t(now + 1)), None);
+    }
+
+    #[test]
+    fn a_slot_is_taken_to_the_second() {
+        // Found 600.9 s after it fell: 600 s late to the second, so it runs.
+        let mut u = updates(SLOT, false);
+        let now = Stamp::new(SLOT + LATE_S, 900_000_000);
+        assert_eq!(u.take_slot(now), Some((t(SLOT), Slot::Run)));
+        assert_eq!(u.next, Some(t(SLOT + 3600)));
     }
 
     #[test]

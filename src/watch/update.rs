@@ -31,14 +31,14 @@ impl Watcher<'_> {
         let Some(next) = u.next else { return };
         self.log.emit(WatchEvent::UpdateSchedule {
             schedule: u.schedule.to_string(),
-            next: Stamp::from_secs(next),
+            next,
             next_at: u.when(next),
         });
     }
 
     /// Begins a round when a slot has come, and starts the next module's update when none runs.
     pub(super) fn update_tick(&mut self) {
-        let now = Stamp::now().secs();
+        let now = Stamp::now().whole_second();
         if let Some((slot, call)) = self.updates.take_slot(now) {
             let next = self
                 .updates
@@ -53,7 +53,7 @@ impl Watcher<'_> {
             } else if call == Slot::Missed {
                 self.log.emit(WatchEvent::SlotMissed {
                     slot_at: self.updates.when(slot),
-                    late_secs: now - slot,
+                    late: now.since(slot),
                     next_at: next,
                 });
             } else {

@@ -78,7 +78,7 @@ pub(super) async fn follow(
     let after_printed = move |label: &str| printed.get(label).map_or(cutoff, |t| (*t).max(cutoff));
     let live = Window {
         tail: None,
-        since: Some(cutoff.secs()),
+        since: Some(cutoff.whole_second()),
         until: None,
     };
     let engine = from.engine.as_ref();

@@ -177,7 +177,8 @@ fn kept_lines(module: &str, run: crate::state::last_run::Run, w: Window) -> Tagg
         message: format!("(hal) container {} ended: {}", run.container, run.how()),
     });
     lines.retain(|l| {
-        w.since.is_none_or(|s| l.time.secs() >= s) && w.until.is_none_or(|u| l.time.secs() < u)
+        w.since.is_none_or(|s| l.time.secs() >= s.secs())
+            && w.until.is_none_or(|u| l.time.secs() < u.secs())
     });
     let skip = w.tail.map_or(0, |n| {
         lines

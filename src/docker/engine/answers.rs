@@ -8,7 +8,7 @@ use super::model::{Inspected, Listed, LogConfig};
 use crate::docker::labels::Identity;
 use crate::module::run_state::ContainerRun as RunState;
 use crate::module::run_state::{Health, RestartPolicy};
-use crate::util::timefmt;
+use crate::util::timefmt::{self, Stamp};
 
 /// One entry of `GET /containers/json`.
 #[derive(Debug, Default, Deserialize)]
@@ -145,7 +145,7 @@ impl Summary {
                 .and_then(|h| h.status)
                 .filter(|h| !h.is_empty())
                 .map(|h| Health::from_word(&h)),
-            created: self.created.unwrap_or_default(),
+            created: self.created.map_or(Stamp::EPOCH, Stamp::from_secs),
             run,
             netns_of: self
                 .host_config
@@ -262,6 +262,15 @@ mod tests {
         assert_eq!(one("exited", r#"{"n":{"EndpointID":"e1"}}"#).run, None);
         assert_eq!(one("running", "{}").run, None, "no endpoint");
         assert_eq!(one("running", r#"{"n":{"EndpointID":""}}"#).run, None);
+    }
+
+    #[test]
+    fn created_is_the_engines_second_and_none_is_the_epoch() {
+        let l = serde_json::from_str::<Summary>(r#"{"Id":"c1","Created":1764900000}"#)
+            .unwrap()
+            .listed();
+        assert_eq!((l.created.secs(), l.created.nanos()), (1_764_900_000, 0));
+        assert_eq!(one("running", "{}").created, Stamp::EPOCH);
     }
 
     #[test]

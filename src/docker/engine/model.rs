@@ -56,8 +56,8 @@ pub(crate) struct Listed {
     /// `None` when it has no such field, `Some(None)` when the field says the
     /// container has no healthcheck.
     pub health: Option<Option<Health>>,
-    /// Creation time, unix seconds.
-    pub created: i64,
+    /// Creation time (the engine says it to the second).
+    pub created: Stamp,
     /// The run of a running container: its network endpoint ids, sorted and
     /// joined, new at every start; `None` when it has none to tell one run from the next.
     pub run: Option<String>,

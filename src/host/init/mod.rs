@@ -109,10 +109,10 @@ pub(crate) struct JournalQuery {
     pub follow: bool,
     /// The last N lines; all when `None`.
     pub tail: Option<u64>,
-    /// Unix seconds.
-    pub since: Option<i64>,
-    /// Unix seconds: only lines before this.
-    pub until: Option<i64>,
+    /// To the second.
+    pub since: Option<Stamp>,
+    /// To the second: only lines before this.
+    pub until: Option<Stamp>,
     /// Also this process's lines, whatever unit the journal filed them under
     /// (see `systemd::journal::user_unit_matches`).
     pub pid: Option<u32>,

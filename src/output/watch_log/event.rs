@@ -117,7 +117,8 @@ pub(crate) enum WatchEvent {
     /// A slot found too late (the machine slept).
     SlotMissed {
         slot_at: String,
-        late_secs: i64,
+        /// How late it was found, to the second.
+        late: Duration,
         next_at: String,
     },
     /// A round begins: the modules it updates, in order.

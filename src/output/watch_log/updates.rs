@@ -31,14 +31,15 @@ impl WatchEvent {
             ),
             WatchEvent::SlotMissed {
                 slot_at,
-                late_secs,
+                late,
                 next_at,
             } => Line::about(
                 "watch",
                 "update_missed",
                 None,
                 format!(
-                    "scheduled update of {slot_at} missed (found {late_secs}s late); next at {next_at}"
+                    "scheduled update of {slot_at} missed (found {}s late); next at {next_at}",
+                    late.as_secs()
                 ),
             ),
             WatchEvent::UpdateDue { modules } => {

@@ -13,12 +13,13 @@ use crate::module::target::Target;
 use crate::stack::logs::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
 use crate::stack::look::seen;
 use crate::state::Store;
+use crate::util::timefmt::Stamp;
 
 /// How a logs command reads the stacks asked for.
 #[derive(Default)]
 pub(crate) struct Plan {
     /// Containers whose lines the engine keeps (id, source, created).
-    pub engine: Vec<(String, Source, i64)>,
+    pub engine: Vec<(String, Source, Stamp)>,
     /// What to ask the journal; no group when nothing logs there.
     pub journal: Query,
     /// Sources of containers matched by id in the journal.
@@ -27,7 +28,7 @@ pub(crate) struct Plan {
     labelled: HashSet<String>,
     /// Modules read in the journal by container id, with the oldest of
     /// those containers' creation times: hal never saw one older.
-    by_id_oldest: HashMap<String, i64>,
+    by_id_oldest: HashMap<String, Stamp>,
 }
 
 impl Plan {
@@ -44,8 +45,8 @@ impl Plan {
 
     /// The modules whose history is cut at their oldest container, with its
     /// creation time, when `window`'s `--since` reaches before it.
-    pub(crate) fn cut(&self, window: Window) -> Vec<(String, i64)> {
-        let mut oldest: HashMap<&str, i64> = HashMap::new();
+    pub(crate) fn cut(&self, window: Window) -> Vec<(String, Stamp)> {
+        let mut oldest: HashMap<&str, Stamp> = HashMap::new();
         for (_, s, created) in &self.engine {
             let o = oldest.entry(&s.module).or_insert(*created);
             *o = (*o).min(*created);
@@ -56,7 +57,7 @@ impl Plan {
     /// The modules read in the journal by the ids hal saw, with the creation
     /// of the oldest it saw, when `--since` reaches before it: a container
     /// hal never saw is not found.
-    pub(crate) fn unseen_cut(&self, window: Window) -> Vec<(String, i64)> {
+    pub(crate) fn unseen_cut(&self, window: Window) -> Vec<(String, Stamp)> {
         let oldest = self
             .by_id_oldest
             .iter()
@@ -100,7 +101,7 @@ impl Plan {
     }
 
     /// Reads a container in the journal by its id.
-    fn by_id(&mut self, id: &str, source: Source, created: i64) {
+    fn by_id(&mut self, id: &str, source: Source, created: Stamp) {
         let o = self
             .by_id_oldest
             .entry(source.module.clone())
@@ -115,11 +116,11 @@ impl Plan {
 }
 
 /// Only a range asked for (`--since`) can reach past what is kept.
-fn before(oldest: HashMap<&str, i64>, window: Window) -> Vec<(String, i64)> {
+fn before(oldest: HashMap<&str, Stamp>, window: Window) -> Vec<(String, Stamp)> {
     let Some(since) = window.since else {
         return Vec::new();
     };
-    let mut out: Vec<(String, i64)> = oldest
+    let mut out: Vec<(String, Stamp)> = oldest
         .into_iter()
         .filter(|(_, at)| since < *at)
         .map(|(m, at)| (m.to_string(), at))
@@ -272,7 +273,7 @@ fn by_ledger(plan: &mut Plan, store: &Store, t: &Target, listed: &HashSet<String
             module: m.clone(),
             name,
         };
-        plan.by_id(&g.id, source, g.created.secs());
+        plan.by_id(&g.id, source, g.created);
     }
 }
 
@@ -315,16 +316,17 @@ mod tests {
             module: m.into(),
             name: "app".into(),
         };
-        p.by_id("a", src("web"), 200);
-        p.by_id("a", src("web"), 200);
-        p.by_id("b", src("web"), 100);
+        let t = Stamp::from_secs;
+        p.by_id("a", src("web"), t(200));
+        p.by_id("a", src("web"), t(200));
+        p.by_id("b", src("web"), t(100));
         assert_eq!(p.journal.groups.len(), 2);
         assert!(p.reads_by_id("b"));
         let w = |since| Window {
-            since: Some(since),
+            since: Some(t(since)),
             ..Window::default()
         };
-        assert_eq!(p.unseen_cut(w(50)), [("web".to_string(), 100)]);
+        assert_eq!(p.unseen_cut(w(50)), [("web".to_string(), t(100))]);
         assert!(p.unseen_cut(w(150)).is_empty());
         p.labelled.insert("web".into());
         assert!(

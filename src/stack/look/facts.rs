@@ -80,7 +80,10 @@ pub(crate) fn settled(s: &Listed, now: Stamp) -> Option<ContainerFacts> {
     if up < crate::stack::look::assess::RESETTLE * 2 {
         return None;
     }
-    let started = Stamp::from_secs(now.secs() - i64::try_from(up.as_secs()).unwrap_or(0));
+    // The text's uptime is whole seconds (or coarser): so is the start read from it.
+    let started = now
+        .whole_second()
+        .minus(std::time::Duration::from_secs(up.as_secs()));
     Some(ContainerFacts {
         run: Some(ContainerRun::Running),
         health,

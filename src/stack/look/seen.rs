@@ -36,12 +36,7 @@ pub(crate) fn journal_of(i: Option<&Inspected>) -> Option<bool> {
 
 /// A listed container and its module.
 pub(crate) fn of_listed(c: &Listed, journal: Option<bool>) -> Option<(String, Sighting)> {
-    of_identity(
-        c.identity.clone(),
-        &c.id,
-        Stamp::from_secs(c.created),
-        journal,
-    )
+    of_identity(c.identity.clone(), &c.id, c.created, journal)
 }
 
 /// The container a start event is about, and its module.

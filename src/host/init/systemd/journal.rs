@@ -40,10 +40,10 @@ pub(crate) fn journal_args(
         (None, false) => {}
     }
     if let Some(s) = q.since {
-        a.extend(["--since".into(), format!("@{s}")]);
+        a.extend(["--since".into(), format!("@{}", s.secs())]);
     }
     if let Some(u) = q.until {
-        a.extend(["--until".into(), format!("@{u}")]);
+        a.extend(["--until".into(), format!("@{}", u.secs())]);
     }
     if q.follow {
         a.push("--follow".into());
@@ -130,8 +130,8 @@ mod tests {
         let q = JournalQuery {
             follow: true,
             tail: None,
-            since: Some(42),
-            until: Some(50),
+            since: Some(crate::util::timefmt::Stamp::from_secs(42)),
+            until: Some(crate::util::timefmt::Stamp::from_secs(50)),
             pid: None,
         };
         let a = journal_args(Scope::User, "n.service", Some(1000), q);
