@@ -46,7 +46,9 @@ pub(crate) mod history {
 }
 
 // A stack's status, as `status` reads it (a host's is `host::node_status`).
-pub(crate) use look::status::{StackStatuses, read as read_status};
+pub(crate) use look::status::{
+    StackStatuses, read as read_status, read_listed as read_status_listed,
+};
 
 // What compose reads.
 pub(crate) use project::digest::off_thread as digest_of_module;
