@@ -47,7 +47,9 @@ pub(crate) mod history {
 }
 
 // A stack's status, as `status` reads it (a host's is `host::node_status`).
-pub(crate) use look::status::{StackStatuses, read as read_status};
+pub(crate) use look::status::{
+    StackStatuses, read as read_status, read_listed as read_status_listed,
+};
 
 // What compose reads, and doctor's questions to the compose CLI (`DockerClient::compose_found`,
 // `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).

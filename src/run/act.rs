@@ -3,14 +3,14 @@
 use std::time::Duration;
 
 use crate::module::Module;
-use crate::module::outcome::{Outcome, StartOpts};
+use crate::module::outcome::{Outcome, StartOpts, StartPlan};
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::state::records::Ended;
 use crate::{host, stack};
 
-use crate::run::backend::{Starting, launch, launch_planned, plan, stop, undriven};
+use crate::run::backend::{Starting, Stopping, launch_planned, plan, restart, stop, undriven};
 use crate::run::steps::{Did, Launched, Turn, count, desire, still_wanted};
 use crate::run::verb::Verb;
 use crate::run::{ended, settle, status, update};
@@ -21,7 +21,6 @@ use crate::run::{ended, settle, status, update};
 pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Result<Launched> {
     let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
-    let service = t.service.as_deref();
     // Restarts, rescues and repairs always change something.
     let (launched, changed) = match turn.verb {
         Verb::Start { opts, force } => start_one(turn, t, opts, *force, did).await?,
@@ -29,20 +28,25 @@ pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Re
         Verb::Restart { opts, force } => {
             let plan = plan(node, m, opts);
             // Refuse before stopping: a held module must not be left down.
-            stack::identity::refuse_start(&node.stacks, m).await?;
+            // What it listed is the stop's: nothing changes it in between.
+            let seen = stack::identity::refuse_start(&node.stacks, m).await?;
             did.warnings
                 .extend(count(node, m, plan.limit, *force).await?);
             did.warnings.extend(desire(node, m, Desired::Up).await?);
-            stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, plan).await?, true)
+            (
+                restart(node, progress, starting(t, plan, seen)).await?,
+                true,
+            )
         }
         Verb::AutoRestart { opts } => {
             let plan = plan(node, m, opts);
             still_wanted(node, m)?;
             did.warnings
                 .extend(count(node, m, plan.limit, false).await?);
-            stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, plan).await?, true)
+            (
+                restart(node, progress, starting(t, plan, None)).await?,
+                true,
+            )
         }
         Verb::Repair { fixes, opts } => (repair(turn, m, fixes, opts, did).await?, true),
         Verb::Rescue { opts } => {
@@ -55,8 +59,10 @@ pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Re
             did.warnings
                 .extend(count(node, m, plan.limit, false).await?);
             did.warnings.extend(desire(node, m, Desired::Up).await?);
-            stop(node, progress, m, service, None).await?;
-            (launch(node, progress, m, service, plan).await?, true)
+            (
+                restart(node, progress, starting(t, plan, None)).await?,
+                true,
+            )
         }
         // An update says what it changed as it goes: a failed recreate still counted.
         Verb::Update { opts } => return update::act(node, progress, m, opts, did).await,
@@ -151,9 +157,31 @@ async fn stop_one(
     let ended = Ended::Stopped(service.map(str::to_string));
     did.warnings.extend(ended::record(node, m, ended).await);
     let before = settle::Watchers::look(node, m).await;
-    let changed = status::state_now(node, t).await != Some(State::Inactive);
-    let stopped = stop(node, progress, m, service, grace).await?;
+    // A stack's containers are listed once: its state before, and the stop's.
+    let seen = stack::Snapshot::take(&node.stacks, m).await;
+    let state = match &seen {
+        Some(seen) => Some(status::state_seen(node, t, seen).await),
+        None => status::state_now(node, t).await,
+    };
+    let changed = state != Some(State::Inactive);
+    let stopping = Stopping {
+        m,
+        service,
+        grace,
+        seen,
+    };
+    let (stopped, _) = stop(node, progress, stopping).await?;
     Ok((Launched::Stopped(before, stopped), changed))
+}
+
+/// A target's start with its plan, and its containers as just listed.
+fn starting(t: &Target, plan: StartPlan, seen: Option<stack::Snapshot>) -> Starting<'_> {
+    Starting {
+        m: &t.module,
+        service: t.service.as_deref(),
+        plan,
+        seen,
+    }
 }
 
 /// The supervisor's smallest repair of a stack, once it holds the lock.

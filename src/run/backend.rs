@@ -29,19 +29,33 @@ pub(super) struct Starting<'a> {
     pub(super) seen: Option<stack::Snapshot>,
 }
 
-pub(super) async fn launch(
+/// One target's stop resolved before it goes: what it stops, the stop's
+/// flag, and its project's containers as just listed under its lock
+/// (`None`: the stop lists them).
+pub(super) struct Stopping<'a> {
+    pub(super) m: &'a Module,
+    pub(super) service: Option<&'a str>,
+    pub(super) grace: Option<Duration>,
+    pub(super) seen: Option<stack::Snapshot>,
+}
+
+/// A stop then a start of one target (restart, rescue, the supervisor's
+/// restart), with the flag's default grace: the stop takes `s.seen`, and the
+/// start takes the project's containers as the stop left them.
+pub(super) async fn restart(
     node: &Node,
     progress: &dyn Progress,
-    m: &Module,
-    service: Option<&str>,
-    plan: StartPlan,
+    s: Starting<'_>,
 ) -> anyhow::Result<Launched> {
-    let starting = Starting {
+    let (m, service) = (s.m, s.service);
+    let stopping = Stopping {
         m,
         service,
-        plan,
-        seen: None,
+        grace: None,
+        seen: s.seen,
     };
+    let (_, left) = stop(node, progress, stopping).await?;
+    let starting = Starting { seen: left, ..s };
     launch_planned(node, progress, starting).await
 }
 
@@ -72,22 +86,31 @@ pub(super) async fn launch_planned(
     )
 }
 
+/// A target's stop: its outcome, and for a stack the project's containers
+/// as the stop left them.
 pub(super) async fn stop(
     node: &Node,
     progress: &dyn Progress,
-    m: &Module,
-    service: Option<&str>,
-    grace: Option<Duration>,
-) -> anyhow::Result<Outcome> {
+    s: Stopping<'_>,
+) -> anyhow::Result<(Outcome, Option<stack::Snapshot>)> {
+    let Stopping {
+        m,
+        service,
+        grace,
+        seen,
+    } = s;
     let plan = stop_plan(node, m, grace);
     if let Some(stack) = stack::Stack::of(m, service) {
-        return stack::stop(node.stack_env(progress), &stack, plan.grace).await;
+        let env = node.stack_env(progress);
+        let (outcome, left) = stack::stop(env, &stack, plan.grace, seen).await?;
+        return Ok((outcome, Some(left)));
     }
     let Some((unit, scope)) = m.host_unit() else {
         return Err(undriven(m));
     };
     let init = node.hosts.init(scope);
-    host::stop(&*init, progress, &m.name, unit, plan.unit_wait).await
+    let outcome = host::stop(&*init, progress, &m.name, unit, plan.unit_wait).await?;
+    Ok((outcome, None))
 }
 
 /// What a verb says of a module its backend cannot drive: an invalid one's

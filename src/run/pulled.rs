@@ -47,19 +47,21 @@ async fn expand(node: &Node, targets: Vec<Target>, starting: bool) -> anyhow::Re
     };
     let mut added: Vec<Target> = Vec::new();
     let mut because = BTreeMap::new();
-    for n in all.iter().filter(|n| !names.contains(n)) {
-        let Some(m) = node.inventory.get(n) else {
-            continue;
-        };
-        if m.is_invalid() {
-            continue;
-        }
-        let t = Target::whole(m.clone());
-        let state = crate::run::status::state_now(node, &t).await;
+    let candidates: Vec<Target> = all
+        .iter()
+        .filter(|n| !names.contains(n))
+        .filter_map(|n| node.inventory.get(n))
+        .filter(|m| !m.is_invalid())
+        .map(|m| Target::whole(m.clone()))
+        .collect();
+    // Their states read at once: one list call for all their stacks.
+    let states = crate::run::status::states_now(node, &candidates).await;
+    for (t, state) in candidates.into_iter().zip(states) {
+        let n = &t.module.name;
         let leave = if starting {
-            state == Some(State::Active)
+            state == State::Active
         } else {
-            state == Some(State::Inactive)
+            state == State::Inactive
         };
         if leave {
             continue;

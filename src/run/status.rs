@@ -8,7 +8,7 @@ use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{Desired, Detail, HeldStatus, LimitStatus, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::run::node::Node;
-use crate::stack::StackStatuses;
+use crate::stack::{Snapshot, StackStatuses};
 use crate::state::records::{ModuleRecord, StateFile};
 use crate::util::timefmt::Stamp;
 
@@ -216,4 +216,29 @@ fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
 pub(crate) async fn state_now(node: &Node, t: &Target) -> Option<State> {
     let read = collect_targets(node, std::slice::from_ref(t), Detail::Settled).await;
     read.modules.first().map(|s| s.state)
+}
+
+/// The state of each target now, in their order, read at once ([`state_now`]
+/// of many: one list call for all their stacks).
+pub(crate) async fn states_now(node: &Node, targets: &[Target]) -> Vec<State> {
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    let read = collect_targets(node, targets, Detail::Settled).await;
+    read.modules.into_iter().map(|s| s.state).collect()
+}
+
+/// The state of one stack target from its project's containers as a verb
+/// just listed them under the module's lock ([`Snapshot::take`]), as
+/// [`state_now`] reads it with no list of its own. What the module requires
+/// adds a reason to its status, never a state, so it is not read.
+pub(crate) async fn state_seen(node: &Node, t: &Target, seen: &Snapshot) -> State {
+    let detail = Detail::Settled;
+    let stacks =
+        crate::stack::read_status_listed(&node.stacks, &node.store, &t.module, detail, seen).await;
+    let (state_file, _) = node.store.read();
+    let mut status = target_status(t, &stacks, &mut BTreeMap::new(), &state_file);
+    status.service = t.service.clone();
+    annotate(node, &mut status, &state_file, Stamp::now());
+    status.state
 }

@@ -10,28 +10,42 @@ use crate::module::outcome::Outcome;
 use crate::module::warning::Warning;
 use crate::stack::env::Env;
 use crate::stack::look::assess::assess;
-use crate::stack::look::{facts, identity};
+use crate::stack::look::facts;
+use crate::stack::look::identity::{self, Snapshot};
 use crate::stack::start::{Stack, of_service};
 
 /// `compose down`: containers and network go, named volumes stay. For one
 /// service, its containers go (`compose stop` then `rm`) and the rest of the
 /// project runs on. `grace` is compose's `-t`.
+///
+/// `seen` is the project's containers as listed under the module's lock just
+/// before (its state before the stop was read from them, and nothing has
+/// changed them since); `None`: the stop lists them itself. Returns the
+/// outcome and the project's containers as the stop left them (what a start
+/// right after may take as its own `seen`).
 pub(crate) async fn stop(
     env: Env<'_>,
     stack: &Stack<'_>,
     grace: Option<Duration>,
-) -> anyhow::Result<Outcome> {
+    seen: Option<Snapshot>,
+) -> anyhow::Result<(Outcome, Snapshot)> {
     let name = stack.name;
     let compose = env.stacks.compose().await?;
     let engine = env.stacks.engine().await?;
     let project = stack.project();
     let endpoint = env.stacks.endpoint()?;
     let mut warnings = Vec::new();
-    // One list for the evidence, the refusal and the ledger: nothing
-    // changes the project's containers before compose runs.
-    let listed = engine.compose_containers(Some(name)).await?;
+    // One list for the state before, the evidence, the refusal and the
+    // ledger: nothing changes the project's containers before compose runs.
+    let listed = match seen {
+        Some(Snapshot(list)) => list,
+        None => engine.compose_containers(Some(name)).await?,
+    };
     // A crash's evidence outlives the containers this stop removes.
     crate::stack::start::evidence::keep_listed(&engine, env.store, stack, &listed).await?;
+    // None of the target's containers listed: none is removed, and what the
+    // stop leaves is what was listed (no list after).
+    let mut left = untouched(&listed, stack.service);
     if !stack.dir.is_dir() {
         // Its directory is gone: compose has nothing to run in; what runs of
         // it is found by its label alone.
@@ -40,7 +54,7 @@ pub(crate) async fn stop(
         warnings.extend(remember(&engine, env, name, &mine).await);
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
         warnings.push(Warning::DirectoryGone(stack.dir.to_path_buf()));
-        return finish(&engine, stack, warnings).await;
+        return finish(&engine, stack, left, warnings).await;
     }
     // Never another directory's project of the same name.
     identity::refuse_other(name, stack.dir, &listed)?;
@@ -50,8 +64,10 @@ pub(crate) async fn stop(
         None => {
             env.progress.step(name, "stopping");
             if let Err(why) = compose.down(&project, endpoint, grace).await {
-                let left = engine.compose_containers(Some(name)).await?;
-                by_labels(&engine, name, &left, grace, true)
+                // What compose left is listed again, and after the fallback.
+                left = None;
+                let still = engine.compose_containers(Some(name)).await?;
+                by_labels(&engine, name, &still, grace, true)
                     .await
                     .with_context(|| format!("{why:#}"))?;
                 warnings.push(fell_back(&why));
@@ -64,7 +80,7 @@ pub(crate) async fn stop(
                 .await?;
         }
     }
-    finish(&engine, stack, warnings).await
+    finish(&engine, stack, left, warnings).await
 }
 
 /// The containers this stop removes go into the module's ledger, with
@@ -77,19 +93,31 @@ async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) ->
         .map(|e| Warning::LedgerNotRecorded(Warning::cause(&e)))
 }
 
-/// What a stop left behind.
+/// What a stop left behind, and the project's containers as it left them:
+/// listed again, unless the stop touched none of them (`left`: the list
+/// before, which then still holds).
 async fn finish(
     engine: &Engine,
     stack: &Stack<'_>,
+    left: Option<Vec<Listed>>,
     warnings: Vec<Warning>,
-) -> anyhow::Result<Outcome> {
-    let facts = of_service(facts::of_project(engine, stack.name).await?, stack.service);
+) -> anyhow::Result<(Outcome, Snapshot)> {
+    let (list, facts) = match left {
+        // The target had no container: its facts are none.
+        Some(list) => (list, Vec::new()),
+        None => {
+            let list = engine.compose_containers(Some(stack.name)).await?;
+            let facts = facts::read(engine, list.clone()).await?;
+            (list, of_service(facts, stack.service))
+        }
+    };
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
-    Ok(Outcome {
+    let outcome = Outcome {
         state,
         reason: reason.map(|r| r.to_string()),
         warnings,
-    })
+    };
+    Ok((outcome, Snapshot(list)))
 }
 
 /// Stops (each with its own grace period, or `grace`), then removes, every
@@ -123,6 +151,14 @@ pub(crate) async fn by_labels(
             .with_context(|| format!("remove {project}'s network"))?;
     }
     Ok(())
+}
+
+/// The list itself when it holds none of the target's containers.
+fn untouched(list: &[Listed], service: Option<&str>) -> Option<Vec<Listed>> {
+    let mine = list
+        .iter()
+        .any(|c| service.is_none_or(|s| c.identity.as_ref().is_some_and(|i| i.service == s)));
+    (!mine).then(|| list.to_vec())
 }
 
 fn of_service_listed(list: Vec<Listed>, service: Option<&str>) -> Vec<Listed> {

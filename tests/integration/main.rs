@@ -30,6 +30,7 @@ mod corpus;
 mod daemon_restart;
 mod deps;
 mod doctor;
+mod engine_calls;
 mod fastpath;
 mod faults;
 mod fleet;

@@ -109,6 +109,19 @@ pub(crate) fn refuse_other(name: &str, dir: &Path, list: &[Listed]) -> Result<()
 /// saw is what the fast path, the gate and the evidence read.
 pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
 
+impl Snapshot {
+    /// A stack module's project containers, listed once for a verb that reads
+    /// its state from them and then hands them down (a stop). `None`: not a
+    /// stack, or the engine did not answer (the verb then lists them itself,
+    /// and says why it could not).
+    pub(crate) async fn take(stacks: &DockerClient, m: &Module) -> Option<Snapshot> {
+        m.stack_dir()?;
+        let engine = stacks.engine().await.ok()?;
+        let list = engine.compose_containers(Some(&m.name)).await.ok()?;
+        Some(Snapshot(list))
+    }
+}
+
 /// Refuses a start of a stack before anything is touched: one whose
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.

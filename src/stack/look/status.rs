@@ -10,8 +10,8 @@ use crate::module::{Module, ServiceImage};
 use crate::stack::env::DockerClient;
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::assess::expected::{Expected, Judged, judge};
-use crate::stack::look::identity;
-use crate::stack::look::node::{NodeFacts, node_facts};
+use crate::stack::look::identity::{self, Snapshot};
+use crate::stack::look::node::{NodeFacts, facts_of_listed, node_facts};
 use crate::state::Store;
 use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
@@ -55,6 +55,31 @@ pub(crate) async fn read(
     modules: &[Module],
     detail: Detail,
 ) -> (StackStatuses, Exit) {
+    read_seen(stacks, store, modules, detail, None).await
+}
+
+/// [`read`] of one stack module from its project's containers as already
+/// listed (`seen`, a [`Snapshot`] of that project): no list call of its own.
+pub(crate) async fn read_listed(
+    stacks: &DockerClient,
+    store: &Store,
+    m: &Module,
+    detail: Detail,
+    seen: &Snapshot,
+) -> StackStatuses {
+    let modules = std::slice::from_ref(m);
+    read_seen(stacks, store, modules, detail, Some(seen))
+        .await
+        .0
+}
+
+async fn read_seen(
+    stacks: &DockerClient,
+    store: &Store,
+    modules: &[Module],
+    detail: Detail,
+    seen: Option<&Snapshot>,
+) -> (StackStatuses, Exit) {
     let names: Vec<&str> = modules
         .iter()
         .filter(|m| m.is_stack())
@@ -68,15 +93,19 @@ pub(crate) async fn read(
         // Scripts get exact start times and restart counts; the table only
         // needs what `docker ps` already says about settled containers.
         // An answer hal could not read is exit 1 with its message, not an unreachable engine.
-        Ok(engine) => node_facts(&engine, store, &names, detail)
-            .await
-            .map_err(|e| {
-                exit = crate::error::exit_of(&e);
-                Unread {
-                    row: crate::error::row_reason(&e),
-                    whole: crate::error::OneLine(&e).to_string(),
-                }
-            }),
+        Ok(engine) => match seen {
+            Some(Snapshot(list)) => {
+                facts_of_listed(&engine, store, &names, detail, list.clone()).await
+            }
+            None => node_facts(&engine, store, &names, detail).await,
+        }
+        .map_err(|e| {
+            exit = crate::error::exit_of(&e);
+            Unread {
+                row: crate::error::row_reason(&e),
+                whole: crate::error::OneLine(&e).to_string(),
+            }
+        }),
         Err(e) => {
             // A bad endpoint, context or TLS setting is the user's to fix (2),
             // whatever the verb; only an engine that does not answer is 6.

@@ -14,6 +14,7 @@
 
 pub(crate) mod cli_tree;
 pub(crate) mod compose;
+pub(crate) mod count;
 pub(crate) mod cut;
 pub(crate) mod docker;
 pub(crate) mod fresh;
