@@ -34,6 +34,7 @@ mod fastpath;
 mod faults;
 mod fleet;
 mod fleet_ansible;
+mod follow;
 mod help;
 mod history;
 mod host_modules;

@@ -24,7 +24,7 @@ fn inspect(container: &str, format: &str) -> String {
 }
 
 /// Whether `tun`'s container runs in the namespace `GW-main` has now.
-fn in_current_namespace(gw: &str, tun: &str) -> bool {
+pub(crate) fn in_current_namespace(gw: &str, tun: &str) -> bool {
     let provider = inspect(&format!("{gw}-main"), "{{.Id}}");
     let mode = inspect(&format!("{tun}-vpn-1"), "{{.HostConfig.NetworkMode}}");
     let started = |c: &str| inspect(c, "{{.State.StartedAt}}");
