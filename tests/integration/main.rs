@@ -30,6 +30,7 @@ mod corpus;
 mod daemon_restart;
 mod deps;
 mod doctor;
+mod episodes;
 mod fastpath;
 mod faults;
 mod fleet;
