@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::needs::in_current_namespace;
+use crate::needs::{in_current_namespace, inspect};
 use crate::rig::registry::{Repo, with_registry};
-use crate::rig::{self, docker, hal, stack};
+use crate::rig::{self, hal, stack};
 
 #[test]
 fn an_update_and_a_rollback_of_a_namespace_provider_restart_its_dependents_into_it() {
@@ -53,12 +53,6 @@ fn an_update_and_a_rollback_of_a_namespace_provider_restart_its_dependents_into_
     assert!(run.stderr.contains(&why), "no {why:?}: {run}");
     assert!(in_current_namespace(&gw, &tun), "{run}");
     assert_eq!(rig.state_of(&tun), "active", "{run}");
-}
-
-fn inspect(container: &str, format: &str) -> String {
-    docker(&["inspect", "-f", format, container])
-        .trim()
-        .to_string()
 }
 
 /// `volumes_from` and `external_links` naming another module's container by

@@ -18,7 +18,7 @@ fn gateway(rig: &Rig) -> (String, String) {
     (gw, tun)
 }
 
-fn inspect(container: &str, format: &str) -> String {
+pub(crate) fn inspect(container: &str, format: &str) -> String {
     docker(&["inspect", "-f", format, container])
         .trim()
         .to_string()
