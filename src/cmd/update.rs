@@ -34,7 +34,10 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(&verb));
     let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
     if !a.check {
-        run::follow::after_update(&ctx.node, &ctx.ui, &mut reports, jobs).await;
+        let followed = |r: &run::Report, v: &run::Verb| {
+            crate::output::reports::finished(&ctx.ui, &v.view(), &r.view(v));
+        };
+        run::follow::after_update(&ctx.node, &ctx.ui, &mut reports, jobs, &followed).await;
     }
     let because = Default::default();
     let views = reports.iter().map(|r| r.view(&verb)).collect();

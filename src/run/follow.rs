@@ -103,13 +103,16 @@ pub(crate) async fn restart_after(
 }
 
 /// After `update` (or its rollback) recreated modules' containers: their
-/// namespace dependents restarted, each result said on the report of the
-/// module that caused it.
+/// namespace dependents restarted, each one handed to `finished` with the verb
+/// it underwent as it ends (the update's own lines are out by then: this is
+/// where a person reads `restarted after gw`), and its result said on the
+/// report of the module that caused it.
 pub(crate) async fn after_update(
     node: &Node,
     progress: &dyn Progress,
     reports: &mut [Report],
     jobs: usize,
+    finished: &dyn Fn(&Report, &Verb),
 ) {
     let opts = crate::module::outcome::StartOpts {
         pull: Some(crate::module::config::PullPolicy::Missing),
@@ -124,6 +127,7 @@ pub(crate) async fn after_update(
         }
         let name = [r.module.name.clone()];
         for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
+            finished(&d, &Verb::AutoRestart { opts: opts.clone() });
             let said = Warning::RestartedWith {
                 module: d.module.name.clone(),
                 result: match &d.result {

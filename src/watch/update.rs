@@ -143,7 +143,7 @@ impl Watcher<'_> {
         self.work.push(Box::pin(async move {
             let verb = crate::run::Verb::Update { opts };
             let mut reports = crate::run::run(&node, progress, vec![m], &verb, 1).await;
-            crate::run::follow::after_update(&node, progress, &mut reports, 1).await;
+            crate::run::follow::after_update(&node, progress, &mut reports, 1, &|_, _| {}).await;
             WorkDone::Update {
                 module: name,
                 report: reports.pop().map(Box::new),

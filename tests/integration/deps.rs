@@ -302,3 +302,29 @@ fn an_after_naming_no_module_is_accepted_listed_and_a_doctor_warning() {
     );
     assert!(run.stderr.contains("warning:"), "{run}");
 }
+
+/// `--all` and a pattern follow the same layers as named modules: with
+/// jobs to spare, a module is created only once what it requires is active.
+#[test]
+fn start_all_and_patterns_follow_the_layers() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let db = rig.stack("db", stack().service("db").healthy_after(3).keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
+    ));
+    let pattern = format!("{}-*", rig.prefix);
+    for what in [vec!["--all"], vec![pattern.as_str()]] {
+        let mut start = hal(&rig).args(["--yes", "module", "start", "--jobs", "4"]);
+        for w in &what {
+            start = start.arg(w);
+        }
+        let run = start.code(0);
+        let gap = rig::created(&app).since(rig::created(&db));
+        assert!(
+            gap >= std::time::Duration::from_secs(3),
+            "{what:?}: app was created {gap:?} after db: {run}"
+        );
+        hal(&rig).args(["--yes", "module", "stop", "--all"]).code(0);
+    }
+}

@@ -4,6 +4,7 @@
 //! back; a module whose requirement is broken waits, and is back within seconds of it.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::rig::watch::{SUBSCRIBED, Watch, lines_about};
@@ -17,14 +18,14 @@ fn gateway(rig: &Rig) -> (String, String) {
     (gw, tun)
 }
 
-fn inspect(container: &str, format: &str) -> String {
+pub(crate) fn inspect(container: &str, format: &str) -> String {
     docker(&["inspect", "-f", format, container])
         .trim()
         .to_string()
 }
 
 /// Whether `tun`'s container runs in the namespace `GW-main` has now.
-fn in_current_namespace(gw: &str, tun: &str) -> bool {
+pub(crate) fn in_current_namespace(gw: &str, tun: &str) -> bool {
     let provider = inspect(&format!("{gw}-main"), "{{.Id}}");
     let mode = inspect(&format!("{tun}-vpn-1"), "{{.HostConfig.NetworkMode}}");
     let started = |c: &str| inspect(c, "{{.State.StartedAt}}");
@@ -90,7 +91,7 @@ fn a_namespace_provider_restarted_behind_hals_back_has_its_dependents_moved_unde
 
 /// `db` and `app` (which requires it) share a directory: `db` runs while `ok`
 /// is there and says it is up with `up`; `app` runs while `up` is there.
-fn broken_requirement(rig: &Rig) -> (String, String, std::path::PathBuf) {
+pub(crate) fn broken_requirement(rig: &Rig) -> (String, String, std::path::PathBuf) {
     let shared = rig.dir.join("shared");
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(shared.join("ok"), "").unwrap();
@@ -135,7 +136,7 @@ fn broken_requirement_watched(
 /// A watch over [`broken_requirement_watched`]'s pair, then db broken (it
 /// cannot start again, and app exits without it) until app says it waits on
 /// db: the watch and that line.
-fn break_under_watch(rig: &Rig, db: &str, app: &str, shared: &std::path::Path) -> (Watch, String) {
+pub(crate) fn break_under_watch(rig: &Rig, db: &str, app: &str, shared: &Path) -> (Watch, String) {
     let mut w = Watch::spawn(rig, &[]);
     w.expect(Duration::from_secs(20), |l| l == SUBSCRIBED);
     std::fs::remove_file(shared.join("ok")).unwrap();
