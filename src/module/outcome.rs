@@ -122,6 +122,10 @@ pub(crate) struct UpdateFacts {
     /// updated", never a failure: `hal update` and `hal watch`'s scheduled
     /// updates both count by this one rule.
     pub failed: bool,
+    /// Only for a failed update: what it said beside its error (the namespace
+    /// dependents restarted after its rollback), which an error has no outcome
+    /// to carry; its document's `warnings`, where a success says them.
+    pub beside_error: Vec<Warning>,
 }
 
 /// One service's image before and after an update (under `--check`: what it

@@ -106,7 +106,8 @@ pub(crate) async fn restart_after(
 /// namespace dependents restarted, each one handed to `finished` with the verb
 /// it underwent as it ends (the update's own lines are out by then: this is
 /// where a person reads `restarted after gw`), and its result said on the
-/// report of the module that caused it.
+/// report of the module that caused it: in its outcome's warnings, or after a
+/// rollback (an error) in its update's facts, both its document's `warnings`.
 pub(crate) async fn after_update(
     node: &Node,
     progress: &dyn Progress,
@@ -135,8 +136,10 @@ pub(crate) async fn after_update(
                     Err(e) => Err(Warning::cause(e)),
                 },
             };
-            if let Ok(o) = &mut r.result {
-                o.warnings.push(said);
+            match (&mut r.result, r.update.as_mut()) {
+                (Ok(o), _) => o.warnings.push(said),
+                (Err(_), Some(u)) => u.beside_error.push(said),
+                (Err(_), None) => {}
             }
         }
     }

@@ -106,7 +106,8 @@ impl Report {
                     Some(false) => Some(State::Failed),
                     None => verb.starts().then_some(State::Failed),
                 };
-                (state, Some(cause(e)), Vec::new())
+                let said = self.update.as_ref().map(|u| u.beside_error.clone());
+                (state, Some(cause(e)), said.unwrap_or_default())
             }
         };
         let (error, details) = match &self.result {

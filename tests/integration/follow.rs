@@ -55,6 +55,51 @@ fn an_update_and_a_rollback_of_a_namespace_provider_restart_its_dependents_into_
     assert_eq!(rig.state_of(&tun), "active", "{run}");
 }
 
+/// Under `--json`, a rolled-back update of a namespace provider lists the
+/// dependent it restarted in its document's `warnings`, where an update that
+/// went through says it: one place for a script to read.
+#[test]
+fn a_rolled_back_update_of_a_namespace_provider_lists_its_restarted_dependent_in_json() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "gwjson");
+    repo.publish("good");
+    let gw = rig.name("gw");
+    // tun first: the rig removes projects in the order it made them.
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .keeps_running()
+            .network_mode(&format!("container:{gw}-main")),
+    );
+    let made = rig.stack(
+        "gw",
+        repo.compose().line(&format!("container_name: {gw}-main")),
+    );
+    assert_eq!(made, gw);
+    repo.modules.push(gw.clone());
+    hal(&rig).args(["start", "--pull", "always", &gw]).code(0);
+    hal(&rig).args(["start", &tun]).code(0);
+
+    repo.publish("exit");
+    let run = hal(&rig)
+        .args(["--json", "update", "--timeout", "30s", &gw])
+        .within(Duration::from_secs(90))
+        .code(1);
+    let doc = run.json();
+    let rows = doc["modules"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{run}");
+    let row = &rows[0];
+    assert_eq!(row["name"], gw.as_str(), "{run}");
+    assert_eq!(row["rolled_back"], true, "{run}");
+    assert_eq!(row["ok"], false, "{run}");
+    let said = format!("restarted {tun} with it: active");
+    let warnings = row["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w == said.as_str()), "no {said:?}: {run}");
+    assert!(in_current_namespace(&gw, &tun), "{run}");
+    assert_eq!(rig.state_of(&tun), "active", "{run}");
+}
+
 /// `volumes_from` and `external_links` naming another module's container by
 /// compose's default name (`PROJECT-SERVICE-N`) are `requires` edges, listed
 /// with their keys; a restart of that module restarts the `volumes_from` user
