@@ -95,7 +95,10 @@ fn a_rolled_back_update_of_a_namespace_provider_lists_its_restarted_dependent_in
     assert_eq!(row["ok"], false, "{run}");
     let said = format!("restarted {tun} with it: active");
     let warnings = row["warnings"].as_array().unwrap();
-    assert!(warnings.iter().any(|w| w == said.as_str()), "no {said:?}: {run}");
+    assert!(
+        warnings.iter().any(|w| w == said.as_str()),
+        "no {said:?}: {run}"
+    );
     assert!(in_current_namespace(&gw, &tun), "{run}");
     assert_eq!(rig.state_of(&tun), "active", "{run}");
 }
