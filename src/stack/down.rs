@@ -12,6 +12,7 @@ use crate::stack::env::Env;
 use crate::stack::look::assess::assess;
 use crate::stack::look::facts;
 use crate::stack::look::identity::{self, Snapshot};
+use crate::stack::look::inspects::Inspects;
 use crate::stack::start::{Stack, of_service};
 
 /// `compose down`: containers and network go, named volumes stay. For one
@@ -37,12 +38,18 @@ pub(crate) async fn stop(
     let mut warnings = Vec::new();
     // One list for the state before, the evidence, the refusal and the
     // ledger: nothing changes the project's containers before compose runs.
-    let listed = match seen {
-        Some(Snapshot(list)) => list,
-        None => engine.compose_containers(Some(name)).await?,
+    // Each container inspected once, for the state before (done already when
+    // `seen`), the evidence and the ledger: the same run, untouched since.
+    let Snapshot {
+        list: listed,
+        inspects,
+    } = match seen {
+        Some(seen) => seen,
+        None => Snapshot::of(engine.compose_containers(Some(name)).await?),
     };
     // A crash's evidence outlives the containers this stop removes.
-    crate::stack::start::evidence::keep_listed(&engine, env.store, stack, &listed).await?;
+    crate::stack::start::evidence::keep_listed(&engine, env.store, stack, &listed, &inspects)
+        .await?;
     // None of the target's containers listed: none is removed, and what the
     // stop leaves is what was listed (no list after).
     let mut left = untouched(&listed, stack.service);
@@ -51,7 +58,7 @@ pub(crate) async fn stop(
         // it is found by its label alone.
         env.progress.step(name, "stopping");
         let mine = of_service_listed(listed, stack.service);
-        warnings.extend(remember(&engine, env, name, &mine).await);
+        warnings.extend(remember(&engine, env, name, &mine, &inspects).await);
         by_labels(&engine, name, &mine, grace, stack.service.is_none()).await?;
         warnings.push(Warning::DirectoryGone(stack.dir.to_path_buf()));
         return finish(&engine, stack, left, warnings).await;
@@ -59,7 +66,7 @@ pub(crate) async fn stop(
     // Never another directory's project of the same name.
     identity::refuse_other(name, stack.dir, &listed)?;
     let mine = of_service_listed(listed, stack.service);
-    warnings.extend(remember(&engine, env, name, &mine).await);
+    warnings.extend(remember(&engine, env, name, &mine, &inspects).await);
     match stack.service {
         None => {
             env.progress.step(name, "stopping");
@@ -86,8 +93,15 @@ pub(crate) async fn stop(
 /// The containers this stop removes go into the module's ledger, with
 /// their log drivers: their lines stay readable in the journal.
 /// A ledger write that failed is the stop's warning.
-async fn remember(engine: &Engine, env: Env<'_>, name: &str, mine: &[Listed]) -> Option<Warning> {
-    let remembered = crate::stack::look::seen::before_stop(engine, env.store, name, mine).await;
+async fn remember(
+    engine: &Engine,
+    env: Env<'_>,
+    name: &str,
+    mine: &[Listed],
+    inspects: &Inspects,
+) -> Option<Warning> {
+    let remembered =
+        crate::stack::look::seen::before_stop(engine, env.store, name, mine, inspects).await;
     remembered
         .err()
         .map(|e| Warning::LedgerNotRecorded(Warning::cause(&e)))
@@ -117,7 +131,7 @@ async fn finish(
         reason: reason.map(|r| r.to_string()),
         warnings,
     };
-    Ok((outcome, Snapshot(list)))
+    Ok((outcome, Snapshot::of(list)))
 }
 
 /// Stops (each with its own grace period, or `grace`), then removes, every

@@ -71,3 +71,50 @@ fn a_stop_that_stops_dependents_first_reads_their_states_at_once() {
         assert_eq!(rig.state_of(m), "inactive", "{m}");
     }
 }
+
+/// `hal -H <the proxy> ARGS`, exit 0; the containers it inspected (one id a
+/// call, in the order asked), and what it asked.
+fn inspected(rig: &Rig, calls: &Counter, args: &[&str]) -> (Vec<String>, String) {
+    calls.take();
+    let mut h = hal(rig).args(["-H", &calls.host()]);
+    for a in args {
+        h = h.arg(a);
+    }
+    h.code(0);
+    calls.inspects()
+}
+
+#[test]
+fn a_stop_inspects_each_container_once_before_it_goes() {
+    let Some(rig) = rig::engine() else { return };
+    let web = rig.idle("web");
+    let calls = Counter::start(&rig.dir);
+    hal(&rig).args(["module", "start", &web]).code(0);
+    // Before: 3 (the state before, the evidence, the ledger), of the one
+    // container. What the stop left is listed again: none, nothing inspected.
+    let (stop, asked) = inspected(&rig, &calls, &["stop", &web]);
+    eprintln!("stop: {} inspect calls", stop.len());
+    assert!(
+        stop.len() <= 1,
+        "stop: {} inspect calls, at most 1:\n{asked}",
+        stop.len()
+    );
+    hal(&rig).args(["module", "start", &web]).code(0);
+    // The container running before is the first inspected (the new one is
+    // created later). Before: 2 (the evidence, the ledger). The wait's
+    // inspects of the new container are not counted: each poll sees the
+    // start go on.
+    let (restart, asked) = inspected(&rig, &calls, &["restart", &web]);
+    let old = restart
+        .first()
+        .map_or(0, |first| restart.iter().filter(|id| *id == first).count());
+    eprintln!(
+        "restart: {} inspect calls, {old} of the old container",
+        restart.len()
+    );
+    assert!(
+        old <= 1,
+        "restart: {old} inspects of the old container, at most 1:\n{asked}"
+    );
+    assert_eq!(rig.state_of(&web), "active");
+}

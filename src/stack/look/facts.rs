@@ -8,6 +8,7 @@ use crate::docker::engine::{Engine, Inspected, Listed};
 use crate::docker::labels::Identity;
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::module::status::Detail;
+use crate::stack::look::inspects::Inspects;
 use crate::util::timefmt::Stamp;
 
 /// How many inspects run at once when a status needs them.
@@ -31,6 +32,17 @@ pub(crate) async fn read_with(
     listed: Vec<Listed>,
     detail: Detail,
 ) -> anyhow::Result<Vec<ContainerFacts>> {
+    read_known(engine, listed, detail, &Inspects::default()).await
+}
+
+/// [`read_with`], each container inspected through `inspects` (once, for
+/// all the reads of one snapshot).
+pub(crate) async fn read_known(
+    engine: &Engine,
+    listed: Vec<Listed>,
+    detail: Detail,
+    inspects: &Inspects,
+) -> anyhow::Result<Vec<ContainerFacts>> {
     let now = Stamp::now();
     let results: Vec<anyhow::Result<Option<ContainerFacts>>> = futures_util::stream::iter(listed)
         .map(|s| async move {
@@ -39,7 +51,7 @@ pub(crate) async fn read_with(
             {
                 return Ok(Some(f));
             }
-            Ok(engine.inspect(&s.id).await?.map(|i| of(&s, i)))
+            Ok(inspects.of(engine, &s.id).await?.map(|i| of(&s, i)))
         })
         .buffered(INSPECT_CONCURRENCY)
         .collect()

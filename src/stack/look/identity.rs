@@ -8,6 +8,7 @@ use crate::docker::labels;
 use crate::error::HalError;
 use crate::module::Module;
 use crate::stack::env::DockerClient;
+use crate::stack::look::inspects::Inspects;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
 /// folder in it: compose takes the first `COMPOSE_FILE`'s folder), the
@@ -107,9 +108,22 @@ pub(crate) fn refuse_other(name: &str, dir: &Path, list: &[Listed]) -> Result<()
 /// A project's containers as listed at one moment, handed down a start
 /// instead of listed again while nothing has changed them: what the refusal
 /// saw is what the fast path, the gate and the evidence read.
-pub(crate) struct Snapshot(pub(crate) Vec<Listed>);
+pub(crate) struct Snapshot {
+    pub(crate) list: Vec<Listed>,
+    /// What inspects of those containers said since: a stop's state read,
+    /// its evidence and its ledger inspect each container once.
+    pub(crate) inspects: Inspects,
+}
 
 impl Snapshot {
+    /// The containers as just listed, none inspected yet.
+    pub(crate) fn of(list: Vec<Listed>) -> Snapshot {
+        Snapshot {
+            list,
+            inspects: Inspects::default(),
+        }
+    }
+
     /// A stack module's project containers, listed once for a verb that reads
     /// its state from them and then hands them down (a stop). `None`: not a
     /// stack, or the engine did not answer (the verb then lists them itself,
@@ -118,7 +132,7 @@ impl Snapshot {
         m.stack_dir()?;
         let engine = stacks.engine().await.ok()?;
         let list = engine.compose_containers(Some(&m.name)).await.ok()?;
-        Some(Snapshot(list))
+        Some(Snapshot::of(list))
     }
 }
 
@@ -138,7 +152,7 @@ pub(crate) async fn refuse_start(
     }
     let engine = stacks.engine().await?;
     let list = own_containers(&engine, &m.name, dir).await?;
-    Ok(Some(Snapshot(list)))
+    Ok(Some(Snapshot::of(list)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub(crate) mod assess;
 pub(crate) mod facts;
 pub(crate) mod identity;
+pub(crate) mod inspects;
 pub(crate) mod netns;
 pub(crate) mod node;
 pub(crate) mod seen;

@@ -9,6 +9,7 @@ use crate::module::run_state::ContainerRun;
 use crate::module::status::Detail;
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::facts::{self, InspectCache};
+use crate::stack::look::inspects::Inspects;
 use crate::state::Store;
 use crate::util::timefmt::Stamp;
 
@@ -34,16 +35,18 @@ pub(crate) async fn node_facts(
     let list = engine
         .compose_containers((projects.len() == 1).then(|| projects[0]))
         .await?;
-    facts_of_listed(engine, store, projects, detail, list).await
+    facts_of_listed(engine, store, projects, detail, list, &Inspects::default()).await
 }
 
-/// [`node_facts`] of containers already listed (a start's one list).
+/// [`node_facts`] of containers already listed (a start's one list), each
+/// inspected through `inspects` (what the list's snapshot was told already).
 pub(crate) async fn facts_of_listed(
     engine: &Engine,
     store: &Store,
     projects: &[&str],
     detail: Detail,
     list: Vec<Listed>,
+    inspects: &Inspects,
 ) -> anyhow::Result<NodeFacts> {
     let node_wide = projects.len() != 1;
     // The ledger learns from this listing (no call of its own); a status
@@ -89,7 +92,7 @@ pub(crate) async fn facts_of_listed(
         ask.push(s);
     }
     if !ask.is_empty() {
-        let inspected = facts::read_with(engine, ask, Detail::Full)
+        let inspected = facts::read_known(engine, ask, Detail::Full, inspects)
             .await
             .context("read container state")?;
         for f in inspected {

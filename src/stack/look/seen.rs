@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use crate::docker::engine::{Engine, EngineEvent, Inspected, Listed};
 use crate::docker::labels::Identity;
 use crate::stack::logs::history::JOURNALD;
+use crate::stack::look::inspects::Inspects;
 use crate::state::Store;
 use crate::state::ledger::Sighting;
 use crate::util::timefmt::Stamp;
@@ -72,12 +73,14 @@ pub(crate) async fn listed(
 
 /// Before a stop removes them: the module's listed containers, each with
 /// whether it logs to the journal (an inspect of those the ledger cannot say
-/// yet), so their lines are found after they are gone.
+/// yet, through what `inspects` was told already), so their lines are found
+/// after they are gone.
 pub(crate) async fn before_stop(
     engine: &Engine,
     store: &Store,
     module: &str,
     list: &[Listed],
+    inspects: &Inspects,
 ) -> anyhow::Result<()> {
     let known = store.ledger(module);
     let mut seen = Vec::new();
@@ -89,7 +92,7 @@ pub(crate) async fn before_stop(
             .and_then(|g| g.journal);
         let journal = match told {
             Some(j) => Some(j),
-            None => journal_of(engine.inspect(&c.id).await?.as_ref()),
+            None => journal_of(inspects.of(engine, &c.id).await?.as_ref()),
         };
         seen.extend(of_listed(c, journal).filter(|(m, _)| m == module));
     }

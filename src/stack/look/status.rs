@@ -94,8 +94,9 @@ async fn read_seen(
         // needs what `docker ps` already says about settled containers.
         // An answer hal could not read is exit 1 with its message, not an unreachable engine.
         Ok(engine) => match seen {
-            Some(Snapshot(list)) => {
-                facts_of_listed(&engine, store, &names, detail, list.clone()).await
+            Some(seen) => {
+                let list = seen.list.clone();
+                facts_of_listed(&engine, store, &names, detail, list, &seen.inspects).await
             }
             None => node_facts(&engine, store, &names, detail).await,
         }

@@ -6,7 +6,9 @@ use crate::docker::engine::{Engine, Listed};
 use crate::logs::line::Stream;
 use crate::logs::stream::Window;
 use crate::module::run_state::{ContainerRun, Health};
+use crate::module::status::Detail;
 use crate::stack::look::assess::ContainerFacts;
+use crate::stack::look::inspects::Inspects;
 use crate::stack::start::stack::Stack;
 use crate::state::Store;
 use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
@@ -32,27 +34,31 @@ pub(crate) async fn keep(
     service: Option<&str>,
 ) -> anyhow::Result<()> {
     let list = engine.compose_containers(Some(module)).await?;
-    keep_of(engine, store, module, service, list).await
+    keep_of(engine, store, (module, service), list, &Inspects::default()).await
 }
 
-/// [`keep`] for the stack's containers as a start just listed them.
+/// [`keep`] for the stack's containers as a start or a stop just listed
+/// them, inspected through `inspects` (what their snapshot was told already).
 pub(crate) async fn keep_listed(
     engine: &Engine,
     store: &Store,
     stack: &Stack<'_>,
     list: &[Listed],
+    inspects: &Inspects,
 ) -> anyhow::Result<()> {
-    keep_of(engine, store, stack.name, stack.service, list.to_vec()).await
+    let of = (stack.name, stack.service);
+    keep_of(engine, store, of, list.to_vec(), inspects).await
 }
 
+/// `of`: the module, and its one service (`None`: all of it).
 async fn keep_of(
     engine: &Engine,
     store: &Store,
-    module: &str,
-    service: Option<&str>,
+    (module, service): (&str, Option<&str>),
     list: Vec<Listed>,
+    inspects: &Inspects,
 ) -> anyhow::Result<()> {
-    let facts = crate::stack::look::facts::read(engine, list).await?;
+    let facts = crate::stack::look::facts::read_known(engine, list, Detail::Full, inspects).await?;
     let mut runs = Vec::new();
     for c in facts.iter().filter(|c| !c.oneoff && failed(c)) {
         if service.is_some_and(|s| s != c.service) {

@@ -11,6 +11,7 @@ use crate::module::status::{Detail, State, Verdict};
 use crate::module::warning::Warning;
 use crate::module::{Condition, Dependency, ServiceImage};
 use crate::stack::look::assess::ContainerFacts;
+use crate::stack::look::inspects::Inspects;
 use crate::stack::look::{facts, node};
 use crate::stack::start::pending::Start;
 use crate::stack::start::{pull, start_order};
@@ -243,6 +244,7 @@ async fn all_verdicts_up(s: &Start<'_>, list: &[Listed]) -> anyhow::Result<bool>
         &[name],
         Detail::Settled,
         list.to_vec(),
+        &Inspects::default(),
     )
     .await?;
     Ok(facts

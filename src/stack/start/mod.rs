@@ -20,6 +20,7 @@ use crate::stack::env::Env;
 use crate::stack::look::assess::{ContainerFacts, assess};
 use crate::stack::look::facts;
 use crate::stack::look::identity::Snapshot;
+use crate::stack::look::inspects::Inspects;
 use crate::stack::project::inputs::InputError;
 use crate::stack::start::bound::Bound;
 use crate::stack::update::{gate, rollback};
@@ -85,7 +86,7 @@ async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<
     // One list for the fast path, the gate and the evidence: nothing but
     // compose changes the project's containers before compose runs.
     let list = match seen {
-        Some(Snapshot(list)) => list,
+        Some(seen) => seen.list,
         None => s.engine.compose_containers(Some(s.stack.name)).await?,
     };
     if let Some((services, _)) = &known
@@ -167,7 +168,7 @@ async fn through_compose(
     // One service's pull says nothing of the others': it never clears theirs.
     let warnings = pull::pull(env, engine, &ask, stack.service.is_none()).await?;
     // compose may recreate a failed container (its files changed): keep its last words first.
-    evidence::keep_listed(engine, env.store, stack, list).await?;
+    evidence::keep_listed(engine, env.store, stack, list, &Inspects::default()).await?;
     // A service the pull moved onto a new image goes through the update's gate.
     let swaps = gate.after(engine).await?;
     let rollback = match swaps.is_empty() || !s.plan.wait {

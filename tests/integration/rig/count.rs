@@ -78,6 +78,29 @@ impl Counter {
             .count();
         (lists, asked.join("\n"))
     }
+
+    /// The containers hal itself inspected since the last take, one id per
+    /// call in the order asked, and what it asked (for the message of a
+    /// failed count).
+    pub(crate) fn inspects(&self) -> (Vec<String>, String) {
+        let asked: Vec<String> = self
+            .take()
+            .into_iter()
+            .filter(|r| r.hal)
+            .map(|r| r.line)
+            .collect();
+        let ids = asked.iter().filter_map(|l| inspected(l)).collect();
+        (ids, asked.join("\n"))
+    }
+}
+
+/// The container a request line inspects (`GET /…/containers/{id}/json`).
+fn inspected(line: &str) -> Option<String> {
+    let path = line.strip_prefix("GET ")?.split_whitespace().next()?;
+    let path = path.split('?').next().unwrap_or(path);
+    let mut parts = path.rsplit('/');
+    let (json, id, containers) = (parts.next()?, parts.next()?, parts.next()?);
+    (json == "json" && containers == "containers" && id != "json").then(|| id.to_string())
 }
 
 /// Copies the client's requests to the engine, noting each request's head.
