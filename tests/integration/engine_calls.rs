@@ -1,7 +1,9 @@
 //! What a stop and a restart ask the engine (issue 38, review rows 13 and 19):
 //! hal's own container-list calls, counted through `rig::count`, pinned as
 //! ceilings, so a step that lists a project again shows here. Each ceiling
-//! says the count before the project's one list was handed down.
+//! says the count before the project's one list was handed down. Likewise a
+//! stop's inspects of each container, before its one snapshot's inspects
+//! were handed down with the list.
 
 use crate::rig::count::{Counter, watch_live};
 use crate::rig::{self, Rig, hal};
