@@ -6,30 +6,12 @@ use std::time::Duration;
 
 use crate::needs::{in_current_namespace, inspect};
 use crate::rig::registry::{Repo, with_registry};
-use crate::rig::{self, hal, stack};
+use crate::rig::{self, Rig, hal, stack};
 
 #[test]
 fn an_update_and_a_rollback_of_a_namespace_provider_restart_its_dependents_into_it() {
     let Some(rig) = with_registry() else { return };
-    let mut repo = Repo::new(&rig, "gwimg");
-    repo.publish("good");
-    let gw = rig.name("gw");
-    // tun first: the rig removes projects in the order it made them.
-    let tun = rig.stack(
-        "tun",
-        stack()
-            .service("vpn")
-            .keeps_running()
-            .network_mode(&format!("container:{gw}-main")),
-    );
-    let made = rig.stack(
-        "gw",
-        repo.compose().line(&format!("container_name: {gw}-main")),
-    );
-    assert_eq!(made, gw);
-    repo.modules.push(gw.clone());
-    hal(&rig).args(["start", "--pull", "always", &gw]).code(0);
-    hal(&rig).args(["start", &tun]).code(0);
+    let (repo, gw, tun) = provider_and_tunnel(&rig, "gwimg");
     assert!(in_current_namespace(&gw, &tun));
 
     // A new image: gw recreated, then tun restarted into its new namespace.
@@ -61,25 +43,7 @@ fn an_update_and_a_rollback_of_a_namespace_provider_restart_its_dependents_into_
 #[test]
 fn a_rolled_back_update_of_a_namespace_provider_lists_its_restarted_dependent_in_json() {
     let Some(rig) = with_registry() else { return };
-    let mut repo = Repo::new(&rig, "gwjson");
-    repo.publish("good");
-    let gw = rig.name("gw");
-    // tun first: the rig removes projects in the order it made them.
-    let tun = rig.stack(
-        "tun",
-        stack()
-            .service("vpn")
-            .keeps_running()
-            .network_mode(&format!("container:{gw}-main")),
-    );
-    let made = rig.stack(
-        "gw",
-        repo.compose().line(&format!("container_name: {gw}-main")),
-    );
-    assert_eq!(made, gw);
-    repo.modules.push(gw.clone());
-    hal(&rig).args(["start", "--pull", "always", &gw]).code(0);
-    hal(&rig).args(["start", &tun]).code(0);
+    let (repo, gw, tun) = provider_and_tunnel(&rig, "gwjson");
 
     repo.publish("exit");
     let run = hal(&rig)
@@ -165,4 +129,30 @@ fn volumes_from_and_external_links_are_edges_and_a_volumes_from_user_follows_a_r
     assert!(started(&app) > started(&store), "{run}");
     assert_eq!(inspect(&app, "{{.State.Running}}"), "true", "{run}");
     assert_eq!(rig.state_of(&user), "active", "{run}");
+}
+
+/// `gw`, a module of one image from the local registry (repository `repo`)
+/// whose container is `GW-main`, and `tun`, a module in its network namespace;
+/// both started.
+fn provider_and_tunnel(rig: &Rig, repo: &str) -> (Repo, String, String) {
+    let mut repo = Repo::new(rig, repo);
+    repo.publish("good");
+    let gw = rig.name("gw");
+    // tun first: the rig removes projects in the order it made them.
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .keeps_running()
+            .network_mode(&format!("container:{gw}-main")),
+    );
+    let made = rig.stack(
+        "gw",
+        repo.compose().line(&format!("container_name: {gw}-main")),
+    );
+    assert_eq!(made, gw);
+    repo.modules.push(gw.clone());
+    hal(rig).args(["start", "--pull", "always", &gw]).code(0);
+    hal(rig).args(["start", &tun]).code(0);
+    (repo, gw, tun)
 }

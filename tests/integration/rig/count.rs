@@ -63,15 +63,19 @@ impl Counter {
         std::mem::take(&mut *self.seen.lock().unwrap())
     }
 
-    /// hal's own container-list calls since the last take, and what it asked
-    /// (for the message of a failed count).
-    pub(crate) fn lists(&self) -> (usize, String) {
-        let asked: Vec<String> = self
-            .take()
+    /// The first lines of hal's own requests since the last take, forgotten.
+    fn hals(&self) -> Vec<String> {
+        self.take()
             .into_iter()
             .filter(|r| r.hal)
             .map(|r| r.line)
-            .collect();
+            .collect()
+    }
+
+    /// hal's own container-list calls since the last take, and what it asked
+    /// (for the message of a failed count).
+    pub(crate) fn lists(&self) -> (usize, String) {
+        let asked = self.hals();
         let lists = asked
             .iter()
             .filter(|l| l.contains("/containers/json?"))
@@ -83,12 +87,7 @@ impl Counter {
     /// call in the order asked, and what it asked (for the message of a
     /// failed count).
     pub(crate) fn inspects(&self) -> (Vec<String>, String) {
-        let asked: Vec<String> = self
-            .take()
-            .into_iter()
-            .filter(|r| r.hal)
-            .map(|r| r.line)
-            .collect();
+        let asked = self.hals();
         let ids = asked.iter().filter_map(|l| inspected(l)).collect();
         (ids, asked.join("\n"))
     }
