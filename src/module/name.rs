@@ -64,24 +64,10 @@ pub(crate) fn service_problem(service: &str) -> Option<String> {
 }
 
 /// The edit distance between `a` and `b`: insertions, deletions,
-/// substitutions and swaps of two neighbours (`ux-wbe` is one from `ux-web`).
+/// substitutions and swaps of two neighbours (`ux-wbe` is one from `ux-web`),
+/// by character: strsim's optimal string alignment (already built for clap).
 pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    // Three rows of the table: two back (for a swap), the last, this one.
-    let mut two_back: Vec<usize> = vec![0; b.len() + 1];
-    let mut last: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut row = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(two_back[j - 2] + 1);
-            }
-        }
-        two_back = std::mem::replace(&mut last, row);
-    }
-    last[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 /// Whether `candidate` is close enough to `typed` to be what was meant: at
