@@ -3,10 +3,11 @@
 //! ARCHITECTURE.md's invariants (`architecture/tidy.rs`: folder layers, and
 //! the names and words that belong to one place). `src/` is walked once and
 //! read once (`architecture/code.rs`), and every rule gets the same files.
-//! No engine needed.
+//! ARCHITECTURE.md itself stays a map (`architecture/map.rs`). No engine needed.
 
 mod code;
 mod imports;
+mod map;
 mod tidy;
 
 use std::path::Path;
@@ -245,4 +246,51 @@ fn the_rules_see_the_code_they_guard() {
             rule.name
         );
     }
+}
+
+/// ARCHITECTURE.md, and the text of these tests (the rules it may name).
+fn map_and_rules() -> (String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let dir = root.join("tests/integration/architecture");
+    let mut tests = std::fs::read_to_string(dir.with_extension("rs")).unwrap();
+    let mut stack = vec![dir];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                tests.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    (doc, tests)
+}
+
+#[test]
+fn architecture_md_is_a_map_not_walls() {
+    let (doc, _) = map_and_rules();
+    assert!(
+        map::pieces(&doc).len() > 100,
+        "the map's reader found only {} pieces",
+        map::pieces(&doc).len()
+    );
+    assert_none(
+        "ARCHITECTURE.md has a wall: a piece over 150 words or the whole over 6,000 (map.rs)",
+        map::walls(&doc),
+    );
+}
+
+#[test]
+fn architecture_md_invariants_name_rules_that_exist() {
+    let (doc, tests) = map_and_rules();
+    assert!(
+        doc.matches("Architecture invariant:").count() >= 10,
+        "ARCHITECTURE.md lists its invariants as `Architecture invariant:` lines"
+    );
+    assert_none(
+        "an ARCHITECTURE.md invariant names no rule of the tests (map.rs)",
+        map::unknown_rules(&doc, &tests),
+    );
 }
