@@ -130,10 +130,10 @@ fn every_link_of_the_readme_and_the_guide_reaches_its_file_and_heading() {
                 broken.push(format!("{name}: {link}: no such file"));
                 continue;
             }
-            if let Some(anchor) = anchor {
-                if !anchors(&read(&target)).contains(anchor) {
-                    broken.push(format!("{name}: {link}: no such heading"));
-                }
+            if let Some(anchor) = anchor
+                && !anchors(&read(&target)).contains(anchor)
+            {
+                broken.push(format!("{name}: {link}: no such heading"));
             }
         }
     }
