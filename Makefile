@@ -38,6 +38,8 @@ UNITS := hal-watch.service hal-rescue.service hal-rescue.timer
 MAN1 := $(notdir $(wildcard man/*.1))
 MAN5 := $(notdir $(wildcard man/*.5))
 DOCS := README.md CHANGELOG.md
+# The guide README.md links to, placed as docs/ beside it.
+GUIDE := $(notdir $(wildcard docs/*.md))
 
 # The node's state (start counts, desired states), shared by root, its units and
 # whoever may drive the system engine: setgid, owned by the engine socket's group
@@ -68,7 +70,7 @@ install: $(BIN)
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" \
 		"$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)" \
 		"$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)" \
-		"$(DESTDIR)$(DOCDIR)/examples"
+		"$(DESTDIR)$(DOCDIR)/examples" "$(DESTDIR)$(DOCDIR)/docs"
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(BINDIR)/hal"
 	install -m 0644 completions/hal.bash "$(DESTDIR)$(BASHCOMPDIR)/hal"
 	install -m 0644 completions/_hal "$(DESTDIR)$(ZSHCOMPDIR)/_hal"
@@ -87,6 +89,7 @@ install: $(BIN)
 		done; \
 	done
 	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
+	install -m 0644 $(addprefix docs/,$(GUIDE)) "$(DESTDIR)$(DOCDIR)/docs/"
 	install -m 0644 dist/debian/copyright "$(DESTDIR)$(DOCDIR)/copyright"
 	install -m 0644 dist/hal.toml "$(DESTDIR)$(DOCDIR)/examples/hal.toml"
 	if [ -z "$(DESTDIR)" ]; then $(SHARE_STATE); fi
@@ -105,8 +108,8 @@ uninstall:
 		$(foreach p,$(MAN1),"$(DESTDIR)$(MANDIR)/man1/$(p).gz") \
 		$(foreach p,$(MAN5),"$(DESTDIR)$(MANDIR)/man5/$(p).gz") \
 		$(foreach u,$(UNITS),"$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/$(u)" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(u)") \
-		$(foreach d,$(DOCS) copyright examples/hal.toml,"$(DESTDIR)$(DOCDIR)/$(d)")
-	rmdir "$(DESTDIR)$(DOCDIR)/examples" "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
+		$(foreach d,$(DOCS) copyright examples/hal.toml $(addprefix docs/,$(GUIDE)),"$(DESTDIR)$(DOCDIR)/$(d)")
+	rmdir "$(DESTDIR)$(DOCDIR)/examples" "$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
 	if $(LIVE_SYSTEMD); then systemctl daemon-reload || true; fi
 
 deb:

@@ -134,7 +134,7 @@ fn quiet_status_leaves_only_the_exit_code() {
         assert!(r.stdout.is_empty(), "{args:?} printed: {r:?}");
         assert!(r.stderr.is_empty(), "{args:?} printed: {r:?}");
     }
-    // An error still says why, once, on stderr (README: how `-q` is read).
+    // An error still says why, once, on stderr (docs/commands.md: how `-q` is read).
     let ghost = format!("{up}-ghost");
     let r = run(&rig, &["-q", "status", &ghost]);
     r.expect(4);

@@ -247,7 +247,7 @@ fn the_config_manual_renders_with_man() {
     }
 }
 
-/// hal.toml(5), hal(1) and the README: a missing default file is an empty
+/// hal.toml(5), hal(1) and docs/configuration.md: a missing default file is an empty
 /// config, but a file named by `--config` or `HAL_CONFIG` must be there (exit 2).
 #[test]
 fn a_named_config_file_that_is_missing_is_exit_2() {

@@ -291,7 +291,7 @@ fn a_socket_cut_as_logs_follow_begins_is_one_line_and_6() {
 }
 
 /// A state directory hal did not make (`HAL_STATE_DIR`, here) keeps the mode it
-/// was given: hal reads and writes in it and never chmods it (README: Decisions).
+/// was given: hal reads and writes in it and never chmods it (docs/decisions.md).
 #[test]
 fn a_given_state_directory_keeps_its_mode() {
     use std::os::unix::fs::PermissionsExt;
@@ -384,7 +384,7 @@ fn an_unreadable_engine_answer_is_exit_1_not_6() {
 }
 
 /// A long unreadable answer is quoted cut short; the row reads `unknown`, and
-/// the README's definition of `unknown` covers it (hal cannot tell), not only
+/// docs/states.md's definition of `unknown` covers it (hal cannot tell), not only
 /// an engine that cannot be reached.
 #[test]
 fn an_unreadable_answer_is_quoted_short_and_its_row_is_the_documented_unknown() {
@@ -413,14 +413,14 @@ lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor</
         "not cut short: {run}"
     );
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/states.md")).unwrap();
     let defined = readme
         .lines()
         .find(|l| l.starts_with("| `unknown` |"))
-        .expect("README.md defines unknown");
+        .expect("docs/states.md defines unknown");
     assert!(
         defined.contains("cannot be reached") && defined.contains("cannot read"),
-        "README.md's unknown does not cover an answer hal cannot read: {defined}"
+        "docs/states.md's unknown does not cover an answer hal cannot read: {defined}"
     );
 }
 

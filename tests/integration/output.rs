@@ -248,7 +248,7 @@ impl Case {
         out
     }
 
-    /// The README's rule; the streams here are pipes, never terminals.
+    /// docs/decisions.md's rule (Colour); the streams here are pipes, never terminals.
     fn colour(self) -> bool {
         match self.flag {
             "always" => true,

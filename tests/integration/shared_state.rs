@@ -205,7 +205,7 @@ fn state_dir_as(group: bool, home: &std::path::Path, xdg: Option<&std::path::Pat
     check["detail"].as_str().unwrap_or_default().to_string()
 }
 
-/// README's State: a user in the `docker` group driving the system engine
+/// docs/state-files.md: a user in the `docker` group driving the system engine
 /// gets the node's `/var/lib/hal/` (one state per engine), not their own
 /// `$XDG_STATE_HOME/hal/`; a user who may not use the system engine keeps their own.
 #[test]
@@ -243,10 +243,11 @@ fn a_docker_group_user_on_the_system_engine_gets_the_nodes_state() {
         "no XDG_STATE_HOME: {plain}"
     );
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/state-files.md"))
+            .unwrap();
     let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains("State is one per engine: the node's `/var/lib/hal/` for the system engine, whoever drives it (root, its units, and a user in the engine socket's group, `docker`)"),
-        "README.md's State no longer says where a docker-group user's state is"
+        "docs/state-files.md no longer says where a docker-group user's state is"
     );
 }
