@@ -22,7 +22,7 @@ pub(crate) use update::{
 };
 
 // What a verb works with.
-pub(crate) use env::{DockerClient, Env};
+pub(crate) use env::{Stacks, Env};
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::identity::Snapshot;
@@ -51,7 +51,7 @@ pub(crate) use look::status::{
     StackStatuses, read as read_status, read_listed as read_status_listed,
 };
 
-// What compose reads, and doctor's questions to the compose CLI (`DockerClient::compose_found`,
+// What compose reads, and doctor's questions to the compose CLI (`Stacks::compose_found`,
 // `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).
 pub(crate) use compose_cli::{ComposeFound, ConfigVerdict};
 pub(crate) use project::digest::off_thread as digest_of_module;
@@ -61,7 +61,7 @@ pub(crate) use project::project_name::{mismatches as name_mismatches, name_misma
 // Logs and history.
 pub(crate) use logs::log_plan::Plan as LogPlan;
 
-// The engine as the layers above ask it: a connected session (`DockerClient::session`)
+// The engine as the layers above ask it: a connected session (`Stacks::session`)
 // whose methods are the probe, the events, the log plan and lines, history,
 // identity and the running projects. The adapter's handle, its errors and its
 // streams stay below this face (the architecture test's ENGINE rule).

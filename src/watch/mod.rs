@@ -360,10 +360,10 @@ impl<'a> Watcher<'a> {
             .drive(async move { link::connect(&node).await })
             .await?
         {
-            Ok((engine, events)) => {
+            Ok((session, events)) => {
                 let again = self.link.ever_up();
-                let endpoint = engine.endpoint().to_string();
-                self.link.connected(engine, events);
+                let endpoint = session.endpoint().to_string();
+                self.link.connected(session, events);
                 self.log.emit(WatchEvent::EngineUp {
                     engine: self.link.name().to_string(),
                     endpoint,

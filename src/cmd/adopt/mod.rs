@@ -34,11 +34,11 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(90);
 /// journal kept every line; under hal the engine's log driver keeps them:
 /// say so before taking over, when that driver drops them with each container.
 async fn history_advice(ctx: &Ctx) {
-    let Ok(engine) = ctx.node.stacks.session().await else {
+    let Ok(session) = ctx.node.stacks.session().await else {
         return;
     };
     let path = std::path::Path::new("/etc/docker/daemon.json");
-    if let Ok(k) = engine.keeping(path).await
+    if let Ok(k) = session.keeping(path).await
         && let (detail, Some(fix)) = k.advice()
     {
         ctx.ui.warn(&format!(

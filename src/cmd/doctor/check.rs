@@ -55,13 +55,13 @@ impl Check {
     }
 }
 
-/// The engine a check needs, or the check's line saying it was not made
+/// The engine session a check needs, or the check's line saying it was not made
 /// (the `docker` check says why): one rule for every check that needs it.
-pub(super) fn engine_for<'a>(
-    engine: Option<&'a Session>,
+pub(super) fn session_for<'a>(
+    session: Option<&'a Session>,
     check: &str,
 ) -> Result<&'a Session, Check> {
-    engine.ok_or_else(|| engine_missing(check))
+    session.ok_or_else(|| engine_missing(check))
 }
 
 /// The line of a check that needs the engine, when it did not answer.

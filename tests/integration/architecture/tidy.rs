@@ -189,7 +189,7 @@ pub(super) const ENGINE: Rule = Rule {
 };
 
 /// The compose CLI's handle (`Compose` runs a program) stays below the stack
-/// backend's face like the engine's: doctor asks `DockerClient::compose_found`
+/// backend's face like the engine's: doctor asks `Stacks::compose_found`
 /// and `check_compose_config` (`stack/compose_cli.rs`) for typed answers and
 /// never holds the handle (ARCHITECTURE.md, `stack/`).
 pub(super) const COMPOSE: Rule = Rule {
