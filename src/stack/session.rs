@@ -16,7 +16,7 @@ use crate::logs::stream::{Event, Lines, Window};
 use crate::module::target::Target;
 use crate::stack::env::Stacks;
 use crate::stack::logs::history::{self, Keeping};
-use crate::stack::logs::log_plan::{self, Plan};
+use crate::stack::logs::log_plan::{self, LogPlan};
 use crate::stack::look::node;
 use crate::stack::repair::Fix;
 use crate::state::Store;
@@ -133,7 +133,7 @@ impl Session {
     }
 
     /// Where each of the targets' containers keeps its lines.
-    pub(crate) async fn log_plan(&self, store: &Store, targets: &[Target]) -> anyhow::Result<Plan> {
+    pub(crate) async fn log_plan(&self, store: &Store, targets: &[Target]) -> anyhow::Result<LogPlan> {
         log_plan::plan(&self.0, store, targets).await
     }
 

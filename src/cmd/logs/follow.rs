@@ -10,7 +10,7 @@ use super::sources::{Sources, UnitSource, print_merged};
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
 use crate::output::log_lines::LogLines;
-use crate::stack::{LogPlan as Plan, Session};
+use crate::stack::{LogPlan, Session};
 use crate::util::timefmt::Stamp;
 
 /// How many lines may wait for the printer while following.
@@ -108,7 +108,7 @@ async fn follow_events(
     on: &mut Followed,
     mut rx: mpsc::Receiver<Event>,
     session: Option<&Session>,
-    from_history: &Plan,
+    from_history: &LogPlan,
     printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     let stop = crate::util::signals::stop_requested();

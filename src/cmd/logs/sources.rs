@@ -7,7 +7,7 @@ use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
 use crate::module::target::Target;
 use crate::output::log_lines::LogLines;
-use crate::stack::{LogPlan as Plan, Session};
+use crate::stack::{LogPlan, Session};
 use crate::util::timefmt::Stamp;
 
 /// What a logs command reads: the stacks' containers (with the engine they
@@ -18,7 +18,7 @@ pub(super) struct Sources {
     /// Container id and log source (the engine keeps their lines), ordered by label.
     pub(super) containers: Vec<(String, Source)>,
     /// Which stacks' lines the journal keeps, and which the engine.
-    pub(super) history: Plan,
+    pub(super) history: LogPlan,
     /// The kept lines of failed runs whose containers are gone.
     pub(super) kept: Vec<Tagged>,
     pub(super) units: Vec<UnitSource>,
@@ -99,7 +99,7 @@ pub(super) async fn sources(
     };
     let history = match &session {
         Some(s) => s.log_plan(&ctx.node.store, &stacks).await?,
-        None => Plan::default(),
+        None => LogPlan::default(),
     };
     let mut containers: Vec<(String, Source)> = history
         .engine
@@ -124,7 +124,7 @@ pub(super) async fn sources(
 fn kept_runs(
     ctx: &Ctx,
     stacks: &[Target],
-    history: &Plan,
+    history: &LogPlan,
     live: &[(String, Source)],
     window: Window,
 ) -> Vec<Tagged> {

@@ -49,7 +49,7 @@ impl StackStatuses {
 
 /// The facts of every stack among `modules`, from one engine call, and the
 /// exit `status` ends with when they could not be read.
-pub(crate) async fn read(
+pub(crate) async fn read_status(
     stacks: &Stacks,
     store: &Store,
     modules: &[Module],
@@ -60,7 +60,7 @@ pub(crate) async fn read(
 
 /// [`read`] of one stack module from its project's containers as already
 /// listed (`seen`, a [`Snapshot`] of that project): no list call of its own.
-pub(crate) async fn read_listed(
+pub(crate) async fn read_status_listed(
     stacks: &Stacks,
     store: &Store,
     m: &Module,
