@@ -17,12 +17,10 @@ pub(crate) use down::stop;
 pub(crate) use repair::{Fix, How, repair};
 pub(crate) use start::baseline::{Baseline, record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
-pub(crate) use update::{
-    RolledBack, check_update, pull_update, recreate_update,
-};
+pub(crate) use update::{RolledBack, check_update, pull_update, recreate_update};
 
 // What a verb works with.
-pub(crate) use env::{Stacks, Env};
+pub(crate) use env::{Env, Stacks};
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::identity::Snapshot;
@@ -47,9 +45,7 @@ pub(crate) mod history {
 }
 
 // A stack's status, as `status` reads it (a host's is `host::node_status`).
-pub(crate) use look::status::{
-    StackStatuses, read_status, read_status_listed,
-};
+pub(crate) use look::status::{StackStatuses, read_status, read_status_listed};
 
 // What compose reads, and doctor's questions to the compose CLI (`Stacks::compose_found`,
 // `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).

@@ -11,7 +11,7 @@ use crate::module::inventory::Inventory;
 use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::{Stacks, Env};
+use crate::stack::{Env, Stacks};
 use crate::state::Store;
 use crate::state::shared::locate;
 

@@ -133,7 +133,11 @@ impl Session {
     }
 
     /// Where each of the targets' containers keeps its lines.
-    pub(crate) async fn log_plan(&self, store: &Store, targets: &[Target]) -> anyhow::Result<LogPlan> {
+    pub(crate) async fn log_plan(
+        &self,
+        store: &Store,
+        targets: &[Target],
+    ) -> anyhow::Result<LogPlan> {
         log_plan::plan(&self.0, store, targets).await
     }
 

@@ -55,13 +55,13 @@ const EVENT_SETTLE: Duration = Duration::from_millis(200);
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
 
 /// A file's time and size, as last seen (`None`: not there).
-type Seen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
+type FileSeen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
 
 /// What the node was read from, as the file system had it (`reread.rs`).
 #[derive(PartialEq)]
 struct ReadInputs {
-    config: Option<Seen>,
-    files: Vec<Seen>,
+    config: Option<FileSeen>,
+    files: Vec<FileSeen>,
 }
 
 type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = WorkDone> + 'a>>>;

@@ -18,7 +18,7 @@ use serde::Serialize;
 use self::plan::{TEMPLATE, ToAdopt, live};
 use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
-use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
+use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, OneLine};
 use crate::host::init::{Instance, adoption_of};
 use crate::module::config::Scope;
@@ -78,7 +78,7 @@ pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     if todo > 0 {
         history_advice(ctx).await;
     }
-    let ask = Ask {
+    let ask = PlanAsk {
         dry_run: a.dry_run,
         nothing: &nothing,
         question: (todo > 0).then(|| format!("adopt {todo} module(s)?")),

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::output::checks::{self, CheckLine, Verdict};
+use crate::output::checks::{self, CheckLine, CheckVerdict};
 use crate::output::view::{Style, View};
 use crate::stack::Session;
 
@@ -97,11 +97,11 @@ impl Check {
     fn line(&self) -> CheckLine<'_> {
         CheckLine {
             verdict: if !self.checked {
-                Verdict::NotChecked
+                CheckVerdict::NotChecked
             } else if self.ok {
-                Verdict::Pass
+                CheckVerdict::Pass
             } else {
-                Verdict::Fail
+                CheckVerdict::Fail
             },
             name: &self.name,
             detail: &self.detail,

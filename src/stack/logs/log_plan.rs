@@ -252,7 +252,13 @@ fn by_labels(plan: &mut LogPlan, mut dirs: Vec<(Target, String)>) {
 /// the module logs to the journal (a container of it does, or the engine's
 /// default driver, or the ledger says one did). One the ledger knows logged
 /// elsewhere is not asked for.
-fn by_ledger(plan: &mut LogPlan, store: &Store, t: &Target, listed: &HashSet<String>, default: bool) {
+fn by_ledger(
+    plan: &mut LogPlan,
+    store: &Store,
+    t: &Target,
+    listed: &HashSet<String>,
+    default: bool,
+) {
     let m = &t.module.name;
     let ledger = store.ledger(m);
     let journal = default

@@ -140,10 +140,7 @@ impl Snapshot {
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
 /// Returns the stack's containers as it listed them (`None`: not a stack).
-pub(crate) async fn refuse_start(
-    stacks: &Stacks,
-    m: &Module,
-) -> anyhow::Result<Option<Snapshot>> {
+pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<Option<Snapshot>> {
     let Some(dir) = m.stack_dir() else {
         return Ok(None);
     };
