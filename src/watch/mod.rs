@@ -13,7 +13,7 @@
 
 mod act;
 mod deaths;
-mod deps;
+mod repair_order;
 mod holds;
 mod hook;
 mod link;

@@ -12,6 +12,7 @@ pub(super) mod face;
 pub(super) mod fn_lines;
 pub(super) mod invalid_module;
 pub(super) mod module_io;
+pub(super) mod names;
 pub(super) mod prefix;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
