@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-mod service_order;
 mod detect;
+mod service_order;
 use tokio::process::Command;
 
 use crate::docker::endpoint::Endpoint;

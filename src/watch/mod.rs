@@ -13,7 +13,6 @@
 
 mod act;
 mod deaths;
-mod repair_order;
 mod holds;
 mod hook;
 mod link;
@@ -22,6 +21,7 @@ mod metrics;
 mod modules;
 mod netns;
 pub(crate) mod policy;
+mod repair_order;
 mod reread;
 mod rounds;
 mod shutdown;

@@ -146,7 +146,10 @@ pub(in crate::architecture) const REPEATED_FILES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "interpolate.rs",
-        &["module/interpolate.rs", "stack/project/inputs/interpolate.rs"],
+        &[
+            "module/interpolate.rs",
+            "stack/project/inputs/interpolate.rs",
+        ],
         "compose's variable interpolation: the one reading of a value, and the change check's walk of a project's documents with it",
     ),
     (
@@ -380,7 +383,9 @@ mod self_tests {
         ]));
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(
-            v[0].starts_with("src/output/checks.rs:4: `Verdict` is defined at src/module/status.rs:1"),
+            v[0].starts_with(
+                "src/output/checks.rs:4: `Verdict` is defined at src/module/status.rs:1"
+            ),
             "{v:?}"
         );
         // Every kind of type counts, and one inside a function too.
@@ -414,7 +419,10 @@ mod self_tests {
         // A function body's `impl Trait` return type is no impl block.
         let v = shared_type_names(&read(&[
             ("a.rs", "struct X;"),
-            ("b.rs", "fn f() -> impl Iterator<Item = u8> { type X = u8; }"),
+            (
+                "b.rs",
+                "fn f() -> impl Iterator<Item = u8> { type X = u8; }",
+            ),
         ]));
         assert_eq!(v.len(), 1, "{v:?}");
     }
@@ -428,8 +436,14 @@ mod self_tests {
             v[0].starts_with("src/stack.rs:3: `apply as repair`"),
             "{v:?}"
         );
-        assert!(v[1].starts_with("src/stack.rs:5: `Plan as LogPlan`"), "{v:?}");
-        assert!(v[2].starts_with("src/stack.rs:8: `advice as unlabelled`"), "{v:?}");
+        assert!(
+            v[1].starts_with("src/stack.rs:5: `Plan as LogPlan`"),
+            "{v:?}"
+        );
+        assert!(
+            v[2].starts_with("src/stack.rs:8: `advice as unlabelled`"),
+            "{v:?}"
+        );
         // A folder's mod.rs face too; a child of the face, a comment or another file is not the face.
         assert_eq!(
             face_renames(&read(&[("stack/mod.rs", "use a::b as c;")])).len(),
