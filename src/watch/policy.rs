@@ -45,7 +45,7 @@
 //!   its running containers restarted: status calls it failed until a start
 //!   succeeds, and nothing else would end that.
 //! - A repair of a module that requires or comes after one being repaired
-//!   waits until that repair has ended (`deps.rs`), settle second included:
+//!   waits until that repair has ended (`repair_order.rs`), settle second included:
 //!   a watch repair always follows a failure, and a requirement started again
 //!   after one may crash at once, as one Docker restarted may (which
 //!   `ModuleStatus::started` holds back for the same reason). A dependent
