@@ -14,19 +14,17 @@ mod update;
 
 // The verbs.
 pub(crate) use down::stop;
-pub(crate) use repair::{Fix, How, apply as repair};
-pub(crate) use start::baseline::{Baseline, record as record_baseline};
+pub(crate) use repair::{Fix, How, repair};
+pub(crate) use start::baseline::{Baseline, record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
-pub(crate) use update::{
-    RolledBack, check as check_update, pull as pull_update, recreate as recreate_update,
-};
+pub(crate) use update::{RolledBack, check_update, pull_update, recreate_update};
 
 // What a verb works with.
-pub(crate) use env::{DockerClient, Env};
+pub(crate) use env::{Env, Stacks};
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::identity::Snapshot;
-pub(crate) use look::seen::{by_module as seen_by_module, of_event as seen_in_event};
+pub(crate) use look::seen::{seen_by_module, seen_in_event};
 pub(crate) use look::services::check_service;
 pub(crate) use started::engine_started;
 
@@ -47,21 +45,19 @@ pub(crate) mod history {
 }
 
 // A stack's status, as `status` reads it (a host's is `host::node_status`).
-pub(crate) use look::status::{
-    StackStatuses, read as read_status, read_listed as read_status_listed,
-};
+pub(crate) use look::status::{StackStatuses, read_status, read_status_listed};
 
-// What compose reads, and doctor's questions to the compose CLI (`DockerClient::compose_found`,
+// What compose reads, and doctor's questions to the compose CLI (`Stacks::compose_found`,
 // `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).
 pub(crate) use compose_cli::{ComposeFound, ConfigVerdict};
-pub(crate) use project::digest::off_thread as digest_of_module;
-pub(crate) use project::inputs::ties::of as ties_of;
-pub(crate) use project::project_name::{mismatches as name_mismatches, name_mismatch};
+pub(crate) use project::digest::digest_of_module;
+pub(crate) use project::inputs::ties::ties_of;
+pub(crate) use project::project_name::{name_mismatch, name_mismatches};
 
 // Logs and history.
-pub(crate) use logs::log_plan::Plan as LogPlan;
+pub(crate) use logs::log_plan::LogPlan;
 
-// The engine as the layers above ask it: a connected session (`DockerClient::session`)
+// The engine as the layers above ask it: a connected session (`Stacks::session`)
 // whose methods are the probe, the events, the log plan and lines, history,
 // identity and the running projects. The adapter's handle, its errors and its
 // streams stay below this face (the architecture test's ENGINE rule).

@@ -74,8 +74,8 @@ pub struct Global {
     pub json: bool,
 
     /// When to colour output: auto is off under NO_COLOR, on under CLICOLOR_FORCE, off under TERM=dumb, else on a terminal.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
 
     /// Print only errors and warnings.
     #[arg(short, long, global = true)]
@@ -121,7 +121,7 @@ pub struct Global {
 
 /// `--color` values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub enum ColorWhen {
     Auto,
     Always,
     Never,

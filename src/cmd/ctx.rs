@@ -1,6 +1,6 @@
 //! The context every command shares: the node, and the one printer that decides what a person or a script sees.
 
-use crate::cli::{Cli, ColorChoice, Global};
+use crate::cli::{Cli, ColorWhen, Global};
 use crate::error::HalError;
 use crate::output::ui::{self, Asked, Ui};
 use crate::run::node::Node;
@@ -20,9 +20,9 @@ pub(crate) fn printer(cli: &Cli) -> Ui {
         quiet: g.quiet,
         yes: g.yes,
         color: match g.color {
-            ColorChoice::Auto => ui::ColorChoice::Auto,
-            ColorChoice::Always => ui::ColorChoice::Always,
-            ColorChoice::Never => ui::ColorChoice::Never,
+            ColorWhen::Auto => ui::ColorChoice::Auto,
+            ColorWhen::Always => ui::ColorChoice::Always,
+            ColorWhen::Never => ui::ColorChoice::Never,
         },
     })
 }

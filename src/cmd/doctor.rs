@@ -22,7 +22,7 @@ use crate::stack::{ComposeFound, Session};
 /// only when all pass.
 pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     // Asked once: every check that needs the engine gets it from here.
-    let engine = ctx.node.stacks.session().await;
+    let session = ctx.node.stacks.session().await;
     let (
         docker,
         (compose_line, compose),
@@ -31,14 +31,14 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
         adoption,
         ident,
     ) = tokio::join!(
-        docker_checks(ctx, &engine),
+        docker_checks(ctx, &session),
         compose_checks(ctx),
         init::checks(ctx),
         units::check(&ctx.node.hosts),
-        adopt::check(ctx, engine.as_ref().ok()),
-        identity::check(ctx, engine.as_ref().ok())
+        adopt::check(ctx, session.as_ref().ok()),
+        identity::check(ctx, session.as_ref().ok())
     );
-    let history_line = history::check(ctx, engine.as_ref().ok()).await;
+    let history_line = history::check(ctx, session.as_ref().ok()).await;
     let mut problems = modules::problems(ctx, compose.as_ref()).await;
     problems.extend(unit_problems);
     problems.sort_by(|a, b| a.name.cmp(&b.name));
@@ -71,9 +71,9 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
 }
 
 /// The engine answers (with its API version), delivers events, and its address pools can hold every stack's network.
-async fn docker_checks(ctx: &Ctx, engine: &Result<Session, HalError>) -> (Check, Check, Check) {
-    let engine = match engine {
-        Ok(engine) => engine,
+async fn docker_checks(ctx: &Ctx, session: &Result<Session, HalError>) -> (Check, Check, Check) {
+    let session = match session {
+        Ok(session) => session,
         Err(e) => {
             let hint = match e {
                 HalError::DockerPermission { user, .. } => format!(
@@ -96,19 +96,19 @@ async fn docker_checks(ctx: &Ctx, engine: &Result<Session, HalError>) -> (Check,
         "docker",
         format!(
             "reachable at {} (from {}), API {}; compose is handed the same endpoint",
-            engine.endpoint(),
+            session.endpoint(),
             ctx.node
                 .stacks
                 .endpoint()
                 .map_or_else(|_| "?".to_string(), |e| e.source.to_string()),
-            engine.api_version()
-        ) + if engine.is_podman() {
+            session.api_version()
+        ) + if session.is_podman() {
             " (Podman's Docker-compatible API)"
         } else {
             ""
         },
     );
-    let (events, pools) = tokio::join!(events_check(engine), pools_check(ctx, engine));
+    let (events, pools) = tokio::join!(events_check(session), pools_check(ctx, session));
     (line, events, pools)
 }
 
@@ -116,8 +116,8 @@ async fn docker_checks(ctx: &Ctx, engine: &Result<Session, HalError>) -> (Check,
 const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The engine delivers an event of hal's own making (a test volume made and removed) in time.
-async fn events_check(engine: &Session) -> Check {
-    match engine.probe(EVENT_WAIT).await {
+async fn events_check(session: &Session) -> Check {
+    match session.probe(EVENT_WAIT).await {
         Ok(took) => Check::pass(
             "events",
             format!(
@@ -134,7 +134,7 @@ async fn events_check(engine: &Session) -> Check {
 }
 
 /// Enough subnets are left in the default address pools for every stack that has no network yet.
-async fn pools_check(ctx: &Ctx, engine: &Session) -> Check {
+async fn pools_check(ctx: &Ctx, session: &Session) -> Check {
     let fail = |detail: String| {
         Check::fail(
             "address-pools",
@@ -142,8 +142,8 @@ async fn pools_check(ctx: &Ctx, engine: &Session) -> Check {
             "check that the engine answers `docker network ls` and that /etc/docker/daemon.json is valid JSON",
         )
     };
-    let podman = engine.is_podman();
-    let (pools, source) = match engine.address_pools().await {
+    let podman = session.is_podman();
+    let (pools, source) = match session.address_pools().await {
         // Podman's API states no pools: its own configuration does.
         _ if podman => {
             match podman_pools::read(&podman_pools::Places::here(user_config().as_deref())) {
@@ -159,7 +159,7 @@ async fn pools_check(ctx: &Ctx, engine: &Session) -> Check {
         },
         Err(e) => return fail(OneLine(&e).to_string()),
     };
-    let networks = match engine.networks().await {
+    let networks = match session.networks().await {
         Ok(n) => n,
         Err(e) => return fail(OneLine(&e).to_string()),
     };

@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
-use crate::output::view::{Modules, Report, Rows, Style};
+use crate::output::view::{Modules, PlanReport, Rows, Style};
 
 /// What is asked before a plan is applied.
-pub(crate) struct Ask<'a> {
+pub(crate) struct PlanAsk<'a> {
     /// `--dry-run`: the plan is the answer (its document), nothing is done.
     pub dry_run: bool,
     /// Said when the plan is empty.
@@ -63,7 +63,7 @@ pub(crate) enum PlanEnd {
 pub(crate) async fn confirm_and_apply<'a, S: Planned>(
     ctx: &Ctx,
     plan: &'a [S],
-    ask: Ask<'_>,
+    ask: PlanAsk<'_>,
     apply: impl AsyncFnOnce() -> (Vec<Done<'a, S>>, Exit),
 ) -> anyhow::Result<PlanEnd> {
     if plan.is_empty() {
@@ -83,6 +83,6 @@ pub(crate) async fn confirm_and_apply<'a, S: Planned>(
     let began = Instant::now();
     let (rows, exit) = apply().await;
     let took = began.elapsed();
-    ctx.ui.show(&Report::new(&rows));
+    ctx.ui.show(&PlanReport::new(&rows));
     Ok(PlanEnd::Applied { exit, took })
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
-use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
+use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, HalError, OneLine};
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
@@ -54,7 +54,7 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         ctx.ui.warn(w);
     }
     let plan = plan(ctx, &node.modules, !a.modules.is_empty(), a.auto);
-    let ask = Ask {
+    let ask = PlanAsk {
         dry_run: a.dry_run,
         nothing: "nothing to rescue: no module is failed",
         question: Some(format!("rescue {} module(s)?", plan.len())),

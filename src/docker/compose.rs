@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-mod deps;
 mod detect;
+mod service_order;
 use tokio::process::Command;
 
 use crate::docker::endpoint::Endpoint;
@@ -331,7 +331,7 @@ pub(crate) fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
                             .is_some_and(|c| c != "service_started")
                     })
                 }),
-            after: deps::of_service(s),
+            after: service_order::of_service(s),
             replicas: replicas_of(s),
         })
         .collect())
@@ -340,7 +340,7 @@ pub(crate) fn from_v2_json(text: &str) -> anyhow::Result<Vec<ServiceImage>> {
 /// Reads services from `docker-compose config` (v1), whose YAML output is
 /// normalised: services at two spaces, their keys at four.
 pub(crate) fn from_v1_yaml(text: &str) -> Vec<ServiceImage> {
-    let mut deps = deps::of_v1_yaml(text);
+    let mut deps = service_order::of_v1_yaml(text);
     let mut out: Vec<ServiceImage> = Vec::new();
     let mut in_services = false;
     for line in text.lines() {

@@ -19,7 +19,7 @@ pub(crate) const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
 
 /// Where the endpoint came from, for `doctor` and messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum EndpointSource {
     Flag,
     DockerHost,
     /// `DOCKER_CONTEXT=name`.
@@ -29,16 +29,16 @@ pub(crate) enum Source {
     Default,
 }
 
-impl fmt::Display for Source {
+impl fmt::Display for EndpointSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Source::Flag => write!(f, "-H"),
-            Source::DockerHost => write!(f, "DOCKER_HOST"),
-            Source::DockerContext(n) => write!(f, "DOCKER_CONTEXT={n}"),
-            Source::CurrentContext(n, cfg) => {
+            EndpointSource::Flag => write!(f, "-H"),
+            EndpointSource::DockerHost => write!(f, "DOCKER_HOST"),
+            EndpointSource::DockerContext(n) => write!(f, "DOCKER_CONTEXT={n}"),
+            EndpointSource::CurrentContext(n, cfg) => {
                 write!(f, "context {n}, current in {}", cfg.display())
             }
-            Source::Default => write!(f, "the default: no -H, DOCKER_HOST or context"),
+            EndpointSource::Default => write!(f, "the default: no -H, DOCKER_HOST or context"),
         }
     }
 }
@@ -51,7 +51,7 @@ pub(crate) struct Endpoint {
     /// The directory of `ca.pem`, `cert.pem` and `key.pem` when the engine
     /// speaks TLS (always verified).
     pub tls: Option<PathBuf>,
-    pub source: Source,
+    pub source: EndpointSource,
 }
 
 impl Endpoint {
@@ -91,7 +91,7 @@ pub(crate) fn resolve_with(
     var: &dyn Fn(&str) -> Option<String>,
     config_dir: Option<&Path>,
 ) -> Result<Endpoint, HalError> {
-    let from_env_tls = |host: String, source: Source| -> Result<Endpoint, HalError> {
+    let from_env_tls = |host: String, source: EndpointSource| -> Result<Endpoint, HalError> {
         let tls = if var("DOCKER_TLS_VERIFY").is_some() {
             Some(
                 var("DOCKER_CERT_PATH")
@@ -109,17 +109,17 @@ pub(crate) fn resolve_with(
         checked(Endpoint { host, tls, source })
     };
     if let Some(h) = flag.filter(|h| !h.is_empty()) {
-        return from_env_tls(h.to_string(), Source::Flag);
+        return from_env_tls(h.to_string(), EndpointSource::Flag);
     }
     if let Some(h) = var("DOCKER_HOST") {
-        return from_env_tls(h, Source::DockerHost);
+        return from_env_tls(h, EndpointSource::DockerHost);
     }
     let (name, source) = if let Some(n) = var("DOCKER_CONTEXT") {
-        (n.clone(), Source::DockerContext(n))
+        (n.clone(), EndpointSource::DockerContext(n))
     } else if let Some((n, cfg)) = current_context(config_dir) {
-        (n.clone(), Source::CurrentContext(n, cfg))
+        (n.clone(), EndpointSource::CurrentContext(n, cfg))
     } else {
-        return from_env_tls(DEFAULT_HOST.to_string(), Source::Default);
+        return from_env_tls(DEFAULT_HOST.to_string(), EndpointSource::Default);
     };
     if name == "default" {
         return from_env_tls(DEFAULT_HOST.to_string(), source);
@@ -137,7 +137,11 @@ fn current_context(config_dir: Option<&Path>) -> Option<(String, PathBuf)> {
 }
 
 /// A named context's docker endpoint, from its metadata and TLS material.
-fn context(name: &str, source: Source, config_dir: Option<&Path>) -> Result<Endpoint, HalError> {
+fn context(
+    name: &str,
+    source: EndpointSource,
+    config_dir: Option<&Path>,
+) -> Result<Endpoint, HalError> {
     let contexts = config_dir
         .unwrap_or_else(|| Path::new(".docker"))
         .join("contexts");

@@ -24,11 +24,11 @@ pub(crate) struct Area {
     /// Lines the area may hold, including `+N more`; `None`: as many as the terminal
     /// has, minus [`MARGIN`].
     fixed: Option<usize>,
-    state: Mutex<State>,
+    state: Mutex<AreaState>,
 }
 
 #[derive(Default)]
-struct State {
+struct AreaState {
     /// Running modules, in the order they first said something.
     running: Vec<Running>,
     /// The `+N more running` line, while some running module has no line.
@@ -169,7 +169,7 @@ impl Area {
     }
 
     /// Lines drawn now, `+N more` included.
-    fn shown(st: &State) -> usize {
+    fn shown(st: &AreaState) -> usize {
         st.running
             .iter()
             .map(|r| usize::from(r.spinner.is_some()) + r.layers.len())
@@ -178,13 +178,13 @@ impl Area {
     }
 
     /// Whether one more module line fits, keeping a line for `+N more`.
-    fn room(&self, st: &State) -> bool {
+    fn room(&self, st: &AreaState) -> bool {
         let modules = Self::shown(st) - usize::from(st.more.is_some());
         modules + 1 < self.capacity()
     }
 
     /// Gives waiting modules a line while there is room, then says how many still wait.
-    fn fill(&self, st: &mut State) {
+    fn fill(&self, st: &mut AreaState) {
         // A terminal made smaller: the last modules drawn give their lines back.
         let cap = self.capacity();
         while Self::shown(st) - usize::from(st.more.is_some()) >= cap {

@@ -5,26 +5,26 @@ use crate::output::view::Style;
 
 /// How a check came out: its mark and the mark's colour are decided here.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum CheckVerdict {
     Pass,
     Fail,
     /// hal could not make the check: neither a pass nor a failure.
     NotChecked,
 }
 
-impl Verdict {
+impl CheckVerdict {
     fn mark(self, color: bool) -> String {
         match self {
-            Verdict::NotChecked => paint(color, "33", "-"),
-            Verdict::Pass => paint(color, "32", "✓"),
-            Verdict::Fail => paint(color, "31", "✗"),
+            CheckVerdict::NotChecked => paint(color, "33", "-"),
+            CheckVerdict::Pass => paint(color, "32", "✓"),
+            CheckVerdict::Fail => paint(color, "31", "✗"),
         }
     }
 }
 
 /// One check as people read it.
 pub(crate) struct CheckLine<'a> {
-    pub verdict: Verdict,
+    pub verdict: CheckVerdict,
     pub name: &'a str,
     pub detail: &'a str,
     /// What to do, shown under a failure only.
@@ -43,11 +43,11 @@ pub(crate) fn lines<'a>(checks: impl IntoIterator<Item = CheckLine<'a>>, style: 
     let mut out = String::new();
     for c in checks
         .iter()
-        .filter(|c| !(style.quiet && c.verdict != Verdict::Fail))
+        .filter(|c| !(style.quiet && c.verdict != CheckVerdict::Fail))
     {
         let mark = c.verdict.mark(style.color);
         out.push_str(&format!("{mark} {:width$}  {}\n", c.name, c.detail));
-        if let Some(hint) = c.hint.filter(|_| c.verdict == Verdict::Fail) {
+        if let Some(hint) = c.hint.filter(|_| c.verdict == CheckVerdict::Fail) {
             out.push_str(&format!("  {:width$}  hint: {hint}\n", ""));
         }
     }

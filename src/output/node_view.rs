@@ -67,7 +67,7 @@ struct NodeStatusView<'a> {
     schema: u32,
     /// `starting`, `running` or `degraded`.
     node: NodeState,
-    node_detail: Detail<'a>,
+    node_detail: NodeDetail<'a>,
     modules: &'a [ModuleStatus],
     #[serde(skip)]
     summary: &'a NodeSummary,
@@ -75,7 +75,7 @@ struct NodeStatusView<'a> {
 
 /// What the node's state rests on.
 #[derive(Serialize)]
-struct Detail<'a> {
+struct NodeDetail<'a> {
     /// When the node last came up: the host's boot or the engine's start, whichever is later (RFC 3339), or null.
     #[serde(with = "crate::util::stored::rfc3339::option")]
     up_since: Option<Stamp>,
@@ -93,7 +93,7 @@ impl<'a> NodeStatusView<'a> {
         NodeStatusView {
             schema: SCHEMA,
             node: node.state,
-            node_detail: Detail {
+            node_detail: NodeDetail {
                 up_since: node.up_since,
                 until: node.until,
                 wanted_up: node.wanted,

@@ -73,15 +73,15 @@ impl<T: Rows> View for Modules<'_, T> {
 /// was said as it happened).
 #[derive(Serialize)]
 #[serde(transparent)]
-pub(crate) struct Report<'a, T>(Modules<'a, T>);
+pub(crate) struct PlanReport<'a, T>(Modules<'a, T>);
 
-impl<'a, T> Report<'a, T> {
-    pub(crate) fn new(rows: &'a [T]) -> Report<'a, T> {
-        Report(Modules::new(rows))
+impl<'a, T> PlanReport<'a, T> {
+    pub(crate) fn new(rows: &'a [T]) -> PlanReport<'a, T> {
+        PlanReport(Modules::new(rows))
     }
 }
 
-impl<T: Rows> View for Report<'_, T> {
+impl<T: Rows> View for PlanReport<'_, T> {
     fn human(&self, style: &Style) -> String {
         if style.quiet {
             String::new()

@@ -11,7 +11,7 @@ use crate::module::inventory::Inventory;
 use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::{DockerClient, Env};
+use crate::stack::{Env, Stacks};
 use crate::state::Store;
 use crate::state::shared::locate;
 
@@ -21,7 +21,7 @@ pub(crate) struct Node {
     pub inventory: Inventory,
     pub store: Store,
     /// Shared with the node read again under the watch ([`Node::again`]): one engine connection.
-    pub stacks: Arc<DockerClient>,
+    pub stacks: Arc<Stacks>,
     pub hosts: Inits,
     /// The module graph, built on first use ([`Node::graph`]), or at once
     /// for a node the watch read again ([`Node::again`]).
@@ -47,7 +47,7 @@ impl Node {
             config,
             inventory,
             store,
-            stacks: Arc::new(DockerClient::new(endpoint)),
+            stacks: Arc::new(Stacks::new(endpoint)),
             hosts,
             graph: std::sync::Mutex::new(None),
         })

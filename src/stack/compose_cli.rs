@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::docker::compose::{Flavor, Project};
 use crate::error::OneLine;
-use crate::stack::env::DockerClient;
+use crate::stack::env::Stacks;
 
 /// The compose CLI the run uses, as doctor shows it.
 #[derive(Clone, Debug)]
@@ -32,7 +32,7 @@ pub(crate) enum ConfigVerdict {
     Silent,
 }
 
-impl DockerClient {
+impl Stacks {
     /// Which compose CLI answers, with its version (found once per run).
     pub(crate) async fn compose_found(&self) -> anyhow::Result<ComposeFound> {
         let c = self.compose().await?;

@@ -9,9 +9,13 @@ use crate::error::HalError;
 use crate::module::progress::Progress;
 use crate::state::Store;
 
-/// The owner of the Docker endpoint: connects to the engine once and finds
-/// the compose CLI once, lazily, so a command that needs neither touches neither.
-pub(crate) struct DockerClient {
+/// The stack backend's connection, held as `node.stacks` and `Env.stacks`:
+/// the endpoint, the engine connected once (asked through a [`Session`]) and
+/// the compose CLI found once, lazily, so a command that needs neither
+/// touches neither.
+///
+/// [`Session`]: crate::stack::session::Session
+pub(crate) struct Stacks {
     /// The one endpoint hal and every compose child use (or why there is none).
     endpoint: Result<Endpoint, HalError>,
     engine: Mutex<Option<Engine>>,
@@ -23,10 +27,10 @@ pub(crate) struct DockerClient {
 #[error("{0}")]
 pub(crate) struct NoCompose(String);
 
-impl DockerClient {
+impl Stacks {
     /// `flag` is `-H`; the rest of the resolution is the docker CLI's (`endpoint.rs`).
-    pub(crate) fn new(flag: Option<String>) -> DockerClient {
-        DockerClient {
+    pub(crate) fn new(flag: Option<String>) -> Stacks {
+        Stacks {
             endpoint: Endpoint::resolve(flag.as_deref()),
             engine: Mutex::new(None),
             compose: OnceCell::new(),
@@ -74,7 +78,7 @@ impl DockerClient {
 /// Everything one stack verb needs, borrowed from the runner.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
-    pub stacks: &'a DockerClient,
+    pub stacks: &'a Stacks,
     pub store: &'a Store,
     pub progress: &'a dyn Progress,
 }

@@ -115,7 +115,7 @@ pub(crate) fn with_dependents(mut fixes: Vec<Fix>, list: &[Listed]) -> Vec<Fix> 
 /// returns the wait for the repaired containers alone to be up. A container
 /// that cannot be started as it is (gone, or the engine refuses) is recreated
 /// with `compose up -d --no-deps --force-recreate SERVICE`; the warnings say so.
-pub(crate) async fn apply(
+pub(crate) async fn repair(
     env: Env<'_>,
     stack: &Stack<'_>,
     fixes: &[Fix],

@@ -14,16 +14,16 @@ use crate::docker::engine::{
 use crate::error::{HalError, OneLine};
 use crate::logs::stream::{Event, Lines, Window};
 use crate::module::target::Target;
-use crate::stack::env::DockerClient;
+use crate::stack::env::Stacks;
 use crate::stack::logs::history::{self, Keeping};
-use crate::stack::logs::log_plan::{self, Plan};
+use crate::stack::logs::log_plan::{self, LogPlan};
 use crate::stack::look::node;
 use crate::stack::repair::Fix;
 use crate::state::Store;
 use crate::util::timefmt::Stamp;
 
 /// One connection to the engine (Docker, or Podman's compatible API), as
-/// `DockerClient::session` made it; cheap to clone.
+/// `Stacks::session` made it; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Session(pub(super) Engine);
 
@@ -39,7 +39,7 @@ pub(crate) enum Missed {
     Lost(String),
 }
 
-impl DockerClient {
+impl Stacks {
     /// The engine as the layers above ask it: the one connection of the run.
     pub(crate) async fn session(&self) -> Result<Session, HalError> {
         self.engine().await.map(Session)
@@ -133,7 +133,11 @@ impl Session {
     }
 
     /// Where each of the targets' containers keeps its lines.
-    pub(crate) async fn log_plan(&self, store: &Store, targets: &[Target]) -> anyhow::Result<Plan> {
+    pub(crate) async fn log_plan(
+        &self,
+        store: &Store,
+        targets: &[Target],
+    ) -> anyhow::Result<LogPlan> {
         log_plan::plan(&self.0, store, targets).await
     }
 

@@ -23,7 +23,7 @@ use crate::stack::update::rollback::Rollback;
 
 pub(crate) use crate::stack::update::gate::ImageChange;
 pub(crate) use crate::stack::update::rollback::RolledBack;
-pub(crate) use check::check;
+pub(crate) use check::check_update;
 
 /// What an update's pull found: each service's image, and those that changed.
 pub(crate) struct Pulled {
@@ -43,7 +43,7 @@ impl Pulled {
 /// Pulls every image of the stack (the Engine API; a failed pull of a
 /// present image is a warning and changes nothing), and compares each with
 /// what the service's containers run. Nothing is recreated.
-pub(crate) async fn pull(
+pub(crate) async fn pull_update(
     env: Env<'_>,
     stack: &Stack<'_>,
     plan: &StartPlan,
@@ -91,7 +91,7 @@ pub(crate) async fn pull(
 /// --force-recreate --pull never SERVICE...`, compose's order), their
 /// previous images kept first; the wait for `active` is [`crate::stack::start::wait`]'s,
 /// which rolls back when it fails (or, when compose cannot make them, the rollback done).
-pub(crate) async fn recreate(
+pub(crate) async fn recreate_update(
     env: Env<'_>,
     stack: &Stack<'_>,
     pulled: Pulled,

@@ -53,8 +53,8 @@ impl Watcher<'_> {
             let stacks = std::sync::Arc::clone(&self.node.stacks);
             let planned = self
                 .drive(async {
-                    let engine = stacks.session().await?;
-                    engine.plan_repair(&name, fixes.clone()).await
+                    let session = stacks.session().await?;
+                    session.plan_repair(&name, fixes.clone()).await
                 })
                 .await?;
             if let Ok(all) = planned {

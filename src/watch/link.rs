@@ -34,7 +34,7 @@ pub(super) use crate::stack::Missed;
 
 /// Connected (with an event stream) or waiting to try again.
 pub(super) struct Link {
-    engine: Option<Session>,
+    session: Option<Session>,
     events: Option<Events>,
     retry_at: Instant,
     /// The next silent try, before `retry_at`.
@@ -49,7 +49,7 @@ pub(super) struct Link {
 impl Link {
     pub(super) fn new() -> Link {
         Link {
-            engine: None,
+            session: None,
             events: None,
             retry_at: Instant::now(),
             probe_at: Instant::now(),
@@ -80,8 +80,8 @@ impl Link {
         now < self.retry_at
     }
 
-    pub(super) fn connected(&mut self, engine: Session, events: Events) {
-        self.engine = Some(engine);
+    pub(super) fn connected(&mut self, session: Session, events: Events) {
+        self.session = Some(session);
         self.events = Some(events);
         self.backoff = BACKOFF_FIRST;
         self.ever_up = true;
@@ -107,7 +107,7 @@ impl Link {
 
     /// The engine's name for the log (`docker`, `podman`; `engine` before it answered).
     pub(super) fn name(&self) -> &'static str {
-        self.engine.as_ref().map_or("engine", Session::name)
+        self.session.as_ref().map_or("engine", Session::name)
     }
 
     /// The next event; never ready while not connected.
@@ -133,11 +133,11 @@ pub(super) enum Unreached {
 /// Reaches the engine and subscribes to its events (from a second ago, so none
 /// fall between the subscription and the status pass that follows it).
 pub(super) async fn connect(node: &Node) -> Result<(Session, Events), Unreached> {
-    let engine = node.stacks.session().await?;
-    engine.ping().await.map_err(Unreached::Ping)?;
+    let session = node.stacks.session().await?;
+    session.ping().await.map_err(Unreached::Ping)?;
     let since = Stamp::now().whole_second().minus(Duration::from_secs(1));
-    let events = engine.events(since, &ACTIONS);
-    Ok((engine, events))
+    let events = session.events(since, &ACTIONS);
+    Ok((session, events))
 }
 
 /// A container that started goes into its module's ledger, even if it is

@@ -13,7 +13,6 @@
 
 mod act;
 mod deaths;
-mod deps;
 mod holds;
 mod hook;
 mod link;
@@ -22,6 +21,7 @@ mod metrics;
 mod modules;
 mod netns;
 pub(crate) mod policy;
+mod repair_order;
 mod reread;
 mod rounds;
 mod shutdown;
@@ -55,13 +55,13 @@ const EVENT_SETTLE: Duration = Duration::from_millis(200);
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
 
 /// A file's time and size, as last seen (`None`: not there).
-type Seen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
+type FileSeen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
 
 /// What the node was read from, as the file system had it (`reread.rs`).
 #[derive(PartialEq)]
 struct ReadInputs {
-    config: Option<Seen>,
-    files: Vec<Seen>,
+    config: Option<FileSeen>,
+    files: Vec<FileSeen>,
 }
 
 type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = WorkDone> + 'a>>>;
@@ -360,10 +360,10 @@ impl<'a> Watcher<'a> {
             .drive(async move { link::connect(&node).await })
             .await?
         {
-            Ok((engine, events)) => {
+            Ok((session, events)) => {
                 let again = self.link.ever_up();
-                let endpoint = engine.endpoint().to_string();
-                self.link.connected(engine, events);
+                let endpoint = session.endpoint().to_string();
+                self.link.connected(session, events);
                 self.log.emit(WatchEvent::EngineUp {
                     engine: self.link.name().to_string(),
                     endpoint,

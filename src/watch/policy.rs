@@ -45,7 +45,7 @@
 //!   its running containers restarted: status calls it failed until a start
 //!   succeeds, and nothing else would end that.
 //! - A repair of a module that requires or comes after one being repaired
-//!   waits until that repair has ended (`deps.rs`), settle second included:
+//!   waits until that repair has ended (`repair_order.rs`), settle second included:
 //!   a watch repair always follows a failure, and a requirement started again
 //!   after one may crash at once, as one Docker restarted may (which
 //!   `ModuleStatus::started` holds back for the same reason). A dependent
@@ -75,7 +75,7 @@ use trouble::{Trouble, is_unhealthy, key_of};
 pub(crate) const ESCALATE_WINDOW: Duration = Duration::from_secs(120);
 
 /// Whether a module waits on a requirement.
-pub(crate) enum Waited {
+pub(crate) enum WaitsOn {
     /// It waits: these actions (perhaps none), and nothing else.
     Yes(Vec<Action>),
     /// It waited until now: repair it at once, Docker's restart back-off or not.
@@ -211,12 +211,12 @@ impl Supervisor {
             return;
         }
         let unblocked = match self.wait(s) {
-            Waited::Yes(acts) => {
+            WaitsOn::Yes(acts) => {
                 out.extend(acts);
                 return;
             }
-            Waited::Unblocked => true,
-            Waited::No => false,
+            WaitsOn::Unblocked => true,
+            WaitsOn::No => false,
         };
         self.note_unhealthy(s, now);
         if s.state == State::Active {

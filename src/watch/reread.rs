@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::{ReadInputs as Inputs, Seen, Watcher};
+use super::{FileSeen, ReadInputs as Inputs, Watcher};
 use crate::error::HalError;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
@@ -150,7 +150,7 @@ fn inputs(config: Option<&Path>, inv: &Inventory, read: &[PathBuf]) -> Inputs {
     }
 }
 
-fn seen(p: PathBuf) -> Seen {
+fn seen(p: PathBuf) -> FileSeen {
     let meta = std::fs::metadata(&p).ok();
     let stamp = meta.and_then(|m| Some((m.modified().ok()?, m.len())));
     (p, stamp)

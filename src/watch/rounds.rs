@@ -24,7 +24,7 @@ pub(super) enum Slot {
 
 /// Whether the round's next module is updated now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Turn {
+pub(super) enum RoundTurn {
     Go,
     /// Being repaired, or someone else holds its lock: it stays at the head
     /// of the queue, and its turn comes again.
@@ -34,15 +34,15 @@ pub(super) enum Turn {
 }
 
 /// The turn of a module at the head of a round's queue.
-pub(super) fn turn(wanted_up: bool, held: bool, busy: bool) -> Turn {
+pub(super) fn turn(wanted_up: bool, held: bool, busy: bool) -> RoundTurn {
     if !wanted_up {
-        Turn::Skip("it is no longer wanted up")
+        RoundTurn::Skip("it is no longer wanted up")
     } else if held {
-        Turn::Skip("it is held (its start limit is hit)")
+        RoundTurn::Skip("it is held (its start limit is hit)")
     } else if busy {
-        Turn::Wait
+        RoundTurn::Wait
     } else {
-        Turn::Go
+        RoundTurn::Go
     }
 }
 
@@ -218,11 +218,11 @@ mod tests {
 
     #[test]
     fn a_module_being_repaired_waits_and_a_held_one_is_skipped() {
-        assert_eq!(turn(true, false, false), Turn::Go);
+        assert_eq!(turn(true, false, false), RoundTurn::Go);
         // Being repaired (or its lock held): it waits for its turn, not skipped.
-        assert_eq!(turn(true, false, true), Turn::Wait);
-        assert!(matches!(turn(true, true, false), Turn::Skip(w) if w.contains("held")));
-        assert!(matches!(turn(true, true, true), Turn::Skip(w) if w.contains("held")));
-        assert!(matches!(turn(false, false, true), Turn::Skip(w) if w.contains("wanted up")));
+        assert_eq!(turn(true, false, true), RoundTurn::Wait);
+        assert!(matches!(turn(true, true, false), RoundTurn::Skip(w) if w.contains("held")));
+        assert!(matches!(turn(true, true, true), RoundTurn::Skip(w) if w.contains("held")));
+        assert!(matches!(turn(false, false, true), RoundTurn::Skip(w) if w.contains("wanted up")));
     }
 }

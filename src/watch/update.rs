@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use super::rounds::{Round, Slot, Turn, turn};
+use super::rounds::{Round, RoundTurn, Slot, turn};
 use super::{BUSY_RECHECK, EVENT_SETTLE, Watcher, WorkDone};
 use crate::module::Module;
 use crate::module::status::Desired;
@@ -112,7 +112,7 @@ impl Watcher<'_> {
         let held = self.sup.hold(&name).is_some();
         let busy = self.inflight.contains(&name) || self.node.store.busy(&name);
         match turn(desired == Some(Desired::Up), held, busy) {
-            Turn::Skip(why) => {
+            RoundTurn::Skip(why) => {
                 r.skipped += 1;
                 self.log.emit(WatchEvent::UpdatePassed {
                     module: name,
@@ -120,12 +120,12 @@ impl Watcher<'_> {
                 });
                 return self.update_next();
             }
-            Turn::Wait => {
+            RoundTurn::Wait => {
                 r.queue.push_front(m);
                 r.retry_at = Some(Instant::now() + BUSY_RECHECK);
                 return;
             }
-            Turn::Go => {}
+            RoundTurn::Go => {}
         }
         r.current = Some(name.clone());
         self.inflight.insert(name.clone());

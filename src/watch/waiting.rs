@@ -1,19 +1,19 @@
 //! Modules waiting on a requirement that is not active: left alone (no repair, hold or `on_failure`), and looked at again at once when it is back.
 
 use crate::module::status::{ModuleStatus, State};
-use crate::watch::policy::{Act, Action, RepairScope, Supervisor, Waited};
+use crate::watch::policy::{Act, Action, RepairScope, Supervisor, WaitsOn};
 
 impl Supervisor {
     /// Whether `s` waits on a requirement, and what to do if it does.
     /// Waiting lets go of a hold and of any pause, so that the repair comes
     /// at once when the requirement is back.
-    pub(crate) fn wait(&mut self, s: &ModuleStatus) -> Waited {
+    pub(crate) fn wait(&mut self, s: &ModuleStatus) -> WaitsOn {
         if s.waiting_on.is_empty() || s.state == State::Active {
             let was = self.waiting.remove(&s.name).is_some();
             return if was && s.state != State::Active {
-                Waited::Unblocked
+                WaitsOn::Unblocked
             } else {
-                Waited::No
+                WaitsOn::No
             };
         }
         self.paused.remove(&s.name);
@@ -36,7 +36,7 @@ impl Supervisor {
             self.waiting.insert(s.name.clone(), s.waiting_on.clone());
             out.push(action(Act::Wait));
         }
-        Waited::Yes(out)
+        WaitsOn::Yes(out)
     }
 
     /// The waiting modules that wait on one of `active` (seen active now):

@@ -197,6 +197,46 @@ fn a_face_is_the_only_way_into_its_folder() {
 }
 
 #[test]
+fn no_two_types_share_a_name() {
+    // A scanner that read nothing would pass: the types it reads are there.
+    let stacks = read().iter().find(|s| s.path == "stack/env.rs");
+    assert!(
+        stacks.is_some_and(|s| tidy::names::type_names(s).iter().any(|(n, _)| n == "Env")),
+        "no `Env` seen in src/stack/env.rs"
+    );
+    let rule = "two types of src/ share a name (tidy/names.rs, ONE_NAME)";
+    assert_none(rule, tidy::names::shared_type_names(read()));
+}
+
+#[test]
+fn a_face_renames_nothing() {
+    for face in tidy::face::FACES {
+        assert!(
+            read()
+                .iter()
+                .any(|s| s.path == format!("{face}.rs") || s.path == format!("{face}/mod.rs")),
+            "no face of {face}/ seen in src/"
+        );
+    }
+    let rule = "a face re-exports a name under another (`as`) (tidy/names.rs)";
+    assert_none(rule, tidy::names::face_renames(read()));
+}
+
+#[test]
+fn no_file_name_repeats_beyond_its_list() {
+    let rule = "a file name of src/ is taken elsewhere (tidy/names.rs, REPEATED_FILES)";
+    assert_none(rule, tidy::names::repeated_file_names(read()));
+    // The list stays true: each place it names is a file of src/.
+    let stale: Vec<String> = tidy::names::REPEATED_FILES
+        .iter()
+        .flat_map(|(_, places, _)| places.iter())
+        .filter(|p| !read().iter().any(|s| s.path == **p))
+        .map(|p| format!("src/{p}: listed in REPEATED_FILES, but no such file (drop its place)"))
+        .collect();
+    assert_none(rule, stale);
+}
+
+#[test]
 fn no_function_is_over_80_lines() {
     let rule = "a function of src/ is over 80 lines (tidy/fn_lines.rs, LONG_FNS)";
     assert_none(rule, tidy::fn_lines::long_functions(read()));

@@ -18,7 +18,7 @@ use serde::Serialize;
 use self::plan::{TEMPLATE, ToAdopt, live};
 use crate::cli::AdoptArgs;
 use crate::cmd::ctx::Ctx;
-use crate::cmd::plan::{Ask, Done, PlanEnd, Planned, confirm_and_apply};
+use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, OneLine};
 use crate::host::init::{Instance, adoption_of};
 use crate::module::config::Scope;
@@ -34,11 +34,11 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(90);
 /// journal kept every line; under hal the engine's log driver keeps them:
 /// say so before taking over, when that driver drops them with each container.
 async fn history_advice(ctx: &Ctx) {
-    let Ok(engine) = ctx.node.stacks.session().await else {
+    let Ok(session) = ctx.node.stacks.session().await else {
         return;
     };
     let path = std::path::Path::new("/etc/docker/daemon.json");
-    if let Ok(k) = engine.keeping(path).await
+    if let Ok(k) = session.keeping(path).await
         && let (detail, Some(fix)) = k.advice()
     {
         ctx.ui.warn(&format!(
@@ -78,7 +78,7 @@ pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     if todo > 0 {
         history_advice(ctx).await;
     }
-    let ask = Ask {
+    let ask = PlanAsk {
         dry_run: a.dry_run,
         nothing: &nothing,
         question: (todo > 0).then(|| format!("adopt {todo} module(s)?")),

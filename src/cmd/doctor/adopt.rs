@@ -12,7 +12,7 @@ const FIX: &str =
     "hal adopt (it takes them over without stopping a container; --dry-run shows the plan)";
 
 /// One line: what still needs `hal adopt`, or that nothing does.
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
+pub(super) async fn check(ctx: &Ctx, session: Option<&Session>) -> Check {
     let mut found = Vec::new();
     let mut asked_init = false;
     for scope in [Scope::System, Scope::User] {
@@ -39,7 +39,7 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
             }
         }
     }
-    let unowned = unowned(ctx, engine).await;
+    let unowned = unowned(ctx, session).await;
     let asked_engine = unowned.is_some();
     let unowned = unowned.unwrap_or_default();
     if !asked_init && !asked_engine {
@@ -75,8 +75,8 @@ pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
 
 /// The stacks running with no desired state in hal, or `None` when the engine
 /// could not be asked.
-async fn unowned(ctx: &Ctx, engine: Option<&Session>) -> Option<Vec<String>> {
-    let running = engine?.running_projects().await.ok()?;
+async fn unowned(ctx: &Ctx, session: Option<&Session>) -> Option<Vec<String>> {
+    let running = session?.running_projects().await.ok()?;
     let (state, _) = ctx.node.store.read();
     let owned = |name: &str| state.modules.get(name).is_some_and(|r| r.desired.is_some());
     Some(

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::output::checks::{self, CheckLine, Verdict};
+use crate::output::checks::{self, CheckLine, CheckVerdict};
 use crate::output::view::{Style, View};
 use crate::stack::Session;
 
@@ -55,13 +55,13 @@ impl Check {
     }
 }
 
-/// The engine a check needs, or the check's line saying it was not made
+/// The engine session a check needs, or the check's line saying it was not made
 /// (the `docker` check says why): one rule for every check that needs it.
-pub(super) fn engine_for<'a>(
-    engine: Option<&'a Session>,
+pub(super) fn session_for<'a>(
+    session: Option<&'a Session>,
     check: &str,
 ) -> Result<&'a Session, Check> {
-    engine.ok_or_else(|| engine_missing(check))
+    session.ok_or_else(|| engine_missing(check))
 }
 
 /// The line of a check that needs the engine, when it did not answer.
@@ -97,11 +97,11 @@ impl Check {
     fn line(&self) -> CheckLine<'_> {
         CheckLine {
             verdict: if !self.checked {
-                Verdict::NotChecked
+                CheckVerdict::NotChecked
             } else if self.ok {
-                Verdict::Pass
+                CheckVerdict::Pass
             } else {
-                Verdict::Fail
+                CheckVerdict::Fail
             },
             name: &self.name,
             detail: &self.detail,

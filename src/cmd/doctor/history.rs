@@ -6,14 +6,14 @@ use crate::cmd::ctx::Ctx;
 use crate::error::OneLine;
 use crate::stack::{Session, history};
 
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
-    let engine = match super::check::engine_for(engine, "history") {
+pub(super) async fn check(ctx: &Ctx, session: Option<&Session>) -> Check {
+    let session = match super::check::session_for(session, "history") {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };
-    let keeping = engine.keeping(std::path::Path::new(DAEMON_JSON)).await;
+    let keeping = session.keeping(std::path::Path::new(DAEMON_JSON)).await;
     let stacks = ctx.node.inventory.stack_names();
-    let services = engine.unlabelled(&stacks).await;
+    let services = session.unlabelled(&stacks).await;
     let (k, services) = match (keeping, services) {
         (Ok(k), Ok(s)) => (k, s),
         (Err(e), _) | (_, Err(e)) => {

@@ -8,13 +8,13 @@ use crate::stack::{Session, identity};
 const NAME: &str = "identity";
 
 /// One line: the conflicts and orphans, or that there are none.
-pub(super) async fn check(ctx: &Ctx, engine: Option<&Session>) -> Check {
+pub(super) async fn check(ctx: &Ctx, session: Option<&Session>) -> Check {
     let inv = &ctx.node.inventory;
-    let engine = match super::check::engine_for(engine, NAME) {
+    let session = match super::check::session_for(session, NAME) {
         Ok(e) => e,
         Err(not_asked) => return not_asked,
     };
-    let dirs = match engine.project_dirs().await {
+    let dirs = match session.project_dirs().await {
         Ok(d) => d,
         Err(e) => {
             return Check::not_checked(NAME, format!("cannot list containers: {}", OneLine(&e)));

@@ -10,7 +10,7 @@ use super::sources::{Sources, UnitSource, print_merged};
 use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Event, Lines, Source, Window};
 use crate::output::log_lines::LogLines;
-use crate::stack::{LogPlan as Plan, Session};
+use crate::stack::{LogPlan, Session};
 use crate::util::timefmt::Stamp;
 
 /// How many lines may wait for the printer while following.
@@ -28,14 +28,14 @@ impl Followed {
     /// Follows a container from `from`, dropping what came before `cutoff`.
     fn container(
         &mut self,
-        engine: &Session,
+        session: &Session,
         id: String,
         source: Source,
         from: Window,
         cutoff: Option<Stamp>,
     ) {
         let idx = self.sources.len();
-        let mut lines: Lines = engine.container_lines(&id, true, from);
+        let mut lines: Lines = session.container_lines(&id, true, from);
         if let Some(c) = cutoff {
             lines = after(lines, c);
         }
@@ -66,8 +66,8 @@ pub(super) async fn follow(
         live: HashMap::new(),
         tx,
     };
-    if let Some(engine) = &from.engine {
-        engine.watch_starts(from.stacks.clone(), on.tx.clone());
+    if let Some(session) = &from.session {
+        session.watch_starts(from.stacks.clone(), on.tx.clone());
     }
     // The backlog first, merged in time order as without -f; then every
     // source from the second it was read, without what the backlog printed.
@@ -81,11 +81,11 @@ pub(super) async fn follow(
         since: Some(cutoff.whole_second()),
         until: None,
     };
-    let engine = from.engine.as_ref();
-    if let Some(engine) = engine {
+    let session = from.session.as_ref();
+    if let Some(session) = session {
         for (id, source) in from.containers {
             let from_here = after_printed(&source.label);
-            on.container(engine, id, source, live, Some(from_here));
+            on.container(session, id, source, live, Some(from_here));
         }
     }
     let from_history = from.history;
@@ -98,7 +98,7 @@ pub(super) async fn follow(
         let from_here = after_printed(&u.source.label);
         on.unit(u, live, from_here);
     }
-    follow_events(ctx, &mut on, rx, engine, &from_history, printer).await
+    follow_events(ctx, &mut on, rx, session, &from_history, printer).await
 }
 
 /// Prints each followed line as it comes and follows the containers that
@@ -107,8 +107,8 @@ async fn follow_events(
     ctx: &Ctx,
     on: &mut Followed,
     mut rx: mpsc::Receiver<Event>,
-    engine: Option<&Session>,
-    from_history: &Plan,
+    session: Option<&Session>,
+    from_history: &LogPlan,
     printer: &mut LogLines,
 ) -> anyhow::Result<()> {
     let stop = crate::util::signals::stop_requested();
@@ -149,7 +149,7 @@ async fn follow_events(
                 return Err(why.into());
             }
             Event::Started { id, source, at } => {
-                let Some(engine) = engine else { continue };
+                let Some(session) = session else { continue };
                 if on.live.contains_key(&id) || from_history.in_journal(&source.module) {
                     continue;
                 }
@@ -159,7 +159,7 @@ async fn follow_events(
                     since: Some(at),
                     ..Window::default()
                 };
-                on.container(engine, id, source, from, None);
+                on.container(session, id, source, from, None);
             }
         }
     }

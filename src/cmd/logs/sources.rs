@@ -7,18 +7,18 @@ use crate::cmd::ctx::Ctx;
 use crate::logs::stream::{self, Lines, Merge, Source, Tagged, Window};
 use crate::module::target::Target;
 use crate::output::log_lines::LogLines;
-use crate::stack::{LogPlan as Plan, Session};
+use crate::stack::{LogPlan, Session};
 use crate::util::timefmt::Stamp;
 
 /// What a logs command reads: the stacks' containers (with the engine they
 /// are on) and the host modules' units.
 pub(super) struct Sources {
     /// Asked only when a stack is involved: unit logs need no engine.
-    pub(super) engine: Option<Session>,
+    pub(super) session: Option<Session>,
     /// Container id and log source (the engine keeps their lines), ordered by label.
     pub(super) containers: Vec<(String, Source)>,
     /// Which stacks' lines the journal keeps, and which the engine.
-    pub(super) history: Plan,
+    pub(super) history: LogPlan,
     /// The kept lines of failed runs whose containers are gone.
     pub(super) kept: Vec<Tagged>,
     pub(super) units: Vec<UnitSource>,
@@ -92,14 +92,14 @@ pub(super) async fn sources(
             unit: u.unit,
         })
         .collect();
-    let engine = if stacks.is_empty() {
+    let session = if stacks.is_empty() {
         None
     } else {
         Some(ctx.node.stacks.session().await?)
     };
-    let history = match &engine {
-        Some(e) => e.log_plan(&ctx.node.store, &stacks).await?,
-        None => Plan::default(),
+    let history = match &session {
+        Some(s) => s.log_plan(&ctx.node.store, &stacks).await?,
+        None => LogPlan::default(),
     };
     let mut containers: Vec<(String, Source)> = history
         .engine
@@ -109,7 +109,7 @@ pub(super) async fn sources(
     containers.sort_by(|a, b| a.1.label.cmp(&b.1.label));
     let kept = kept_runs(ctx, &stacks, &history, &containers, window);
     Ok(Sources {
-        engine,
+        session,
         containers,
         history,
         kept,
@@ -124,7 +124,7 @@ pub(super) async fn sources(
 fn kept_runs(
     ctx: &Ctx,
     stacks: &[Target],
-    history: &Plan,
+    history: &LogPlan,
     live: &[(String, Source)],
     window: Window,
 ) -> Vec<Tagged> {
@@ -199,9 +199,9 @@ pub(super) async fn print_merged(
     printer: &mut LogLines,
 ) -> anyhow::Result<HashMap<String, Stamp>> {
     let mut streams: Vec<Tagged> = Vec::new();
-    if let Some(engine) = &sources.engine {
+    if let Some(session) = &sources.session {
         for (id, source) in &sources.containers {
-            let lines = engine.container_lines(id, false, window);
+            let lines = session.container_lines(id, false, window);
             streams.push(stream::tagged(source.clone(), lines));
         }
     }

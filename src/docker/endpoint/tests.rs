@@ -44,24 +44,27 @@ fn flag_then_docker_host_then_context_then_current_context() {
     let e = resolve_with(Some("unix:///f.sock"), &all, Some(&d)).unwrap();
     assert_eq!(
         (e.host.as_str(), e.source),
-        ("unix:///f.sock", Source::Flag)
+        ("unix:///f.sock", EndpointSource::Flag)
     );
     let e = resolve_with(None, &all, Some(&d)).unwrap();
     assert_eq!(
         (e.host.as_str(), e.source),
-        ("unix:///h.sock", Source::DockerHost)
+        ("unix:///h.sock", EndpointSource::DockerHost)
     );
     let e = resolve_with(None, &env(&[("DOCKER_CONTEXT", "other")]), Some(&d)).unwrap();
     assert_eq!(e.host, "unix:///tmp/other.sock");
-    assert_eq!(e.source, Source::DockerContext("other".into()));
+    assert_eq!(e.source, EndpointSource::DockerContext("other".into()));
     let e = resolve_with(None, &env(&[]), Some(&d)).unwrap();
     assert_eq!(e.host, "tcp://10.0.0.1:2375");
-    assert!(matches!(e.source, Source::CurrentContext(ref n, _) if n == "cur"));
+    assert!(matches!(e.source, EndpointSource::CurrentContext(ref n, _) if n == "cur"));
     let e = resolve_with(None, &env(&[("DOCKER_CONTEXT", "default")]), Some(&d)).unwrap();
     assert_eq!(e.host, DEFAULT_HOST);
     std::fs::remove_file(d.join("config.json")).unwrap();
     let e = resolve_with(None, &env(&[]), Some(&d)).unwrap();
-    assert_eq!((e.host.as_str(), e.source), (DEFAULT_HOST, Source::Default));
+    assert_eq!(
+        (e.host.as_str(), e.source),
+        (DEFAULT_HOST, EndpointSource::Default)
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

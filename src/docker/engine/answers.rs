@@ -44,12 +44,12 @@ pub(super) struct HealthField {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub(super) struct Networks {
-    pub networks: Option<HashMap<String, Endpoint>>,
+    pub networks: Option<HashMap<String, NetworkEndpoint>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub(super) struct Endpoint {
+pub(super) struct NetworkEndpoint {
     #[serde(rename = "EndpointID")]
     pub endpoint_id: Option<String>,
 }
@@ -58,14 +58,14 @@ pub(super) struct Endpoint {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub(super) struct Inspect {
-    pub state: Option<State>,
+    pub state: Option<ContainerState>,
     pub host_config: Option<HostConfig>,
     pub restart_count: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
-pub(super) struct State {
+pub(super) struct ContainerState {
     pub status: Option<String>,
     pub health: Option<HealthField>,
     pub exit_code: Option<i64>,

@@ -180,7 +180,7 @@ mod tests {
         Wire::of(&Endpoint {
             host: host.to_string(),
             tls: tls.map(PathBuf::from),
-            source: crate::docker::endpoint::Source::DockerHost,
+            source: crate::docker::endpoint::EndpointSource::DockerHost,
         })
     }
 

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 /// One line of the log, before it is written.
 #[derive(Debug, Default)]
-pub(super) struct Line {
+pub(super) struct WatchLine {
     /// The module it is about; `None` for the watcher itself or the engine.
     pub module: Option<String>,
     /// What the human line starts with: the module, the engine or `watch`.
@@ -22,14 +22,14 @@ pub(super) struct Line {
     pub extra: Vec<(&'static str, Value)>,
 }
 
-impl Line {
+impl WatchLine {
     pub(super) fn module(
         m: &str,
         event: &'static str,
         action: Option<&'static str>,
         text: String,
-    ) -> Line {
-        Line {
+    ) -> WatchLine {
+        WatchLine {
             module: Some(m.to_string()),
             subject: m.to_string(),
             event,
@@ -45,19 +45,19 @@ impl Line {
         event: &'static str,
         action: Option<&'static str>,
         text: String,
-    ) -> Line {
-        Line {
+    ) -> WatchLine {
+        WatchLine {
             module: None,
-            ..Line::module(subject, event, action, text)
+            ..WatchLine::module(subject, event, action, text)
         }
     }
 
-    pub(super) fn reason(mut self, r: impl Into<String>) -> Line {
+    pub(super) fn reason(mut self, r: impl Into<String>) -> WatchLine {
         self.reason = Some(r.into());
         self
     }
 
-    pub(super) fn with(mut self, key: &'static str, v: impl Into<Value>) -> Line {
+    pub(super) fn with(mut self, key: &'static str, v: impl Into<Value>) -> WatchLine {
         self.extra.push((key, v.into()));
         self
     }

@@ -3,17 +3,17 @@
 use std::time::Duration;
 
 use super::event::{Moved, UpdateEnd, WatchEvent};
-use super::line::{Line, ms, secs};
+use super::line::{WatchLine, ms, secs};
 
 impl WatchEvent {
     /// `auto_update`'s rounds.
-    pub(super) fn update_line(&self) -> Line {
+    pub(super) fn update_line(&self) -> WatchLine {
         match self {
             WatchEvent::UpdateSchedule {
                 schedule,
                 next,
                 next_at,
-            } => Line::about(
+            } => WatchLine::about(
                 "watch",
                 "update_schedule",
                 None,
@@ -21,7 +21,7 @@ impl WatchEvent {
             )
             .with("schedule", schedule.clone())
             .with("next", next.rfc3339()),
-            WatchEvent::SlotSkipped { slot_at, next_at } => Line::about(
+            WatchEvent::SlotSkipped { slot_at, next_at } => WatchLine::about(
                 "watch",
                 "update_skipped",
                 None,
@@ -33,7 +33,7 @@ impl WatchEvent {
                 slot_at,
                 late,
                 next_at,
-            } => Line::about(
+            } => WatchLine::about(
                 "watch",
                 "update_missed",
                 None,
@@ -49,7 +49,7 @@ impl WatchEvent {
                     }
                     false => format!("scheduled update: {}", modules.join(", ")),
                 };
-                Line::about("watch", "update_due", Some("update"), text)
+                WatchLine::about("watch", "update_due", Some("update"), text)
                     .with("modules", modules.clone())
             }
             WatchEvent::UpdateStopped { failed, left } => {
@@ -58,20 +58,21 @@ impl WatchEvent {
                     "scheduled update stopped after {failed} failed update{s}; not updated: {}",
                     left.join(", ")
                 );
-                Line::about("watch", "update_stopped", None, text).with("modules", left.clone())
+                WatchLine::about("watch", "update_stopped", None, text)
+                    .with("modules", left.clone())
             }
             _ => self.module_update_line(),
         }
     }
 
     /// One module's scheduled update, and the round's end.
-    fn module_update_line(&self) -> Line {
+    fn module_update_line(&self) -> WatchLine {
         match self {
             WatchEvent::UpdatePassed { module, why } => {
                 let text = format!("not updated: {why}");
-                Line::module(module, "update_skipped", None, text).reason(why)
+                WatchLine::module(module, "update_skipped", None, text).reason(why)
             }
-            WatchEvent::Updating { module } => Line::module(
+            WatchEvent::Updating { module } => WatchLine::module(
                 module,
                 "updating",
                 Some("update"),
@@ -91,7 +92,7 @@ impl WatchEvent {
                 failed,
                 skipped,
                 next_at,
-            } => Line::about(
+            } => WatchLine::about(
                 "watch",
                 "update_done",
                 None,
@@ -103,38 +104,38 @@ impl WatchEvent {
             .with("up_to_date", *up_to_date)
             .with("failed", *failed)
             .with("skipped", *skipped),
-            _ => Line::default(), // `line` hands the others to their own table
+            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 }
 
 /// How one module's scheduled update ended, before its `took_ms` and `rolled_back`.
-fn updated(module: &str, took: Duration, end: &UpdateEnd) -> Line {
+fn updated(module: &str, took: Duration, end: &UpdateEnd) -> WatchLine {
     let took = secs(took);
     match end {
         UpdateEnd::Updated(moved) => {
             let moved: Vec<String> = moved.iter().map(Moved::describe).collect();
             let text = format!("updated, active ({took}; {})", moved.join(", "));
-            Line::module(module, "updated", None, text)
+            WatchLine::module(module, "updated", None, text)
         }
         UpdateEnd::UpToDate => {
-            Line::module(module, "up_to_date", None, format!("up to date ({took})"))
+            WatchLine::module(module, "up_to_date", None, format!("up to date ({took})"))
         }
-        UpdateEnd::Skipped(why) => Line::module(
+        UpdateEnd::Skipped(why) => WatchLine::module(
             module,
             "update_skipped",
             None,
             format!("not updated: {why}"),
         )
         .reason(why),
-        UpdateEnd::RolledBack(why) => Line::module(
+        UpdateEnd::RolledBack(why) => WatchLine::module(
             module,
             "update_rolled_back",
             None,
             format!("update failed, {why} ({took})"),
         )
         .reason(why),
-        UpdateEnd::Failed(why) => Line::module(
+        UpdateEnd::Failed(why) => WatchLine::module(
             module,
             "update_failed",
             None,

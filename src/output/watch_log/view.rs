@@ -1,12 +1,12 @@
 //! A [`WatchEvent`] as the log shows it: the human line (`subject: text`) and the JSON line's fields, from one table per event.
 
 use super::event::{Failure, OnFailure, Plan, Release, WatchEvent};
-use super::line::{Line, ms, secs};
+use super::line::{WatchLine, ms, secs};
 use crate::util::duration::format as span;
 
 impl WatchEvent {
     /// The event's line: each group of events has its own table.
-    pub(super) fn line(&self) -> Line {
+    pub(super) fn line(&self) -> WatchLine {
         use WatchEvent::*;
         match self {
             Started { .. }
@@ -17,8 +17,10 @@ impl WatchEvent {
             | Subscribed { .. }
             | EngineLost { .. }
             | EventUnreadable { .. } => self.watch_line(),
-            ConfigRead => Line::about("watch", "config_read", None, "config read again".into()),
-            DependenciesChanged { edges } => Line::about(
+            ConfigRead => {
+                WatchLine::about("watch", "config_read", None, "config read again".into())
+            }
+            DependenciesChanged { edges } => WatchLine::about(
                 "watch",
                 "dependencies_changed",
                 None,
@@ -47,7 +49,7 @@ impl WatchEvent {
     }
 
     /// The watch's own events and the engine's.
-    fn watch_line(&self) -> Line {
+    fn watch_line(&self) -> WatchLine {
         match self {
             WatchEvent::Started {
                 modules,
@@ -56,7 +58,7 @@ impl WatchEvent {
                 grace,
                 interval,
                 resync,
-            } => Line::about(
+            } => WatchLine::about(
                 "watch",
                 "started",
                 Some("watch"),
@@ -71,7 +73,7 @@ impl WatchEvent {
                 ),
             )
             .with("modules", *modules),
-            WatchEvent::ModulesChanged { added, gone } => Line::about(
+            WatchEvent::ModulesChanged { added, gone } => WatchLine::about(
                 "watch",
                 "modules_changed",
                 None,
@@ -79,13 +81,13 @@ impl WatchEvent {
             ),
             WatchEvent::Problem { module, why } => {
                 let subject = module.as_deref().unwrap_or("watch");
-                Line {
+                WatchLine {
                     module: module.clone(),
-                    ..Line::about(subject, "problem", None, why.clone()).reason(why)
+                    ..WatchLine::about(subject, "problem", None, why.clone()).reason(why)
                 }
             }
             WatchEvent::Stopped { why } => {
-                Line::about("watch", "stopped", Some("exit"), format!("stopping ({why})"))
+                WatchLine::about("watch", "stopped", Some("exit"), format!("stopping ({why})"))
                     .reason(why)
             }
             WatchEvent::EngineUp {
@@ -98,9 +100,9 @@ impl WatchEvent {
                 } else {
                     format!("connected to {endpoint}")
                 };
-                Line::about(engine, "engine_up", Some("full_pass"), text).reason(endpoint)
+                WatchLine::about(engine, "engine_up", Some("full_pass"), text).reason(endpoint)
             }
-            WatchEvent::Subscribed { engine } => Line::about(
+            WatchEvent::Subscribed { engine } => WatchLine::about(
                 engine,
                 "subscribed",
                 None,
@@ -111,7 +113,7 @@ impl WatchEvent {
                 what,
                 why,
                 retry_in,
-            } => Line::about(
+            } => WatchLine::about(
                 engine,
                 "engine_lost",
                 Some("reconnect"),
@@ -120,14 +122,14 @@ impl WatchEvent {
             .reason(why)
             .with("retry_in_ms", ms(*retry_in)),
             WatchEvent::EventUnreadable { engine, why } => {
-                Line::about(engine, "event_unreadable", None, why.clone()).reason(why)
+                WatchLine::about(engine, "event_unreadable", None, why.clone()).reason(why)
             }
-            _ => Line::default(), // `line` hands the others to their own table
+            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 
     /// A repair: the trouble it mends, how it went; waiting instead of repairing.
-    fn repair_line(&self) -> Line {
+    fn repair_line(&self) -> WatchLine {
         match self {
             WatchEvent::Trouble {
                 module,
@@ -149,7 +151,7 @@ impl WatchEvent {
                     format!("; {}", said.join("; "))
                 };
                 let text = format!("restarted, active ({}; {what}{notes})", secs(*took));
-                Line::module(module, "restarted", None, text)
+                WatchLine::module(module, "restarted", None, text)
                     .with("state", "active")
                     .with("repair", repair_word(*containers))
                     .with("took_ms", ms(*took))
@@ -170,19 +172,19 @@ impl WatchEvent {
                     .map(|t| format!("; still held, next try after {} UTC", t.clock()))
                     .unwrap_or_default();
                 let text = format!("{verb}: {error} ({}){next}", secs(*took));
-                Line::module(module, event, None, text)
+                WatchLine::module(module, event, None, text)
                     .reason(error)
                     .with("took_ms", ms(*took))
             }
             WatchEvent::Waiting { module, reason } => {
-                Line::module(module, "waiting", None, reason.clone()).reason(reason)
+                WatchLine::module(module, "waiting", None, reason.clone()).reason(reason)
             }
-            _ => Line::default(), // `line` hands the others to their own table
+            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 
     /// Holds and `on_failure`.
-    fn hold_line(&self) -> Line {
+    fn hold_line(&self) -> WatchLine {
         match self {
             WatchEvent::Held {
                 module,
@@ -194,7 +196,7 @@ impl WatchEvent {
                     OnFailure::Refused => "; on_failure not run",
                     OnFailure::Runs => "; running on_failure",
                 };
-                Line::module(
+                WatchLine::module(
                     module,
                     "held",
                     Some("hold"),
@@ -219,7 +221,7 @@ impl WatchEvent {
                     since.clock(),
                     until.clock()
                 );
-                Line::module(module, "held", Some("hold"), text)
+                WatchLine::module(module, "held", Some("hold"), text)
                     .reason(reason)
                     .with("restored", true)
             }
@@ -231,22 +233,22 @@ impl WatchEvent {
                         "start count reset",
                     ),
                 };
-                Line::module(module, "released", Some("release"), text).reason(reason)
+                WatchLine::module(module, "released", Some("release"), text).reason(reason)
             }
             _ => self.hook_line(),
         }
     }
 
     /// What `on_failure` did.
-    fn hook_line(&self) -> Line {
+    fn hook_line(&self) -> WatchLine {
         match self {
             WatchEvent::OnFailureRefused { module, why } => {
                 let text = format!("on_failure not run: {why}");
-                Line::module(module, "on_failure_refused", None, text).reason(why)
+                WatchLine::module(module, "on_failure_refused", None, text).reason(why)
             }
             WatchEvent::OnFailureOutput { module, line } => {
                 let text = format!("on_failure: {line}");
-                Line::module(module, "on_failure_output", None, text).reason(line)
+                WatchLine::module(module, "on_failure_output", None, text).reason(line)
             }
             WatchEvent::OnFailureRan {
                 module,
@@ -255,24 +257,24 @@ impl WatchEvent {
                 took,
             } => {
                 let text = format!("on_failure {how} ({})", secs(*took));
-                Line::module(module, "on_failure", None, text)
+                WatchLine::module(module, "on_failure", None, text)
                     .reason(how)
                     .with("ok", *ok)
                     .with("took_ms", ms(*took))
             }
             WatchEvent::OnFailureFailed { module, why } => {
                 let text = format!("on_failure could not run: {why}");
-                Line::module(module, "on_failure", None, text)
+                WatchLine::module(module, "on_failure", None, text)
                     .reason(why)
                     .with("ok", false)
             }
-            _ => Line::default(), // `line` hands the others to their own table
+            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 }
 
 /// The line of a repair about to begin: what it does and why.
-fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> Line {
+fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> WatchLine {
     let (verb, action) = match (retry, plan) {
         (true, _) => ("retrying after hold", "retry"),
         (false, Plan::Containers { how, .. }) => ("repairing", *how),
@@ -285,7 +287,7 @@ fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> Line {
         Plan::Module => String::new(),
     };
     let containers = matches!(plan, Plan::Containers { .. });
-    let line = Line::module(
+    let line = WatchLine::module(
         module,
         "trouble",
         Some(action),

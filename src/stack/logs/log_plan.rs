@@ -17,7 +17,7 @@ use crate::util::timefmt::Stamp;
 
 /// How a logs command reads the stacks asked for.
 #[derive(Default)]
-pub(crate) struct Plan {
+pub(crate) struct LogPlan {
     /// Containers whose lines the engine keeps (id, source, created).
     pub engine: Vec<(String, Source, Stamp)>,
     /// What to ask the journal; no group when nothing logs there.
@@ -31,7 +31,7 @@ pub(crate) struct Plan {
     by_id_oldest: HashMap<String, Stamp>,
 }
 
-impl Plan {
+impl LogPlan {
     /// Whether the journal already yields every container of `module` (a
     /// follower then reads no container of it from the engine).
     pub(crate) fn in_journal(&self, module: &str) -> bool {
@@ -167,17 +167,17 @@ pub(crate) async fn plan(
     engine: &Engine,
     store: &Store,
     targets: &[Target],
-) -> anyhow::Result<Plan> {
+) -> anyhow::Result<LogPlan> {
     let first = targets.first().map(|t| t.module.name.as_str());
     let single = first.filter(|f| targets.iter().all(|t| t.module.name == *f));
     let list = engine.compose_containers(single).await?;
     let default = engine.logging_driver().await?.unwrap_or_default();
-    let mut plan = Plan {
+    let mut plan = LogPlan {
         journal: Query {
             fields: fields(),
             ..Query::default()
         },
-        ..Plan::default()
+        ..LogPlan::default()
     };
     // The module's directory, and each directory its containers name.
     let mut dirs: Vec<(Target, String)> = Vec::new();
@@ -216,7 +216,7 @@ pub(crate) async fn plan(
     }
     by_labels(&mut plan, dirs);
     // Best effort: a reader who cannot write the state still reads the logs.
-    let _ = store.saw(seen::by_module(learned)).await;
+    let _ = store.saw(seen::seen_by_module(learned)).await;
     for t in targets {
         by_ledger(&mut plan, store, t, &listed, default == JOURNALD);
     }
@@ -225,7 +225,7 @@ pub(crate) async fn plan(
 
 /// A group per module (or service) and directory: every generation that
 /// wrote the compose labels.
-fn by_labels(plan: &mut Plan, mut dirs: Vec<(Target, String)>) {
+fn by_labels(plan: &mut LogPlan, mut dirs: Vec<(Target, String)>) {
     dirs.sort_by(|a, b| {
         (&a.0.module.name, &a.0.service, &a.1).cmp(&(&b.0.module.name, &b.0.service, &b.1))
     });
@@ -252,7 +252,13 @@ fn by_labels(plan: &mut Plan, mut dirs: Vec<(Target, String)>) {
 /// the module logs to the journal (a container of it does, or the engine's
 /// default driver, or the ledger says one did). One the ledger knows logged
 /// elsewhere is not asked for.
-fn by_ledger(plan: &mut Plan, store: &Store, t: &Target, listed: &HashSet<String>, default: bool) {
+fn by_ledger(
+    plan: &mut LogPlan,
+    store: &Store,
+    t: &Target,
+    listed: &HashSet<String>,
+    default: bool,
+) {
     let m = &t.module.name;
     let ledger = store.ledger(m);
     let journal = default
@@ -310,7 +316,7 @@ mod tests {
 
     #[test]
     fn a_container_read_by_id_is_asked_for_once_and_cuts_where_hal_began() {
-        let mut p = Plan::default();
+        let mut p = LogPlan::default();
         let src = |m: &str| Source {
             label: format!("{m}/app"),
             module: m.into(),

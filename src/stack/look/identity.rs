@@ -7,7 +7,7 @@ use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels;
 use crate::error::HalError;
 use crate::module::Module;
-use crate::stack::env::DockerClient;
+use crate::stack::env::Stacks;
 use crate::stack::look::inspects::Inspects;
 
 /// Whether compose's `working_dir` is the module's directory `dir` (or a
@@ -128,7 +128,7 @@ impl Snapshot {
     /// its state from them and then hands them down (a stop). `None`: not a
     /// stack, or the engine did not answer (the verb then lists them itself,
     /// and says why it could not).
-    pub(crate) async fn take(stacks: &DockerClient, m: &Module) -> Option<Snapshot> {
+    pub(crate) async fn take(stacks: &Stacks, m: &Module) -> Option<Snapshot> {
         m.stack_dir()?;
         let engine = stacks.engine().await.ok()?;
         let list = engine.compose_containers(Some(&m.name)).await.ok()?;
@@ -140,10 +140,7 @@ impl Snapshot {
 /// directory is gone (only `stop` applies to what still runs of it), or
 /// whose project name another directory's project holds. Other kinds pass.
 /// Returns the stack's containers as it listed them (`None`: not a stack).
-pub(crate) async fn refuse_start(
-    stacks: &DockerClient,
-    m: &Module,
-) -> anyhow::Result<Option<Snapshot>> {
+pub(crate) async fn refuse_start(stacks: &Stacks, m: &Module) -> anyhow::Result<Option<Snapshot>> {
     let Some(dir) = m.stack_dir() else {
         return Ok(None);
     };

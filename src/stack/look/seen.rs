@@ -41,13 +41,13 @@ pub(crate) fn of_listed(c: &Listed, journal: Option<bool>) -> Option<(String, Si
 }
 
 /// The container a start event is about, and its module.
-pub(crate) fn of_event(ev: &EngineEvent) -> Option<(String, Sighting)> {
+pub(crate) fn seen_in_event(ev: &EngineEvent) -> Option<(String, Sighting)> {
     let id = ev.id.as_deref()?;
     of_identity(Identity::of(&ev.attributes), id, ev.at.whole_second(), None)
 }
 
 /// Sightings grouped by module.
-pub(crate) fn by_module(
+pub(crate) fn seen_by_module(
     seen: impl IntoIterator<Item = (String, Sighting)>,
 ) -> Vec<(String, Vec<Sighting>)> {
     let mut out: BTreeMap<String, Vec<Sighting>> = BTreeMap::new();
@@ -68,7 +68,7 @@ pub(crate) async fn listed(
         .iter()
         .filter_map(|c| of_listed(c, None))
         .filter(|(m, _)| keep(m));
-    store.saw_listed(by_module(seen)).await
+    store.saw_listed(seen_by_module(seen)).await
 }
 
 /// Before a stop removes them: the module's listed containers, each with
@@ -96,5 +96,5 @@ pub(crate) async fn before_stop(
         };
         seen.extend(of_listed(c, journal).filter(|(m, _)| m == module));
     }
-    store.saw_listed(by_module(seen)).await
+    store.saw_listed(seen_by_module(seen)).await
 }

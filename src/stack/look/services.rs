@@ -10,7 +10,7 @@ use crate::docker::compose::Project;
 /// (no engine, a compose file compose refuses), the verb goes ahead and
 /// meets the real problem itself.
 pub(crate) async fn check_service(
-    stacks: &crate::stack::env::DockerClient,
+    stacks: &crate::stack::env::Stacks,
     store: &crate::state::Store,
     name: &str,
     dir: &Path,

@@ -7,7 +7,7 @@ use crate::module::reason::{Reason, Reasons};
 use crate::module::status::{Desired, Detail, ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::{Module, ServiceImage};
-use crate::stack::env::DockerClient;
+use crate::stack::env::Stacks;
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::assess::expected::{Expected, Judged, judge};
 use crate::stack::look::identity::{self, Snapshot};
@@ -49,8 +49,8 @@ impl StackStatuses {
 
 /// The facts of every stack among `modules`, from one engine call, and the
 /// exit `status` ends with when they could not be read.
-pub(crate) async fn read(
-    stacks: &DockerClient,
+pub(crate) async fn read_status(
+    stacks: &Stacks,
     store: &Store,
     modules: &[Module],
     detail: Detail,
@@ -60,8 +60,8 @@ pub(crate) async fn read(
 
 /// [`read`] of one stack module from its project's containers as already
 /// listed (`seen`, a [`Snapshot`] of that project): no list call of its own.
-pub(crate) async fn read_listed(
-    stacks: &DockerClient,
+pub(crate) async fn read_status_listed(
+    stacks: &Stacks,
     store: &Store,
     m: &Module,
     detail: Detail,
@@ -74,7 +74,7 @@ pub(crate) async fn read_listed(
 }
 
 async fn read_seen(
-    stacks: &DockerClient,
+    stacks: &Stacks,
     store: &Store,
     modules: &[Module],
     detail: Detail,

@@ -34,7 +34,7 @@ pub(crate) fn of_module(dir: &Path) -> Result<Digest, InputError> {
 
 /// [`of_module`] on a blocking thread, off the async ones: it reads and
 /// hashes every file compose reads, and many modules start at once.
-pub(crate) async fn off_thread(dir: &Path) -> anyhow::Result<Result<Digest, InputError>> {
+pub(crate) async fn digest_of_module(dir: &Path) -> anyhow::Result<Result<Digest, InputError>> {
     let dir = dir.to_path_buf();
     tokio::task::spawn_blocking(move || of_module(&dir))
         .await

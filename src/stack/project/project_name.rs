@@ -9,7 +9,7 @@ use crate::stack::project::inputs::{OVERRIDE_FILES, read};
 /// The warnings of [`name_mismatch`] for every stack among `modules`, in their
 /// order. For many stacks the time is the file system's (a few small reads per
 /// stack), so the stacks are split among the CPUs.
-pub(crate) fn mismatches(modules: &[Module]) -> Vec<String> {
+pub(crate) fn name_mismatches(modules: &[Module]) -> Vec<String> {
     let of = |part: &[Module]| -> Vec<String> { part.iter().filter_map(name_mismatch).collect() };
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     if cpus < 2 || modules.len() < PARALLEL_FROM {

@@ -31,7 +31,7 @@ pub(crate) enum Baseline {
 }
 
 /// Records the baseline of `stack` when its containers match its files.
-pub(crate) async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline> {
+pub(crate) async fn record_baseline(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Baseline> {
     let name = stack.name;
     let compose = env.stacks.compose().await?;
     if compose.flavor == Flavor::V1 {
@@ -39,7 +39,7 @@ pub(crate) async fn record(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<Ba
             "compose v1 has no `config --hash`".into(),
         ));
     }
-    let digest = match crate::stack::project::digest::off_thread(stack.dir).await? {
+    let digest = match crate::stack::project::digest::digest_of_module(stack.dir).await? {
         Ok(crate::stack::project::digest::Digest { key: Some(key), .. }) => key,
         Ok(_) => {
             return Ok(Baseline::Unknown(

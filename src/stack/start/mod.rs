@@ -73,7 +73,7 @@ pub(crate) async fn launch(
 }
 
 async fn launch_within(s: &Start<'_>, seen: Option<Snapshot>) -> anyhow::Result<Launch> {
-    let digest = match crate::stack::project::digest::off_thread(s.stack.dir).await? {
+    let digest = match crate::stack::project::digest::digest_of_module(s.stack.dir).await? {
         Ok(d) => d.key,
         // A file compose would need is missing: refuse before anything starts.
         Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) => {

@@ -10,7 +10,7 @@ use crate::util::timefmt::Stamp;
 /// Each service's image and whether the registry has another; a registry
 /// that cannot be asked is a warning (that service reads unchanged). The
 /// answer is remembered in hal's state.
-pub(crate) async fn check(
+pub(crate) async fn check_update(
     env: Env<'_>,
     stack: &Stack<'_>,
 ) -> anyhow::Result<(Vec<ImageChange>, Vec<Warning>)> {

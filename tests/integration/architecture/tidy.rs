@@ -12,6 +12,7 @@ pub(super) mod face;
 pub(super) mod fn_lines;
 pub(super) mod invalid_module;
 pub(super) mod module_io;
+pub(super) mod names;
 pub(super) mod prefix;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
@@ -189,7 +190,7 @@ pub(super) const ENGINE: Rule = Rule {
 };
 
 /// The compose CLI's handle (`Compose` runs a program) stays below the stack
-/// backend's face like the engine's: doctor asks `DockerClient::compose_found`
+/// backend's face like the engine's: doctor asks `Stacks::compose_found`
 /// and `check_compose_config` (`stack/compose_cli.rs`) for typed answers and
 /// never holds the handle (ARCHITECTURE.md, `stack/`).
 pub(super) const COMPOSE: Rule = Rule {

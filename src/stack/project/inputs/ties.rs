@@ -11,7 +11,7 @@ use crate::module::deps::{Tie, Ties, Use};
 /// and every file that was read from (`include:` and `COMPOSE_FILE`'s in
 /// subfolders too: what `hal watch` watches); `None` when its files cannot be
 /// read (its start says what is wrong).
-pub(crate) fn of(dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
+pub(crate) fn ties_of(dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
     super::read(dir).ok().map(|i| (i.ties(project), i.files))
 }
 
