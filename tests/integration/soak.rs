@@ -66,12 +66,12 @@ fn three_minutes_of_faults_leave_the_node_whole() {
     let run = run_with_timeout(cmd, Duration::from_secs(15 * 60));
     eprintln!("{}", run.stderr);
     println!("{}", run.stdout);
+    // Its progress, the plan and the watch's last lines are on stderr, printed above.
     assert_eq!(
         run.code,
         Some(0),
-        "bench/soak.sh --minutes 3 --seed {SEED} failed:\n{}\n{}",
-        run.stdout,
-        run.stderr.lines().rev().take(40).collect::<Vec<_>>().join("\n")
+        "bench/soak.sh --minutes 3 --seed {SEED} failed:\n{}",
+        run.stdout
     );
     assert!(run.stdout.contains("| the watch alive |"), "{}", run.stdout);
 }
