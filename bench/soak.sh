@@ -314,7 +314,7 @@ engine_restart() {
     say "dockerd did not answer within 60 s"
     exit 1
 }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 max() { if (($1 > $2)); then echo "$1"; else echo "$2"; fi; }
 watch_ticks=0 hwm_max=0
 fault() { # KIND ARG
@@ -334,8 +334,8 @@ fault() { # KIND ARG
             ;;
         watchkill)
             watch_ticks=$((watch_ticks + $(ticks "$watcher")))
-            hwm_max=$(max "$hwm_max" "$(awk '/^VmHWM/ {print $2}' "/proc/$watcher/status")")
-            kill -KILL "$watcher"
+            hwm_max=$(max "$hwm_max" "$(awk '/^VmHWM/ {print $2}' "/proc/$watcher/status" 2>/dev/null || echo 0)")
+            kill -KILL "$watcher" 2>/dev/null || note "the watch was gone before its SIGKILL"
             wait "$watcher" 2>/dev/null || true
             watcher=""
             sleep 2
