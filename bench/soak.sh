@@ -6,6 +6,7 @@
 #   bench/soak.sh                          # --minutes 10, a seed from the clock (printed)
 #   HAL_BIN=target/debug/hal bench/soak.sh --minutes 3 --seed 50
 #   bench/soak.sh --minutes 60 --engine-restarts 2     # restarts the machine's dockerd: run it alone
+#   SOAK_REGISTRY_PORT=5057 (its registry's port, 5055 by default), SOAK_KEEP=DIR (keep the logs there)
 #
 # The node (every image the fixture hal-fixture:latest, one module's pushed to a
 # registry of the script's own on 127.0.0.1:5055; every service logs to the journal):
@@ -26,7 +27,8 @@
 #             limit is small, so its on_failure must run; no other module's may)
 #   registry  the registry stopped, `hal update reg` (must fail and leave reg running), the
 #             registry back, `hal update reg` again
-#   statefull HAL_STATE_DIR (a 2 MiB tmpfs) filled for a while, then freed
+#   statefull HAL_STATE_DIR (a 2 MiB tmpfs) filled for 25 s, then freed; a container of batch
+#             (which requires nothing) is killed inside that window
 #   engine    (--engine-restarts N, default 0) dockerd SIGTERMed (/var/run/docker.pid) and
 #             started again as scripts/provision.sh does; it disturbs every user of the engine
 # Then it waits (--settle, 240 s at most) for the node to come back, checks, prints a summary
