@@ -59,6 +59,7 @@ mod pulls;
 mod repair;
 mod rescue;
 mod shared_state;
+mod soak;
 mod stacks;
 mod start_bounds;
 mod status_facts;
