@@ -1,5 +1,6 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
+mod cache;
 mod changes;
 pub(crate) mod last_run;
 pub(crate) mod ledger;
@@ -223,11 +224,17 @@ impl Store {
     /// new file in the state's mode, written and synced, renamed over the old,
     /// so a crash leaves the old file or the new one, never half of either.
     /// Every file hal keeps in its state directory is written here
-    /// (`util::atomic`, which a symlink cannot redirect).
+    /// (`util::atomic`, which a symlink cannot redirect); a cache through
+    /// [`Store::keep_cache`], the same way but unsynced.
     pub(crate) fn replace(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
+        self.replace_as(name, text, atomic::Sync::Durable)
+    }
+
+    /// [`Store::replace`], waiting for the disk as `sync` says.
+    fn replace_as(&self, name: &str, text: &[u8], sync: atomic::Sync) -> anyhow::Result<()> {
         let target = self.dir.join(name);
         let mode = atomic::Mode::Exact(self.file_mode());
-        atomic::replace(&target, text, mode, atomic::Sync::Durable)
+        atomic::replace(&target, text, mode, sync)
             .with_context(|| format!("replace {}", target.display()))
     }
 

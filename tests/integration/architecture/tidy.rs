@@ -367,9 +367,9 @@ pub(super) const JSON_TEXT: Rule = Rule {
             "hal's state file, not output",
         ),
         (
-            "stack/look/facts.rs",
+            "state/cache.rs",
             "serde_json::to_vec",
-            "the inspect cache (containers.json), not output",
+            "a cache in the state directory (containers.json), not output",
         ),
         (
             "state/last_run.rs",
