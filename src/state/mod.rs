@@ -386,7 +386,11 @@ mod tests {
         let checks = [
             ("new", Some(check(&["app"], None)), 2),
             ("same", Some(check(&[], None)), 0),
-            ("unreachable", Some(check(&[], Some("connection refused"))), 0),
+            (
+                "unreachable",
+                Some(check(&[], Some("connection refused"))),
+                0,
+            ),
             ("never", None, 0),
         ];
         s.update(move |st| {

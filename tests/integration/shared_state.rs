@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::rig::systemd::{self, Scene, Scope};
 use crate::rig::status::ModuleDoc;
+use crate::rig::systemd::{self, Scene, Scope};
 use crate::rig::watch::Watch;
 use crate::rig::{self, Run, eventually, hal, stack};
 

@@ -137,7 +137,11 @@ fn a_cache_file_an_older_hal_wrote_is_written_back_byte_for_byte() {
         crate::util::timefmt::parse("2026-12-03T09:00:01.5Z")
     );
     // Another engine's file is not this one's.
-    assert!(InspectCache::load(&store, "tcp://elsewhere:2375").containers.is_empty());
+    assert!(
+        InspectCache::load(&store, "tcp://elsewhere:2375")
+            .containers
+            .is_empty()
+    );
     cache.changed = true;
     std::fs::remove_file(dir.join(CACHE_FILE)).unwrap();
     cache.save(&store);
