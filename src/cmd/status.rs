@@ -83,8 +83,8 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
         )
     };
     // What updates left in hal's state: read only for Prometheus text.
-    let records = || ctx.node.store.read().0.modules;
-    let view = StatusView::new(&statuses, whole.as_ref(), &records);
+    let updates = || ctx.node.store.update_tallies();
+    let view = StatusView::new(&statuses, whole.as_ref(), &updates);
     ctx.ui
         .show_or_nothing(&view, statuses.is_empty().then_some(why.as_str()));
     Ok(exit)

@@ -24,6 +24,7 @@ pub(crate) mod schedule;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod target;
+pub(crate) mod update_tally;
 pub(crate) mod warning;
 
 use std::path::{Path, PathBuf};

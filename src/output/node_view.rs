@@ -6,29 +6,29 @@ use serde::{Serialize, Serializer};
 
 use crate::module::node_state::{NodeState, NodeSummary};
 use crate::module::status::ModuleStatus;
+use crate::module::update_tally::UpdateTally;
 use crate::output::view::{Modules, Rows, SCHEMA, Style, View};
-use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
 
 /// The answer of `hal status`: the modules' rows, with the node's state when
 /// it is about the whole node; in Prometheus text, with what updates left in
-/// hal's state too (read only for that format).
+/// hal's state too (`updates`: asked only for that format).
 pub(crate) struct StatusView<'a> {
     modules: &'a [ModuleStatus],
     node: Option<&'a NodeSummary>,
-    records: &'a dyn Fn() -> BTreeMap<String, ModuleRecord>,
+    updates: &'a dyn Fn() -> BTreeMap<String, UpdateTally>,
 }
 
 impl<'a> StatusView<'a> {
     pub(crate) fn new(
         modules: &'a [ModuleStatus],
         node: Option<&'a NodeSummary>,
-        records: &'a dyn Fn() -> BTreeMap<String, ModuleRecord>,
+        updates: &'a dyn Fn() -> BTreeMap<String, UpdateTally>,
     ) -> StatusView<'a> {
         StatusView {
             modules,
             node,
-            records,
+            updates,
         }
     }
 }
@@ -51,10 +51,10 @@ impl View for StatusView<'_> {
     }
 
     fn prometheus(&self) -> Option<String> {
-        let records = (self.records)();
+        let updates = (self.updates)();
         Some(crate::output::prometheus::render(
             self.modules,
-            &records,
+            &updates,
             None,
             self.node,
         ))

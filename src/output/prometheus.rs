@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::module::node_state::{NodeState, NodeSummary};
 use crate::module::status::{Desired, ModuleStatus, State};
-use crate::state::records::ModuleRecord;
+use crate::module::update_tally::UpdateTally;
 use crate::util::timefmt::Stamp;
 
 /// Every state a module can be in: each module has a series for each, 1 for the current one.
@@ -28,10 +28,10 @@ pub(crate) struct WatchSeries<'a> {
 }
 
 /// The text of the metrics file: HELP and TYPE before each family, one
-/// sample a line; `records` is hal's state (what updates left per module).
+/// sample a line; `updates` is what updates left per module (from hal's state).
 pub(crate) fn render(
     modules: &[ModuleStatus],
-    records: &BTreeMap<String, ModuleRecord>,
+    updates: &BTreeMap<String, UpdateTally>,
     watch: Option<&WatchSeries<'_>>,
     node: Option<&NodeSummary>,
 ) -> String {
@@ -70,7 +70,7 @@ pub(crate) fn render(
         &mut out,
         per_module(modules, |m| Some(u64::from(m.limit.burst))),
     );
-    update_series(&mut out, modules, records);
+    update_series(&mut out, modules, updates);
     if let Some(w) = watch {
         watch_series(&mut out, w);
     }
@@ -176,7 +176,7 @@ fn node_series(out: &mut String, n: &NodeSummary) {
 fn update_series(
     out: &mut String,
     modules: &[ModuleStatus],
-    records: &BTreeMap<String, ModuleRecord>,
+    updates: &BTreeMap<String, UpdateTally>,
 ) {
     let available = Family {
         name: "hal_module_update_available",
@@ -186,12 +186,8 @@ fn update_series(
     available.write(
         out,
         per_module(modules, |m| {
-            let check = records.get(&m.name).and_then(|r| r.update_check.as_ref());
-            match check {
-                Some(c) if !c.available.is_empty() => Some(1),
-                Some(c) if c.error.is_none() => Some(0),
-                _ => None,
-            }
+            let available = updates.get(&m.name).and_then(|u| u.available);
+            available.map(u64::from)
         }),
     );
     let rollbacks = Family {
@@ -202,7 +198,7 @@ fn update_series(
     rollbacks.write(
         out,
         per_module(modules, |m| {
-            Some(records.get(&m.name).map_or(0, |r| r.rollbacks))
+            Some(updates.get(&m.name).map_or(0, |u| u.rollbacks))
         }),
     );
 }
@@ -297,30 +293,20 @@ mod tests {
     #[test]
     fn update_series_say_the_last_check_and_the_rollbacks() {
         use crate::module::KindTag;
-        use crate::state::records::CheckRecord;
         let names = ["new", "same", "unreachable", "never"];
         let modules: Vec<ModuleStatus> = names
             .iter()
             .map(|n| ModuleStatus::named(n, KindTag::Stack, State::Active))
             .collect();
-        let check = |available: &[&str], error: Option<&str>| CheckRecord {
-            at: Stamp::EPOCH,
-            available: available.iter().map(ToString::to_string).collect(),
-            error: error.map(str::to_string),
+        let tally = |available: Option<bool>, rollbacks: u64| UpdateTally {
+            available,
+            rollbacks,
         };
-        let mut records = BTreeMap::new();
-        let mut new = ModuleRecord {
-            update_check: Some(check(&["app"], None)),
-            rollbacks: 2,
-            ..ModuleRecord::default()
-        };
-        records.insert("new".to_string(), new.clone());
-        new.update_check = Some(check(&[], None));
-        new.rollbacks = 0;
-        records.insert("same".to_string(), new.clone());
-        new.update_check = Some(check(&[], Some("registry: connection refused")));
-        records.insert("unreachable".to_string(), new);
-        let text = render(&modules, &records, None, None);
+        let mut updates = BTreeMap::new();
+        updates.insert("new".to_string(), tally(Some(true), 2));
+        updates.insert("same".to_string(), tally(Some(false), 0));
+        updates.insert("unreachable".to_string(), tally(None, 0));
+        let text = render(&modules, &updates, None, None);
         let has = |s: &str| text.contains(&format!("{s}\n"));
         assert!(
             has("hal_module_update_available{module=\"new\",kind=\"stack\"} 1"),

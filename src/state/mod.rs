@@ -1,16 +1,19 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
+mod cache;
 mod changes;
 pub(crate) mod last_run;
 pub(crate) mod ledger;
 pub(crate) mod records;
 pub(crate) mod shared;
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::module::update_tally::UpdateTally;
 use crate::state::records::{SCHEMA, StateFile, parse_state};
 use crate::util::atomic;
 use anyhow::Context;
@@ -176,6 +179,28 @@ impl Store {
         )
     }
 
+    /// What updates left of each module (the last check's answer, the
+    /// rollbacks), for the metrics: read without locking, as [`Store::read`].
+    pub(crate) fn update_tallies(&self) -> BTreeMap<String, UpdateTally> {
+        self.read()
+            .0
+            .modules
+            .into_iter()
+            .map(|(name, r)| {
+                let available = match r.update_check {
+                    Some(c) if !c.available.is_empty() => Some(true),
+                    Some(c) if c.error.is_none() => Some(false),
+                    _ => None,
+                };
+                let tally = UpdateTally {
+                    available,
+                    rollbacks: r.rollbacks,
+                };
+                (name, tally)
+            })
+            .collect()
+    }
+
     /// Read, change and atomically rewrite the state under the state lock.
     /// Returns the closure's result and a warning if the old file was unusable.
     /// The lock wait and the fsync run off the async thread: other modules'
@@ -223,11 +248,17 @@ impl Store {
     /// new file in the state's mode, written and synced, renamed over the old,
     /// so a crash leaves the old file or the new one, never half of either.
     /// Every file hal keeps in its state directory is written here
-    /// (`util::atomic`, which a symlink cannot redirect).
+    /// (`util::atomic`, which a symlink cannot redirect); a cache through
+    /// [`Store::keep_cache`], the same way but unsynced.
     pub(crate) fn replace(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
+        self.replace_as(name, text, atomic::Sync::Durable)
+    }
+
+    /// [`Store::replace`], waiting for the disk as `sync` says.
+    fn replace_as(&self, name: &str, text: &[u8], sync: atomic::Sync) -> anyhow::Result<()> {
         let target = self.dir.join(name);
         let mode = atomic::Mode::Exact(self.file_mode());
-        atomic::replace(&target, text, mode, atomic::Sync::Durable)
+        atomic::replace(&target, text, mode, sync)
             .with_context(|| format!("replace {}", target.display()))
     }
 
@@ -340,6 +371,43 @@ mod tests {
         std::os::unix::fs::symlink(&target, s.dir().join(LOCK_FILE)).unwrap();
         assert!(s.set_desired("web", Desired::Up).await.is_err());
         assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+        std::fs::remove_dir_all(s.dir()).unwrap();
+    }
+
+    #[tokio::test]
+    async fn update_tallies_say_the_last_check_and_the_rollbacks() {
+        use crate::state::records::CheckRecord;
+        let s = store("tallies");
+        let check = |available: &[&str], error: Option<&str>| CheckRecord {
+            at: Stamp::EPOCH,
+            available: available.iter().map(ToString::to_string).collect(),
+            error: error.map(str::to_string),
+        };
+        let checks = [
+            ("new", Some(check(&["app"], None)), 2),
+            ("same", Some(check(&[], None)), 0),
+            (
+                "unreachable",
+                Some(check(&[], Some("connection refused"))),
+                0,
+            ),
+            ("never", None, 0),
+        ];
+        s.update(move |st| {
+            for (name, c, rollbacks) in checks {
+                let r = st.modules.entry(name.to_string()).or_default();
+                r.update_check = c;
+                r.rollbacks = rollbacks;
+            }
+        })
+        .await
+        .unwrap();
+        let t = s.update_tallies();
+        let said = |n: &str| (t[n].available, t[n].rollbacks);
+        assert_eq!(said("new"), (Some(true), 2));
+        assert_eq!(said("same"), (Some(false), 0));
+        assert_eq!(said("unreachable"), (None, 0));
+        assert_eq!(said("never"), (None, 0));
         std::fs::remove_dir_all(s.dir()).unwrap();
     }
 

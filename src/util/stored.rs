@@ -3,7 +3,7 @@
 //! | helper | shape | where |
 //! |---|---|---|
 //! | `rfc3339` | `2026-11-30T12:03:11Z`, to the second | `status --json`, the node's view |
-//! | `rfc3339_trimmed` | Go's: the fraction without trailing zeros | a kept run's end, a container's start |
+//! | `rfc3339_trimmed` | Go's: the fraction without trailing zeros | a kept run's end, a container's start, the inspect cache's times |
 //! | `rfc3339_nanos` | nine digits of fraction | a kept run's lines |
 //! | `unix_ms` | `i64` Unix milliseconds | the state file's records |
 //! | `unix_s` | `i64` Unix seconds | the container ledger |
@@ -52,11 +52,22 @@ pub(crate) mod rfc3339_trimmed {
         read_text(d)
     }
 
+    /// Or `null`. Read as an engine's time (`timefmt::parse_set`): Go's
+    /// zero time, the engine's "never" that an older hal wrote as it was
+    /// told, reads as `None`, as does text that is no time.
     pub(crate) mod option {
         use super::*;
 
         pub(crate) fn serialize<S: Serializer>(t: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
             t.map(Stamp::rfc3339_trimmed).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Stamp>, D::Error> {
+            Ok(Option::<String>::deserialize(d)?
+                .as_deref()
+                .and_then(timefmt::parse_set))
         }
     }
 }

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::module::Module;
 use crate::module::status::ModuleStatus;
+use crate::module::update_tally::UpdateTally;
 use crate::output::prometheus::{WatchSeries, render};
 use crate::run::node::Node;
-use crate::state::records::ModuleRecord;
 use crate::util::atomic::{self, Mode, Sync};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::RepairScope;
@@ -74,7 +74,7 @@ impl Metrics {
         node: &Node,
         modules: &[Module],
         holds: &BTreeMap<String, T>,
-        records: &BTreeMap<String, ModuleRecord>,
+        updates: &BTreeMap<String, UpdateTally>,
     ) -> Option<String> {
         let statuses: Vec<ModuleStatus> = modules
             .iter()
@@ -93,7 +93,7 @@ impl Metrics {
             last_pass: self.last_pass,
         };
         let summary = crate::run::node_state::summary(node, &statuses);
-        let text = render(&statuses, records, Some(&series), Some(&summary));
+        let text = render(&statuses, updates, Some(&series), Some(&summary));
         match replace(&self.path, &text) {
             Ok(()) => {
                 self.failing = None;

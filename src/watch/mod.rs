@@ -280,16 +280,16 @@ impl<'a> Watcher<'a> {
         self.update_tick();
         if holds {
             self.save_holds().await?;
-            let records = self
+            let updates = self
                 .metrics
                 .is_some()
-                .then(|| self.node.store.read().0.modules);
+                .then(|| self.node.store.update_tallies());
             let written = self.metrics.as_mut().map(|m| {
                 m.write(
                     &self.node,
                     &self.modules,
                     &self.saved,
-                    &records.unwrap_or_default(),
+                    &updates.unwrap_or_default(),
                 )
             });
             if let Some(Some(why)) = written {

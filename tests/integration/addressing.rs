@@ -232,8 +232,7 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
     let started = run(&rig, &["--json", "start", &pattern]);
     started.expect(0);
     assert_eq!(module_names(&started.json()), [mail.clone(), mailu.clone()]);
-    let st = run(&rig, &["--json", "status"]);
-    assert_eq!(st.state_of(&web), "inactive");
+    assert_eq!(rig.status_all(&web).state(), "inactive");
 
     // `?` and `[...]`, on status and on the verbs alike.
     let one = format!("{}-mai?", rig.prefix);
@@ -296,8 +295,8 @@ fn one_service_of_a_stack() {
     assert!(!worker_after.is_empty(), "worker is gone");
     assert_ne!(worker_after, worker_before, "worker was not restarted");
     // It counted against the module's limit: start, then this restart.
-    let st = run(&rig, &["--json", "status", &web]);
-    assert_eq!(st.json()["modules"][0]["limit"]["used"], 2, "{st:?}");
+    let st = rig.status(&web);
+    assert_eq!(st["limit"]["used"], 2, "{st:?}");
 
     // A service that does not exist is exit 4, naming the ones that do.
     let ghost = run(&rig, &["restart", &format!("{web}/ghost")]);
@@ -342,8 +341,7 @@ fn one_service_of_a_stack() {
     assert_eq!(crate::rig::containers(&web), [www.as_str()]);
     assert_eq!(identity(&www), www_before, "stopping worker touched www");
     run(&rig, &["status", &format!("{web}/worker")]).expect(3);
-    let st = run(&rig, &["--json", "status", &web]);
-    assert_eq!(st.json()["modules"][0]["desired"], "up");
+    assert_eq!(rig.status(&web)["desired"], "up");
     run(&rig, &["status", "--failed", &web]).expect(0);
 
     // start web/worker brings it back alone.

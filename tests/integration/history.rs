@@ -256,19 +256,10 @@ fn a_killed_containers_exit_and_last_lines_survive_its_removal() {
             .is_some_and(|l| l.iter().any(|l| l["message"] == "db says goodbye")),
         "{doc:#}"
     );
-    let doc = hal(&rig)
-        .args(["--json", "status", &format!("{m}/db")])
-        .code(0)
-        .json();
-    assert_eq!(
-        doc["modules"][0]["last_runs"][0]["service"], "db",
-        "{doc:#}"
-    );
-    let all = hal(&rig).args(["--json", "status"]).run().json();
-    let row = all["modules"]
-        .as_array()
-        .and_then(|ms| ms.iter().find(|r| r["name"] == m.as_str()))
-        .unwrap_or_else(|| panic!("{m} not in {all:#}"));
+    let doc = rig.status(&format!("{m}/db")).code(0);
+    assert_eq!(doc["last_runs"][0]["service"], "db", "{doc}");
+    let all = rig.status_all(&m);
+    let row = all.entry();
     assert!(row.get("last_runs").is_none(), "{row:#}");
     let run = hal(&rig).args(["logs", &m]).code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();

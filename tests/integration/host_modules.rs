@@ -65,9 +65,8 @@ fn lifecycle(scope: Scope) {
     assert_eq!(d["ok"], true);
     assert_eq!(d["state"], "active", "{r:#?}");
 
-    let r = s.hal(&["--json", "status", "svc"]);
-    r.expect(0);
-    let d = doc_of(&r, "svc");
+    let r = s.status(&["svc"]).code(0);
+    let d = r.entry();
     assert_eq!(d["state"], "active");
     assert!(d["reason"].is_null(), "{d}");
     assert!(is_rfc3339(&d["since"]), "{d}");
@@ -103,9 +102,8 @@ fn lifecycle(scope: Scope) {
     let r = s.hal(&["--json", "module", "stop", "svc"]);
     r.expect(0);
     assert_eq!(doc_of(&r, "svc")["state"], "inactive", "{r:#?}");
-    let r = s.hal(&["--json", "status", "svc"]);
-    r.expect(3);
-    let d = doc_of(&r, "svc");
+    let r = s.status(&["svc"]).code(3);
+    let d = r.entry();
     assert_eq!(d["state"], "inactive");
     assert_eq!(d["desired"], "down");
     assert!(d["reason"].as_str().is_some_and(|r| r.contains("inactive")));
@@ -154,16 +152,11 @@ fn starting_an_active_unit_is_free() {
         before,
         "a start restarted it"
     );
-    let r = s.hal(&["--json", "status", "svc"]);
-    r.expect(0);
-    assert_eq!(doc_of(&r, "svc")["limit"]["used"], 1, "{r:#?}");
+    let r = s.status(&["svc"]).code(0);
+    assert_eq!(r["limit"]["used"], 1, "{r:#?}");
     s.hal(&["module", "restart", "svc"]).expect(0);
-    let r = s.hal(&["--json", "status", "svc"]);
-    assert_eq!(
-        doc_of(&r, "svc")["limit"]["used"],
-        2,
-        "a restart counts: {r:#?}"
-    );
+    let r = s.status(&["svc"]);
+    assert_eq!(r["limit"]["used"], 2, "a restart counts: {r:#?}");
     s.hal(&["module", "stop", "svc"]).expect(0);
 }
 
@@ -204,12 +197,8 @@ fn updating_a_unit_has_nothing_to_pull() {
         before,
         "update restarted it"
     );
-    let r = s.hal(&["--json", "status", "upd"]);
-    assert_eq!(
-        doc_of(&r, "upd")["limit"]["used"],
-        1,
-        "update counted: {r:#?}"
-    );
+    let r = s.status(&["upd"]);
+    assert_eq!(r["limit"]["used"], 1, "update counted: {r:#?}");
     s.hal(&["module", "stop", "upd"]).expect(0);
 }
 
@@ -244,9 +233,8 @@ fn failing(scope: Scope) {
         "{d}"
     );
 
-    let r = s.hal(&["--json", "status", "bad"]);
-    r.expect(3);
-    let d = doc_of(&r, "bad");
+    let r = s.status(&["bad"]).code(3);
+    let d = r.entry();
     assert_eq!(d["state"], "failed");
     assert_eq!(
         d["reason"],
@@ -277,9 +265,8 @@ fn failing(scope: Scope) {
         r.stderr.contains("hal: start loop: did not start: "),
         "{r:#?}"
     );
-    let r = s.hal(&["--json", "status", "loop"]);
-    r.expect(3);
-    let d = doc_of(&r, "loop");
+    let r = s.status(&["loop"]).code(3);
+    let d = r.entry();
     assert_eq!(d["state"], "failed", "{r:#?}");
     assert!(
         d["services"][0]["restart_count"].as_i64().unwrap() >= 1,
@@ -349,9 +336,8 @@ fn missing(scope: Scope) {
     let unit = format!("{}-ghost.service", s.id);
     s.config(&module("ghost", &unit, scope));
 
-    let r = s.hal(&["--json", "status", "ghost"]);
-    r.expect(3);
-    let d = doc_of(&r, "ghost");
+    let r = s.status(&["ghost"]).code(3);
+    let d = r.entry();
     assert_eq!(d["state"], "invalid", "{r:#?}");
     assert_eq!(d["reason"], format!("unit {unit} not found").as_str());
 
@@ -570,11 +556,8 @@ fn logs_of_units_need_no_docker() {
     );
     r.expect(0);
     assert!(r.stdout.starts_with("q | "), "{r:#?}");
-    let r = s.hal_with(
-        &["DOCKER_HOST=unix:///nonexistent.sock"],
-        &["--json", "status", "q"],
-    );
-    r.expect(0);
+    s.status_with(&["DOCKER_HOST=unix:///nonexistent.sock"], &["q"])
+        .code(0);
 }
 
 #[test]
@@ -600,9 +583,8 @@ fn missing_user_bus_is_exit_6_with_the_fix() {
     );
     assert!(r.took < Duration::from_secs(10), "{r:#?}");
 
-    let r = s.hal_with(&no_bus, &["--json", "status", "usermod", "sysmod"]);
-    r.expect(6);
-    let d = doc_of(&r, "usermod");
+    let r = s.status_with(&no_bus, &["usermod", "sysmod"]).code(6);
+    let d = r.entry();
     assert_eq!(d["state"], "unknown");
     assert!(
         d["reason"]
@@ -611,7 +593,7 @@ fn missing_user_bus_is_exit_6_with_the_fix() {
             .contains("XDG_RUNTIME_DIR is not set")
     );
     // The system manager needs no user bus.
-    assert_eq!(doc_of(&r, "sysmod")["state"], "inactive");
+    assert_eq!(r.module("sysmod")["state"], "inactive");
     s.hal_with(&no_bus, &["module", "start", "sysmod"])
         .expect(0);
 
@@ -655,9 +637,8 @@ fn missing_user_bus_is_exit_6_with_the_fix() {
     );
 
     // None of those starts counted against the limit.
-    let r = s.hal(&["--json", "status", "usermod"]);
-    r.expect(3);
-    assert_eq!(doc_of(&r, "usermod")["limit"]["used"], 0, "{r:#?}");
+    let r = s.status(&["usermod"]).code(3);
+    assert_eq!(r["limit"]["used"], 0, "{r:#?}");
     s.hal(&["module", "stop", "sysmod"]).expect(0);
 }
 
@@ -684,9 +665,8 @@ fn system_unit_as_non_root_says_needs_root() {
         "{r:#?}"
     );
     // Reading the state needs no privilege.
-    let r = s.hal_with(&ana, &["--json", "status", "sysmod"]);
-    r.expect(3);
-    assert_eq!(doc_of(&r, "sysmod")["state"], "inactive");
+    let r = s.status_with(&ana, &["sysmod"]).code(3);
+    assert_eq!(r.state(), "inactive");
 }
 
 #[test]
@@ -761,13 +741,12 @@ fn one_call_mixes_stacks_and_units() {
     assert_eq!(doc_of(&r, &web)["kind"], "stack");
     assert_eq!(doc_of(&r, "notifier")["kind"], "host");
 
-    let r = s.hal(&["--json", "status", &web, "notifier", "sysd"]);
-    r.expect(0);
+    let r = s.status(&[&web, "notifier", "sysd"]).code(0);
     assert_eq!(
-        doc_of(&r, &web)["services"][0]["container"],
+        r.services()[0]["container"],
         format!("{web}-app-1").as_str()
     );
-    assert_eq!(doc_of(&r, "sysd")["services"][0]["unit"], sys.as_str());
+    assert_eq!(r.module("sysd")["services"][0]["unit"], sys.as_str());
 
     let r = s.hal(&["module", "stop", &web, "notifier", "sysd"]);
     r.expect(0);
@@ -780,10 +759,9 @@ fn one_call_mixes_stacks_and_units() {
         );
     }
     assert!(containers(&web).is_empty());
-    let r = s.hal(&["--json", "status", &web, "notifier", "sysd"]);
-    r.expect(3);
+    let r = s.status(&[&web, "notifier", "sysd"]).code(3);
     for m in [web.as_str(), "notifier", "sysd"] {
-        assert_eq!(doc_of(&r, m)["state"], "inactive", "{m}: {r:#?}");
+        assert_eq!(r.module(m)["state"], "inactive", "{m}: {r:#?}");
     }
 }
 

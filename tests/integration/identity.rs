@@ -104,16 +104,9 @@ fn a_renamed_module_directory_leaves_an_orphan_that_stop_removes() {
     hal(&rig).args(["module", "start", &m]).code(0);
     std::fs::rename(rig.root.join(&m), rig.root.join(format!("{m}x"))).unwrap();
 
-    let st = hal(&rig).args(["--json", "status"]).code(3);
-    assert_eq!(st.state_of(&m), "orphaned", "{st}");
-    let doc = st.json();
-    let row = doc["modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == m.as_str())
-        .cloned()
-        .unwrap();
+    let st = rig.status_all(&m).code(3);
+    assert_eq!(st.state(), "orphaned", "{st}");
+    let row = st.entry();
     assert!(
         row["reason"]
             .to_string()

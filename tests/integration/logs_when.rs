@@ -187,9 +187,8 @@ fn a_timer_whose_job_fails_reads_failed_and_shows_the_job_s_output() {
     });
     assert!(failed, "the timer's job did not run and fail");
 
-    let r = s.hal(&["--json", "status", "tick"]);
-    r.expect(3);
-    let d = r.json()["modules"][0].clone();
+    let r = s.status(&["tick"]).code(3);
+    let d = r.entry();
     assert_eq!(d["state"], "failed", "{r:#?}");
     let reason = d["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("status 3"), "{reason}");
@@ -217,8 +216,8 @@ fn a_timer_whose_job_fails_reads_failed_and_shows_the_job_s_output() {
 
     // Stopping the module stops the timer, and forgets the failed run.
     s.hal(&["module", "stop", "tick"]).expect(0);
-    let r = s.hal(&["--json", "status", "tick"]);
-    assert_eq!(r.json()["modules"][0]["state"], "inactive", "{r:#?}");
+    let r = s.status(&["tick"]);
+    assert_eq!(r.state(), "inactive", "{r:#?}");
     let state = s.m.sh(&format!("systemctl is-failed {job}"));
     assert_ne!(state.stdout.trim(), "failed", "{state:#?}");
     drop(timer);

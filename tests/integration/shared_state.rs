@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::rig::status::ModuleDoc;
 use crate::rig::systemd::{self, Scene, Scope};
 use crate::rig::watch::Watch;
 use crate::rig::{self, Run, eventually, hal, stack};
@@ -18,6 +19,11 @@ fn hal_as(s: &Scene, user: &str, args: &[&str]) -> Run {
     all.extend(["env", "-u", "XDG_RUNTIME_DIR", &config, "NO_COLOR=1", "hal"]);
     all.extend(args);
     rig::run_with_timeout(s.m.exec(&all), Duration::from_secs(180))
+}
+
+/// `hal --json status MODULE` as `user`, in the node's own state.
+fn status_as(s: &Scene, user: &str, module: &str) -> ModuleDoc {
+    ModuleDoc::of(hal_as(s, user, &["--json", "status", module]), module)
 }
 
 /// bob in the group of the engine's socket (the machine's `docker`), eve in none.
@@ -73,13 +79,13 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
         journal()
     );
     for user in ["root", "bob"] {
-        let st = hal_as(&s, user, &["--json", "status", &x]);
-        assert_eq!(st.state_of(&x), "inactive", "{user}: {st}\nstop: {stop}");
+        let st = status_as(&s, user, &x);
+        assert_eq!(st.state(), "inactive", "{user}: {st}\nstop: {stop}");
     }
     // bob's own start counts in the node's state too: root sees it.
     hal_as(&s, "bob", &["start", &x]).expect(0);
-    let st = hal_as(&s, "root", &["--json", "status", &x]).json();
-    assert_eq!(st["modules"][0]["limit"]["used"], 2, "{st}");
+    let st = status_as(&s, "root", &x);
+    assert_eq!(st["limit"]["used"], 2, "{st}");
 
     // A node's state not (yet) shared with the engine's group: bob is refused
     // with the fix, before anything changes; root's next write shares it again.
@@ -93,10 +99,7 @@ fn a_docker_group_users_stop_holds_against_roots_watch_and_both_see_it() {
             && refused.stderr.contains("chgrp -R"),
         "{refused}"
     );
-    assert_eq!(
-        hal_as(&s, "root", &["--json", "status", &x]).state_of(&x),
-        "active"
-    );
+    assert_eq!(status_as(&s, "root", &x).state(), "active");
     let status = hal_as(&s, "bob", &["status", &x]);
     assert_eq!(status.code, Some(0), "bob still reads status: {status}");
     hal_as(&s, "root", &["start", &x]).expect(0);

@@ -422,13 +422,7 @@ fn several_modules_concurrently_and_all_needs_yes() {
     // stop --all with no terminal and no --yes is a usage error that changes nothing.
     let run = hal(&rig).args(["module", "stop", "--all"]).code(2);
     assert!(run.stderr.contains("--yes"), "{run}");
-    assert_eq!(
-        hal(&rig)
-            .args(["--json", "status"])
-            .run()
-            .state_of(&names[0]),
-        "active"
-    );
+    assert_eq!(rig.status_all(&names[0]).state(), "active");
     hal(&rig).args(["--yes", "module", "stop", "--all"]).code(0);
     for n in &names {
         assert!(containers(n).is_empty());

@@ -156,7 +156,7 @@ fn a_done_job_is_remembered_until_it_runs_again() {
     );
     hal(&rig).args(["start", &m]).code(0);
     // --json inspects every container and remembers the job's exit.
-    hal(&rig).args(["--json", "status", &m]).code(0);
+    rig.status(&m).code(0);
     let remembered = std::fs::read_to_string(rig.state.join("containers.json")).unwrap();
     let job = rig::docker(&[
         "ps",

@@ -9,6 +9,7 @@ use crate::docker::labels::Identity;
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy};
 use crate::module::status::Detail;
 use crate::stack::look::inspects::Inspects;
+use crate::state::Store;
 use crate::util::timefmt::Stamp;
 
 /// How many inspects run at once when a status needs them.
@@ -124,12 +125,6 @@ pub(crate) fn of(s: &Listed, i: Inspected) -> ContainerFacts {
     }
 }
 
-/// A time as `containers.json` words it (an older hal wrote the engine's
-/// own words, its zero time among them).
-fn time(t: Option<&str>) -> Option<Stamp> {
-    t.and_then(crate::util::timefmt::parse_set)
-}
-
 /// What the list call alone says of a container: who it is, never how it is.
 fn identity(s: &Listed) -> ContainerFacts {
     let who = s.identity.clone().unwrap_or(Identity {
@@ -224,8 +219,11 @@ struct OnDisk {
     #[serde(default, skip_serializing_if = "is_zero")]
     max_retries: i64,
     restart_count: i64,
-    started_at: Option<String>,
-    finished_at: Option<String>,
+    /// As the engine printed it (an older hal wrote its zero time too).
+    #[serde(default, with = "crate::util::stored::rfc3339_trimmed::option")]
+    started_at: Option<Stamp>,
+    #[serde(default, with = "crate::util::stored::rfc3339_trimmed::option")]
+    finished_at: Option<Stamp>,
     oom_killed: bool,
     #[serde(default)]
     healthcheck: Option<bool>,
@@ -242,8 +240,8 @@ impl From<OnDisk> for KnownRun {
             exit_code: d.exit_code,
             restart: RestartPolicy::from_word(&d.restart_policy, d.max_retries),
             restart_count: d.restart_count,
-            started_at: time(d.started_at.as_deref()),
-            finished_at: time(d.finished_at.as_deref()),
+            started_at: d.started_at,
+            finished_at: d.finished_at,
             oom_killed: d.oom_killed,
             healthcheck: d.healthcheck,
         }
@@ -258,8 +256,8 @@ impl From<KnownRun> for OnDisk {
             restart_policy: k.restart.as_str().to_string(),
             max_retries: k.restart.max_retries(),
             restart_count: k.restart_count,
-            started_at: k.started_at.map(Stamp::rfc3339_trimmed),
-            finished_at: k.finished_at.map(Stamp::rfc3339_trimmed),
+            started_at: k.started_at,
+            finished_at: k.finished_at,
             oom_killed: k.oom_killed,
             healthcheck: k.healthcheck,
         }
@@ -270,19 +268,15 @@ impl From<KnownRun> for OnDisk {
 pub(crate) const CACHE_FILE: &str = "containers.json";
 
 impl InspectCache {
-    /// What the file in `dir` remembers of `endpoint`'s containers (nothing
+    /// What the state's file remembers of `endpoint`'s containers (nothing
     /// when it is missing, unreadable, of another engine or not hal's).
-    pub(crate) fn load(dir: &std::path::Path, endpoint: &str) -> InspectCache {
-        let empty = || InspectCache {
-            endpoint: endpoint.to_string(),
-            ..InspectCache::default()
-        };
-        let Ok(text) = std::fs::read(dir.join(CACHE_FILE)) else {
-            return empty();
-        };
-        match serde_json::from_slice::<InspectCache>(&text) {
-            Ok(k) if k.endpoint == endpoint => k,
-            _ => empty(),
+    pub(crate) fn load(store: &Store, endpoint: &str) -> InspectCache {
+        match store.read_cache::<InspectCache>(CACHE_FILE) {
+            Some(k) if k.endpoint == endpoint => k,
+            _ => InspectCache {
+                endpoint: endpoint.to_string(),
+                ..InspectCache::default()
+            },
         }
     }
 
@@ -368,30 +362,13 @@ impl InspectCache {
         self.changed |= self.containers.len() != before;
     }
 
-    /// Writes the file again if anything changed, by an atomic rename; only
-    /// into an existing state directory that is not a symlink and that others
-    /// cannot write to. A cache: failing to write it loses nothing.
-    pub(crate) fn save(&self, dir: &std::path::Path) {
-        use crate::util::atomic::{self, Mode, Sync};
-        use std::os::unix::fs::PermissionsExt;
-        if !self.changed {
-            return;
+    /// Writes the file again if anything changed (`Store::keep_cache`: only
+    /// into a private state directory, unsynced). A cache: failing to write
+    /// it loses nothing.
+    pub(crate) fn save(&self, store: &Store) {
+        if self.changed {
+            let _ = store.keep_cache(CACHE_FILE, self);
         }
-        let Ok(meta) = std::fs::symlink_metadata(dir) else {
-            return;
-        };
-        if !meta.is_dir() || meta.permissions().mode() & 0o022 != 0 {
-            return;
-        }
-        let Ok(text) = serde_json::to_vec(self) else {
-            return;
-        };
-        let _ = atomic::replace(
-            &dir.join(CACHE_FILE),
-            &text,
-            Mode::Umask(0o600),
-            Sync::Cache,
-        );
     }
 }
 

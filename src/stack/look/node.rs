@@ -52,9 +52,8 @@ pub(crate) async fn facts_of_listed(
     // The ledger learns from this listing (no call of its own); a status
     // that cannot write it still answers.
     let _ = crate::stack::look::seen::listed(store, &list, |p| projects.contains(&p)).await;
-    let state_dir = store.dir();
     let now = Stamp::now();
-    let mut cache = InspectCache::load(state_dir, &engine.endpoint);
+    let mut cache = InspectCache::load(store, &engine.endpoint);
     if node_wide {
         cache.keep_only(&list.iter().map(|s| s.id.as_str()).collect());
     }
@@ -102,7 +101,7 @@ pub(crate) async fn facts_of_listed(
             facts.push(f);
         }
     }
-    cache.save(state_dir);
+    cache.save(store);
     crate::stack::look::netns::mark_stale(engine, &mut facts).await;
     let mut by_project: BTreeMap<String, Vec<ContainerFacts>> = BTreeMap::new();
     for f in facts {

@@ -42,8 +42,9 @@ pub(super) const MAY_USE: &[(&str, &[&str])] = &[
     ),
     // The printer stands below the runner: run hands it views it owns
     // (`output::reports::ReportView`, `VerbView`) and names nothing of run's
-    // or a backend's.
-    ("output", &["state", "logs", "module", "util", "error"]),
+    // or a backend's. Nor of the state's: what it shows of hal's state comes
+    // typed from `module/` (`UpdateTally`), built by the state's store.
+    ("output", &["logs", "module", "util", "error"]),
     (
         "stack",
         &["docker", "state", "logs", "module", "util", "error"],
@@ -368,9 +369,9 @@ pub(super) const JSON_TEXT: Rule = Rule {
             "hal's state file, not output",
         ),
         (
-            "stack/look/facts.rs",
+            "state/cache.rs",
             "serde_json::to_vec",
-            "the inspect cache (containers.json), not output",
+            "a cache in the state directory (containers.json), not output",
         ),
         (
             "state/last_run.rs",
@@ -551,6 +552,25 @@ mod self_tests {
             ),
         ];
         assert_eq!(folder_edges(&files).len(), 2);
+        // The printer reads no state: it is handed a typed view of it.
+        let files = vec![
+            (
+                "state/records.rs".to_string(),
+                "pub struct ModuleRecord;".to_string(),
+            ),
+            ("module/status.rs".to_string(), "pub struct S;".to_string()),
+            (
+                "output/prometheus.rs".to_string(),
+                "use crate::module::status::S;\nfn f(r: &crate::state::records::ModuleRecord) {}"
+                    .to_string(),
+            ),
+        ];
+        let v = folder_edges(&files);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].starts_with("src/output/prometheus.rs:2: output::prometheus -> state::records"),
+            "{v:?}"
+        );
         // A folder the table does not know must be placed.
         let files = vec![
             (

@@ -7,6 +7,7 @@ use std::ops::Index;
 
 use serde_json::Value;
 
+use super::systemd::Scene;
 use super::{Rig, Run, hal};
 
 /// One module's entry in a `hal --json status MODULE` document, with the run
@@ -21,9 +22,31 @@ pub(crate) struct ModuleDoc {
 
 impl Rig {
     /// `hal --json status MODULE`, whatever its exit code; [`ModuleDoc::code`]
-    /// asserts one.
+    /// asserts one. For `MODULE/SERVICE`, the module's entry (its one service's).
     pub(crate) fn status(&self, module: &str) -> ModuleDoc {
-        ModuleDoc::of(hal(self).args(["--json", "status", module]).run(), module)
+        let name = module.split_once('/').map_or(module, |(m, _)| m);
+        ModuleDoc::of(hal(self).args(["--json", "status", module]).run(), name)
+    }
+
+    /// `hal --json status` of every module (the node's own document), read
+    /// for module `name` ([`ModuleDoc::module`] reads the others).
+    pub(crate) fn status_all(&self, name: &str) -> ModuleDoc {
+        ModuleDoc::of(hal(self).args(["--json", "status"]).run(), name)
+    }
+}
+
+impl Scene {
+    /// `hal --json status MODULES…` in the scene's machine, named for the
+    /// first module ([`ModuleDoc::module`] reads the others).
+    pub(crate) fn status(&self, modules: &[&str]) -> ModuleDoc {
+        self.status_with(&[], modules)
+    }
+
+    /// [`Scene::status`] run behind `prefix` (`env -u XDG_RUNTIME_DIR`, `runuser -u ana --`).
+    pub(crate) fn status_with(&self, prefix: &[&str], modules: &[&str]) -> ModuleDoc {
+        let mut args = vec!["--json", "status"];
+        args.extend(modules);
+        ModuleDoc::of(self.hal_with(prefix, &args), modules[0])
     }
 }
 
@@ -46,13 +69,19 @@ impl ModuleDoc {
 
     /// The module's entry (`{"name": …, "state": …, …}`).
     pub(crate) fn entry(&self) -> &Value {
+        self.module(&self.name)
+    }
+
+    /// Module `name`'s entry in the same document (a status of several
+    /// modules, e.g. `hal --json status web db`).
+    pub(crate) fn module(&self, name: &str) -> &Value {
         let doc = self.whole();
         doc["modules"]
             .as_array()
             .unwrap_or_else(|| panic!("no modules array: {}", self.run))
             .iter()
-            .find(|m| m["name"] == self.name.as_str())
-            .unwrap_or_else(|| panic!("{} not in the status document: {}", self.name, self.run))
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in the status document: {}", self.run))
     }
 
     /// The whole document, parsed once.

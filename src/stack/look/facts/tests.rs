@@ -105,8 +105,56 @@ fn the_cache_file_keeps_the_engines_words_and_an_older_one_still_reads() {
     let dir = std::env::temp_dir().join(format!("hal-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(CACHE_FILE), r#"{"containers":{"c1":{"run":7}}}"#).unwrap();
-    let ignored = InspectCache::load(&dir, "unix:///var/run/docker.sock");
+    let ignored = InspectCache::load(&Store::new(dir.clone()), "unix:///var/run/docker.sock");
     assert!(ignored.containers.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `containers.json` as hal wrote it before the store wrote it: a running
+/// container with an `on-failure` limit and a healthcheck, and a job that exited 0.
+const WRITTEN_BEFORE: &str = concat!(
+    r#"{"endpoint":"unix:///var/run/docker.sock","containers":{"#,
+    r#""c1":{"run":"e1 e2","exit_code":0,"restart_policy":"on-failure","max_retries":3,"restart_count":2,"#,
+    r#""started_at":"2026-12-03T09:39:07.53173218Z","finished_at":null,"oom_killed":false,"healthcheck":true},"#,
+    r#""c2":{"run":"","exit_code":0,"restart_policy":"no","restart_count":0,"#,
+    r#""started_at":"2026-12-03T09:00:00Z","finished_at":"2026-12-03T09:00:01.5Z","oom_killed":false,"healthcheck":false}}}"#,
+);
+
+#[test]
+fn a_cache_file_an_older_hal_wrote_is_written_back_byte_for_byte() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("hal-cache-bytes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(dir.join(CACHE_FILE), WRITTEN_BEFORE).unwrap();
+    let store = Store::new(dir.clone());
+    let mut cache = InspectCache::load(&store, "unix:///var/run/docker.sock");
+    assert_eq!(cache.containers.len(), 2);
+    assert_eq!(cache.containers["c1"].restart, RestartPolicy::OnFailure(3));
+    assert_eq!(
+        cache.containers["c2"].finished_at,
+        crate::util::timefmt::parse("2026-12-03T09:00:01.5Z")
+    );
+    // Another engine's file is not this one's.
+    assert!(
+        InspectCache::load(&store, "tcp://elsewhere:2375")
+            .containers
+            .is_empty()
+    );
+    cache.changed = true;
+    std::fs::remove_file(dir.join(CACHE_FILE)).unwrap();
+    cache.save(&store);
+    let written = std::fs::read_to_string(dir.join(CACHE_FILE)).unwrap();
+    assert_eq!(written, WRITTEN_BEFORE);
+    // The engine's zero time (an older hal wrote it as told) reads as none.
+    let zero = WRITTEN_BEFORE.replace(
+        r#""finished_at":null"#,
+        r#""finished_at":"0001-01-01T00:00:00Z""#,
+    );
+    std::fs::write(dir.join(CACHE_FILE), zero).unwrap();
+    let cache = InspectCache::load(&store, "unix:///var/run/docker.sock");
+    assert_eq!(cache.containers["c1"].finished_at, None);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
