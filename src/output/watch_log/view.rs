@@ -18,12 +18,12 @@ impl WatchEvent {
             | EngineLost { .. }
             | EventUnreadable { .. } => self.watch_line(),
             ConfigRead => Line::about("watch", "config_read", None, "config read again".into()),
-            DependenciesChanged { edges } => Line::about(
-                "watch",
-                "dependencies_changed",
-                None,
-                format!("dependencies read again: {edges} edge(s) between modules"),
-            ),
+            DependenciesChanged { edges } => {
+                let text = format!("dependencies read again: {edges} edge(s) between modules");
+                Line::about("watch", "dependencies_changed", None, text.clone())
+                    .reason(text)
+                    .with("edges", *edges)
+            }
             Trouble { .. } | Restarted { .. } | RepairFailed { .. } | Waiting { .. } => {
                 self.repair_line()
             }
