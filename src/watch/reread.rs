@@ -1,4 +1,4 @@
-//! The node read again under the watch: the whole config, the modules under the services root and the graph between them, when a file they come from changed, modules came or went, or at a resync. A config that cannot be used keeps the one before (said once).
+//! The node read again under the watch: the whole config, the modules under the services root and the graph between them, when a file they come from changed, modules came or went, or at a resync; the config file is looked at every second, and read as soon as it changed. A config that cannot be used keeps the one before (said once).
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -109,6 +109,22 @@ impl Watcher<'_> {
             }
         }
         self.read_problems = now.into_iter().collect();
+    }
+
+    /// Whether the config file's time or size is not what the node was last
+    /// read from (one `stat`): the watch then reads it at once, and a config
+    /// broken for a moment between two passes is said, not missed.
+    pub(super) fn config_changed(&self) -> bool {
+        let Some(read) = &self.read_inputs else {
+            return false;
+        };
+        let now = self
+            .node
+            .config
+            .path
+            .as_deref()
+            .map(|p| seen(p.to_path_buf()));
+        read.config != now
     }
 
     /// What the node is read from, as the file system has it now.
