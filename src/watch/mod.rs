@@ -53,9 +53,6 @@ use crate::watch::shutdown::Shutdown;
 const EVENT_SETTLE: Duration = Duration::from_millis(200);
 /// How soon to look again at a module someone else is working on.
 const BUSY_RECHECK: Duration = Duration::from_secs(2);
-/// How often the config file's time and size are looked at: a change brings
-/// the pass forward, so a config is read as it changes, not at `--interval`.
-const CONFIG_GLANCE: Duration = Duration::from_secs(1);
 
 /// A file's time and size, as last seen (`None`: not there).
 type Seen = (std::path::PathBuf, Option<(std::time::SystemTime, u64)>);
@@ -138,7 +135,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         dirty_at: None,
         next_pass: Instant::now(),
         next_resync: Instant::now(),
-        next_glance: Instant::now() + CONFIG_GLANCE,
+        next_glance: Instant::now(),
         due_at: None,
         problems: BTreeSet::new(),
         root_problem: None,
@@ -185,7 +182,7 @@ struct Watcher<'a> {
     dirty_at: Option<Instant>,
     next_pass: Instant,
     next_resync: Instant,
-    /// When the config file is next looked at (`reread.rs`, [`CONFIG_GLANCE`]).
+    /// When the config file is next looked at (`reread.rs`: every second).
     next_glance: Instant,
     /// When the supervisor's next deadline falls.
     due_at: Option<Instant>,
@@ -250,12 +247,7 @@ impl<'a> Watcher<'a> {
         }
         let now = Instant::now();
         let resync = now >= self.next_resync;
-        if now >= self.next_glance {
-            self.next_glance = now + CONFIG_GLANCE;
-            if self.config_changed() {
-                self.next_pass = now;
-            }
-        }
+        self.glance(now);
         if resync || now >= self.next_pass {
             holds = true;
             self.metrics.as_mut().map(metrics::Metrics::pass);

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use super::{ReadInputs as Inputs, Seen, Watcher};
 use crate::error::HalError;
@@ -9,6 +10,10 @@ use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
 use crate::run::node::Node;
+
+/// How often the config file's time and size are looked at: a change brings
+/// the pass forward, so a config is read as it changes, not at `--interval`.
+pub(super) const CONFIG_GLANCE: Duration = Duration::from_secs(1);
 
 impl Watcher<'_> {
     /// At each pass, with `inv` the modules found now: reads the node again
@@ -111,10 +116,21 @@ impl Watcher<'_> {
         self.read_problems = now.into_iter().collect();
     }
 
+    /// Once a [`CONFIG_GLANCE`] is over: when the config file changed, the
+    /// pass that reads it is now, not at `--interval`.
+    pub(super) fn glance(&mut self, now: Instant) {
+        if now >= self.next_glance {
+            self.next_glance = now + CONFIG_GLANCE;
+            if self.config_changed() {
+                self.next_pass = now;
+            }
+        }
+    }
+
     /// Whether the config file's time or size is not what the node was last
     /// read from (one `stat`): the watch then reads it at once, and a config
     /// broken for a moment between two passes is said, not missed.
-    pub(super) fn config_changed(&self) -> bool {
+    fn config_changed(&self) -> bool {
         let Some(read) = &self.read_inputs else {
             return false;
         };
