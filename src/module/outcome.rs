@@ -111,7 +111,10 @@ pub(crate) struct UpdateFacts {
     pub images: Vec<ImageChange>,
     /// Rolled back (its error says why): whether the previous images became active again.
     pub rolled_back: Option<bool>,
-    /// Under `--check`: whether some service has another image in its registry.
+    /// A check (`--check`): the registries were asked, nothing was pulled.
+    pub check: bool,
+    /// Under `--check`: whether some service has another image in its
+    /// registry; `None` when none has and some registry could not be asked.
     pub available: Option<bool>,
     /// Not tried: `--max-failures` updates had failed before its turn.
     pub skipped: bool,
@@ -137,7 +140,8 @@ pub(crate) struct ImageChange {
     pub image: String,
     /// What it ran: its repository digest (`sha256:…`) where it has one, else its image id.
     pub from: Option<String>,
-    /// What it runs after the update (the registry's digest, under `--check`).
+    /// What it runs after the update (the registry's digest, under `--check`;
+    /// `None` there when the registry could not be asked).
     pub to: Option<String>,
     /// Whether the image changed (would change, under `--check`).
     pub changed: bool,

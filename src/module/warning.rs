@@ -19,8 +19,6 @@ pub(crate) enum Warning {
     LedgerNotRecorded(String),
     /// A pull failed while the image was present: the cached one runs.
     PullFailed { image: String, cause: String },
-    /// The registry could not be asked about an image (`update --check`): it reads unchanged.
-    RegistryNotAsked { image: String, cause: String },
     /// The stack's directory is gone: its containers were removed through the engine.
     DirectoryGone(PathBuf),
     /// `compose down` failed (the last line it said): the project was removed

@@ -207,7 +207,7 @@ fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
     let repairs = Family {
         name: "hal_watch_repairs_total",
         kind: "counter",
-        help: "Repairs hal watch made since it started, by module and action (containers or module).",
+        help: "Repairs hal watch made since it started that succeeded (a repair refused at the start limit or that failed is not counted), by module and action: containers (the failing containers alone), module (the whole module), escalated (the whole module after a repair of its containers did not hold).",
     };
     let samples = w.repairs.iter().map(|((module, action), n)| {
         (

@@ -83,9 +83,10 @@ pub(crate) struct ReportJson {
 /// What `update --json` adds to every verb's fields.
 #[derive(Serialize)]
 pub(crate) struct UpdateJson {
-    /// Only under `--check`: whether some service's registry has another image.
+    /// Only under `--check`: whether some service's registry has another
+    /// image; `null` when none has and some registry could not be asked.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub update_available: Option<bool>,
+    pub update_available: Option<Option<bool>>,
     /// The update did not become active in time and was rolled back.
     pub rolled_back: bool,
     /// Not tried: `--max-failures` updates had failed before its turn.
@@ -110,7 +111,7 @@ impl UpdateJson {
                 .collect()
         };
         UpdateJson {
-            update_available: f.available,
+            update_available: f.check.then_some(f.available),
             rolled_back: f.rolled_back.is_some(),
             skipped: f.skipped,
             from: pick(|i| &i.from),
@@ -164,9 +165,10 @@ fn result_word(r: &ReportJson, u: &UpdateJson) -> &'static str {
     match () {
         _ if u.skipped => "skipped",
         _ if u.rolled_back => "rolled back",
+        _ if u.update_available == Some(None) => "cannot check",
         _ if !r.ok => "failed",
-        _ if u.update_available == Some(true) => "available",
-        _ if u.update_available == Some(false) => "up to date",
+        _ if u.update_available == Some(Some(true)) => "available",
+        _ if u.update_available == Some(Some(false)) => "up to date",
         _ if r.changed => "updated",
         _ if r.kind == KindTag::Host => "nothing to pull",
         _ => "up to date",
@@ -223,11 +225,7 @@ fn update_line(r: &ReportView, o: &Outcome, u: &UpdateFacts, state: &str) -> Str
         _ if r.changed => format!("updated {}", changed.join(", ")),
         _ => "up to date".to_string(),
     };
-    let word = if u.available.is_some() {
-        "check"
-    } else {
-        "update"
-    };
+    let word = if u.check { "check" } else { "update" };
     let took = match u.skipped {
         true => String::new(),
         false => format!(", {word} took {:.1}s", r.took.as_secs_f64()),
@@ -306,9 +304,16 @@ fn summary(verb: &VerbView, reports: &[ReportView], took: Duration) -> String {
         let done = n - failed;
         return format!("{} {done} of {n} modules in {took:.1}s{said}", verb.name);
     }
-    if reports.iter().any(|r| facts(r, |u| u.available.is_some())) {
+    if reports.iter().any(|r| facts(r, |u| u.check)) {
         let available = count(&|r| facts(r, |u| u.available == Some(true)));
-        return format!("checked {n} modules in {took:.1}s: {available} with an update available");
+        let cannot = count(&|r| facts(r, |u| u.check && u.available.is_none()));
+        let said = match cannot {
+            0 => String::new(),
+            c => format!(" ({c} could not be checked)"),
+        };
+        return format!(
+            "checked {n} modules in {took:.1}s: {available} with an update available{said}"
+        );
     }
     let updated = count(&|r| r.changed);
     let rolled = count(&|r| facts(r, |u| u.rolled_back.is_some()));

@@ -22,9 +22,6 @@ impl fmt::Display for Warning {
             Warning::PullFailed { image, cause } => {
                 write!(f, "pull failed, running cached image {image}: {cause}")
             }
-            Warning::RegistryNotAsked { image, cause } => {
-                write!(f, "could not ask the registry about {image}: {cause}")
-            }
             Warning::DirectoryGone(dir) => write!(
                 f,
                 "its directory {} is gone: removed its containers through the engine",
@@ -93,13 +90,6 @@ mod tests {
                     cause: cause(),
                 },
                 "pull failed, running cached image nginx:1: boom",
-            ),
-            (
-                Warning::RegistryNotAsked {
-                    image: image(),
-                    cause: cause(),
-                },
-                "could not ask the registry about nginx:1: boom",
             ),
             (
                 Warning::DirectoryGone("/srv/web".into()),

@@ -25,10 +25,15 @@ pub(super) async fn act(
     let env = node.stack_env(progress);
     let stack = crate::stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     if opts.check {
-        let (images, warnings) = crate::stack::check_update(env, &stack).await?;
-        did.update.available = Some(images.iter().any(|i| i.changed));
-        did.update.images = images;
-        return done(node, &t, warnings).await;
+        // A registry not asked is no "up to date": the check failed (exit 1).
+        let checked = crate::stack::check_update(env, &stack).await?;
+        did.update.check = true;
+        did.update.available = checked.available();
+        did.update.images = checked.images;
+        if let Some(cannot) = checked.cannot {
+            return Err(cannot.into());
+        }
+        return done(node, &t, Vec::new()).await;
     }
     let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted

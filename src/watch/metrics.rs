@@ -59,9 +59,10 @@ impl Metrics {
         }
     }
 
-    /// Counts a repair that ran (`ran`: one refused by the start limit did not).
-    pub(super) fn repaired(&mut self, module: &str, scope: &RepairScope, ran: bool) {
-        if ran {
+    /// Counts a repair that succeeded (`ok`: one refused by the start limit,
+    /// or that failed, is not counted).
+    pub(super) fn repaired(&mut self, module: &str, scope: &RepairScope, ok: bool) {
+        if ok {
             let key = (module.to_string(), action(scope).to_string());
             *self.repairs.entry(key).or_default() += 1;
         }

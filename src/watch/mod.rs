@@ -135,6 +135,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         dirty_at: None,
         next_pass: Instant::now(),
         next_resync: Instant::now(),
+        next_glance: Instant::now(),
         due_at: None,
         problems: BTreeSet::new(),
         root_problem: None,
@@ -181,6 +182,8 @@ struct Watcher<'a> {
     dirty_at: Option<Instant>,
     next_pass: Instant,
     next_resync: Instant,
+    /// When the config file is next looked at (`reread.rs`: every second).
+    next_glance: Instant,
     /// When the supervisor's next deadline falls.
     due_at: Option<Instant>,
     /// Problems last reported by a status pass, so each is logged once.
@@ -244,6 +247,7 @@ impl<'a> Watcher<'a> {
         }
         let now = Instant::now();
         let resync = now >= self.next_resync;
+        self.glance(now);
         if resync || now >= self.next_pass {
             holds = true;
             self.metrics.as_mut().map(metrics::Metrics::pass);
@@ -311,7 +315,7 @@ impl<'a> Watcher<'a> {
 
     /// The next moment something is due.
     fn wake(&self) -> Instant {
-        let mut wake = self.next_pass.min(self.next_resync);
+        let mut wake = self.next_pass.min(self.next_resync).min(self.next_glance);
         let candidates = [
             self.due_at,
             self.has_stacks().then(|| self.link.retry_at()).flatten(),

@@ -1,7 +1,8 @@
-//! The node read again under the watch: the whole config, the modules under the services root and the graph between them, when a file they come from changed, modules came or went, or at a resync. A config that cannot be used keeps the one before (said once).
+//! The node read again under the watch: the whole config, the modules under the services root and the graph between them, when a file they come from changed, modules came or went, or at a resync; the config file is looked at every second, and read as soon as it changed. A config that cannot be used keeps the one before (said once).
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use super::{FileSeen, ReadInputs as Inputs, Watcher};
 use crate::error::HalError;
@@ -9,6 +10,10 @@ use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
 use crate::run::node::Node;
+
+/// How often the config file's time and size are looked at: a change brings
+/// the pass forward, so a config is read as it changes, not at `--interval`.
+pub(super) const CONFIG_GLANCE: Duration = Duration::from_secs(1);
 
 impl Watcher<'_> {
     /// At each pass, with `inv` the modules found now: reads the node again
@@ -109,6 +114,33 @@ impl Watcher<'_> {
             }
         }
         self.read_problems = now.into_iter().collect();
+    }
+
+    /// Once a [`CONFIG_GLANCE`] is over: when the config file changed, the
+    /// pass that reads it is now, not at `--interval`.
+    pub(super) fn glance(&mut self, now: Instant) {
+        if now >= self.next_glance {
+            self.next_glance = now + CONFIG_GLANCE;
+            if self.config_changed() {
+                self.next_pass = now;
+            }
+        }
+    }
+
+    /// Whether the config file's time or size is not what the node was last
+    /// read from (one `stat`): the watch then reads it at once, and a config
+    /// broken for a moment between two passes is said, not missed.
+    fn config_changed(&self) -> bool {
+        let Some(read) = &self.read_inputs else {
+            return false;
+        };
+        let now = self
+            .node
+            .config
+            .path
+            .as_deref()
+            .map(|p| seen(p.to_path_buf()));
+        read.config != now
     }
 
     /// What the node is read from, as the file system has it now.

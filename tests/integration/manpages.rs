@@ -73,7 +73,7 @@ const MORE_ENVIRONMENT: [(&str, &str); 21] = [
     ),
     (
         "XDG_CONFIG_HOME, XDG_STATE_HOME",
-        "Where a non-root user's config and state live; see FILES.",
+        "Where a non-root user's config lives, and the state of a user's own engine or of a user who may not use the system engine; the system engine's state is the node's, whoever drives it. See FILES.",
     ),
     (
         "USER, LOGNAME",
@@ -117,7 +117,7 @@ const FILES: [(&str, &str); 5] = [
     ),
     (
         "$XDG_STATE_HOME/hal/",
-        "The state of an engine that belongs to one user (rootless Docker or Podman: a socket under the user's runtime directory, or owned by the user), ~/.local/state/hal/ when XDG_STATE_HOME is not set. hal doctor fails when this holds records while the node's state drives the same engine.",
+        "The state of an engine that belongs to one user (rootless Docker or Podman: a socket under the user's runtime directory, or owned by the user), and of a user who may not use the system engine (their hal drives only their own user units); ~/.local/state/hal/ when XDG_STATE_HOME is not set. The system engine's state is /var/lib/hal/ whoever drives it: root, its units, a user in the engine socket's group. hal doctor fails when this holds records while the node's state drives the same engine.",
     ),
 ];
 

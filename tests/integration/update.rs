@@ -169,6 +169,42 @@ fn check_lists_a_newer_digest_and_pulls_nothing() {
     assert_eq!(running(&m, "app").0, v1);
 }
 
+/// A registry hal cannot ask is no "up to date": `--check` says it cannot
+/// check (the image, so its registry, and why), `update_available` and the
+/// service's `to` are null, and it exits 1.
+#[test]
+fn check_with_a_registry_it_cannot_ask_says_it_cannot_check() {
+    let Some(rig) = rig::engine() else { return };
+    let repo = Repo::nowhere(&rig, "nowhere");
+    let m = rig.stack(
+        "nowhere",
+        stack().service("app").image(&repo.image).keeps_running(),
+    );
+    hal(&rig).args(["start", &m]).code(0);
+    let run = hal(&rig).args(["update", "--check", &m]).code(1);
+    assert!(!run.stdout.contains("up to date"), "{run}");
+    let said = format!(
+        "hal: update {m}: cannot check: could not ask the registry about {}: ",
+        repo.image
+    );
+    assert!(run.stderr.contains(&said), "{run}");
+    assert!(run.stderr.contains("127.0.0.1:5999/v2/"), "{run}");
+    let run = hal(&rig).args(["--json", "update", "--check", &m]).code(1);
+    let doc = &run.json()["modules"][0];
+    assert!(doc["update_available"].is_null(), "{run}");
+    assert!(doc.get("update_available").is_some(), "{run}");
+    assert_eq!(doc["ok"], false, "{run}");
+    assert_eq!(doc["exit_code"], 1, "{run}");
+    let reason = doc["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("cannot check: could not ask the registry about 127.0.0.1:5999/"),
+        "{run}"
+    );
+    assert_eq!(doc["services"][0]["service"], "app", "{run}");
+    assert!(doc["services"][0]["to"].is_null(), "{run}");
+    assert_eq!(doc["services"][0]["changed"], false, "{run}");
+}
+
 #[test]
 fn all_stops_after_the_first_rollback() {
     let Some(rig) = with_registry() else { return };

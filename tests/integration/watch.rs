@@ -329,6 +329,55 @@ fn the_watch_reads_the_whole_config_again_and_keeps_the_old_one_while_it_is_brok
     assert_eq!(note.trim(), m, "{}", w.dump());
 }
 
+/// The config file is looked at every second, not only at each pass: under
+/// a JSON watch whose passes are an hour apart, a config broken and then
+/// fixed is said (`problem`: the one before is kept), then read again.
+#[test]
+fn the_json_watch_says_a_config_broken_and_fixed_between_two_passes() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.idle("app");
+    let config = |s: &str| format!("[defaults]\npull = \"never\"\n\n[module.{m}]\n{s}");
+    rig.set_config(&config("restart = { burst = 100, interval = \"10m\" }\n"));
+    let mut w = Watch::spawn_json_with(&rig, &["--interval", "1h", "--resync", "1h"]);
+    w.expect_json(Duration::from_secs(20), |d| d["event"] == "subscribed");
+
+    rig.set_config(&config("restart = {\n"));
+    let broken = w.expect_json(Duration::from_secs(10), |d| d["event"] == "problem");
+    let why = broken["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("config not read again, the one before is kept: "),
+        "{}",
+        w.dump()
+    );
+    assert!(broken["module"].is_null(), "{}", w.dump());
+    rig.set_config(&config("restart = { burst = 1, interval = \"10m\" }\n"));
+    w.expect_json(Duration::from_secs(10), |d| d["event"] == "config_read");
+}
+
+/// The JSON watch's `dependencies_changed` says what its text line says:
+/// how many edges it read (`edges`), and the line's words (`reason`).
+#[test]
+fn the_json_watch_says_how_many_edges_it_read_again() {
+    let Some(rig) = rig::engine() else { return };
+    let (db, app) = (rig.idle("db"), rig.idle("app"));
+    let pull = "[defaults]\npull = \"never\"\n";
+    rig.set_config(pull);
+    let mut w = Watch::spawn_json_with(&rig, &["--interval", "2s", "--resync", "1h"]);
+    w.expect_json(Duration::from_secs(20), |d| d["event"] == "subscribed");
+
+    rig.set_config(&format!("{pull}\n[module.{app}]\nrequires = [\"{db}\"]\n"));
+    let line = w.expect_json(Duration::from_secs(15), |d| {
+        d["event"] == "dependencies_changed"
+    });
+    assert_eq!(line["edges"], 1, "{}", w.dump());
+    assert_eq!(
+        line["reason"],
+        "dependencies read again: 1 edge(s) between modules",
+        "{}",
+        w.dump()
+    );
+}
+
 /// A socat proxy to the real Docker socket, in its own process group so that
 /// killing it also cuts the connections its forks hold.
 struct Proxy {

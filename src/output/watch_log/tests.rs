@@ -62,6 +62,11 @@ fn the_watch_and_the_engine_say_what_they_always_said() {
             r#"{"action":null,"event":"config_read","module":null,"reason":null}"#,
         ),
         (
+            WatchEvent::DependenciesChanged { edges: 3 },
+            "watch: dependencies read again: 3 edge(s) between modules",
+            r#"{"action":null,"edges":3,"event":"dependencies_changed","module":null,"reason":"dependencies read again: 3 edge(s) between modules"}"#,
+        ),
+        (
             WatchEvent::Problem {
                 module: Some(m("web")),
                 why: m("could not keep the hold"),

@@ -17,15 +17,13 @@ impl WatchEvent {
             | Subscribed { .. }
             | EngineLost { .. }
             | EventUnreadable { .. } => self.watch_line(),
-            ConfigRead => {
-                WatchLine::about("watch", "config_read", None, "config read again".into())
+            ConfigRead => WatchLine::about("watch", "config_read", None, "config read again".into()),
+            DependenciesChanged { edges } => {
+                let text = format!("dependencies read again: {edges} edge(s) between modules");
+                WatchLine::about("watch", "dependencies_changed", None, text.clone())
+                    .reason(text)
+                    .with("edges", *edges)
             }
-            DependenciesChanged { edges } => WatchLine::about(
-                "watch",
-                "dependencies_changed",
-                None,
-                format!("dependencies read again: {edges} edge(s) between modules"),
-            ),
             Trouble { .. } | Restarted { .. } | RepairFailed { .. } | Waiting { .. } => {
                 self.repair_line()
             }

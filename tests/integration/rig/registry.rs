@@ -51,6 +51,18 @@ impl Repo {
         }
     }
 
+    /// A repository on a registry that is not there (127.0.0.1:5999, where
+    /// nothing listens): its `latest` is the fixture, tagged here alone.
+    pub(crate) fn nowhere(rig: &Rig, short: &str) -> Repo {
+        let repo = Repo {
+            image: format!("127.0.0.1:5999/hal/{}-{short}:latest", rig.prefix),
+            made: RefCell::default(),
+            modules: Vec::new(),
+        };
+        docker(&["tag", FIXTURE, &repo.image]);
+        repo
+    }
+
     /// Builds an image of the fixture that behaves as `behave` and pushes it
     /// as the repository's `latest`; the node's own tag stays where it was and
     /// the new image is removed here: only a pull brings it. Returns its id.

@@ -59,8 +59,14 @@ impl Watch {
 
     /// `hal --json watch --interval 2s --grace GRACE`, once it says it started.
     pub(crate) fn spawn_json(rig: &Rig, grace: &str) -> Watch {
-        let mut w =
-            Watch::start(rig.cmd(&["--json", "watch", "--interval", "2s", "--grace", grace]));
+        Watch::spawn_json_with(rig, &["--interval", "2s", "--grace", grace])
+    }
+
+    /// `hal --json watch [WATCH_ARGS]`, once it says it started.
+    pub(crate) fn spawn_json_with(rig: &Rig, watch_args: &[&str]) -> Watch {
+        let mut all = vec!["--json", "watch"];
+        all.extend_from_slice(watch_args);
+        let mut w = Watch::start(rig.cmd(&all));
         w.expect_json(Duration::from_secs(20), |d| d["event"] == "started");
         w
     }

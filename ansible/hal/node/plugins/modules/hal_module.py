@@ -24,7 +24,8 @@ options:
   name:
     description:
       - The modules, as hal takes them. One name, a list, or a shell pattern such as C(mail*)
-        (hal expands it; it is never given to a shell). C(MODULE/SERVICE) acts on one service of a stack.
+        (hal expands it; it is never given to a shell). C(MODULE/SERVICE) acts on one service of a stack,
+        except with C(state=updated), which takes whole modules only (hal refuses a service, exit 2).
     type: list
     elements: str
     required: true
