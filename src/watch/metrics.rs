@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::module::Module;
 use crate::module::status::ModuleStatus;
 use crate::output::prometheus::{WatchSeries, render};
-use crate::run::node::Node;
+use crate::run::Node;
 use crate::state::records::ModuleRecord;
 use crate::util::atomic::{self, Mode, Sync};
 use crate::util::timefmt::Stamp;
@@ -92,7 +92,7 @@ impl Metrics {
             repairs: &self.repairs,
             last_pass: self.last_pass,
         };
-        let summary = crate::run::node_state::summary(node, &statuses);
+        let summary = crate::run::node_summary(node, &statuses);
         let text = render(&statuses, records, Some(&series), Some(&summary));
         match replace(&self.path, &text) {
             Ok(()) => {

@@ -8,7 +8,7 @@ use crate::error::HalError;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
-use crate::run::node::Node;
+use crate::run::Node;
 
 impl Watcher<'_> {
     /// At each pass, with `inv` the modules found now: reads the node again

@@ -1,22 +1,4 @@
-//! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
-
-mod act;
-pub(crate) mod adopt;
-mod backend;
-mod ended;
-pub(crate) mod follow;
-mod graph;
-pub(crate) mod node;
-pub(crate) mod node_state;
-pub(crate) mod pulled;
-mod report;
-mod settle;
-pub(crate) mod status;
-mod steps;
-pub(crate) mod update;
-mod verb;
-mod waiting;
-pub(crate) mod would;
+//! The one runner: a verb on many targets at once, bounded, in the graph's layers, each dispatched to its kind (stack or host) under its lock.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -26,13 +8,13 @@ use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::run::node::Node;
+use crate::run::report::Report;
 use crate::run::steps::{Did, Turn, outcome_now, reachable};
+use crate::run::verb::Verb;
+use crate::run::{act, ended, pulled, status};
 use crate::stack;
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
-
-pub(crate) use report::{Report, without_step};
-pub(crate) use verb::{UpdateOpts, Verb};
 
 /// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.
 pub(crate) async fn run(
