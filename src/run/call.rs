@@ -34,11 +34,14 @@ pub(crate) struct Caller<'a> {
     pub note: &'a dyn Fn(&str),
     /// The one question of a verb on every module (`--all`, asked when
     /// [`Verb::confirms_all`]); `None`: nothing is asked.
-    pub confirm: Option<&'a dyn Fn(&str) -> Result<bool, HalError>>,
+    pub confirm: Option<&'a Confirm<'a>>,
     /// Each module's report as its work is over, with the verb it underwent
     /// (a dependent restarted after: `restart`).
     pub finished: &'a dyn Fn(&Report, &Verb),
 }
+
+/// Asks a person `question` (yes or no); an error when nobody can answer.
+pub(crate) type Confirm<'a> = dyn Fn(&str) -> Result<bool, HalError> + 'a;
 
 /// How a verb ended.
 pub(crate) struct Ran {
