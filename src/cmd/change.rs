@@ -4,8 +4,6 @@ use crate::cli::{StartArgs, StopArgs, Targets};
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::outcome::StartOpts;
-use crate::module::target::Target;
-use crate::run::pulled::{self, Expanded};
 use crate::run::{self, Verb};
 
 pub(crate) async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -13,12 +11,12 @@ pub(crate) async fn start(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
         opts: start_opts(&a),
         force: a.force,
     };
-    run(ctx, &a.targets, verb, false, a.dry_run).await
+    run(ctx, &a.targets, verb, a.dry_run).await
 }
 
 pub(crate) async fn stop(ctx: &Ctx, a: StopArgs) -> anyhow::Result<Exit> {
     let verb = Verb::Stop { grace: a.timeout };
-    run(ctx, &a.targets, verb, true, a.dry_run).await
+    run(ctx, &a.targets, verb, a.dry_run).await
 }
 
 pub(crate) async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
@@ -26,7 +24,7 @@ pub(crate) async fn restart(ctx: &Ctx, a: StartArgs) -> anyhow::Result<Exit> {
         opts: start_opts(&a),
         force: a.force,
     };
-    run(ctx, &a.targets, verb, true, a.dry_run).await
+    run(ctx, &a.targets, verb, a.dry_run).await
 }
 
 fn start_opts(a: &StartArgs) -> StartOpts {
@@ -37,77 +35,37 @@ fn start_opts(a: &StartArgs) -> StartOpts {
     }
 }
 
-async fn run(
-    ctx: &Ctx,
-    t: &Targets,
-    verb: Verb,
-    confirm_all: bool,
-    dry_run: bool,
-) -> anyhow::Result<Exit> {
+async fn run(ctx: &Ctx, t: &Targets, verb: Verb, dry_run: bool) -> anyhow::Result<Exit> {
     let targets = ctx.node.targets(&t.modules, t.all)?;
-    if dry_run {
-        return plan(ctx, targets, &verb).await;
+    if !dry_run {
+        // A hal that cannot write the engine's state is refused, never given its own.
+        ctx.node.store.check_writable()?;
     }
-    // A hal that cannot write the engine's state is refused, never given its own.
-    ctx.node.store.check_writable()?;
-    // An engine nobody can reach, or a service the stack does not have, is
-    // refused before anything is touched.
-    run::check_reachable(&ctx.node, &targets, &verb).await?;
-    run::check_services(&ctx.node, &targets).await?;
-    let Expanded { targets, because } = expand(ctx, targets, &verb).await?;
-    if t.all && confirm_all && !targets.is_empty() {
-        let question = format!("{} all {} modules?", verb.name(), targets.len());
-        if !ctx.ui.confirm(&question)? {
-            return Ok(Exit::Failed);
-        }
-    }
-    let began = std::time::Instant::now();
-    let each =
-        |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(&verb));
-    let jobs = ctx.node.jobs(t.jobs);
-    let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
-    if let Verb::Restart { opts, .. } = &verb {
-        let node = &ctx.node;
-        let more = run::follow::restart_dependents(node, &ctx.ui, &reports, opts, jobs, &each);
-        reports.extend(more.await);
-    }
-    let views = reports.iter().map(|r| r.view(&verb)).collect();
-    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
-    Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
-}
-
-/// `--dry-run`: what each module would undergo, and nothing done.
-async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Exit> {
-    run::check_reachable(&ctx.node, &targets, verb).await?;
-    run::check_services(&ctx.node, &targets).await?;
-    let Expanded { targets, because } = expand(ctx, targets, verb).await?;
-    let began = std::time::Instant::now();
-    let reports = run::would::plan(&ctx.node, targets, verb).await;
-    for r in &reports {
-        crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(verb));
-    }
-    let views = reports.iter().map(|r| r.view(verb)).collect();
-    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
-    Ok(Exit::Ok)
-}
-
-/// A start's targets with what they require and is not up; a stop's with
-/// what requires them and is up; each added module said on stderr.
-async fn expand(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Expanded> {
-    let (expanded, starting) = match verb {
-        Verb::Start { .. } => (pulled::pull_in(&ctx.node, targets).await?, true),
-        Verb::Stop { .. } => (pulled::push_out(&ctx.node, targets).await?, false),
-        _ => {
-            return Ok(Expanded {
-                targets,
-                because: Default::default(),
-            });
-        }
+    let finished = |r: &run::Report, v: &Verb| {
+        crate::output::reports::finished(&ctx.ui, &v.view(), &r.view(v));
     };
-    for t in &expanded.targets {
-        if let Some(why) = expanded.because.get(&t.module.name) {
-            ctx.ui.note(&pulled::words(&t.module.name, why, starting));
-        }
+    let ask = |question: &str| ctx.ui.confirm(question);
+    let caller = run::Caller {
+        progress: &ctx.ui,
+        note: &|words| ctx.ui.note(words),
+        confirm: t.all.then_some(&ask as _),
+        finished: &finished,
+    };
+    let call = run::Call {
+        verb: &verb,
+        targets,
+        jobs: ctx.node.jobs(t.jobs),
+        dry_run,
+    };
+    let ran = run::verb(&ctx.node, &caller, call).await?;
+    if ran.declined {
+        return Ok(Exit::Failed);
     }
-    Ok(expanded)
+    let reports: Vec<&run::Report> = ran.reports.iter().chain(&ran.followers).collect();
+    let views = reports.iter().map(|r| r.view(&verb)).collect();
+    crate::output::reports::end(&ctx.ui, &verb.view(), views, ran.took, &ran.because);
+    if dry_run {
+        return Ok(Exit::Ok);
+    }
+    Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

@@ -3,7 +3,7 @@
 use crate::cli::{Cli, ColorWhen, Global};
 use crate::error::HalError;
 use crate::output::ui::{self, Asked, Ui};
-use crate::run::node::Node;
+use crate::run::Node;
 
 pub(crate) struct Ctx {
     pub ui: Ui,

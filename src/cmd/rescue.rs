@@ -9,9 +9,10 @@ use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, HalError, OneLine};
+use crate::module::KindTag;
 use crate::module::outcome::StartOpts;
 use crate::module::status::{ModuleStatus, State};
-use crate::module::{KindTag, Module};
+use crate::module::target::Target;
 use crate::output::tables::{self, RescueDone, RescueStep};
 use crate::output::view::{Rows, Style};
 use crate::run::{self, Verb};
@@ -45,11 +46,15 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         ctx.node.inventory.resolve(&a.modules)?
     };
     ctx.node.store.check_writable()?;
+    // Refused before the engine is waited for and the plan is asked: a
+    // node whose module graph cannot be built (exit 2).
+    let targets: Vec<Target> = modules.iter().cloned().map(Target::whole).collect();
+    run::check(&ctx.node, &targets, &verb(a.timeout)).await?;
     let engine_wait = a.timeout.unwrap_or(ENGINE_WAIT);
     if modules.iter().any(|m| m.is_stack()) {
         wait_for_docker(ctx, engine_wait).await?;
     }
-    let node = crate::run::status::collect(&ctx.node, &modules, ctx.ui.status_detail()).await;
+    let node = crate::run::collect_status(&ctx.node, &modules, ctx.ui.status_detail()).await;
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
@@ -70,38 +75,54 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
     })
 }
 
-/// Runs the plan, critical modules (and what they require) first, all of
-/// them before the rest begins, each round in dependency order; then the
-/// modules in the network namespace of one it recreated (restarted into the
-/// new one, as `restart` does); says each failure, and reports every module.
+/// A rescue's verb: every image as the module says, each waited for
+/// `active` within `timeout` (the module's own when `None`).
+fn verb(timeout: Option<Duration>) -> Verb {
+    Verb::Rescue {
+        opts: StartOpts {
+            pull: None,
+            wait: true,
+            timeout,
+        },
+    }
+}
+
+/// Runs the plan as one verb (`run::verb`: critical modules and what they
+/// require first, then the modules in the network namespace of one it
+/// recreated); says each failure, and reports every module, those
+/// dependents beside the plan's.
 async fn rescue<'a>(
     ctx: &Ctx,
     plan: &'a [ToRescue],
     before: &[ModuleStatus],
     timeout: Option<Duration>,
 ) -> (Vec<Done<'a, ToRescue>>, Exit) {
-    let opts = StartOpts {
-        pull: None,
-        wait: true,
-        timeout,
+    let verb = verb(timeout);
+    let targets = plan
+        .iter()
+        .filter_map(|s| ctx.node.inventory.get(&s.name).cloned())
+        .map(Target::whole)
+        .collect();
+    let caller = run::Caller {
+        progress: &ctx.ui,
+        note: &|_| {},
+        confirm: None,
+        finished: &|_, _| {},
     };
-    let verb = Verb::Rescue { opts: opts.clone() };
-    let first_names = critical_first(ctx, plan);
-    let (first, rest): (Vec<&ToRescue>, Vec<&ToRescue>) =
-        plan.iter().partition(|s| first_names.contains(&s.name));
-    let mut done = Vec::new();
-    let jobs = ctx.node.jobs(None);
-    for batch in [first, rest] {
-        let mods: Vec<Module> = batch
-            .iter()
-            .filter_map(|s| ctx.node.inventory.get(&s.name).cloned())
-            .collect();
-        for r in run::run(&ctx.node, &ctx.ui, mods, &verb, jobs).await {
-            done.push(r);
+    let call = run::Call {
+        verb: &verb,
+        targets,
+        jobs: ctx.node.jobs(None),
+        dry_run: false,
+    };
+    let (mut done, more) = match run::verb(&ctx.node, &caller, call).await {
+        Ok(ran) => (ran.reports, ran.followers),
+        // Checked before the plan was said (`run`): nothing is left to refuse.
+        Err(e) => {
+            ctx.ui.fail(&e);
+            return (Vec::new(), crate::error::exit_of(&e));
         }
-    }
-    let node = &ctx.node;
-    let more = run::follow::restart_dependents(node, &ctx.ui, &done, &opts, jobs, &|_| {}).await;
+    };
     let followers: Vec<ToRescue> = more.iter().map(|r| follower(ctx, r, before)).collect();
     let steps = plan
         .iter()
@@ -161,30 +182,6 @@ fn follower(ctx: &Ctx, r: &run::Report, before: &[ModuleStatus]) -> ToRescue {
             .is_some_and(|m| m.critical),
         name,
     }
-}
-
-/// The modules rescued in the first round: the critical ones and what they
-/// require or come after among the plan (a critical module's requirement
-/// goes before it). Each round then goes in the graph's layers.
-fn critical_first(ctx: &Ctx, plan: &[ToRescue]) -> Vec<String> {
-    let mut out: Vec<String> = plan
-        .iter()
-        .filter(|s| s.critical)
-        .map(|s| s.name.clone())
-        .collect();
-    let Ok(graph) = ctx.node.graph() else {
-        return out;
-    };
-    let mut i = 0;
-    while i < out.len() {
-        for e in graph.of(&out[i]) {
-            if plan.iter().any(|s| s.name == e.to) && !out.contains(&e.to) {
-                out.push(e.to.clone());
-            }
-        }
-        i += 1;
-    }
-    out
 }
 
 /// Waits a bounded time for a Docker engine that does not answer.

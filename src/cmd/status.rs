@@ -39,8 +39,7 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
     } else {
         ctx.node.inventory.targets_to_show(&a.modules)?
     };
-    let node =
-        crate::run::status::collect_targets(&ctx.node, &targets, ctx.ui.status_detail()).await;
+    let node = crate::run::collect_status_of(&ctx.node, &targets, ctx.ui.status_detail()).await;
     check_unseen_services(ctx, &targets, &node.modules).await?;
     for w in &node.warnings {
         ctx.ui.warn(w);
@@ -57,7 +56,7 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
             exit = Exit::Ok;
         }
         // The node's state is of all its modules: read before `--failed` keeps some.
-        whole = Some(crate::run::node_state::summary(&ctx.node, &statuses));
+        whole = Some(crate::run::node_summary(&ctx.node, &statuses));
     }
     if a.failed {
         statuses.retain(|s| s.needs_person());

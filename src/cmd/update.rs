@@ -26,21 +26,27 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         by_supervisor: false,
     };
     let verb = Verb::Update { opts };
-    run::check_reachable(&ctx.node, &targets, &verb).await?;
-    // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
-    let jobs = usize::from(a.targets.jobs);
-    let began = std::time::Instant::now();
-    let each =
-        |r: &run::Report| crate::output::reports::finished(&ctx.ui, &verb.view(), &r.view(&verb));
-    let mut reports = run::run_targets(&ctx.node, &ctx.ui, targets, &verb, jobs, &each).await;
-    if !a.check {
-        let followed = |r: &run::Report, v: &run::Verb| {
-            crate::output::reports::finished(&ctx.ui, &v.view(), &r.view(v));
-        };
-        run::follow::after_update(&ctx.node, &ctx.ui, &mut reports, jobs, &followed).await;
-    }
-    let because = Default::default();
-    let views = reports.iter().map(|r| r.view(&verb)).collect();
-    crate::output::reports::end(&ctx.ui, &verb.view(), views, began.elapsed(), &because);
-    Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
+    let finished = |r: &run::Report, v: &Verb| {
+        crate::output::reports::finished(&ctx.ui, &v.view(), &r.view(v));
+    };
+    let caller = run::Caller {
+        progress: &ctx.ui,
+        note: &|_| {},
+        confirm: None,
+        finished: &finished,
+    };
+    let call = run::Call {
+        verb: &verb,
+        targets,
+        // One module at a time unless asked (`UPDATE_JOBS`): a bad image stops at the first.
+        jobs: usize::from(a.targets.jobs),
+        dry_run: false,
+    };
+    let ran = run::verb(&ctx.node, &caller, call).await?;
+    let views = ran.reports.iter().map(|r| r.view(&verb)).collect();
+    crate::output::reports::end(&ctx.ui, &verb.view(), views, ran.took, &ran.because);
+    Ok(ran
+        .reports
+        .iter()
+        .fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

@@ -161,8 +161,6 @@ impl Graph {
 
     /// The dependents of `m` tied by a shared namespace, transitively (they
     /// cannot survive a restart of `m`), in start order; `m` not included.
-    // Used by restart, update and the watch's repairs (the other half of issue 39).
-    #[allow(dead_code)]
     pub(crate) fn restart_with(&self, m: &str) -> Vec<String> {
         let start = [m.to_string()];
         let mut found = self.closure(&start, |e| {

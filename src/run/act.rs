@@ -1,4 +1,4 @@
-//! One verb's own work on one target, its lock taken: what it launches (start, stop, restart, rescue, repair, update), then the wait for `active` that settles it.
+//! One verb's own work on one target, its lock taken: what it launches (start, stop, restart, rescue, repair, update), then the wait for `active` that settles it; each returns what it did (`Did`) with its value or its failure.
 
 use std::time::Duration;
 
@@ -11,21 +11,26 @@ use crate::state::records::Ended;
 use crate::{host, stack};
 
 use crate::run::backend::{Starting, Stopping, launch_planned, plan, restart, stop, undriven};
-use crate::run::steps::{Did, Launched, Turn, count, desire, still_wanted};
+use crate::run::steps::{Did, Launched, Turn, Worked, count, desire, still_wanted};
 use crate::run::verb::Verb;
 use crate::run::{ended, settle, status, update};
 
 /// The verb's own work on one target, its lock taken, up to what is left
-/// to wait for; `did` collects its warnings and says whether it started,
+/// to wait for, with what it did: its warnings, and whether it started,
 /// stopped, restarted or recreated anything.
-pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Result<Launched> {
+pub(super) async fn act(turn: Turn<'_>, t: &Target) -> Worked<Launched> {
     let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
     // Restarts, rescues and repairs always change something.
-    let (launched, changed) = match turn.verb {
-        Verb::Start { opts, force } => start_one(turn, t, opts, *force, did).await?,
-        Verb::Stop { grace } => stop_one(turn, t, *grace, did).await?,
+    let changed = Did {
+        changed: true,
+        ..Did::default()
+    };
+    Ok(match turn.verb {
+        Verb::Start { opts, force } => start_one(turn, t, opts, *force).await?,
+        Verb::Stop { grace } => stop_one(turn, t, *grace).await?,
         Verb::Restart { opts, force } => {
+            let mut did = changed;
             let plan = plan(node, m, opts);
             // Refuse before stopping: a held module must not be left down.
             // What it listed is the stop's: nothing changes it in between.
@@ -33,23 +38,19 @@ pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Re
             did.warnings
                 .extend(count(node, m, plan.limit, *force).await?);
             did.warnings.extend(desire(node, m, Desired::Up).await?);
-            (
-                restart(node, progress, starting(t, plan, seen)).await?,
-                true,
-            )
+            (restart(node, progress, starting(t, plan, seen)).await?, did)
         }
         Verb::AutoRestart { opts } => {
+            let mut did = changed;
             let plan = plan(node, m, opts);
             still_wanted(node, m)?;
             did.warnings
                 .extend(count(node, m, plan.limit, false).await?);
-            (
-                restart(node, progress, starting(t, plan, None)).await?,
-                true,
-            )
+            (restart(node, progress, starting(t, plan, None)).await?, did)
         }
-        Verb::Repair { fixes, opts } => (repair(turn, m, fixes, opts, did).await?, true),
+        Verb::Repair { fixes, opts } => repair(turn, m, fixes, opts).await?,
         Verb::Rescue { opts } => {
+            let mut did = changed;
             let plan = plan(node, m, opts);
             did.warnings
                 .extend(Warning::of_state(node.store.reset(&m.name).await?));
@@ -59,56 +60,56 @@ pub(super) async fn act(turn: Turn<'_>, t: &Target, did: &mut Did) -> anyhow::Re
             did.warnings
                 .extend(count(node, m, plan.limit, false).await?);
             did.warnings.extend(desire(node, m, Desired::Up).await?);
-            (
-                restart(node, progress, starting(t, plan, None)).await?,
-                true,
-            )
+            (restart(node, progress, starting(t, plan, None)).await?, did)
         }
         // An update says what it changed as it goes: a failed recreate still counted.
-        Verb::Update { opts } => return update::act(node, progress, m, opts, did).await,
-    };
-    did.changed = changed;
-    Ok(launched)
+        Verb::Update { opts } => return update::act(node, progress, m, opts).await,
+    })
 }
 
-/// What a launch left, waited for: the outcome, or the error (a rollback
-/// said in `did`).
+/// What a launch left, waited for, with what the work did (`did`, handed
+/// on): the outcome, or the error (a rollback said in what it did).
 pub(super) async fn wait(
     turn: Turn<'_>,
     t: &Target,
     launched: Launched,
     lock: &mut Option<crate::state::ModuleLock>,
-    did: &mut Did,
-) -> anyhow::Result<Outcome> {
+    did: Did,
+) -> Worked<Outcome> {
     let (node, progress) = (turn.node, turn.progress);
     let rolled = match launched {
-        Launched::Done(o) | Launched::Unchanged(o) => return Ok(o),
+        Launched::Done(o) | Launched::Unchanged(o) => return Ok((o, did)),
         // A stop that something undoes is not a success: say who did.
         // The lock goes first: whatever brings the module back needs it.
         Launched::Stopped(before, o) => {
             drop(lock.take());
             let service = t.service.as_deref();
-            return settle::held(node, &t.module, service, before, o).await;
+            return did.with(settle::held(node, &t.module, service, before, o).await);
         }
-        Launched::Host(p) => return host::wait(progress, p).await,
-        Launched::Stack(p) => match stack::wait(progress, p).await? {
-            stack::Waited::Active(o) => return Ok(o),
-            stack::Waited::RolledBack(r) => r,
+        Launched::Host(p) => return did.with(host::wait(progress, p).await),
+        Launched::Stack(p) => match stack::wait(progress, p).await {
+            Ok(stack::Waited::Active(o)) => return Ok((o, did)),
+            Ok(stack::Waited::RolledBack(r)) => r,
+            Err(e) => return Err(did.failed(e)),
         },
         Launched::RolledBack(r) => r,
     };
-    did.rolled_back = Some(rolled.restored);
-    Err(rolled.error)
+    let did = Did {
+        rolled_back: Some(rolled.restored),
+        ..did
+    };
+    Err(did.failed(rolled.error))
 }
 
-/// The start verb on one target, refused before anything starts; with whether it changed anything.
+/// The start verb on one target, refused before anything starts; with its
+/// warnings and whether it changed anything.
 async fn start_one(
     turn: Turn<'_>,
     t: &Target,
     opts: &StartOpts,
     force: bool,
-    did: &mut Did,
-) -> anyhow::Result<(Launched, bool)> {
+) -> anyhow::Result<(Launched, Did)> {
+    let mut did = Did::default();
     let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
     // Refused before anything starts; counted only when something did.
@@ -136,16 +137,18 @@ async fn start_one(
     if !unchanged {
         did.warnings.extend(count(node, m, limit, true).await?);
     }
-    Ok((launched?, !unchanged))
+    did.changed = !unchanged;
+    Ok((launched?, did))
 }
 
-/// The stop verb on one target, wanted down first; with whether it was not already inactive.
+/// The stop verb on one target, wanted down first; with its warnings and
+/// whether it was not already inactive.
 async fn stop_one(
     turn: Turn<'_>,
     t: &Target,
     grace: Option<Duration>,
-    did: &mut Did,
-) -> anyhow::Result<(Launched, bool)> {
+) -> anyhow::Result<(Launched, Did)> {
+    let mut did = Did::default();
     let (node, progress) = (turn.node, turn.progress);
     let (m, service) = (&t.module, t.service.as_deref());
     // One service stopped leaves its module wanted up: the rest of it runs.
@@ -163,7 +166,7 @@ async fn stop_one(
         Some(seen) => Some(status::state_seen(node, t, seen).await),
         None => status::state_now(node, t).await,
     };
-    let changed = state != Some(State::Inactive);
+    did.changed = state != Some(State::Inactive);
     let stopping = Stopping {
         m,
         service,
@@ -171,7 +174,7 @@ async fn stop_one(
         seen,
     };
     let (stopped, _) = stop(node, progress, stopping).await?;
-    Ok((Launched::Stopped(before, stopped), changed))
+    Ok((Launched::Stopped(before, stopped), did))
 }
 
 /// A target's start with its plan, and its containers as just listed.
@@ -184,23 +187,28 @@ fn starting(t: &Target, plan: StartPlan, seen: Option<stack::Snapshot>) -> Start
     }
 }
 
-/// The supervisor's smallest repair of a stack, once it holds the lock.
+/// The supervisor's smallest repair of a stack, once it holds the lock;
+/// with its warnings.
 async fn repair(
     turn: Turn<'_>,
     m: &Module,
     fixes: &[stack::Fix],
     opts: &StartOpts,
-    did: &mut Did,
-) -> anyhow::Result<Launched> {
+) -> anyhow::Result<(Launched, Did)> {
     let (node, progress) = (turn.node, turn.progress);
     let plan = plan(node, m, opts);
     still_wanted(node, m)?;
     let fixes = &ended::not_stopped(node, m, fixes)?;
-    did.warnings
-        .extend(count(node, m, plan.limit, false).await?);
+    let did = Did {
+        warnings: count(node, m, plan.limit, false)
+            .await?
+            .into_iter()
+            .collect(),
+        changed: true,
+        ..Did::default()
+    };
     let stack = stack::Stack::of(m, None).ok_or_else(|| undriven(m))?;
     let env = node.stack_env(progress);
-    Ok(Launched::Stack(
-        stack::repair(env, &stack, fixes, plan.timeout).await?,
-    ))
+    let launched = Launched::Stack(stack::repair(env, &stack, fixes, plan.timeout).await?);
+    Ok((launched, did))
 }

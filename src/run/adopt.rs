@@ -11,7 +11,7 @@ use crate::stack::Baseline;
 /// Records `m`'s baseline (when `runs`) and then its desired state (unless
 /// hal already holds one, which is kept). Returns the baseline, if one was
 /// tried, and the state store's warnings.
-pub(crate) async fn stack(
+pub(crate) async fn adopt_stack(
     node: &Node,
     progress: &dyn Progress,
     m: &Module,

@@ -12,7 +12,9 @@ use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
-use crate::run::{Report, Verb};
+use crate::run::report::Report;
+use crate::run::runner::run_targets;
+use crate::run::verb::Verb;
 
 /// The modules to restart after `restarted` (modules now active whose containers
 /// were recreated): each one's namespace dependents, transitively, that are wanted
@@ -93,7 +95,7 @@ pub(crate) async fn restart_after(
         .filter_map(|n| node.inventory.get(n).cloned())
         .map(Target::whole)
         .collect();
-    let mut out = super::run_targets(node, progress, targets, &verb, jobs, &|_| {}).await;
+    let mut out = run_targets(node, progress, targets, &verb, jobs, &|_| {}).await;
     for r in &mut out {
         if let Ok(o) = &mut r.result {
             o.warnings.insert(0, why(&r.module.name));

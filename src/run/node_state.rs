@@ -6,7 +6,7 @@ use crate::run::node::Node;
 use crate::util::timefmt::Stamp;
 
 /// The node's state from the statuses of all its modules.
-pub(crate) fn summary(node: &Node, statuses: &[ModuleStatus]) -> NodeSummary {
+pub(crate) fn node_summary(node: &Node, statuses: &[ModuleStatus]) -> NodeSummary {
     let wanted: Vec<Wanted<'_>> = statuses
         .iter()
         .map(|status| Wanted {

@@ -208,7 +208,7 @@ mod tests {
             wait: true,
             timeout: None,
         };
-        let j = r.to_json(&crate::run::Verb::Start { opts, force: false });
+        let j = r.to_json(&crate::run::verb::Verb::Start { opts, force: false });
         assert_eq!(j.state, Some(State::Failed));
         assert_eq!(
             j.reason.as_deref(),
@@ -228,7 +228,7 @@ mod tests {
                 result: Err(plain),
                 ..r
             }
-            .to_json(&crate::run::Verb::Stop { grace: None })
+            .to_json(&crate::run::verb::Verb::Stop { grace: None })
             .state,
             None
         );

@@ -40,7 +40,8 @@ pub(super) async fn held(
         return Ok(outcome);
     }
     tokio::time::sleep(WINDOW).await;
-    let now = crate::run::status::collect(node, std::slice::from_ref(m), Detail::Settled).await;
+    let now =
+        crate::run::status::collect_status(node, std::slice::from_ref(m), Detail::Settled).await;
     let Some(s) = now.modules.first() else {
         return Ok(outcome);
     };

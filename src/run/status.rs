@@ -27,15 +27,19 @@ pub(crate) struct NodeStatus {
 /// Every given module's status, and the exit code `status` should end with.
 /// `detail` says how much to read of settled containers: exact times and
 /// counts cost an inspect per container, the list call alone says the rest.
-pub(crate) async fn collect(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
+pub(crate) async fn collect_status(node: &Node, modules: &[Module], detail: Detail) -> NodeStatus {
     let targets: Vec<Target> = modules.iter().cloned().map(Target::whole).collect();
-    collect_targets(node, &targets, detail).await
+    collect_status_of(node, &targets, detail).await
 }
 
 /// The status of every target: a whole module, or one service of a stack
 /// (that service's containers alone, and the state they add up to): one
 /// status per target, in their order.
-pub(crate) async fn collect_targets(node: &Node, targets: &[Target], detail: Detail) -> NodeStatus {
+pub(crate) async fn collect_status_of(
+    node: &Node,
+    targets: &[Target],
+    detail: Detail,
+) -> NodeStatus {
     let mut modules = distinct_modules(targets);
     // What they require is read too (the same list call): whether they wait on it.
     let extra = super::waiting::requirements(node, targets);
@@ -214,7 +218,7 @@ fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
 
 /// The state of one target now, as `status` reads it (`None` when it cannot be read).
 pub(crate) async fn state_now(node: &Node, t: &Target) -> Option<State> {
-    let read = collect_targets(node, std::slice::from_ref(t), Detail::Settled).await;
+    let read = collect_status_of(node, std::slice::from_ref(t), Detail::Settled).await;
     read.modules.first().map(|s| s.state)
 }
 
@@ -224,7 +228,7 @@ pub(crate) async fn states_now(node: &Node, targets: &[Target]) -> Vec<State> {
     if targets.is_empty() {
         return Vec::new();
     }
-    let read = collect_targets(node, targets, Detail::Settled).await;
+    let read = collect_status_of(node, targets, Detail::Settled).await;
     read.modules.into_iter().map(|s| s.state).collect()
 }
 

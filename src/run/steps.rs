@@ -55,8 +55,9 @@ pub(super) struct Turn<'a> {
     pub(super) failures: &'a AtomicUsize,
 }
 
-/// What one target's work did besides its outcome, as it goes.
-#[derive(Default)]
+/// What one target's work did besides its outcome: each step returns it
+/// with its value, or with its error in a [`Failed`].
+#[derive(Default, Clone)]
 pub(super) struct Did {
     /// Said before the outcome's own, collected from each step.
     pub(super) warnings: Vec<Warning>,
@@ -70,7 +71,59 @@ pub(super) struct Did {
     pub(super) update: UpdateFacts,
 }
 
+/// A target's work that failed, with what it did before (an update's pull
+/// and recreate, a rollback): its report and its record say both.
+pub(super) struct Failed {
+    pub(super) error: anyhow::Error,
+    pub(super) did: Did,
+}
+
+/// A failure before the work did anything.
+impl From<anyhow::Error> for Failed {
+    fn from(error: anyhow::Error) -> Failed {
+        Failed {
+            error,
+            did: Did::default(),
+        }
+    }
+}
+
+/// A refusal before the work did anything (unusable, a config error).
+impl From<crate::error::HalError> for Failed {
+    fn from(error: crate::error::HalError) -> Failed {
+        anyhow::Error::from(error).into()
+    }
+}
+
+/// What a step of a target's work came to: its value and what it did, or
+/// its failure and what it did before.
+pub(super) type Worked<T> = Result<(T, Did), Failed>;
+
+/// A target's work as a result and what it did, either way.
+pub(super) fn split<T>(worked: Worked<T>) -> (anyhow::Result<T>, Did) {
+    match worked {
+        Ok((value, did)) => (Ok(value), did),
+        Err(Failed { error, did }) => (Err(error), did),
+    }
+}
+
 impl Did {
+    /// `error`, with what the work did so far.
+    pub(super) fn failed(&self, error: anyhow::Error) -> Failed {
+        Failed {
+            error,
+            did: self.clone(),
+        }
+    }
+
+    /// `result`, with what the work did.
+    pub(super) fn with<T>(self, result: anyhow::Result<T>) -> Worked<T> {
+        match result {
+            Ok(value) => Ok((value, self)),
+            Err(error) => Err(Failed { error, did: self }),
+        }
+    }
+
     pub(super) fn report(
         self,
         t: &Target,

@@ -1,4 +1,4 @@
-//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`run_targets`) does the rest; `follow::after_update` restarts the namespace dependents of what was recreated.
+//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`runner.rs`) does the rest; `follow::after_update` restarts the namespace dependents of what was recreated (`call.rs`).
 
 use crate::module::Module;
 use crate::module::progress::Progress;
@@ -6,18 +6,18 @@ use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
-use crate::run::steps::{Did, Launched, count, outcome_now, still_wanted};
+use crate::run::steps::{Did, Launched, Worked, count, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
 
-/// One module's update (or check), its lock taken; `did` says what it
-/// found, and when it got past the refusals and changed something.
+/// One module's update (or check), its lock taken, with what it did: what
+/// it found, and when it got past the refusals and changed something (said
+/// on a failure too: a failed recreate still counted).
 pub(super) async fn act(
     node: &Node,
     progress: &dyn Progress,
     m: &Module,
     opts: &UpdateOpts,
-    did: &mut Did,
-) -> anyhow::Result<Launched> {
+) -> Worked<Launched> {
     let t = Target::whole(m.clone());
     if opts.by_supervisor {
         still_wanted(node, m)?;
@@ -27,20 +27,26 @@ pub(super) async fn act(
     if opts.check {
         // A registry not asked is no "up to date": the check failed (exit 1).
         let checked = crate::stack::check_update(env, &stack).await?;
+        let mut did = Did::default();
         did.update.check = true;
         did.update.available = checked.available();
         did.update.images = checked.images;
         if let Some(cannot) = checked.cannot {
-            return Err(cannot.into());
+            return Err(did.failed(cannot.into()));
         }
-        return done(node, &t, Vec::new()).await;
+        return did.with(done(node, &t, Vec::new()).await);
     }
     let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted
     // below only when something is recreated.
     node.store.check_limit(&m.name, plan.limit, opts.force)?;
-    did.tried = true;
-    let pulled = crate::stack::pull_update(env, &stack, &plan).await?;
+    let mut did = Did {
+        tried: true,
+        ..Did::default()
+    };
+    let pulled = crate::stack::pull_update(env, &stack, &plan)
+        .await
+        .map_err(|e| did.failed(e))?;
     did.update.images = pulled.images.clone();
     if !pulled.changed() {
         // Nothing changed: nothing is recreated, nothing counts. Every image
@@ -53,15 +59,16 @@ pub(super) async fn act(
                         r.up_to_date();
                     }
                 })
-                .await?;
+                .await
+                .map_err(|e| did.failed(e))?;
         }
-        return done(node, &t, pulled.warnings).await;
+        return did.with(done(node, &t, pulled.warnings).await);
     }
-    did.warnings
-        .extend(count(node, m, plan.limit, opts.force).await?);
+    let counted = count(node, m, plan.limit, opts.force).await;
+    did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
-    let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await?;
-    Ok(Launched::of(launch))
+    let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await;
+    did.with(launch.map(Launched::of))
 }
 
 /// An update that changed nothing: the module's state now.

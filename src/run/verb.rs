@@ -145,6 +145,77 @@ impl Verb {
         }
     }
 
+    /// Whether the verb refuses, before anything is touched, a node whose
+    /// module graph cannot be built (a cycle, a `requires` naming no
+    /// module; exit 2, naming it): every verb a person runs does, `update
+    /// --check` included. The supervisor's keep the graph the watch holds
+    /// (a config that cannot be used keeps the one before). Exhaustive on
+    /// purpose: a new verb must say.
+    pub(crate) fn refuses_a_bad_graph(&self) -> bool {
+        match self {
+            Verb::Start { .. } | Verb::Stop { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
+                true
+            }
+            Verb::Update { opts } => !opts.by_supervisor,
+            Verb::AutoRestart { .. } | Verb::Repair { .. } => false,
+        }
+    }
+
+    /// Whether the verb ends at once (exit 6) when no target's engine
+    /// answers, rather than with one failed report per module: rescue waits
+    /// for the engine itself, and the supervisor reports each module.
+    pub(crate) fn checks_reachable(&self) -> bool {
+        match self {
+            Verb::Start { .. } | Verb::Stop { .. } | Verb::Restart { .. } => true,
+            Verb::Update { opts } => !opts.by_supervisor,
+            Verb::Rescue { .. } | Verb::AutoRestart { .. } | Verb::Repair { .. } => false,
+        }
+    }
+
+    /// Whether the verb adds, before its targets, what they require and is
+    /// not active (a start).
+    pub(crate) fn pulls_in(&self) -> bool {
+        matches!(self, Verb::Start { .. })
+    }
+
+    /// Whether the verb adds, before its targets, what requires them and
+    /// is not inactive (a stop).
+    pub(crate) fn pushes_out(&self) -> bool {
+        self.stops()
+    }
+
+    /// Whether the verb on every module (`--all`) asks once before it begins.
+    pub(crate) fn confirms_all(&self) -> bool {
+        matches!(self, Verb::Stop { .. } | Verb::Restart { .. })
+    }
+
+    /// Whether the critical modules, and what they require among the
+    /// targets, all go before the rest begins (each round in the graph's
+    /// layers): a rescue.
+    pub(crate) fn critical_first(&self) -> bool {
+        matches!(self, Verb::Rescue { .. })
+    }
+
+    /// How the modules whose tie to a module the verb recreated did not
+    /// survive (its network namespace, its volumes) are restarted after it,
+    /// if at all. Exhaustive on purpose: a new verb must say.
+    pub(crate) fn restarts_dependents(&self) -> Option<Followers> {
+        match self {
+            Verb::Restart { opts, .. } | Verb::Rescue { opts } => {
+                Some(Followers::Beside(opts.clone()))
+            }
+            Verb::Update { opts } if !opts.check => Some(Followers::Within),
+            // The watch looks at the modules in a namespace whose container
+            // started (`watch/netns.rs`); a start or stop leaves nothing a
+            // dependent joined behind.
+            Verb::Update { .. }
+            | Verb::Start { .. }
+            | Verb::Stop { .. }
+            | Verb::AutoRestart { .. }
+            | Verb::Repair { .. } => None,
+        }
+    }
+
     /// Whether a module gives its `--jobs` slot back before it only waits
     /// for `active`; an update holds it to the end, so a bad image stops
     /// at the first module.
@@ -160,6 +231,16 @@ impl Verb {
             _ => None,
         }
     }
+}
+
+/// How a verb restarts the dependents of what it recreated ([`Verb::restarts_dependents`]).
+pub(crate) enum Followers {
+    /// With these flags, each with its own report after the verb's
+    /// (`restart`, `rescue`).
+    Beside(StartOpts),
+    /// Said on the report of the module that caused it, in its warnings
+    /// (`update`, its rollback too).
+    Within,
 }
 
 /// The runner's context on one module's error (`start web`): read back as

@@ -6,7 +6,8 @@ use crate::module::outcome::{Outcome, Would};
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::run::node::Node;
-use crate::run::{Report, Verb};
+use crate::run::report::Report;
+use crate::run::verb::Verb;
 
 /// What a start of `t`, found in `state`, would do.
 async fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {

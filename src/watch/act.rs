@@ -12,7 +12,7 @@ use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::status::State;
 use crate::output::watch_log::{Failure, OnFailure, Plan, Release, WatchEvent};
-use crate::run::node::Node;
+use crate::run::Node;
 use crate::run::{self, Report, Verb};
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;

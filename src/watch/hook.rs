@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::run::node::Node;
+use crate::run::Node;
 
 /// How long `on_failure` may run before it is killed.
 pub(super) const TIMEOUT: Duration = Duration::from_secs(60);

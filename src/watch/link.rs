@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::stream::StreamExt;
 
 use crate::error::{HalError, OneLine};
-use crate::run::node::Node;
+use crate::run::Node;
 use crate::stack::Identity;
 use crate::stack::{EngineEvent, EventAction, Events, Session};
 use crate::util::timefmt::Stamp;

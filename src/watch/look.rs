@@ -44,7 +44,7 @@ impl Watcher<'_> {
         let node = std::rc::Rc::clone(&self.node);
         let node = self
             .drive(async move {
-                let node = crate::run::status::collect(&node, &mods, detail).await;
+                let node = crate::run::collect_status(&node, &mods, detail).await;
                 (mods, node)
             })
             .await?;

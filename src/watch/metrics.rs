@@ -7,7 +7,7 @@ use crate::module::Module;
 use crate::module::status::ModuleStatus;
 use crate::module::update_tally::UpdateTally;
 use crate::output::prometheus::{WatchSeries, render};
-use crate::run::node::Node;
+use crate::run::Node;
 use crate::util::atomic::{self, Mode, Sync};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::RepairScope;
@@ -93,7 +93,7 @@ impl Metrics {
             repairs: &self.repairs,
             last_pass: self.last_pass,
         };
-        let summary = crate::run::node_state::summary(node, &statuses);
+        let summary = crate::run::node_summary(node, &statuses);
         let text = render(&statuses, updates, Some(&series), Some(&summary));
         match replace(&self.path, &text) {
             Ok(()) => {

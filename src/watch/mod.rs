@@ -5,7 +5,7 @@
 //! new since the last pass) and a resync of every stack every `--resync` (a
 //! safety net: while the engine's events flow they say what changed) mark
 //! modules to look at; a look reads their
-//! status (`run::status::collect`), [`policy`] decides (pure rules), and
+//! status (`run::collect_status`), [`policy`] decides (pure rules), and
 //! restarts go through `run::run` exactly as a person's would: they count against the
 //! module's start limit and take its lock. Restarts run beside the loop; a
 //! module being restarted is not looked at until its restart has ended. Only
@@ -42,8 +42,8 @@ use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
 use crate::output::watch_log::{Log, WatchEvent};
+use crate::run::Node;
 use crate::run::Report;
-use crate::run::node::Node;
 use crate::stack::{EngineEvent, EventAction};
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, RepairScope, Supervisor};

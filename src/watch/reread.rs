@@ -9,7 +9,7 @@ use crate::error::HalError;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
 use crate::output::watch_log::WatchEvent;
-use crate::run::node::Node;
+use crate::run::Node;
 
 /// How often the config file's time and size are looked at: a change brings
 /// the pass forward, so a config is read as it changes, not at `--interval`.

@@ -73,7 +73,7 @@ pub(super) struct Round {
 
 impl Updates {
     /// The config's schedule, in the node's time zone (UTC, said at start-up, when it cannot be read).
-    pub(super) fn new(node: &crate::run::node::Node) -> Updates {
+    pub(super) fn new(node: &crate::run::Node) -> Updates {
         let (zone, problem) = match Zone::local() {
             Ok(z) => (z, None),
             Err(e) => (
@@ -96,7 +96,7 @@ impl Updates {
 
     /// The config was read again: its schedule and its bound on failures count
     /// from now on (a round under way goes on). True when the schedule changed.
-    pub(super) fn reread(&mut self, node: &crate::run::node::Node) -> bool {
+    pub(super) fn reread(&mut self, node: &crate::run::Node) -> bool {
         self.max_failures = node.config.auto_update_max_failures.unwrap_or(1).max(1);
         if node.config.auto_update == self.schedule {
             return false;

@@ -1,4 +1,4 @@
-//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through the runner (`run::run`, then `run::follow::after_update`), one at a time and never while the supervisor repairs them, and each result goes to the log.
+//! `auto_update`: the supervisor's scheduled updates. When a slot of the schedule comes, the stacks wanted up that do not opt out are updated through the runner (`run::verb`: the update, then the namespace dependents of what it recreated), one at a time and never while the supervisor repairs them, and each result goes to the log.
 //!
 //! A round takes one module at a time from its queue; the module being
 //! updated counts as in flight, so the supervisor neither looks at it nor
@@ -14,6 +14,7 @@ use super::rounds::{Round, RoundTurn, Slot, turn};
 use super::{BUSY_RECHECK, EVENT_SETTLE, Watcher, WorkDone};
 use crate::module::Module;
 use crate::module::status::Desired;
+use crate::module::target::Target;
 use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
 use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
@@ -142,11 +143,23 @@ impl Watcher<'_> {
         };
         self.work.push(Box::pin(async move {
             let verb = crate::run::Verb::Update { opts };
-            let mut reports = crate::run::run(&node, progress, vec![m], &verb, 1).await;
-            crate::run::follow::after_update(&node, progress, &mut reports, 1, &|_, _| {}).await;
+            let caller = crate::run::Caller {
+                progress,
+                note: &|_| {},
+                confirm: None,
+                finished: &|_, _| {},
+            };
+            let call = crate::run::Call {
+                verb: &verb,
+                targets: vec![Target::whole(m)],
+                jobs: 1,
+                dry_run: false,
+            };
+            // The supervisor's verb has nothing to refuse (`Verb::refuses_a_bad_graph`).
+            let ran = crate::run::verb(&node, &caller, call).await;
             WorkDone::Update {
                 module: name,
-                report: reports.pop().map(Box::new),
+                report: ran.ok().and_then(|mut r| r.reports.pop()).map(Box::new),
             }
         }));
     }

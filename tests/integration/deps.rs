@@ -328,3 +328,60 @@ fn start_all_and_patterns_follow_the_layers() {
         hal(&rig).args(["--yes", "module", "stop", "--all"]).code(0);
     }
 }
+
+/// `db` joins the network `gw` creates (an inferred `requires`), both
+/// started; their container ids, to show nothing was touched.
+fn network_pair(rig: &Rig) -> (String, String, String) {
+    let db = rig.db_on_gw_net();
+    let gw = rig.network_gw();
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    hal(rig).args(["module", "start", &db]).code(0);
+    let ids = format!("{}\n{}", rig::ids(&gw).trim(), rig::ids(&db).trim());
+    assert_eq!(ids.lines().count(), 2, "{ids}");
+    (gw, db, ids)
+}
+
+/// Every verb that acts refuses a graph that cannot be built, before it
+/// touches anything: exit 2, naming why (`words`); `status` still reads.
+fn refused_by_every_verb(rig: &Rig, gw: &str, db: &str, ids: &str, words: &str) {
+    for verb in [
+        vec!["module", "restart", db],
+        vec!["--yes", "module", "rescue", db],
+        vec!["update", db],
+    ] {
+        let mut call = hal(rig);
+        for a in &verb {
+            call = call.arg(a);
+        }
+        let run = call.code(2);
+        assert!(run.stderr.contains(words), "{verb:?}: {run}");
+        let now = format!("{}\n{}", rig::ids(gw).trim(), rig::ids(db).trim());
+        assert_eq!(now, ids, "{verb:?} touched a container: {run}");
+    }
+    assert_eq!(rig.status(db).code(0).state(), "active");
+}
+
+/// Issue 52: a cycle through an inferred edge stops restart, rescue and
+/// update as it stops start and stop.
+#[test]
+fn a_cycle_through_an_inferred_edge_stops_restart_rescue_and_update() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, db, ids) = network_pair(&rig);
+    // gw requires db (declared), db requires gw (its external network).
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{gw}]\nrequires = [\"{db}\"]\n"
+    ));
+    let cycle = format!("a cycle: {db} → {gw} → {db}");
+    refused_by_every_verb(&rig, &gw, &db, &ids, &cycle);
+}
+
+/// Issue 52: a `requires` naming no module stops restart, rescue and update.
+#[test]
+fn a_requires_naming_no_module_stops_restart_rescue_and_update() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, db, ids) = network_pair(&rig);
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{db}]\nrequires = [\"nosuch\"]\n"
+    ));
+    refused_by_every_verb(&rig, &gw, &db, &ids, "\"nosuch\" is no module");
+}

@@ -61,7 +61,7 @@ pub(crate) async fn run(ctx: &Ctx, a: AdoptArgs) -> anyhow::Result<Exit> {
     node.store.check_writable()?;
     let instances = find_instances(ctx).await?;
     let stacks: Vec<_> = node.inventory.stacks().cloned().collect();
-    let status = crate::run::status::collect(node, &stacks, ctx.ui.status_detail()).await;
+    let status = crate::run::collect_status(node, &stacks, ctx.ui.status_detail()).await;
     for w in status.warnings.iter().chain(&status.errors) {
         ctx.ui.warn(w);
     }
@@ -219,7 +219,7 @@ async fn act(ctx: &Ctx, step: &ToAdopt) -> anyhow::Result<Option<Baseline>> {
         adoption_of(&*init)?.disarm(&u.unit, STOP_TIMEOUT).await?;
     }
     let (baseline, warnings) =
-        crate::run::adopt::stack(node, &ctx.ui, m, step.desired, step.runs).await?;
+        crate::run::adopt_stack(node, &ctx.ui, m, step.desired, step.runs).await?;
     for w in &warnings {
         ctx.ui.warn(&w.to_string());
     }

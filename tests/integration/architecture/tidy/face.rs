@@ -3,15 +3,16 @@
 //! compiler then keeps the layers above out), and no child names the face,
 //! only the sibling that defines what it needs (`crate::stack::start::Stack`,
 //! never `crate::stack::Stack`), so the face stays the top floor of its folder
-//! (ARCHITECTURE.md, `stack/`). `stack.rs` sits beside its folder rather than
-//! in it so that the start code the old `stack/mod.rs` held kept its history
-//! as `stack/start/mod.rs`.
+//! (ARCHITECTURE.md, `stack/`, `run/`). `stack.rs` sits beside its folder
+//! rather than in it so that the start code the old `stack/mod.rs` held kept
+//! its history as `stack/start/mod.rs`; `run.rs` followed (the runner the old
+//! `run/mod.rs` held is `run/runner.rs`).
 
 use super::super::code::Source;
 use super::super::imports::Graph;
 
 /// The folders whose module file is their face.
-pub(in crate::architecture) const FACES: &[&str] = &["stack"];
+pub(in crate::architecture) const FACES: &[&str] = &["stack", "run"];
 
 /// Every child of a face that names the face (an import graph edge from
 /// `FOLDER::…` to `FOLDER`).
@@ -103,9 +104,27 @@ mod self_tests {
         // Outside the folder, the face is the way in.
         let f = files(&[
             ("stack/mod.rs", "pub(crate) struct Stack;\n"),
-            ("run/mod.rs", "use crate::stack::Stack;\n"),
+            ("cmd/mod.rs", "use crate::stack::Stack;\n"),
         ]);
         assert!(children_naming_their_face(&graph(&f)).is_empty());
+        // `run/` is a face's folder too: its children name the sibling.
+        let f = files(&[
+            (
+                "run.rs",
+                "mod node;\nmod follow;\npub(crate) use node::Node;\n",
+            ),
+            ("run/node.rs", "pub(crate) struct Node;\n"),
+            (
+                "run/follow.rs",
+                "use crate::run::node::Node;\nuse crate::run::Node as N;\n",
+            ),
+        ]);
+        let v = children_naming_their_face(&graph(&f));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].starts_with("src/run/follow.rs:2: run::follow -> run"),
+            "{v:?}"
+        );
     }
 
     #[test]
@@ -116,6 +135,10 @@ mod self_tests {
         assert!(v[0].starts_with("src/stack/mod.rs:3:"), "{v:?}");
         let v = open_children(&sources(&files(&[("stack.rs", text)])));
         assert!(v[0].starts_with("src/stack.rs:3:"), "{v:?}");
+        let text = "//! x\nmod node;\npub(crate) mod follow;\npub(crate) use node::Node;\n";
+        let v = open_children(&sources(&files(&[("run.rs", text)])));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].starts_with("src/run.rs:3:"), "{v:?}");
         // A test-only child is test code.
         let text = "mod start;\n#[cfg(test)]\npub(crate) mod memory;\n";
         assert!(open_children(&sources(&files(&[("stack/mod.rs", text)]))).is_empty());

@@ -1,22 +1,4 @@
-//! Runs a verb on many modules at once, bounded, and dispatches each to its kind (stack or host).
-
-mod act;
-pub(crate) mod adopt;
-mod backend;
-mod ended;
-pub(crate) mod follow;
-mod graph;
-pub(crate) mod node;
-pub(crate) mod node_state;
-pub(crate) mod pulled;
-mod report;
-mod settle;
-pub(crate) mod status;
-mod steps;
-pub(crate) mod update;
-mod verb;
-mod waiting;
-pub(crate) mod would;
+//! The one runner: a verb on many targets at once, bounded, in the graph's layers, each dispatched to its kind (stack or host) under its lock.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -26,13 +8,13 @@ use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
 use crate::run::node::Node;
-use crate::run::steps::{Did, Turn, outcome_now, reachable};
+use crate::run::report::Report;
+use crate::run::steps::{Did, Turn, Worked, outcome_now, reachable, split};
+use crate::run::verb::Verb;
+use crate::run::{act, ended, pulled, status};
 use crate::stack;
 use anyhow::Context;
 use futures_util::stream::{self, StreamExt};
-
-pub(crate) use report::{Report, without_step};
-pub(crate) use verb::{UpdateOpts, Verb};
 
 /// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.
 pub(crate) async fn run(
@@ -115,11 +97,11 @@ impl Turn<'_> {
             let state = status::state_now(node, t).await;
             return Report::skipped(t, state, max);
         }
-        let mut did = Did::default();
-        let result = match slot.context("the --jobs slots closed") {
-            Ok(slot) => self.one(t, slot, &mut did).await,
-            Err(e) => Err(e),
+        let worked = match slot.context("the --jobs slots closed") {
+            Ok(slot) => self.one(t, slot).await,
+            Err(e) => Err(e.into()),
         };
+        let (result, did) = split(worked);
         let result = result.with_context(|| verb.step(t.label()));
         self.progress.done(&t.module.name);
         let report = did.report(t, verb, result, began.elapsed());
@@ -165,45 +147,45 @@ pub(crate) async fn check_services(node: &Node, targets: &[Target]) -> anyhow::R
 impl Turn<'_> {
     /// One target's work, its slot taken: usable, its engine reachable, its
     /// lock taken; the verb's own work, the wait, and how it ended recorded
-    /// under the lock.
-    async fn one(
-        self,
-        t: &Target,
-        slot: tokio::sync::SemaphorePermit<'_>,
-        did: &mut Did,
-    ) -> anyhow::Result<Outcome> {
+    /// under the lock; with what it did.
+    async fn one(self, t: &Target, slot: tokio::sync::SemaphorePermit<'_>) -> Worked<Outcome> {
         let (node, verb) = (self.node, self.verb);
         let m = &t.module;
         m.usable()?;
         if !verb.acts_on(m) {
-            return outcome_now(node, t, Vec::new()).await;
+            return Ok((outcome_now(node, t, Vec::new()).await?, Did::default()));
         }
         // Reach the engine first: a start that cannot happen must not count.
         reachable(node, m).await?;
         let mut lock = Some(node.store.lock_module(&m.name).await?);
-        let result = match act::act(self, t, did).await {
-            Ok(launched) => {
+        let worked = match act::act(self, t).await {
+            Ok((launched, did)) => {
                 // What is left is waiting: another module may have the slot.
                 if verb.releases_slot_before_wait() {
                     drop(slot);
                 }
                 act::wait(self, t, launched, &mut lock, did).await
             }
-            Err(e) => Err(e),
+            Err(failed) => Err(failed),
         };
+        let (result, mut did) = split(worked);
         // Under the lock (a stop recorded itself before letting it go).
         if lock.is_some()
-            && let Some(ended) = ended::of(node, t, verb, &result, did)
+            && let Some(ended) = ended::of(node, t, verb, &result, &did)
         {
             did.warnings.extend(ended::record(node, m, ended).await);
         }
         drop(lock);
-        let outcome = result?;
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) => return did.with(Err(e)),
+        };
         let mut warnings = std::mem::take(&mut did.warnings);
         warnings.extend(outcome.warnings);
-        Ok(Outcome {
+        let outcome = Outcome {
             warnings,
             ..outcome
-        })
+        };
+        Ok((outcome, did))
     }
 }
