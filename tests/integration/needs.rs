@@ -67,6 +67,48 @@ fn a_restart_of_a_namespace_provider_restarts_its_dependents_and_status_tells_a_
     assert_eq!(doc["modules"][0]["state"], "active", "{doc}");
 }
 
+/// A provider stopped behind hal's back (not restarted, not removed) leaves its
+/// dependent running without a network: every output calls it `degraded`, naming
+/// the stopped provider, none `active`.
+#[test]
+fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    docker(&["stop", "-t", "0", &format!("{gw}-main")]);
+    assert_eq!(inspect(&format!("{tun}-vpn-1"), "{{.State.Running}}"), "true");
+    let said = format!("service vpn in a dead network namespace: {gw}-main is stopped");
+
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let row = &doc["modules"][0];
+    assert_eq!(row["state"], "degraded", "{doc}");
+    assert!(
+        row["reason"].as_str().unwrap_or_default().contains(&said),
+        "{doc}"
+    );
+    // The whole node's document, and --failed's, say the same of it.
+    let all = hal(&rig).args(["--json", "status"]).code(3);
+    assert_eq!(all.state_of(&tun), "degraded", "{all}");
+    let failed = hal(&rig).args(["--json", "status", "--failed"]).code(3);
+    assert_eq!(failed.state_of(&tun), "degraded", "{failed}");
+    let table = hal(&rig).args(["status", &tun]).code(3);
+    let line = table
+        .stdout
+        .lines()
+        .find(|l| l.contains(tun.as_str()))
+        .unwrap_or_default();
+    assert!(line.contains("degraded") && line.contains(&said), "{table}");
+    hal(&rig).args(["-q", "status", &tun]).code(3);
+
+    // The provider runs again: the dependent's namespace is the old one, said so.
+    docker(&["start", &format!("{gw}-main")]);
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("{gw}-main started again after it")),
+        "{doc}"
+    );
+}
+
 #[test]
 fn a_namespace_provider_restarted_behind_hals_back_has_its_dependents_moved_under_the_watch() {
     let Some(rig) = rig::engine() else { return };
