@@ -54,7 +54,7 @@ async fn run(
     // refused before anything is touched.
     run::check_reachable(&ctx.node, &targets, &verb).await?;
     run::check_services(&ctx.node, &targets).await?;
-    let Expanded { targets, because } = expand(ctx, targets, &verb).await?;
+    let Expanded { targets, because } = expand(ctx, targets, &verb, false).await?;
     if t.all && confirm_all && !targets.is_empty() {
         let question = format!("{} all {} modules?", verb.name(), targets.len());
         if !ctx.ui.confirm(&question)? {
@@ -80,7 +80,7 @@ async fn run(
 async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Exit> {
     run::check_reachable(&ctx.node, &targets, verb).await?;
     run::check_services(&ctx.node, &targets).await?;
-    let Expanded { targets, because } = expand(ctx, targets, verb).await?;
+    let Expanded { targets, because } = expand(ctx, targets, verb, true).await?;
     let began = std::time::Instant::now();
     let reports = run::would::plan(&ctx.node, targets, verb).await;
     for r in &reports {
@@ -92,8 +92,14 @@ async fn plan(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Ex
 }
 
 /// A start's targets with what they require and is not up; a stop's with
-/// what requires them and is up; each added module said on stderr.
-async fn expand(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<Expanded> {
+/// what requires them and is up; each added module said on stderr (as what
+/// it would undergo under `--dry-run`).
+async fn expand(
+    ctx: &Ctx,
+    targets: Vec<Target>,
+    verb: &Verb,
+    dry_run: bool,
+) -> anyhow::Result<Expanded> {
     let (expanded, starting) = match verb {
         Verb::Start { .. } => (pulled::pull_in(&ctx.node, targets).await?, true),
         Verb::Stop { .. } => (pulled::push_out(&ctx.node, targets).await?, false),
@@ -106,7 +112,8 @@ async fn expand(ctx: &Ctx, targets: Vec<Target>, verb: &Verb) -> anyhow::Result<
     };
     for t in &expanded.targets {
         if let Some(why) = expanded.because.get(&t.module.name) {
-            ctx.ui.note(&pulled::words(&t.module.name, why, starting));
+            let said = pulled::words(&t.module.name, why, starting, dry_run);
+            ctx.ui.note(&said);
         }
     }
     Ok(expanded)

@@ -75,7 +75,10 @@ fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
     let Some(rig) = rig::engine() else { return };
     let (gw, tun) = gateway(&rig);
     docker(&["stop", "-t", "0", &format!("{gw}-main")]);
-    assert_eq!(inspect(&format!("{tun}-vpn-1"), "{{.State.Running}}"), "true");
+    assert_eq!(
+        inspect(&format!("{tun}-vpn-1"), "{{.State.Running}}"),
+        "true"
+    );
     let said = format!("service vpn in a dead network namespace: {gw}-main is stopped");
 
     let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();

@@ -73,11 +73,7 @@ fn a_failed_module_ends_the_wait_even_inside_its_window() {
     assert_eq!(n.state, NodeState::Degraded);
     assert_eq!(n.until, None);
     assert_eq!(n.not_active, ["db", "web"]);
-    assert!(
-        n.line().contains("not active: db, web"),
-        "{}",
-        n.line()
-    );
+    assert!(n.line().contains("not active: db, web"), "{}", n.line());
     // Without it, the one still coming up keeps the node starting.
     assert_eq!(node(&all[1..], Some(1000), 1010).state, NodeState::Starting);
 }
