@@ -296,6 +296,44 @@ fn a_rescue_of_a_namespace_provider_restarts_its_dependents_into_the_new_namespa
     assert_eq!(rig.state_of(&tun), "active");
 }
 
+/// A dependent the rescue restarts after its provider is a line of the report that
+/// says the state it was in, as status read it (not `unknown`), and every verb's fields.
+#[test]
+fn a_rescue_reports_the_state_its_namespace_dependents_were_in() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    // Behind hal's back: tun left in a dead namespace, degraded.
+    docker(&["restart", "-t", "0", &format!("{gw}-main")]);
+    assert_eq!(rig.state_of(&tun), "degraded");
+    let out = hal(&rig)
+        .args(["--yes", "--json", "module", "rescue", &gw])
+        .code(0);
+    let doc = out.json();
+    let rows = doc["modules"].as_array().cloned().unwrap_or_default();
+    let row = rows
+        .iter()
+        .find(|r| r["name"] == tun.as_str())
+        .unwrap_or_else(|| panic!("{tun} not in {doc}"));
+    assert_eq!(row["action"], "restart", "{doc}");
+    assert_eq!(row["was"], "degraded", "{doc}");
+    assert_eq!(
+        (
+            &row["now"],
+            &row["state"],
+            &row["changed"],
+            &row["exit_code"]
+        ),
+        (
+            &serde_json::json!("active"),
+            &serde_json::json!("active"),
+            &serde_json::json!(true),
+            &serde_json::json!(0)
+        ),
+        "{doc}"
+    );
+    assert!(in_current_namespace(&gw, &tun), "{out}");
+}
+
 /// The first pass of the watch finds both down at once (as after an engine
 /// restart): `after` orders the repairs, though it requires nothing.
 #[test]
