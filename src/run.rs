@@ -31,6 +31,10 @@ pub(crate) use verb::{UpdateOpts, Verb};
 // and the check `status MODULE/SERVICE` shares.
 pub(crate) use runner::{check_services, run};
 
+// The namespace and volume dependents a restart of some modules takes with
+// it: rescue reads their state before it acts.
+pub(crate) use follow::dependents_to_restart;
+
 // A verb's result per module.
 pub(crate) use report::{Report, without_step};
 

@@ -8,13 +8,14 @@ use serde::Serialize;
 use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
-use crate::error::{Exit, HalError, OneLine};
-use crate::module::KindTag;
-use crate::module::outcome::StartOpts;
+use crate::error::{Exit, HalError};
+use crate::module::outcome::{StartOpts, Would};
 use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
+use crate::module::warning::Warning;
+use crate::module::{KindTag, Module};
 use crate::output::tables::{self, RescueDone, RescueStep};
-use crate::output::view::{Rows, Style};
+use crate::output::view::{Modules, Rows, Style};
 use crate::run::{self, Verb};
 
 /// How long rescue waits for a Docker engine that is down.
@@ -31,12 +32,42 @@ struct ToRescue {
     critical: bool,
 }
 
-/// What the report says of a module rescued.
+/// What the report says of a module rescued: rescue's own `now` beside the
+/// fields of every verb's document (`state`, `diagnosis`, `exit_code`,
+/// `warnings`, `changed`), as `start`, `stop` and `restart` say them.
 #[derive(Serialize)]
 struct Rescued {
     /// Its state now, or `None` when its rescue failed.
     now: Option<State>,
+    /// Its state now; `failed` when its rescue failed.
+    state: Option<State>,
+    /// A failure's diagnosis: which service is not up, its state and last log lines.
+    diagnosis: Option<String>,
+    /// 0 when it is active again; the failure's code, or 1 when it came back not active.
+    exit_code: u8,
     took_ms: u64,
+    warnings: Vec<Warning>,
+    /// Whether it was recreated or restarted (false when that failed).
+    changed: bool,
+}
+
+/// A line of `rescue --dry-run`'s document: the plan's line with the fields of
+/// every verb's document as a dry run says them (`start --dry-run`'s): its
+/// `state` now, nothing changed, and what it `would` undergo.
+#[derive(Serialize)]
+struct Foreseen<'a> {
+    #[serde(flatten)]
+    step: &'a ToRescue,
+    state: State,
+    ok: bool,
+    error: Option<String>,
+    diagnosis: Option<String>,
+    exit_code: u8,
+    took_ms: u64,
+    warnings: Vec<Warning>,
+    changed: bool,
+    /// `recreate` (a stack) or `restart` (a unit: reset-failed, then restart).
+    would: Would,
 }
 
 pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
@@ -59,12 +90,20 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         ctx.ui.warn(w);
     }
     let plan = plan(ctx, &node.modules, !a.modules.is_empty(), a.auto);
+    if a.dry_run && !plan.is_empty() {
+        let rows: Vec<Foreseen> = plan.iter().map(ToRescue::foreseen).collect();
+        ctx.ui.show(&Modules::new(&rows));
+        return Ok(Exit::Ok);
+    }
     let ask = PlanAsk {
         dry_run: a.dry_run,
         nothing: "nothing to rescue: no module is failed",
         question: Some(format!("rescue {} module(s)?", plan.len())),
     };
-    let apply = async || rescue(ctx, &plan, &node.modules, a.timeout).await;
+    let apply = async || {
+        let before = with_dependents(ctx, &plan, &node.modules).await;
+        rescue(ctx, &plan, &before, a.timeout).await
+    };
     Ok(match confirm_and_apply(ctx, &plan, ask, apply).await? {
         PlanEnd::Stopped(exit) => exit,
         PlanEnd::Applied { exit, took } => {
@@ -138,15 +177,7 @@ async fn rescue<'a>(
         })
         .map(|(step, r)| {
             exit = exit.worst(r.exit());
-            Done {
-                step,
-                ok: r.result.as_ref().is_ok_and(|o| o.state == State::Active),
-                after: Rescued {
-                    now: r.result.as_ref().ok().map(|o| o.state),
-                    took_ms: u64::try_from(r.took.as_millis()).unwrap_or(u64::MAX),
-                },
-                error: r.result.as_ref().err().map(|e| OneLine(e).to_string()),
-            }
+            done_row(step, r, &verb)
         })
         .collect();
     for r in &done {
@@ -158,6 +189,53 @@ async fn rescue<'a>(
         exit = Exit::Failed;
     }
     (rows, exit)
+}
+
+/// The report's line of one step, with its module's report: `ok` when the
+/// module is active again, and the fields of every verb's document.
+fn done_row<'a>(step: Cow<'a, ToRescue>, r: &run::Report, verb: &Verb) -> Done<'a, ToRescue> {
+    let ok = r.result.as_ref().is_ok_and(|o| o.state == State::Active);
+    let doc = r.to_json(verb);
+    let exit = match r.exit() {
+        Exit::Ok if !ok => Exit::Failed,
+        e => e,
+    };
+    Done {
+        step,
+        ok,
+        after: Rescued {
+            now: r.result.as_ref().ok().map(|o| o.state),
+            state: doc.state,
+            diagnosis: doc.diagnosis,
+            exit_code: exit.code(),
+            took_ms: doc.took_ms,
+            warnings: doc.warnings,
+            changed: doc.changed,
+        },
+        error: doc.error,
+    }
+}
+
+/// `before` and, beside it, the statuses of the modules the plan's would
+/// restart after them (their namespace dependents) that it does not hold: each
+/// follower's line says the state it was in, not `unknown`.
+async fn with_dependents(
+    ctx: &Ctx,
+    plan: &[ToRescue],
+    before: &[ModuleStatus],
+) -> Vec<ModuleStatus> {
+    let names: Vec<String> = plan.iter().map(|s| s.name.clone()).collect();
+    let more: Vec<Module> = run::dependents_to_restart(&ctx.node, &names, &names)
+        .into_iter()
+        .filter(|d| !before.iter().any(|s| &s.name == d))
+        .filter_map(|d| ctx.node.inventory.get(&d).cloned())
+        .collect();
+    let mut out = before.to_vec();
+    if !more.is_empty() {
+        let read = crate::run::collect_status(&ctx.node, &more, ctx.ui.status_detail()).await;
+        out.extend(read.modules);
+    }
+    out
 }
 
 /// The step of a module restarted after one rescue recreated (it shares its
@@ -258,6 +336,34 @@ impl ToRescue {
             action: self.action,
             why: self.reason.as_deref().unwrap_or(""),
         }
+    }
+}
+
+impl ToRescue {
+    /// Its line of `rescue --dry-run`'s document: nothing done, nothing changed.
+    fn foreseen(&self) -> Foreseen<'_> {
+        Foreseen {
+            step: self,
+            state: self.was,
+            ok: true,
+            error: None,
+            diagnosis: None,
+            exit_code: Exit::Ok.code(),
+            took_ms: 0,
+            warnings: Vec::new(),
+            changed: false,
+            would: if self.kind == KindTag::Host.as_str() {
+                Would::Restart
+            } else {
+                Would::Recreate
+            },
+        }
+    }
+}
+
+impl Rows for Foreseen<'_> {
+    fn table(rows: &[Self], style: &Style) -> String {
+        tables::rescue_plan(rows.iter().map(|r| r.step.row()), style)
     }
 }
 

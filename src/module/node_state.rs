@@ -7,7 +7,9 @@
 //! - `running`: every module wanted up is `active` (also when none is wanted up);
 //! - `starting`: some module wanted up is not active yet, and each such module is
 //!   still inside its window (the node came up less than its start timeout ago)
-//!   and not held by `hal watch` (a hold is a failure that stays);
+//!   and not `failed` (the contract's "until every module wanted up is active,
+//!   failed or past its timeout": a failure, held by `hal watch` or not, ends
+//!   the wait; the watch may still bring it back, and the node reads `running` then);
 //! - `degraded`: otherwise.
 //!
 //! Modules nobody asked hal to run (no desired state, or `down`) count for nothing,
@@ -77,7 +79,10 @@ pub(crate) fn judge(modules: &[Wanted<'_>], up_since: Option<Stamp>, now: Stamp)
     let window_end = |w: &Wanted<'_>| up_since.map(|t| t.plus(w.timeout));
     let coming = down.iter().filter(|w| {
         w.status.held.is_none()
-            && !matches!(w.status.state, State::Invalid | State::Conflict)
+            && !matches!(
+                w.status.state,
+                State::Failed | State::Invalid | State::Conflict
+            )
             && window_end(w).is_some_and(|end| now < end)
     });
     let until = coming.clone().filter_map(|w| window_end(w)).max();

@@ -194,28 +194,41 @@ impl Serialize for Reasons {
 }
 
 /// A container left in a dead network namespace (`network_mode: container:X`):
-/// X started again after it, or X is gone (recreated, removed).
+/// X started again after it, is stopped, or is gone (recreated, removed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StaleNamespace {
     /// X's name, or its short id when it is gone.
     pub provider: String,
-    /// X is gone: the container must be recreated to find X's successor by name.
-    pub gone: bool,
+    /// What became of X.
+    pub fate: ProviderFate,
+}
+
+/// What became of the container whose network namespace a running one joined.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ProviderFate {
+    /// It runs again, in a new namespace: a restart of the container joins it.
+    StartedAgain,
+    /// It is stopped (not removed): there is no namespace to join until it runs again.
+    Stopped,
+    /// It is gone: the container must be recreated to find X's successor by name.
+    Gone,
 }
 
 impl StaleNamespace {
-    /// `in the network namespace of gw-main, which started again after it`.
+    /// `in a dead network namespace: gw-main started again after it` (`…: gw-main is stopped`).
     pub(crate) fn describe(&self) -> String {
-        if self.gone {
-            format!(
+        match self.fate {
+            ProviderFate::Gone => format!(
                 "in the network namespace of container {}, which is gone",
                 self.provider
-            )
-        } else {
-            format!(
+            ),
+            ProviderFate::StartedAgain => format!(
                 "in a dead network namespace: {} started again after it",
                 self.provider
-            )
+            ),
+            ProviderFate::Stopped => {
+                format!("in a dead network namespace: {} is stopped", self.provider)
+            }
         }
     }
 }

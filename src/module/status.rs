@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use crate::module::reason::{MissingService, Reasons, StaleNamespace};
+pub(crate) use crate::module::reason::{MissingService, ProviderFate, Reasons, StaleNamespace};
 use crate::module::run_state::{Health, ServiceState};
 pub(crate) use crate::module::state::State;
 use crate::module::{KindTag, Module};

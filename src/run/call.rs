@@ -85,7 +85,7 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
         dry_run,
     } = call;
     check(node, &targets, verb).await?;
-    let Expanded { targets, because } = expand(node, caller, targets, verb).await?;
+    let Expanded { targets, because } = expand(node, caller, targets, verb, dry_run).await?;
     if dry_run {
         let began = Instant::now();
         let reports = would::plan(node, targets, verb).await;
@@ -154,12 +154,13 @@ pub(crate) async fn check(node: &Node, targets: &[Target], verb: &Verb) -> anyho
 }
 
 /// The targets with what the graph adds for `verb`, each added module said
-/// to the caller.
+/// to the caller (as what it would undergo under `--dry-run`).
 async fn expand(
     node: &Node,
     caller: &Caller<'_>,
     targets: Vec<Target>,
     verb: &Verb,
+    dry_run: bool,
 ) -> anyhow::Result<Expanded> {
     let (expanded, starting) = if verb.pulls_in() {
         (pulled::pull_in(node, targets).await?, true)
@@ -173,7 +174,7 @@ async fn expand(
     };
     for t in &expanded.targets {
         if let Some(why) = expanded.because.get(&t.module.name) {
-            (caller.note)(&pulled::words(&t.module.name, why, starting));
+            (caller.note)(&pulled::words(&t.module.name, why, starting, dry_run));
         }
     }
     Ok(expanded)

@@ -93,18 +93,26 @@ async fn expand(node: &Node, targets: Vec<Target>, starting: bool) -> anyhow::Re
 }
 
 /// What `start`/`stop` says of an added module on stderr:
-/// `db: starting first (app1 requires it)`, `app1: stopping first (requires db)`.
-pub(crate) fn words(module: &str, because: &[String], starting: bool) -> String {
+/// `db: starting first (app1 requires it)`, `app1: stopping first (requires db)`;
+/// under `--dry-run`, which does nothing, `db: would start first (…)`,
+/// `app1: would stop first (…)`.
+pub(crate) fn words(module: &str, because: &[String], starting: bool, dry_run: bool) -> String {
     let list = because.join(", ");
+    let doing = match (starting, dry_run) {
+        (true, false) => "starting first",
+        (true, true) => "would start first",
+        (false, false) => "stopping first",
+        (false, true) => "would stop first",
+    };
     if starting {
         let verb = if because.len() == 1 {
             "requires"
         } else {
             "require"
         };
-        format!("{module}: starting first ({list} {verb} it)")
+        format!("{module}: {doing} ({list} {verb} it)")
     } else {
-        format!("{module}: stopping first (requires {list})")
+        format!("{module}: {doing} (requires {list})")
     }
 }
 

@@ -52,6 +52,31 @@ fn row<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("{name} not in {doc}"))
 }
 
+/// A dry run does nothing, and says so of the modules it adds: `would start first`,
+/// `would stop first`, never `starting first`/`stopping first`.
+#[test]
+fn a_dry_run_says_what_would_go_first_not_that_it_goes() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack("app", stack().service("app").keeps_running());
+    let db = rig.stack("db", stack().service("db").keeps_running());
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{app}]\nrequires = [\"{db}\"]\n"
+    ));
+
+    let run = hal(&rig).args(["start", "--dry-run", &app]).code(0);
+    let line = format!("{db}: would start first ({app} requires it)");
+    assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    assert!(!run.stderr.contains("starting first"), "{run}");
+    assert_eq!(rig.state_of(&db), "inactive", "a dry run changes nothing");
+
+    hal(&rig).args(["start", &app]).code(0);
+    let run = hal(&rig).args(["stop", "--dry-run", &db]).code(0);
+    let line = format!("{app}: would stop first (requires {db})");
+    assert!(run.stderr.contains(&line), "no {line:?}: {run}");
+    assert!(!run.stderr.contains("stopping first"), "{run}");
+    assert_eq!(rig.state_of(&app), "active", "a dry run changes nothing");
+}
+
 #[test]
 fn start_pulls_in_requirements_and_stop_stops_dependents_first() {
     let Some(rig) = rig::engine() else { return };

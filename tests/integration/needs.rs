@@ -67,6 +67,51 @@ fn a_restart_of_a_namespace_provider_restarts_its_dependents_and_status_tells_a_
     assert_eq!(doc["modules"][0]["state"], "active", "{doc}");
 }
 
+/// A provider stopped behind hal's back (not restarted, not removed) leaves its
+/// dependent running without a network: every output calls it `degraded`, naming
+/// the stopped provider, none `active`.
+#[test]
+fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    docker(&["stop", "-t", "0", &format!("{gw}-main")]);
+    assert_eq!(
+        inspect(&format!("{tun}-vpn-1"), "{{.State.Running}}"),
+        "true"
+    );
+    let said = format!("service vpn in a dead network namespace: {gw}-main is stopped");
+
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let row = &doc["modules"][0];
+    assert_eq!(row["state"], "degraded", "{doc}");
+    assert!(
+        row["reason"].as_str().unwrap_or_default().contains(&said),
+        "{doc}"
+    );
+    // The whole node's document, and --failed's, say the same of it.
+    let all = hal(&rig).args(["--json", "status"]).code(3);
+    assert_eq!(all.state_of(&tun), "degraded", "{all}");
+    let failed = hal(&rig).args(["--json", "status", "--failed"]).code(3);
+    assert_eq!(failed.state_of(&tun), "degraded", "{failed}");
+    let table = hal(&rig).args(["status", &tun]).code(3);
+    let line = table
+        .stdout
+        .lines()
+        .find(|l| l.contains(tun.as_str()))
+        .unwrap_or_default();
+    assert!(line.contains("degraded") && line.contains(&said), "{table}");
+    hal(&rig).args(["-q", "status", &tun]).code(3);
+
+    // The provider runs again: the dependent's namespace is the old one, said so.
+    docker(&["start", &format!("{gw}-main")]);
+    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("{gw}-main started again after it")),
+        "{doc}"
+    );
+}
+
 #[test]
 fn a_namespace_provider_restarted_behind_hals_back_has_its_dependents_moved_under_the_watch() {
     let Some(rig) = rig::engine() else { return };
@@ -249,6 +294,44 @@ fn a_rescue_of_a_namespace_provider_restarts_its_dependents_into_the_new_namespa
     assert!(in_current_namespace(&gw, &tun), "{out}");
     assert!(out.stdout.contains(&format!("\"{tun}\"")), "{out}");
     assert_eq!(rig.state_of(&tun), "active");
+}
+
+/// A dependent the rescue restarts after its provider is a line of the report that
+/// says the state it was in, as status read it (not `unknown`), and every verb's fields.
+#[test]
+fn a_rescue_reports_the_state_its_namespace_dependents_were_in() {
+    let Some(rig) = rig::engine() else { return };
+    let (gw, tun) = gateway(&rig);
+    // Behind hal's back: tun left in a dead namespace, degraded.
+    docker(&["restart", "-t", "0", &format!("{gw}-main")]);
+    assert_eq!(rig.state_of(&tun), "degraded");
+    let out = hal(&rig)
+        .args(["--yes", "--json", "module", "rescue", &gw])
+        .code(0);
+    let doc = out.json();
+    let rows = doc["modules"].as_array().cloned().unwrap_or_default();
+    let row = rows
+        .iter()
+        .find(|r| r["name"] == tun.as_str())
+        .unwrap_or_else(|| panic!("{tun} not in {doc}"));
+    assert_eq!(row["action"], "restart", "{doc}");
+    assert_eq!(row["was"], "degraded", "{doc}");
+    assert_eq!(
+        (
+            &row["now"],
+            &row["state"],
+            &row["changed"],
+            &row["exit_code"]
+        ),
+        (
+            &serde_json::json!("active"),
+            &serde_json::json!("active"),
+            &serde_json::json!(true),
+            &serde_json::json!(0)
+        ),
+        "{doc}"
+    );
+    assert!(in_current_namespace(&gw, &tun), "{out}");
 }
 
 /// The first pass of the watch finds both down at once (as after an engine

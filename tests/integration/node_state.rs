@@ -17,7 +17,13 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
     );
     let db = rig.stack(
         "nsdb",
-        stack().service("db").runs("sleep 100000").keeps_running(),
+        stack()
+            .service("db")
+            .runs("sleep 100000")
+            .keeps_running()
+            .service("side")
+            .runs("sleep 100000")
+            .keeps_running(),
     );
     let config = |timeout: &str| {
         format!("[defaults]\npull = \"never\"\n\n[module.{db}]\ntimeout = \"{timeout}\"\n")
@@ -36,8 +42,9 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
         "{table}"
     );
 
-    // db stopped behind hal's back, inside its window (the node came up less than 3650 days ago).
-    docker(&["stop", "-t", "0", &format!("{db}-db-1")]);
+    // One of db's containers removed behind hal's back (db degraded: not active, not
+    // failed), inside its window (the node came up less than 3650 days ago).
+    docker(&["rm", "-f", &format!("{db}-side-1")]);
     let doc = hal(&rig).args(["--json", "status"]).code(3).json();
     assert_eq!(doc["node"], "starting", "{doc}");
     assert_eq!(doc["node_detail"]["not_active"][0], db.as_str(), "{doc}");
@@ -80,4 +87,46 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
     let doc = hal(&rig).args(["--json", "status"]).code(3).json();
     assert_eq!(doc["node"], "running", "{doc}");
     assert_eq!(doc["node_detail"]["wanted_up"], 1, "{doc}");
+}
+
+/// The contract's `starting` lasts "until every module wanted up is active, failed or
+/// past its timeout": a module whose start failed (it exits 3, `restart: "no"`, no
+/// watch to hold it) ends the wait at once, though its window of 2 h is still open.
+#[test]
+fn a_failed_module_ends_starting_inside_its_window() {
+    let Some(rig) = rig::engine() else { return };
+    let app = rig.stack(
+        "nsfine",
+        stack().service("app").runs("sleep 100000").keeps_running(),
+    );
+    let bad = rig.stack(
+        "nsbad",
+        stack()
+            .service("bad")
+            .runs("echo cannot; exit 3")
+            .restart("no"),
+    );
+    rig.set_config(&format!(
+        "[defaults]\npull = \"never\"\n\n[module.{bad}]\ntimeout = \"2h\"\n"
+    ));
+    hal(&rig).args(["start", &app]).code(0);
+    hal(&rig).args(["start", &bad]).code(1);
+
+    let run = hal(&rig).args(["--json", "status"]).code(3);
+    assert_eq!(run.state_of(&bad), "failed", "{run}");
+    let doc = run.json();
+    assert_eq!(doc["node"], "degraded", "{doc}");
+    assert_eq!(
+        doc["node_detail"]["until"],
+        serde_json::Value::Null,
+        "{doc}"
+    );
+    assert_eq!(doc["node_detail"]["not_active"][0], bad.as_str(), "{doc}");
+    let table = hal(&rig).args(["status"]).code(3).stdout;
+    assert!(
+        table.contains(&format!(
+            "node: degraded (1 of 2 modules wanted up are active; not active: {bad})"
+        )),
+        "{table}"
+    );
 }

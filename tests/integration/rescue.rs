@@ -81,6 +81,70 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     hal(&rig).args(["--json", "status"]).code(0);
 }
 
+/// The fields of every verb's document (`state`, `reason`, `error`, `diagnosis`,
+/// `exit_code`, `took_ms`, `warnings`, `changed`) beside rescue's own (`was`, `now`,
+/// `critical`), in the plan of `--dry-run` (nothing done) and in the report.
+#[test]
+fn rescue_json_has_every_verbs_fields_beside_its_own() {
+    let Some(rig) = rig::engine() else { return };
+    let m = fragile(&rig, "shape", "no");
+    hal(&rig).args(["module", "start", &m]).code(1);
+    let common = [
+        "name",
+        "kind",
+        "action",
+        "ok",
+        "state",
+        "reason",
+        "error",
+        "diagnosis",
+        "exit_code",
+        "took_ms",
+        "warnings",
+        "changed",
+    ];
+    let has_all = |row: &serde_json::Value, own: &[&str]| {
+        for key in common.iter().chain(own) {
+            assert!(row.get(key).is_some(), "no {key:?} in {row}");
+        }
+    };
+
+    let doc = hal(&rig)
+        .args(["--json", "module", "rescue", "--dry-run", &m])
+        .code(0)
+        .json();
+    let row = &doc["modules"][0];
+    has_all(row, &["was", "critical", "would"]);
+    assert_eq!(
+        (&row["was"], &row["state"], &row["action"], &row["would"]),
+        (
+            &serde_json::json!("failed"),
+            &serde_json::json!("failed"),
+            &serde_json::json!("recreate"),
+            &serde_json::json!("recreate")
+        ),
+        "{doc}"
+    );
+    assert_eq!(row["changed"], false, "{doc}");
+    assert_eq!(row["exit_code"], 0, "{doc}");
+
+    rig.write(&m, "ok", "");
+    let doc = hal(&rig)
+        .args(["--json", "--yes", "module", "rescue", &m])
+        .code(0)
+        .json();
+    let row = &doc["modules"][0];
+    has_all(row, &["was", "now", "critical"]);
+    assert_eq!(row["was"], "failed", "{doc}");
+    assert_eq!(row["now"], "active", "{doc}");
+    assert_eq!(row["state"], "active", "{doc}");
+    assert_eq!(row["ok"], true, "{doc}");
+    assert_eq!(row["changed"], true, "{doc}");
+    assert_eq!(row["exit_code"], 0, "{doc}");
+    assert_eq!(row["diagnosis"], serde_json::Value::Null, "{doc}");
+    assert!(row["warnings"].is_array(), "{doc}");
+}
+
 #[test]
 fn rescue_of_a_module_that_stays_broken_exits_1() {
     let Some(rig) = rig::engine() else { return };
@@ -91,6 +155,11 @@ fn rescue_of_a_module_that_stays_broken_exits_1() {
         .code(1);
     let doc = run.json();
     assert_eq!(doc["modules"][0]["ok"], false, "{doc}");
+    // As a start that failed says it: failed, its code, nothing changed, the diagnosis.
+    assert_eq!(doc["modules"][0]["state"], "failed", "{doc}");
+    assert_eq!(doc["modules"][0]["exit_code"], 1, "{doc}");
+    assert_eq!(doc["modules"][0]["changed"], false, "{doc}");
+    assert!(doc["modules"][0]["diagnosis"].is_string(), "{doc}");
     assert!(
         doc["modules"][0]["error"]
             .as_str()

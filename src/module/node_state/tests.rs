@@ -45,7 +45,7 @@ fn every_module_wanted_up_active_is_running_whatever_the_clock() {
 fn a_module_not_active_inside_its_window_is_starting_then_degraded_after() {
     let all = [
         m("a", State::Active, Some(Desired::Up)),
-        m("db", State::Failed, Some(Desired::Up)),
+        m("db", State::Degraded, Some(Desired::Up)),
         m("web", State::Inactive, Some(Desired::Up)),
     ];
     let n = node(&all, Some(1000), 1030);
@@ -64,8 +64,24 @@ fn a_module_not_active_inside_its_window_is_starting_then_degraded_after() {
 }
 
 #[test]
+fn a_failed_module_ends_the_wait_even_inside_its_window() {
+    let all = [
+        m("db", State::Failed, Some(Desired::Up)),
+        m("web", State::Starting, Some(Desired::Up)),
+    ];
+    let n = node(&all, Some(1000), 1010);
+    assert_eq!(n.state, NodeState::Degraded);
+    assert_eq!(n.until, None);
+    assert_eq!(n.not_active, ["db", "web"]);
+    assert!(n.line().contains("not active: db, web"), "{}", n.line());
+    // Without it, the one still coming up keeps the node starting.
+    assert_eq!(node(&all[1..], Some(1000), 1010).state, NodeState::Starting);
+}
+
+#[test]
 fn a_held_module_is_a_failure_that_stays_even_inside_the_window() {
-    let mut held = m("db", State::Failed, Some(Desired::Up));
+    // (Degraded, not failed: the hold alone ends its wait.)
+    let mut held = m("db", State::Degraded, Some(Desired::Up));
     held.held = Some(HeldStatus::default());
     let all = [held, m("web", State::Starting, Some(Desired::Up))];
     assert_eq!(node(&all, Some(1000), 1010).state, NodeState::Degraded);

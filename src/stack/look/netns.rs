@@ -1,4 +1,4 @@
-//! Containers left in a dead network namespace: a `network_mode: container:X` whose X started again after it, or is gone.
+//! Containers left in a dead network namespace: a `network_mode: container:X` whose X started again after it, is stopped, or is gone.
 //!
 //! A container that shares another's network namespace joins it once, when it
 //! starts. When X restarts (by a person's `docker restart`, by Docker's restart
@@ -6,14 +6,17 @@
 //! container stays in the old one: running, and without a network. The engine
 //! says nothing of it, so hal reads it from start times: X running and started
 //! after the container did (by more than [`SLACK`]), or X gone altogether.
+//! A stopped X (exited, dead, created) has no namespace to offer at all: the
+//! container runs without a network until X runs again and it is restarted.
 //! Such a container is marked ([`StaleNamespace`]); `status` calls its module
-//! degraded and `hal watch` restarts it (recreates it when X is gone).
+//! degraded and `hal watch` restarts it (recreates it when X is gone; leaves
+//! it while X is stopped, as nothing could join X then).
 
 use std::time::Duration;
 
 use crate::docker::engine::Engine;
 use crate::module::run_state::ContainerRun;
-use crate::module::status::StaleNamespace;
+use crate::module::status::{ProviderFate, StaleNamespace};
 use crate::stack::look::assess::ContainerFacts;
 use crate::util::timefmt::Stamp;
 
@@ -24,11 +27,11 @@ const SLACK: Duration = Duration::from_secs(1);
 /// A provider as hal found it: by the same read, or by an inspect of its own.
 struct Provider {
     name: String,
-    running: bool,
+    run: Option<ContainerRun>,
     started_at: Option<Stamp>,
 }
 
-/// Marks each running container whose namespace's provider restarted after it or is gone.
+/// Marks each running container whose namespace's provider restarted after it, is stopped, or is gone.
 /// Providers outside `facts` are inspected (one call each, only for such containers).
 pub(crate) async fn mark_stale(engine: &Engine, facts: &mut [ContainerFacts]) {
     let mut found: Vec<(usize, Option<Provider>)> = Vec::new();
@@ -45,13 +48,13 @@ pub(crate) async fn mark_stale(engine: &Engine, facts: &mut [ContainerFacts]) {
         let provider = match here {
             Some(p) => Some(Provider {
                 name: p.name.clone(),
-                running: p.run == Some(ContainerRun::Running),
+                run: p.run,
                 started_at: p.started_at,
             }),
             None => match engine.inspect(id).await {
                 Ok(Some(i)) => Some(Provider {
                     name: short(id),
-                    running: i.state == Some(ContainerRun::Running),
+                    run: i.state,
                     started_at: i.started_at,
                 }),
                 Ok(None) => None,
@@ -72,13 +75,22 @@ fn judge(started: Option<Stamp>, id: Option<&str>, p: Option<&Provider>) -> Opti
     let Some(p) = p else {
         return Some(StaleNamespace {
             provider: short(id.unwrap_or_default()),
-            gone: true,
+            fate: ProviderFate::Gone,
         });
     };
     let later = matches!((p.started_at, started), (Some(ps), Some(cs)) if ps > cs.plus(SLACK));
-    (p.running && later).then(|| StaleNamespace {
+    let fate = match p.run {
+        Some(ContainerRun::Running) if later => ProviderFate::StartedAgain,
+        // Paused, restarting, being stopped or removed: it may keep or regain
+        // its namespace; what it comes to is read at the next look.
+        Some(ContainerRun::Exited | ContainerRun::Dead | ContainerRun::Created) => {
+            ProviderFate::Stopped
+        }
+        _ => return None,
+    };
+    Some(StaleNamespace {
         provider: p.name.clone(),
-        gone: false,
+        fate,
     })
 }
 
@@ -98,7 +110,11 @@ mod tests {
     fn p(running: bool, started: Option<Stamp>) -> Provider {
         Provider {
             name: "gw-main".into(),
-            running,
+            run: Some(if running {
+                ContainerRun::Running
+            } else {
+                ContainerRun::Exited
+            }),
             started_at: started,
         }
     }
@@ -107,22 +123,40 @@ mod tests {
     fn a_provider_that_started_after_its_dependent_leaves_it_in_a_dead_namespace() {
         let stale = judge(t(100), Some("abc"), Some(&p(true, t(200)))).unwrap();
         assert_eq!(stale.provider, "gw-main");
-        assert!(!stale.gone);
+        assert_eq!(stale.fate, ProviderFate::StartedAgain);
         assert!(stale.describe().contains("gw-main started again after it"));
     }
 
     #[test]
-    fn a_provider_started_before_or_stopped_or_of_unknown_start_is_left_alone() {
+    fn a_provider_started_before_or_of_unknown_start_is_left_alone() {
         assert_eq!(judge(t(100), Some("a"), Some(&p(true, t(90)))), None);
         assert_eq!(judge(t(100), Some("a"), Some(&p(true, t(101)))), None);
-        assert_eq!(judge(t(100), Some("a"), Some(&p(false, t(200)))), None);
         assert_eq!(judge(None, Some("a"), Some(&p(true, t(200)))), None);
+        for run in [ContainerRun::Paused, ContainerRun::Restarting] {
+            let busy = Provider {
+                run: Some(run),
+                ..p(true, t(200))
+            };
+            assert_eq!(judge(t(100), Some("a"), Some(&busy)), None, "{run:?}");
+        }
+    }
+
+    #[test]
+    fn a_stopped_provider_leaves_no_namespace_whenever_it_started() {
+        for started in [t(90), t(200), None] {
+            let stale = judge(t(100), Some("a"), Some(&p(false, started))).unwrap();
+            assert_eq!(stale.fate, ProviderFate::Stopped);
+            assert_eq!(
+                stale.describe(),
+                "in a dead network namespace: gw-main is stopped"
+            );
+        }
     }
 
     #[test]
     fn a_provider_that_is_gone_wants_a_recreate() {
         let stale = judge(t(100), Some("0123456789abcdef"), None).unwrap();
-        assert!(stale.gone);
+        assert_eq!(stale.fate, ProviderFate::Gone);
         assert_eq!(stale.provider, "0123456789ab");
     }
 }

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::module::reason::Reason;
 use crate::module::run_state::{Activity, ContainerRun, Health};
-use crate::module::status::{MissingService, ModuleStatus, ServiceStatus, State, Verdict};
+use crate::module::status::{
+    MissingService, ModuleStatus, ProviderFate, ServiceStatus, StaleNamespace, State, Verdict,
+};
 use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
 
@@ -142,32 +144,31 @@ fn back_after_failed_start(s: &ModuleStatus) -> Option<Trouble> {
 }
 
 /// Containers in a dead network namespace: restarted to join their provider's
-/// new one (recreated when the provider is gone: compose finds its successor by name).
+/// new one (recreated when the provider is gone: compose finds its successor by
+/// name). One whose provider is stopped is left alone: it has no namespace to
+/// join until it runs again (its own module's repair, when it is wanted up; its
+/// start then says `started again after it` here).
 fn stale_namespace(svc: &[ServiceStatus]) -> Option<Trouble> {
-    let stale: Vec<&ServiceStatus> = svc.iter().filter(|c| c.stale.is_some()).collect();
-    if let Some(c) = stale.first() {
-        let why = format!(
-            "service {} {}",
-            c.name,
-            c.stale.as_ref().map(|s| s.describe()).unwrap_or_default()
-        );
-        Some(Trouble {
-            why: and_more(why, stale.len()),
-            fixes: stale
-                .iter()
-                .map(|c| Fix {
-                    how: if c.stale.as_ref().is_some_and(|s| s.gone) {
-                        How::Recreate
-                    } else {
-                        How::Restart
-                    },
-                    ..fix_of(c)
-                })
-                .collect(),
-        })
-    } else {
-        None
-    }
+    let stale: Vec<(&ServiceStatus, &StaleNamespace)> = svc
+        .iter()
+        .filter_map(|c| Some((c, c.stale.as_ref()?)))
+        .filter(|(_, s)| s.fate != ProviderFate::Stopped)
+        .collect();
+    let (c, s) = stale.first()?;
+    Some(Trouble {
+        why: and_more(format!("service {} {}", c.name, s.describe()), stale.len()),
+        fixes: stale
+            .iter()
+            .map(|(c, s)| Fix {
+                how: if s.fate == ProviderFate::Gone {
+                    How::Recreate
+                } else {
+                    How::Restart
+                },
+                ..fix_of(c)
+            })
+            .collect(),
+    })
 }
 
 /// A module whose requirement is back: its containers that Docker is still

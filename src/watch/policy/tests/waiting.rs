@@ -72,12 +72,12 @@ fn once_its_requirement_is_back_a_waiting_module_is_repaired_at_once() {
 
 #[test]
 fn a_container_in_a_dead_network_namespace_is_restarted_or_recreated() {
-    use crate::module::status::StaleNamespace;
+    use crate::module::status::{ProviderFate, StaleNamespace};
     let mut sup = Supervisor::new(GRACE);
     let mut row = svc("tun", "running");
     row.stale = Some(StaleNamespace {
         provider: "gw-main".into(),
-        gone: false,
+        fate: ProviderFate::StartedAgain,
     });
     let s = stack(
         State::Degraded,
@@ -96,14 +96,23 @@ fn a_container_in_a_dead_network_namespace_is_restarted_or_recreated() {
     assert_eq!((fixes.len(), fixes[0].how), (1, How::Restart), "{d:?}");
     row.stale = Some(StaleNamespace {
         provider: "0123456789ab".into(),
-        gone: true,
+        fate: ProviderFate::Gone,
     });
-    let s = stack(State::Degraded, Some(Desired::Up), vec![row]);
+    let s = stack(State::Degraded, Some(Desired::Up), vec![row.clone()]);
     let d = Supervisor::new(GRACE).decide(std::slice::from_ref(&s), t(0));
     let RepairScope::Containers(fixes) = &d[0].scope else {
         panic!("{d:?}");
     };
     assert_eq!(fixes[0].how, How::Recreate, "{d:?}");
+    // Its provider stopped: nothing it could join, so nothing to repair here
+    // (the provider's start, its own repair, says "started again after it").
+    row.stale = Some(StaleNamespace {
+        provider: "gw-main".into(),
+        fate: ProviderFate::Stopped,
+    });
+    let s = stack(State::Degraded, Some(Desired::Up), vec![row]);
+    let d = Supervisor::new(GRACE).decide(std::slice::from_ref(&s), t(0));
+    assert!(d.is_empty(), "{d:?}");
 }
 
 /// `db`, starting: one container running with its healthcheck saying `health`
