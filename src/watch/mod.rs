@@ -213,6 +213,9 @@ impl<'a> Watcher<'a> {
         self.started();
         self.updates_started();
         self.restore_holds();
+        // From here on no deadline is missed (`Supervisor::next_due`); a restored hold may be due already.
+        let due = self.sup.due(Stamp::now());
+        self.mark(due, Duration::ZERO);
         loop {
             if let Err(Stopped(why)) = self.tick().await {
                 return why;
@@ -301,6 +304,7 @@ impl<'a> Watcher<'a> {
             self.trim_due = false;
             crate::util::sys::give_back_memory();
         }
+        // A deadline that passed while this tick was busy is due at once.
         let now = Stamp::now();
         self.due_at = self
             .sup
