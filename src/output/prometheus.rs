@@ -280,6 +280,7 @@ mod tests {
             until: None,
             wanted: 2,
             not_active: vec!["db".into()],
+            unwritable: None,
         };
         let text = render(&[], &BTreeMap::new(), None, Some(&n));
         assert!(text.starts_with("# HELP hal_node_state "), "{text}");

@@ -14,6 +14,9 @@ use crate::state::Store;
 use crate::state::records::{LimitUse, StateFile, refusal};
 use crate::util::timefmt::Stamp;
 
+/// Less room than this on the state's file system: a state file may not fit.
+const FULL: u64 = 64 * 1024;
+
 /// A change to hal's state that can be applied again, with the same result.
 pub(crate) type Step = Arc<dyn Fn(&mut StateFile) + Send + Sync>;
 
@@ -59,6 +62,28 @@ impl Store {
     pub(crate) fn owed(&self) -> bool {
         self.kept()
             .is_some_and(|k| k.why.is_some() || !k.steps.is_empty())
+    }
+
+    /// Why hal's state could not be written now, as far as a look without
+    /// writing tells (`hal status`): its file system read-only or (nearly) full.
+    pub(crate) fn cannot_write(&self) -> Option<String> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = self.dir.ancestors().find(|d| d.exists())?;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        let (free, read_only) = crate::util::sys::room(&c)?;
+        if read_only {
+            return Some(format!(
+                "{} is on a read-only file system",
+                self.dir.display()
+            ));
+        }
+        (free < FULL).then(|| {
+            format!(
+                "{}: no space left on device ({} KiB free)",
+                self.dir.display(),
+                free / 1024
+            )
+        })
     }
 
     /// Applies the kept steps to `state` as read from the file; how many.

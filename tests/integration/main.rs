@@ -37,6 +37,7 @@ mod faults;
 mod fleet;
 mod fleet_ansible;
 mod follow;
+mod full_state;
 mod help;
 mod history;
 mod host_modules;
