@@ -6,39 +6,16 @@
 //! that already has it changes nothing (a start is one instant, counted once),
 //! so nothing is counted twice.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard, PoisonError};
 
 use crate::error::OneLine;
 use crate::module::config::RestartLimit;
-use crate::state::Store;
 use crate::state::records::{LimitUse, StateFile, refusal};
+use crate::state::{Kept, Shared, Step, Store};
 use crate::util::timefmt::Stamp;
 
 /// Less room than this on the state's file system: a state file may not fit.
 const FULL: u64 = 64 * 1024;
-
-/// A change to hal's state that can be applied again, with the same result.
-pub(crate) type Step = Arc<dyn Fn(&mut StateFile) + Send + Sync>;
-
-/// The steps not written yet, and why the last write failed.
-#[derive(Default)]
-pub(crate) struct Kept {
-    steps: Vec<Step>,
-    /// Why the state could not be written (`None`: the last write worked).
-    why: Option<String>,
-}
-
-impl std::fmt::Debug for Kept {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kept")
-            .field("steps", &self.steps.len())
-            .field("why", &self.why)
-            .finish()
-    }
-}
-
-/// Shared by every clone of the watch's store.
-pub(crate) type Shared = Arc<Mutex<Kept>>;
 
 impl Store {
     /// This store, keeping in memory what it cannot write (the watch's).

@@ -37,8 +37,31 @@ pub(crate) struct Store {
     dir: PathBuf,
     place: Place,
     /// What could not be written yet, kept in memory (the watch's store: `kept.rs`).
-    kept: Option<kept::Shared>,
+    kept: Option<Shared>,
 }
+
+/// A change to hal's state that can be applied again, with the same result (`kept.rs`).
+pub(crate) type Step = std::sync::Arc<dyn Fn(&mut StateFile) + Send + Sync>;
+
+/// What the watch's store could not write yet, and why the last write failed (`kept.rs`).
+#[derive(Default)]
+pub(crate) struct Kept {
+    steps: Vec<Step>,
+    /// `None`: the last write worked.
+    why: Option<String>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("steps", &self.steps.len())
+            .field("why", &self.why)
+            .finish()
+    }
+}
+
+/// Shared by every clone of the watch's store.
+type Shared = std::sync::Arc<std::sync::Mutex<Kept>>;
 
 /// An exclusive hold on one module: operations on it never interleave. The
 /// kernel releases it when the process dies, so a SIGKILL leaves nothing stuck.

@@ -142,4 +142,26 @@ impl Watcher<'_> {
             _ => Ok(false),
         }
     }
+
+    /// Writes the metrics file (`--metrics`), if there is one: the holds as
+    /// just written, and whether hal's state can be written.
+    pub(super) fn write_metrics(&mut self) {
+        let records = self
+            .metrics
+            .is_some()
+            .then(|| self.node.store.read().0.modules);
+        let writable = self.node.store.unwritable().is_none();
+        let written = self.metrics.as_mut().map(|m| {
+            m.state_writable = writable;
+            m.write(
+                &self.node,
+                &self.modules,
+                &self.saved,
+                &records.unwrap_or_default(),
+            )
+        });
+        if let Some(Some(why)) = written {
+            self.log.emit(WatchEvent::Problem { module: None, why });
+        }
+    }
 }

@@ -294,23 +294,7 @@ impl<'a> Watcher<'a> {
         holds |= self.keep_state().await?;
         if holds {
             self.save_holds().await?;
-            let records = self
-                .metrics
-                .is_some()
-                .then(|| self.node.store.read().0.modules);
-            let writable = self.node.store.unwritable().is_none();
-            let written = self.metrics.as_mut().map(|m| {
-                m.state_writable = writable;
-                m.write(
-                    &self.node,
-                    &self.modules,
-                    &self.saved,
-                    &records.unwrap_or_default(),
-                )
-            });
-            if let Some(Some(why)) = written {
-                self.log.emit(WatchEvent::Problem { module: None, why });
-            }
+            self.write_metrics();
         }
         // Once a burst of work is over the watch holds little: give back what the burst used.
         if self.trim_due && self.work.is_empty() && self.dirty.is_empty() {
