@@ -44,6 +44,12 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
     for w in &node.warnings {
         ctx.ui.warn(w);
     }
+    let unwritable = ctx.node.store.cannot_write();
+    if let Some(why) = &unwritable {
+        ctx.ui.warn(&format!(
+            "hal's state cannot be written ({why}): hal watch goes on repairing and keeps its start counts in memory; starts, stops and updates are refused until it can be"
+        ));
+    }
     for e in &node.errors {
         ctx.ui.problem(e);
     }
@@ -56,7 +62,9 @@ pub(crate) async fn run(ctx: &Ctx, a: StatusArgs) -> anyhow::Result<Exit> {
             exit = Exit::Ok;
         }
         // The node's state is of all its modules: read before `--failed` keeps some.
-        whole = Some(crate::run::node_summary(&ctx.node, &statuses));
+        let mut summary = crate::run::node_summary(&ctx.node, &statuses);
+        summary.unwritable = unwritable;
+        whole = Some(summary);
     }
     if a.failed {
         statuses.retain(|s| s.needs_person());

@@ -56,6 +56,8 @@ pub(crate) struct NodeSummary {
     pub wanted: usize,
     /// Of them, those not active.
     pub not_active: Vec<String>,
+    /// Why hal's state cannot be written, when it cannot (`hal watch` keeps its counts in memory).
+    pub unwritable: Option<String>,
 }
 
 /// How long a module may take to come up after the node did: its start timeout.
@@ -99,6 +101,7 @@ pub(crate) fn judge(modules: &[Wanted<'_>], up_since: Option<Stamp>, now: Stamp)
         until: until.filter(|_| state == NodeState::Starting),
         wanted: wanted.len(),
         not_active: down.iter().map(|w| w.status.name.clone()).collect(),
+        unwritable: None,
     }
 }
 
@@ -124,7 +127,12 @@ impl NodeSummary {
                 self.not_active.join(", ")
             ),
         };
-        format!("node: {} ({tail})", self.state.as_str())
+        let state = self
+            .unwritable
+            .as_ref()
+            .map(|why| format!("; hal's state cannot be written: {why}"))
+            .unwrap_or_default();
+        format!("node: {} ({tail}){state}", self.state.as_str())
     }
 }
 

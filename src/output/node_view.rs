@@ -86,6 +86,8 @@ struct NodeDetail<'a> {
     wanted_up: usize,
     /// Those of them not active.
     not_active: &'a [String],
+    /// Why hal's state cannot be written (a full disk, a read-only mount), or null.
+    state_unwritable: Option<&'a str>,
 }
 
 impl<'a> NodeStatusView<'a> {
@@ -98,6 +100,7 @@ impl<'a> NodeStatusView<'a> {
                 until: node.until,
                 wanted_up: node.wanted,
                 not_active: &node.not_active,
+                state_unwritable: node.unwritable.as_deref(),
             },
             modules,
             summary: node,

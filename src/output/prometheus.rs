@@ -25,6 +25,8 @@ pub(crate) struct WatchSeries<'a> {
     pub repairs: &'a BTreeMap<(String, String), u64>,
     /// When the watch last read its modules.
     pub last_pass: Stamp,
+    /// Whether hal's state could be written when the watch last tried.
+    pub state_writable: bool,
 }
 
 /// The text of the metrics file: HELP and TYPE before each family, one
@@ -225,6 +227,13 @@ fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
     last_pass.write(out, []);
     let secs = w.last_pass.secs() as f64 + f64::from(w.last_pass.nanos()) / 1e9;
     let _ = writeln!(out, "{} {secs:.3}", last_pass.name);
+    let writable = Family {
+        name: "hal_state_writable",
+        kind: "gauge",
+        help: "1 while hal watch can write hal's state; 0 while it cannot (a full disk, a read-only mount) and keeps its start counts and holds in memory.",
+    };
+    writable.write(out, []);
+    let _ = writeln!(out, "{} {}", writable.name, u64::from(w.state_writable));
 }
 
 /// `web`, or `web/worker` for one service's status.
@@ -267,6 +276,7 @@ mod tests {
             until: None,
             wanted: 2,
             not_active: vec!["db".into()],
+            unwritable: None,
         };
         let text = render(&[], &BTreeMap::new(), None, Some(&n));
         assert!(text.starts_with("# HELP hal_node_state "), "{text}");
@@ -283,8 +293,10 @@ mod tests {
         let w = WatchSeries {
             repairs: &repairs,
             last_pass: Stamp::new(10, 500_000_000),
+            state_writable: false,
         };
         let text = render(&[], &BTreeMap::new(), Some(&w), None);
+        assert!(text.contains("\nhal_state_writable 0\n"), "{text}");
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
         assert!(text.contains("hal_watch_last_pass_timestamp_seconds 10.500\n"));
         assert!(text.contains("# TYPE hal_module_state gauge\n"));

@@ -3,11 +3,13 @@
 //! what compose resolved, how a verb ended. Each is one locked
 //! read-change-write ([`Store::update`]).
 
+use std::sync::Arc;
+
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
 use crate::module::status::Desired;
 use crate::state::Store;
-use crate::state::records::{HoldRecord, LimitUse, refusal};
+use crate::state::records::{HoldRecord, LimitUse, StateFile, refusal};
 use crate::util::timefmt::Stamp;
 
 impl Store {
@@ -21,7 +23,7 @@ impl Store {
         now: Stamp,
     ) -> anyhow::Result<(LimitUse, Option<String>)> {
         let key = name.to_string();
-        let (result, warning) = self
+        let counted = self
             .update(move |s| {
                 let rec = s.modules.entry(key).or_default();
                 rec.prune(limit, now);
@@ -32,7 +34,13 @@ impl Store {
                 rec.starts.push(now.whole_milli());
                 Ok(rec.limit_use(limit, now))
             })
-            .await?;
+            .await;
+        let (result, warning) = match counted {
+            Ok(done) => done,
+            // The watch's store: counted in memory, written when it can be.
+            Err(_) if self.kept.is_some() => return self.count_kept(name, limit, force, now),
+            Err(e) => return Err(e),
+        };
         match result {
             Ok(u) => Ok((u, warning)),
             Err(u) => Err(refusal(name, &u, now).into()),
@@ -46,14 +54,14 @@ impl Store {
         hold: Option<HoldRecord>,
     ) -> anyhow::Result<()> {
         let key = name.to_string();
-        self.update(move |s| match hold {
-            Some(h) => s.modules.entry(key).or_default().hold = Some(h),
+        self.apply(Arc::new(move |s: &mut StateFile| match &hold {
+            Some(h) => s.modules.entry(key.clone()).or_default().hold = Some(h.clone()),
             None => {
                 if let Some(r) = s.modules.get_mut(&key) {
                     r.hold = None;
                 }
             }
-        })
+        }))
         .await?;
         Ok(())
     }
@@ -101,12 +109,12 @@ impl Store {
     ) -> anyhow::Result<()> {
         let key = name.to_string();
         let version = compose_version.to_string();
-        self.update(move |s| {
-            let rec = s.modules.entry(key).or_default();
-            rec.services = digest.is_some().then_some(services);
-            rec.compose_version = digest.is_some().then_some(version);
-            rec.digest = digest;
-        })
+        self.apply(Arc::new(move |s: &mut StateFile| {
+            let rec = s.modules.entry(key.clone()).or_default();
+            rec.services = digest.is_some().then(|| services.clone());
+            rec.compose_version = digest.is_some().then(|| version.clone());
+            rec.digest = digest.clone();
+        }))
         .await?;
         Ok(())
     }
@@ -120,10 +128,13 @@ impl Store {
     ) -> anyhow::Result<Option<String>> {
         let key = name.to_string();
         let now = Stamp::now().whole_milli();
-        let ((), w) = self
-            .update(move |s| s.modules.entry(key).or_default().after(ended, now))
-            .await?;
-        Ok(w)
+        self.apply(Arc::new(move |s: &mut StateFile| {
+            s.modules
+                .entry(key.clone())
+                .or_default()
+                .after(ended.clone(), now);
+        }))
+        .await
     }
 
     /// Records (or clears) the pull warning shown by status.
@@ -133,9 +144,9 @@ impl Store {
         warning: Option<String>,
     ) -> anyhow::Result<()> {
         let key = name.to_string();
-        self.update(move |s| {
-            s.modules.entry(key).or_default().pull_warning = warning;
-        })
+        self.apply(Arc::new(move |s: &mut StateFile| {
+            s.modules.entry(key.clone()).or_default().pull_warning = warning.clone();
+        }))
         .await?;
         Ok(())
     }

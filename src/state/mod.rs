@@ -2,6 +2,7 @@
 
 mod cache;
 mod changes;
+pub(crate) mod kept;
 pub(crate) mod last_run;
 pub(crate) mod ledger;
 pub(crate) mod records;
@@ -38,7 +39,32 @@ pub(crate) enum Place {
 pub(crate) struct Store {
     dir: PathBuf,
     place: Place,
+    /// What could not be written yet, kept in memory (the watch's store: `kept.rs`).
+    kept: Option<Shared>,
 }
+
+/// A change to hal's state that can be applied again, with the same result (`kept.rs`).
+pub(crate) type Step = std::sync::Arc<dyn Fn(&mut StateFile) + Send + Sync>;
+
+/// What the watch's store could not write yet, and why the last write failed (`kept.rs`).
+#[derive(Default)]
+pub(crate) struct Kept {
+    steps: Vec<Step>,
+    /// `None`: the last write worked.
+    why: Option<String>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("steps", &self.steps.len())
+            .field("why", &self.why)
+            .finish()
+    }
+}
+
+/// Shared by every clone of the watch's store.
+type Shared = std::sync::Arc<std::sync::Mutex<Kept>>;
 
 /// An exclusive hold on one module: operations on it never interleave. The
 /// kernel releases it when the process dies, so a SIGKILL leaves nothing stuck.
@@ -54,7 +80,11 @@ impl Store {
 
     /// The state in `dir`, shared as `place` says ([`shared::locate`]).
     pub(crate) fn at(dir: PathBuf, place: Place) -> Store {
-        Store { dir, place }
+        Store {
+            dir,
+            place,
+            kept: None,
+        }
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -107,7 +137,7 @@ impl Store {
             .context("create lock directory")?;
         self.share_dir(&self.dir.join("locks"))
             .context("lock directory")?;
-        let file = self.open_private(&format!("locks/{name}.lock"), true)?;
+        let file = self.open_lock(&format!("locks/{name}.lock"))?;
         let file = tokio::task::spawn_blocking(move || file.lock().map(|()| file))
             .await
             .context("lock task")?
@@ -134,7 +164,15 @@ impl Store {
 
     /// Reads the state without locking (writes are atomic renames). A missing
     /// file is empty state; a corrupt one is reported and treated as empty.
+    /// What the store keeps in memory, not written yet, is part of it.
     pub(crate) fn read(&self) -> (StateFile, Option<String>) {
+        let (mut state, warning) = self.read_file();
+        self.overlay(&mut state);
+        (state, warning)
+    }
+
+    /// The state file as it is.
+    fn read_file(&self) -> (StateFile, Option<String>) {
         let path = self.dir.join(STATE_FILE);
         let mut text = String::new();
         let file = match OpenOptions::new()
@@ -216,14 +254,26 @@ impl Store {
     }
 
     /// [`Store::update`] on the calling thread: it blocks on the lock and on fsync.
+    /// What is kept in memory is written with the change, and then forgotten.
     fn update_blocking<R>(
         &self,
         change: impl FnOnce(&mut StateFile) -> R,
     ) -> anyhow::Result<(R, Option<String>)> {
+        let done = self.update_locked(change);
+        if let Err(e) = &done {
+            self.not_written(e);
+        }
+        done
+    }
+
+    fn update_locked<R>(
+        &self,
+        change: impl FnOnce(&mut StateFile) -> R,
+    ) -> anyhow::Result<(R, Option<String>)> {
         self.ensure_dir()?;
-        let lock = self.open_private(LOCK_FILE, true)?;
+        let lock = self.open_lock(LOCK_FILE)?;
         lock.lock().context("lock the state file")?;
-        let (mut state, warning) = self.read();
+        let (mut state, warning) = self.read_file();
         if warning.is_some() {
             // Keep the unusable file for a post-mortem, then rebuild.
             let _ = std::fs::rename(
@@ -231,11 +281,26 @@ impl Store {
                 self.dir.join(format!("{STATE_FILE}.corrupt")),
             );
         }
+        let kept = self.overlay(&mut state);
         let result = change(&mut state);
         state.schema = SCHEMA;
         self.write(&state)?;
+        self.wrote(kept);
         drop(lock);
         Ok((result, warning))
+    }
+
+    /// Opens a lock file for writing (creating it), or only to read where
+    /// the state cannot be written: a lock needs no write.
+    fn open_lock(&self, name: &str) -> anyhow::Result<File> {
+        self.open_private(name, true).or_else(|e| {
+            let path = self.dir.join(name);
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)
+                .map_err(|_| e)
+        })
     }
 
     fn write(&self, state: &StateFile) -> anyhow::Result<()> {

@@ -1,5 +1,5 @@
 //! Small facts about the running process that std does not offer.
-#![allow(unsafe_code)] // geteuid(2), malloc_trim(3), access(2): no preconditions, cannot fail.
+#![allow(unsafe_code)] // geteuid(2), malloc_trim(3), access(2), statvfs(3): no preconditions, or a buffer they fill.
 
 /// Whether hal runs as root (effective uid 0).
 pub(crate) fn is_root() -> bool {
@@ -62,4 +62,21 @@ pub(crate) fn name_of_uid(uid: u32) -> String {
 pub(crate) fn access(path: &std::ffi::CStr, mode: libc::c_int) -> bool {
     // SAFETY: `path` is a valid NUL-terminated string for the call's duration.
     unsafe { libc::access(path.as_ptr(), mode) == 0 }
+}
+
+/// What a file system has room for: the bytes an unprivileged write may
+/// still use, and whether it is mounted read-only (`None`: it could not be asked).
+pub(crate) fn room(path: &std::ffi::CStr) -> Option<(u64, bool)> {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: `path` is a valid NUL-terminated string and `st` a buffer of
+    // the right size for the call's duration; it is read only when the call succeeded.
+    let ok = unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) == 0 };
+    if !ok {
+        return None;
+    }
+    // SAFETY: statvfs succeeded, so it filled the buffer (zeroed before anyway).
+    let st = unsafe { st.assume_init() };
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    let free = u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize));
+    Some((free, st.f_flag & libc::ST_RDONLY != 0))
 }

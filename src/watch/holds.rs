@@ -1,12 +1,15 @@
-//! The supervisor's holds kept in hal's state: a restarted `hal watch` holds what it held, and `on_failure` runs once per hold.
+//! The supervisor's holds kept in hal's state: a restarted `hal watch` holds what it held, and `on_failure` runs once per hold; and what it keeps in memory while that state cannot be written.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
 use crate::output::watch_log::{Release, WatchEvent};
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;
+
+/// While hal's state cannot be written, how often the watch tries again to write what it kept.
+const WRITE_AGAIN: Duration = Duration::from_secs(1);
 
 pub(super) fn record_of(h: &Hold) -> HoldRecord {
     HoldRecord {
@@ -110,5 +113,55 @@ impl Watcher<'_> {
             }
         }
         Ok(())
+    }
+
+    /// While hal's state cannot be written (a full disk, a read-only mount):
+    /// tries again every [`WRITE_AGAIN`] to write what the store keeps in
+    /// memory, and says once that it cannot, and once that it can again.
+    /// True when that changed (the metrics say it too).
+    pub(super) async fn keep_state(&mut self) -> Result<bool, Stopped> {
+        let store = self.node.store.clone();
+        if store.owed() && self.write_at.is_none_or(|t| Instant::now() >= t) {
+            self.drive(store.write_kept()).await?;
+            self.write_at = Some(Instant::now() + WRITE_AGAIN);
+        }
+        if !store.owed() {
+            self.write_at = None;
+        }
+        match (store.unwritable(), self.unwritable_said) {
+            (Some(why), false) => {
+                self.unwritable_said = true;
+                self.log.emit(WatchEvent::StateUnwritable { why });
+                Ok(true)
+            }
+            (None, true) if !store.owed() => {
+                self.unwritable_said = false;
+                self.log.emit(WatchEvent::StateWritable);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Writes the metrics file (`--metrics`), if there is one: the holds as
+    /// just written, and whether hal's state can be written.
+    pub(super) fn write_metrics(&mut self) {
+        let updates = self
+            .metrics
+            .is_some()
+            .then(|| self.node.store.update_tallies());
+        let writable = self.node.store.unwritable().is_none();
+        let written = self.metrics.as_mut().map(|m| {
+            m.state_writable = writable;
+            m.write(
+                &self.node,
+                &self.modules,
+                &self.saved,
+                &updates.unwrap_or_default(),
+            )
+        });
+        if let Some(Some(why)) = written {
+            self.log.emit(WatchEvent::Problem { module: None, why });
+        }
     }
 }

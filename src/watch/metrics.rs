@@ -22,6 +22,8 @@ pub(super) struct Metrics {
     last_pass: Stamp,
     /// Why the last write failed, logged once until a write works again.
     failing: Option<String>,
+    /// Whether hal's state could be written, as the watch last found.
+    pub(super) state_writable: bool,
 }
 
 impl Metrics {
@@ -32,6 +34,7 @@ impl Metrics {
             repairs: BTreeMap::new(),
             last_pass: Stamp::now(),
             failing: None,
+            state_writable: true,
         }
     }
 }
@@ -92,6 +95,7 @@ impl Metrics {
         let series = WatchSeries {
             repairs: &self.repairs,
             last_pass: self.last_pass,
+            state_writable: self.state_writable,
         };
         let summary = crate::run::node_summary(node, &statuses);
         let text = render(&statuses, updates, Some(&series), Some(&summary));

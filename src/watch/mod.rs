@@ -110,11 +110,15 @@ pub(crate) struct Watch<'a> {
 /// Supervises the node until Ctrl-C or SIGTERM. The node is read again as
 /// it changes (`reread.rs`); `node` is the one read at start.
 pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
-    let node = Rc::new(node.with(
+    let mut node = node.with(
         node.config.clone(),
         node.inventory.clone(),
         node.graph_as_built(),
-    ));
+    );
+    // A full or read-only state directory does not stop the repairs: what
+    // cannot be written is kept in memory, and written when it can be.
+    node.store = node.store.clone().keeping();
+    let node = Rc::new(node);
     let mut w = Watcher {
         progress: how.progress,
         detail: how.detail,
@@ -147,6 +151,8 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         read_problems: BTreeSet::new(),
         put_off: BTreeSet::new(),
         trim_due: false,
+        write_at: None,
+        unwritable_said: false,
         metrics: how.metrics.map(metrics::Metrics::new),
         stop: Shutdown::new()?,
     };
@@ -196,6 +202,10 @@ struct Watcher<'a> {
     saved: BTreeMap<String, crate::state::records::HoldRecord>,
     /// Work was done since the allocator was last told to give memory back.
     trim_due: bool,
+    /// While hal's state cannot be written: when to try again (`holds.rs`).
+    write_at: Option<Instant>,
+    /// Whether the log last said that hal's state cannot be written.
+    unwritable_said: bool,
     /// Deaths reported by the engine that no status pass has shown yet.
     deaths: deaths::Deaths,
     /// A container's id → the modules in its network namespace (`watch/netns.rs`).
@@ -216,6 +226,9 @@ impl<'a> Watcher<'a> {
         self.started();
         self.updates_started();
         self.restore_holds();
+        // From here on no deadline is missed (`Supervisor::next_due`); a restored hold may be due already.
+        let due = self.sup.due(Stamp::now());
+        self.mark(due, Duration::ZERO);
         loop {
             if let Err(Stopped(why)) = self.tick().await {
                 return why;
@@ -282,29 +295,17 @@ impl<'a> Watcher<'a> {
             self.trim_due = true;
         }
         self.update_tick();
+        holds |= self.keep_state().await?;
         if holds {
             self.save_holds().await?;
-            let updates = self
-                .metrics
-                .is_some()
-                .then(|| self.node.store.update_tallies());
-            let written = self.metrics.as_mut().map(|m| {
-                m.write(
-                    &self.node,
-                    &self.modules,
-                    &self.saved,
-                    &updates.unwrap_or_default(),
-                )
-            });
-            if let Some(Some(why)) = written {
-                self.log.emit(WatchEvent::Problem { module: None, why });
-            }
+            self.write_metrics();
         }
         // Once a burst of work is over the watch holds little: give back what the burst used.
         if self.trim_due && self.work.is_empty() && self.dirty.is_empty() {
             self.trim_due = false;
             crate::util::sys::give_back_memory();
         }
+        // A deadline that passed while this tick was busy is due at once.
         let now = Stamp::now();
         self.due_at = self
             .sup
@@ -322,6 +323,7 @@ impl<'a> Watcher<'a> {
             self.dirty_at.filter(|_| !self.dirty.is_empty()),
             (!self.finished.is_empty()).then(Instant::now),
             self.updates.wake(),
+            self.write_at.filter(|_| self.node.store.owed()),
         ];
         for t in candidates.into_iter().flatten() {
             wake = wake.min(t);

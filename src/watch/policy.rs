@@ -131,6 +131,9 @@ pub(crate) struct Supervisor {
     escalate: BTreeMap<String, String>,
     /// Modules waiting on requirements that are not active (`waiting.rs`): which.
     pub(super) waiting: BTreeMap<String, Vec<String>>,
+    /// When [`Supervisor::due`] last handed out what was due: a deadline
+    /// after it and before the next call has not been handed out yet.
+    checked: Option<Stamp>,
 }
 
 impl Supervisor {
@@ -143,6 +146,7 @@ impl Supervisor {
             fixed: BTreeMap::new(),
             escalate: BTreeMap::new(),
             waiting: BTreeMap::new(),
+            checked: None,
         }
     }
 
@@ -319,9 +323,16 @@ impl Supervisor {
         }
     }
 
-    /// The next moment after `now` when something becomes due without any event:
-    /// a grace period running out, a pause ending, or a held module's next try.
+    /// The next moment something becomes due without any event (a grace
+    /// period running out, a pause ending, a held module's next try) that
+    /// [`Supervisor::due`] has not handed out yet: the earliest after its last
+    /// call (after `now` before the first). It may lie before `now`: a
+    /// deadline that passed while the loop was busy after that call is due at
+    /// once, never skipped (issue 50: a repair that failed a moment after the
+    /// others of its pass was never tried again). What `due` handed out is
+    /// never due again: a waiting loop cannot spin.
     pub(crate) fn next_due(&self, now: Stamp) -> Option<Stamp> {
+        let after = self.checked.map_or(now, |c| c.min(now));
         let graces = self
             .unhealthy
             .iter()
@@ -329,11 +340,17 @@ impl Supervisor {
             .map(|(_, since)| since.plus(self.grace));
         let pauses = self.paused.keys().filter_map(|m| self.pause_end(m));
         let holds = self.holds.values().map(Hold::due_at);
-        graces.chain(pauses).chain(holds).filter(|t| *t > now).min()
+        graces
+            .chain(pauses)
+            .chain(holds)
+            .filter(|t| *t > after)
+            .min()
     }
 
-    /// Modules with something due at `now` (to be looked at again).
-    pub(crate) fn due(&self, now: Stamp) -> Vec<String> {
+    /// Modules with something due at `now` (to be looked at again); from
+    /// here on [`Supervisor::next_due`] looks past `now`.
+    pub(crate) fn due(&mut self, now: Stamp) -> Vec<String> {
+        self.checked = Some(now);
         let mut out: Vec<String> = self
             .unhealthy
             .iter()

@@ -38,6 +38,7 @@ mod fleet;
 mod fleet_ansible;
 mod follow;
 mod guide;
+mod full_state;
 mod help;
 mod history;
 mod host_modules;

@@ -144,6 +144,10 @@ pub(crate) enum WatchEvent {
         skipped: usize,
         next_at: String,
     },
+    /// hal's state cannot be written (why): repairs go on, counted in memory.
+    StateUnwritable { why: String },
+    /// hal's state can be written again: what was kept in memory is written.
+    StateWritable,
 }
 
 /// What a repair does.

@@ -75,6 +75,18 @@ fn the_watch_and_the_engine_say_what_they_always_said() {
             r#"{"action":null,"event":"problem","module":"web","reason":"could not keep the hold"}"#,
         ),
         (
+            WatchEvent::StateUnwritable {
+                why: m("no space left on device"),
+            },
+            "watch: hal's state cannot be written (no space left on device); repairs go on, their start counts and holds kept in memory until it can",
+            r#"{"action":null,"event":"state_unwritable","module":null,"reason":"no space left on device"}"#,
+        ),
+        (
+            WatchEvent::StateWritable,
+            "watch: hal's state can be written again; what was kept in memory is written",
+            r#"{"action":null,"event":"state_writable","module":null,"reason":null}"#,
+        ),
+        (
             WatchEvent::Stopped { why: m("SIGTERM") },
             "watch: stopping (SIGTERM)",
             r#"{"action":"exit","event":"stopped","module":null,"reason":"SIGTERM"}"#,

@@ -43,6 +43,21 @@ impl WatchEvent {
             | Updating { .. }
             | Updated { .. }
             | UpdateDone { .. } => self.update_line(),
+            StateUnwritable { why } => WatchLine::about(
+                "watch",
+                "state_unwritable",
+                None,
+                format!(
+                    "hal's state cannot be written ({why}); repairs go on, their start counts and holds kept in memory until it can"
+                ),
+            )
+            .reason(why),
+            StateWritable => WatchLine::about(
+                "watch",
+                "state_writable",
+                None,
+                "hal's state can be written again; what was kept in memory is written".into(),
+            ),
         }
     }
 

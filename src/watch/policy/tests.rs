@@ -426,6 +426,7 @@ fn a_restored_hold_is_held_without_a_new_hold() {
     assert!(sup.release("m"));
     assert!(sup.holds().is_empty());
 }
+mod deadlines;
 mod repairs;
 
 mod waiting;
