@@ -19,7 +19,11 @@ use crate::run::verb::Verb;
 /// The modules to restart after `restarted` (modules now active whose containers
 /// were recreated): each one's namespace dependents, transitively, that are wanted
 /// up and were not among `acted` (already restarted by the same call), in start order.
-pub(crate) fn dependents_to_restart(node: &Node, restarted: &[String], acted: &[String]) -> Vec<String> {
+pub(crate) fn dependents_to_restart(
+    node: &Node,
+    restarted: &[String],
+    acted: &[String],
+) -> Vec<String> {
     let Ok(graph) = node.graph() else {
         return Vec::new();
     };

@@ -11,7 +11,7 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 use crate::error::OneLine;
 use crate::module::config::RestartLimit;
 use crate::state::records::{LimitUse, StateFile, refusal};
-use crate::state::{Kept, Shared, Step, Store};
+use crate::state::{Kept, Shared, StateChange, Store};
 use crate::util::timefmt::Stamp;
 
 /// Less room than this on the state's file system: a state file may not fit.
@@ -91,7 +91,7 @@ impl Store {
     /// Applies `step` to the state and writes it; when the state cannot be
     /// written and this store keeps what it cannot write, the step is kept
     /// in memory (every read sees it) until a write works.
-    pub(crate) async fn apply(&self, step: Step) -> anyhow::Result<Option<String>> {
+    pub(crate) async fn apply(&self, step: StateChange) -> anyhow::Result<Option<String>> {
         let s = Arc::clone(&step);
         match self.update(move |state| s(state)).await {
             Ok(((), w)) => Ok(w),
