@@ -29,6 +29,7 @@ mod config_manual;
 mod corpus;
 mod daemon_restart;
 mod deps;
+mod doc_names;
 mod doctor;
 mod engine_calls;
 mod episodes;
