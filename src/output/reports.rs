@@ -223,6 +223,15 @@ fn update_line(r: &ReportView, o: &Outcome, u: &UpdateFacts, state: &str) -> Str
         _ if r.kind == KindTag::Host => "nothing to pull (a host unit)".to_string(),
         _ if u.available == Some(true) => format!("update available: {}", changed.join(", ")),
         _ if r.changed => format!("updated {}", changed.join(", ")),
+        // A pull that failed asked nothing: the cached image runs, and nobody
+        // knows whether it is the newest.
+        _ if o
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::PullFailed { .. })) =>
+        {
+            "not updated: the pull failed, the cached image runs".to_string()
+        }
         _ => "up to date".to_string(),
     };
     let word = if u.check { "check" } else { "update" };

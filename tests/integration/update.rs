@@ -169,6 +169,27 @@ fn check_lists_a_newer_digest_and_pulls_nothing() {
     assert_eq!(running(&m, "app").0, v1);
 }
 
+/// An update whose pull fails is no "up to date" either: the cached image
+/// runs and the line says it was not updated.
+#[test]
+fn an_update_whose_pull_fails_says_not_updated_not_up_to_date() {
+    let Some(rig) = rig::engine() else { return };
+    let repo = Repo::nowhere(&rig, "pullfails");
+    let m = rig.stack(
+        "pullfails",
+        stack().service("app").image(&repo.image).keeps_running(),
+    );
+    hal(&rig).args(["start", &m]).code(0);
+    let run = hal(&rig).args(["update", &m]).run();
+    assert!(!run.stdout.contains("up to date"), "{run}");
+    assert!(
+        run.stdout.contains(&format!(
+            "{m}: not updated: the pull failed, the cached image runs"
+        )),
+        "{run}"
+    );
+}
+
 /// A registry hal cannot ask is no "up to date": `--check` says it cannot
 /// check (the image, so its registry, and why), `update_available` and the
 /// service's `to` are null, and it exits 1.
