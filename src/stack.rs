@@ -3,6 +3,7 @@
 mod compose_cli;
 mod down;
 mod env;
+mod forecast;
 mod logs;
 mod look;
 mod project;
@@ -20,6 +21,9 @@ pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
 pub(crate) use update::{
     RolledBack, check as check_update, pull as pull_update, recreate as recreate_update,
 };
+
+// What the next start would do, per service (`hal plan`).
+pub(crate) use forecast::forecast;
 
 // What a verb works with.
 pub(crate) use env::{DockerClient, Env};
