@@ -68,6 +68,8 @@ pub(super) enum Edit {
     EnvFile,
     Command(String),
     Image(String, String),
+    /// The tag moved to the fixture by hand, no file changed.
+    Retag(String),
     Add,
     Remove,
     Stop(String),
@@ -145,6 +147,7 @@ impl Model {
             Edit::Stop(s) => drop(docker(&["stop", "-t", "1", &format!("{m}-{s}-1")])),
             Edit::Rm(s) => drop(docker(&["rm", "-f", &format!("{m}-{s}-1")])),
             Edit::RmReplica(s) => drop(docker(&["rm", "-f", &format!("{m}-{s}-2")])),
+            Edit::Retag(tag) => drop(docker(&["tag", FIXTURE, tag])),
         }
         rig.write(m, "compose.yaml", &self.yaml());
         self.files(rig, m);
@@ -167,7 +170,7 @@ pub(super) fn shapes() -> Vec<(&'static str, Model)> {
             "mixed",
             Model::new(vec![
                 Svc::long("a").reading_files().replicas(2),
-                Svc::job("job"),
+                Svc::job("job").replicas(2),
                 Svc::long("w").after("a"),
             ]),
         ),
@@ -185,6 +188,7 @@ pub(super) fn edits(shape: &Model, alt: &str) -> Vec<Edit> {
         Edit::EnvFile,
         Edit::Command(first.clone()),
         Edit::Image(first.clone(), alt.to_string()),
+        Edit::Retag(alt.to_string()),
         Edit::Image(first.clone(), FIXTURE.to_string()),
         Edit::Add,
         Edit::Stop(first.clone()),
@@ -196,8 +200,8 @@ pub(super) fn edits(shape: &Model, alt: &str) -> Vec<Edit> {
         Edit::Command(last.clone()),
         Edit::Nothing,
     ];
-    if shape.services[0].replicas > 1 {
-        out.push(Edit::RmReplica(first));
+    for s in shape.services.iter().filter(|s| s.replicas > 1) {
+        out.push(Edit::RmReplica(s.name.clone()));
     }
     out
 }
