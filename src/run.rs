@@ -29,7 +29,7 @@ pub(crate) use verb::{UpdateOpts, Verb};
 
 // The runner alone, for the supervisor's repairs (one module, no graph step),
 // and the check `status MODULE/SERVICE` shares.
-pub(crate) use runner::{check_services, run};
+pub(crate) use runner::{check_reachable, check_services, run};
 
 // The namespace and volume dependents a restart of some modules takes with
 // it: rescue reads their state before it acts.
@@ -40,7 +40,7 @@ pub(crate) use report::{Report, without_step};
 
 // Many modules' status, and the node's state from them.
 pub(crate) use node_state::node_summary;
-pub(crate) use status::{collect_status, collect_status_of};
+pub(crate) use status::{collect_status, collect_status_of, states_now};
 
 // `hal adopt`'s one step under a module's lock.
 pub(crate) use adopt::adopt_stack;

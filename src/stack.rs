@@ -3,6 +3,7 @@
 mod compose_cli;
 mod down;
 mod env;
+mod forecast;
 mod logs;
 mod look;
 mod project;
@@ -18,6 +19,9 @@ pub(crate) use repair::{Fix, How, repair};
 pub(crate) use start::baseline::{Baseline, record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
 pub(crate) use update::{RolledBack, check_update, pull_update, recreate_update};
+
+// What the next start would do, per service (`hal plan`).
+pub(crate) use forecast::forecast;
 
 // What a verb works with.
 pub(crate) use env::{Env, Stacks};

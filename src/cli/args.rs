@@ -226,3 +226,19 @@ mod tests {
         );
     }
 }
+
+/// What `plan` takes.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Module names (see `hal module list`), quoted shell patterns ('mail*'), or MODULE/SERVICE for one service of a stack.
+    #[arg(value_name = "MODULE", required_unless_present = "all", add = ArgValueCompleter::new(crate::cli::complete::modules))]
+    pub modules: Vec<String>,
+
+    /// Every module on the node.
+    #[arg(long, conflicts_with = "modules")]
+    pub all: bool,
+
+    /// Show the services that would be kept too (--json always lists every service).
+    #[arg(short, long)]
+    pub verbose: bool,
+}

@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use clap_complete::env::CompleteEnv;
 
 pub(crate) use args::{
-    AdoptArgs, CompletionsArgs, LogsArgs, RescueArgs, ResetArgs, StartArgs, StatusArgs,
+    AdoptArgs, CompletionsArgs, LogsArgs, PlanArgs, RescueArgs, ResetArgs, StartArgs, StatusArgs,
     StatusFormat, StopArgs, Targets, WatchArgs,
 };
 pub(crate) use update::UpdateArgs;
@@ -36,7 +36,8 @@ Exit codes:
   2  usage error, bad config or name, a bad endpoint, context or TLS setting (every
      command, status included), another directory's project of the module's name
      (start, stop), or a confirmation was needed with no terminal and no --yes
-  3  status: at least one module is not active; update --check: an update is available
+  3  status: at least one module is not active; update --check: an update is available;
+     plan: the next start would change something
   4  no such module (or service, or a pattern that matches none)
   5  refused: the module's start limit is hit (--force or reset-failed lifts it)
   6  the engine is unreachable (Docker daemon, or the init/user bus)
@@ -129,11 +130,11 @@ pub enum ColorWhen {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed, update (each is also a command of its own: `hal start` is `hal module start`).
+    /// Work on modules: list, start, stop, restart, status, logs, rescue, reset-failed, update, plan (each is also a command of its own: `hal start` is `hal module start`).
     #[command(subcommand)]
     Module(ModuleCommand),
 
-    /// `hal start|stop|restart|status|logs|list|rescue|reset-failed|update`: each
+    /// `hal start|stop|restart|status|logs|list|rescue|reset-failed|update|plan`: each
     /// `hal module` verb is a command of its own too, declared once here.
     #[command(flatten)]
     Verb(ModuleCommand),
@@ -282,6 +283,22 @@ pub enum ModuleCommand {
         after_help = "Examples:\n  hal update web\n  hal update --check --all\n  hal module update --all --jobs 2 --max-failures 3\n  hal update --json web | jq '.modules[0].rolled_back'"
     )]
     Update(UpdateArgs),
+
+    /// Say what the next start would do to each service, and why, changing nothing.
+    ///
+    /// Per service: keep, create (no container), recreate (its configuration or image changed, or
+    /// a service it depends on is recreated), start (a stopped container, or a finished job run
+    /// again) or remove (a container whose service is gone, or a replica too many); a host unit:
+    /// start or keep. Decided as compose's `up` decides (the config hash compose writes on its
+    /// containers, the image id the reference names locally now, replicas, orphans), from
+    /// `compose config` and the engine's lists alone: nothing is pulled, built, created,
+    /// started or stopped. The table shows the services that would change (-v: every one);
+    /// --json lists every service with its reasons. A module that cannot be read fails as
+    /// start fails. Exit: 0 when nothing would change, 3 when something would.
+    #[command(
+        after_help = "Examples:\n  hal plan web\n  hal plan --all -v\n  hal plan --json web | jq '.modules[].services[] | select(.action != \"keep\")'\n  hal -q plan web || hal start web"
+    )]
+    Plan(PlanArgs),
 }
 
 #[cfg(test)]

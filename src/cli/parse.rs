@@ -110,8 +110,9 @@ mod tests {
     use super::*;
 
     /// The subcommands that stop nothing: with [`DISRUPTIVE`], every one.
-    const GENTLE: [&str; 9] = [
+    const GENTLE: [&str; 10] = [
         "module",
+        "plan",
         "status",
         "start",
         "logs",

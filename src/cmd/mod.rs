@@ -9,6 +9,7 @@ mod doctor;
 mod list;
 mod logs;
 mod plan;
+mod plan_start;
 mod rescue;
 mod reset_failed;
 mod status;
@@ -73,5 +74,6 @@ async fn module_verb(ctx: &Ctx, verb: ModuleCommand) -> anyhow::Result<Exit> {
         ModuleCommand::Rescue(a) => rescue::run(ctx, a).await,
         ModuleCommand::ResetFailed(a) => reset_failed::run(ctx, a).await,
         ModuleCommand::Update(a) => update::run(ctx, a).await,
+        ModuleCommand::Plan(a) => plan_start::run(ctx, a).await,
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+pub(crate) mod config_hash;
 mod detect;
 mod service_order;
 use tokio::process::Command;

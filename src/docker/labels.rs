@@ -8,6 +8,8 @@ pub(crate) const PROJECT: &str = "com.docker.compose.project";
 pub(crate) const SERVICE: &str = "com.docker.compose.service";
 /// Compose's hash of the service's configuration the container was made from.
 pub(crate) const CONFIG_HASH: &str = "com.docker.compose.config-hash";
+/// The id of the image compose made the container from (compose v2).
+pub(crate) const IMAGE: &str = "com.docker.compose.image";
 /// The directory compose ran the project from (absolute).
 pub(crate) const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 /// `True` on a container made by `compose run`.

@@ -7,6 +7,7 @@ pub(crate) mod hangup;
 pub(crate) mod json;
 pub(crate) mod log_lines;
 pub(crate) mod node_view;
+pub(crate) mod plan_table;
 pub(crate) mod prometheus;
 pub(crate) mod render;
 pub(crate) mod reports;

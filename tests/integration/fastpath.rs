@@ -209,3 +209,70 @@ fn the_compose_plugin_is_run_directly() {
     hal(&rig).args(["module", "stop", &m]).code(0);
     assert!(rig::containers(&m).is_empty());
 }
+
+/// A tag moved to another image by hand, no file changed: compose recreates,
+/// so the start must go through compose, not keep the old container (issue 49).
+#[test]
+fn a_tag_moved_to_another_image_is_recreated() {
+    let Some(mut rig) = rig::engine() else { return };
+    let log = spy(&mut rig);
+    let tag = format!("hal-moved:{}", rig.name("t").to_lowercase());
+    docker(&["tag", rig::FIXTURE, &tag]);
+    let m = rig.stack(
+        "moved",
+        format!("services:\n  app:\n    image: {tag}\n    command: [\"sh\", \"-c\", \"sleep 100000\"]\n    restart: unless-stopped\n"),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    past_first_second(&m);
+    let before = ids(&m);
+    // Another image under the same tag: the fixture with a label.
+    let dir = std::env::temp_dir().join(rig.name("moved-build"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("Dockerfile"),
+        format!("FROM {}\nLABEL hal.moved=\"{tag}\"\n", rig::FIXTURE),
+    )
+    .unwrap();
+    let built = rig::docker::cli()
+        .args(["build", "-q", "-t", &tag])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(built.status.success(), "docker build: {built:?}");
+    log.forget();
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let after = ids(&m);
+    docker(&["rmi", "-f", &tag]);
+    assert!(
+        log.calls().contains("up -d"),
+        "the moved tag did not go through compose"
+    );
+    assert_ne!(before, after, "the container of the old image was kept");
+}
+
+/// One replica of a job service removed while the others were stopped:
+/// compose creates it again, and so must the start (issue 49).
+#[test]
+fn a_removed_replica_of_a_stopped_job_is_created_again() {
+    let Some(mut rig) = rig::engine() else { return };
+    let _log = spy(&mut rig);
+    let m = rig.stack(
+        "replica",
+        format!(
+            "services:\n  job:\n    image: {}\n    command: [\"true\"]\n    deploy:\n      replicas: 3\n",
+            rig::FIXTURE
+        ),
+    );
+    hal(&rig).args(["module", "start", &m]).code(0);
+    assert_eq!(rig::docker::containers(&m).len(), 3);
+    docker(&["rm", "-f", &format!("{m}-job-2")]);
+    hal(&rig).args(["module", "start", &m]).code(0);
+    let mut names = rig::docker::containers(&m);
+    names.sort();
+    assert_eq!(
+        names.len(),
+        3,
+        "the removed replica was not created again: {names:?}"
+    );
+}

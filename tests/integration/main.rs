@@ -55,6 +55,7 @@ mod needs;
 mod node_state;
 mod ordering;
 mod output;
+mod plan;
 mod podman;
 mod props;
 mod pulls;

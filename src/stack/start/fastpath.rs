@@ -46,6 +46,11 @@ pub(super) async fn try_start(
     if !all_up && !all_stopped {
         return Ok(None);
     }
+    // A tag moved to another image (`docker pull` or `build` by hand, no file
+    // changed): compose recreates, so compose must run (issue 49).
+    if s.plan.pull != PullPolicy::Always && !same_images(s.engine, &main, services).await? {
+        return Ok(None);
+    }
     // Under `always` the pull comes first; a new image means compose must recreate.
     let Some(warnings) = pull_first(s, services, &main).await? else {
         return Ok(None);
@@ -220,16 +225,20 @@ async fn same_images(
     Ok(true)
 }
 
-/// Every service has a container and no container belongs to an unknown service.
+/// Every service has as many containers as its replicas (compose creates a
+/// missing one, issue 49) and no container belongs to an unknown service.
 fn same_services(main: &[&Listed], services: &[ServiceImage]) -> bool {
-    services
-        .iter()
-        .all(|s| main.iter().any(|c| c.service() == Some(s.service.as_str())))
-        && main.iter().all(|c| {
-            services
-                .iter()
-                .any(|s| c.service() == Some(s.service.as_str()))
-        })
+    services.iter().all(|s| {
+        let n = main
+            .iter()
+            .filter(|c| c.service() == Some(s.service.as_str()))
+            .count();
+        n == s.replicas as usize
+    }) && main.iter().all(|c| {
+        services
+            .iter()
+            .any(|s| c.service() == Some(s.service.as_str()))
+    })
 }
 
 /// Whether every container of the module (or of its one service) is up:

@@ -1,0 +1,72 @@
+//! What the next start would do to each service of a module, and why (`hal plan`): plain data the backends fill and the printer shows.
+
+use serde::Serialize;
+
+/// What the next `hal module start` would do to one service (or a unit).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Action {
+    /// Nothing: it runs as its files say.
+    Keep,
+    /// A stopped container started again, or a finished job run again.
+    Start,
+    /// A container made where there is none.
+    Create,
+    /// Its container replaced by a new one.
+    Recreate,
+    /// A project container whose service is gone (an orphan), or a replica too many.
+    Remove,
+}
+
+impl Action {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Action::Keep => "keep",
+            Action::Start => "start",
+            Action::Create => "create",
+            Action::Recreate => "recreate",
+            Action::Remove => "remove",
+        }
+    }
+}
+
+/// One reason for an action: what changed, and how.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Why {
+    /// `config`, `image`, `container`, `replicas`, `orphan`, `depends_on`, `requires`…
+    pub what: String,
+    pub detail: String,
+}
+
+impl Why {
+    pub(crate) fn new(what: &str, detail: impl Into<String>) -> Why {
+        Why {
+            what: what.to_string(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// One service's (or unit's) planned action, with its reasons (none for `keep`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct ServicePlan {
+    pub service: String,
+    pub action: Action,
+    pub reasons: Vec<Why>,
+}
+
+/// A module's plan: its services, in compose's order, orphans last.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ModulePlan {
+    pub name: String,
+    /// `stack` or `host`.
+    pub kind: &'static str,
+    pub services: Vec<ServicePlan>,
+}
+
+impl ModulePlan {
+    /// Whether the next start would change anything here.
+    pub(crate) fn changes(&self) -> bool {
+        self.services.iter().any(|s| s.action != Action::Keep)
+    }
+}
