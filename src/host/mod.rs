@@ -283,7 +283,7 @@ fn outcome(s: &UnitStatus) -> Outcome {
     let (state, reason) = assess(s);
     Outcome {
         state,
-        reason,
+        reason: Reasons::said(reason),
         warnings: Vec::new(),
     }
 }

@@ -154,7 +154,7 @@ mod scripted {
     async fn a_good_unit_starts_and_stays_active() {
         let init = Arc::new(Memory::new().unit("web.service", Script::Runs));
         let o = start(&init, "web.service").await.unwrap();
-        assert_eq!((o.state, o.reason), (State::Active, None));
+        assert_eq!((o.state, o.reason.text()), (State::Active, None));
         assert_eq!(init.calls(), ["start web.service"]);
     }
 
@@ -243,7 +243,10 @@ mod scripted {
             .await
             .unwrap();
         assert_eq!(o.state, State::Inactive);
-        assert_eq!(o.reason.as_deref(), Some("bad.service is inactive (dead)"));
+        assert_eq!(
+            o.reason.text().as_deref(),
+            Some("bad.service is inactive (dead)")
+        );
         let calls = init.calls();
         assert_eq!(
             calls[calls.len() - 2..],

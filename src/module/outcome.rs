@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::module::config::{PullPolicy, RestartLimit, Settings};
+use crate::module::reason::Reasons;
 use crate::module::status::State;
 use crate::module::warning::Warning;
 
@@ -12,7 +13,8 @@ use crate::module::warning::Warning;
 #[derive(Clone, Debug)]
 pub(crate) struct Outcome {
     pub state: State,
-    pub reason: Option<String>,
+    /// Why it is not `active` (none when it is), typed until it is printed.
+    pub reason: Reasons,
     pub warnings: Vec<Warning>,
 }
 

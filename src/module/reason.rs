@@ -52,6 +52,8 @@ pub(crate) enum Reason {
     PullWarning(String),
     /// Wanted up while what it requires is not active.
     WaitingOn(Vec<Requirement>),
+    /// An update not tried: `--max-failures` updates (this many) had failed before its turn.
+    NotUpdated { max_failures: usize },
 }
 
 /// A requirement a module waits on, with its state and reason.
@@ -105,6 +107,13 @@ impl fmt::Display for Reason {
                 let names: Vec<&str> = on.iter().map(|r| r.name.as_str()).collect();
                 let causes: Vec<String> = on.iter().map(Requirement::to_string).collect();
                 write!(f, "waiting on {} ({})", names.join(", "), causes.join("; "))
+            }
+            Reason::NotUpdated { max_failures } => {
+                let s = if *max_failures == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "not updated: stopped after {max_failures} failed update{s} (--max-failures)"
+                )
             }
         }
     }
@@ -287,6 +296,19 @@ mod tests {
         assert_eq!(
             waiting.to_string(),
             "waiting on db, cache (db: failed (service db exited with code 1); cache: inactive)"
+        );
+    }
+
+    #[test]
+    fn an_update_not_tried_says_how_many_failed_before_it() {
+        let one = Reasons::one(Reason::NotUpdated { max_failures: 1 });
+        assert_eq!(
+            serde_json::to_value(&one).ok(),
+            Some("not updated: stopped after 1 failed update (--max-failures)".into())
+        );
+        assert_eq!(
+            Reason::NotUpdated { max_failures: 3 }.to_string(),
+            "not updated: stopped after 3 failed updates (--max-failures)"
         );
     }
 }

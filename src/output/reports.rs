@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::module::KindTag;
 use crate::module::outcome::{ImageChange, Outcome, UpdateFacts, Would};
+use crate::module::reason::Reasons;
 use crate::module::status::State;
 use crate::module::warning::Warning;
 use crate::output::render::{state_cell, state_colors};
@@ -57,7 +58,7 @@ pub(crate) struct ReportJson {
     pub ok: bool,
     pub state: Option<State>,
     /// One line: why it is not active, or the cause of the failure.
-    pub reason: Option<String>,
+    pub reason: Reasons,
     pub error: Option<String>,
     /// A failure's diagnosis: which service is not up, its state and last log lines (several lines).
     pub diagnosis: Option<String>,
@@ -200,10 +201,7 @@ pub(crate) fn finished(ui: &Ui, verb: &VerbView, r: &ReportView) {
     let line = match r.update {
         Some(u) => update_line(r, o, u, &state),
         None => {
-            let reason = o
-                .reason
-                .as_deref()
-                .map_or(String::new(), |r| format!(": {r}"));
+            let reason = o.reason.text().map_or(String::new(), |r| format!(": {r}"));
             format!(
                 "{}: {state}{reason} ({} took {:.1}s)",
                 r.label,
@@ -219,7 +217,7 @@ pub(crate) fn finished(ui: &Ui, verb: &VerbView, r: &ReportView) {
 fn update_line(r: &ReportView, o: &Outcome, u: &UpdateFacts, state: &str) -> String {
     let changed: Vec<String> = u.images.iter().filter(|i| i.changed).map(moved).collect();
     let what = match () {
-        _ if u.skipped => o.reason.clone().unwrap_or_default(),
+        _ if u.skipped => o.reason.to_string(),
         _ if r.kind == KindTag::Host => "nothing to pull (a host unit)".to_string(),
         _ if u.available == Some(true) => format!("update available: {}", changed.join(", ")),
         _ if r.changed => format!("updated {}", changed.join(", ")),

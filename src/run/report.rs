@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::outcome::{Outcome, UpdateFacts, Would};
+use crate::module::reason::{Reason, Reasons};
 use crate::module::status::State;
 use crate::output::reports::{ReportJson, ReportView, UpdateJson};
 
@@ -46,15 +47,12 @@ impl Report {
         state: Option<State>,
         max: usize,
     ) -> Report {
-        let s = if max == 1 { "" } else { "s" };
         Report {
             module: t.module.clone(),
             service: None,
             result: Ok(Outcome {
                 state: state.unwrap_or(State::Unknown),
-                reason: Some(format!(
-                    "not updated: stopped after {max} failed update{s} (--max-failures)"
-                )),
+                reason: Reasons::one(Reason::NotUpdated { max_failures: max }),
                 warnings: Vec::new(),
             }),
             took: Duration::ZERO,
@@ -107,7 +105,11 @@ impl Report {
                     None => verb.starts().then_some(State::Failed),
                 };
                 let said = self.update.as_ref().map(|u| u.beside_error.clone());
-                (state, Some(cause(e)), said.unwrap_or_default())
+                (
+                    state,
+                    Reasons::said(Some(cause(e))),
+                    said.unwrap_or_default(),
+                )
             }
         };
         let (error, details) = match &self.result {
@@ -211,7 +213,7 @@ mod tests {
         let j = r.to_json(&crate::run::verb::Verb::Start { opts, force: false });
         assert_eq!(j.state, Some(State::Failed));
         assert_eq!(
-            j.reason.as_deref(),
+            j.reason.text().as_deref(),
             Some("did not start: service db exited with code 1")
         );
         assert_eq!(

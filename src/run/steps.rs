@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::module::config::RestartLimit;
 use crate::module::outcome::{Outcome, UpdateFacts};
 use crate::module::progress::Progress;
+use crate::module::reason::Reasons;
 use crate::module::status::{Desired, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
@@ -158,7 +159,7 @@ pub(super) async fn outcome_now(
     let state = status::state_now(node, t).await;
     Ok(Outcome {
         state: state.unwrap_or(State::Unknown),
-        reason: None,
+        reason: Reasons::none(),
         warnings,
     })
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use crate::module::outcome::{Outcome, Would};
+use crate::module::reason::Reasons;
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::run::node::Node;
@@ -71,7 +72,7 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
             service: t.service,
             result: Ok(Outcome {
                 state,
-                reason: None,
+                reason: Reasons::none(),
                 warnings: Vec::new(),
             }),
             took: read + began.elapsed(),

@@ -128,7 +128,7 @@ async fn finish(
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     let outcome = Outcome {
         state,
-        reason: reason.map(|r| r.to_string()),
+        reason: reason.into(),
         warnings,
     };
     Ok((outcome, Snapshot::of(list)))

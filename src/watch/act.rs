@@ -111,11 +111,7 @@ impl Watcher<'_> {
             }
             Ok(o) => (
                 Attempt::Failed,
-                format!(
-                    "restarted but {}: {}",
-                    o.state.as_str(),
-                    o.reason.as_deref().unwrap_or("")
-                ),
+                format!("restarted but {}: {}", o.state.as_str(), o.reason),
             ),
             Err(e) if exit_of(e) == Exit::Refused => (Attempt::Refused, refusal_text(e)),
             Err(e) => (Attempt::Failed, without_context(e, &name)),

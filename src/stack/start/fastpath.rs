@@ -6,6 +6,7 @@ use crate::docker::engine::{Engine, Listed};
 use crate::error::Detailed;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::Outcome;
+use crate::module::reason::Reasons;
 use crate::module::run_state::{ContainerRun as S, Health};
 use crate::module::status::{Detail, State, Verdict};
 use crate::module::warning::Warning;
@@ -58,7 +59,7 @@ pub(super) async fn try_start(
     if all_up {
         let outcome = Outcome {
             state: State::Active,
-            reason: None,
+            reason: Reasons::none(),
             warnings,
         };
         return Ok(Some((outcome, Vec::new())));
@@ -69,7 +70,7 @@ pub(super) async fn try_start(
     // The caller waits for active, with its `--jobs` slot given back.
     let outcome = Outcome {
         state: State::Starting,
-        reason: None,
+        reason: Reasons::none(),
         warnings,
     };
     let containers = main.into_iter().cloned().collect();

@@ -226,7 +226,7 @@ async fn no_wait(
     let (state, reason) = assess(&facts.iter().collect::<Vec<_>>());
     Ok(Launch::Done(Outcome {
         state,
-        reason: reason.map(|r| r.to_string()),
+        reason: reason.into(),
         warnings,
     }))
 }

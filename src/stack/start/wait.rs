@@ -108,7 +108,6 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
         }
         let refs: Vec<&ContainerFacts> = facts.iter().collect();
         let (state, reason) = assess(&refs);
-        let reason = reason.map(|r| r.to_string());
         let give_up = hopeless(&refs);
         if state == State::Active || give_up || bound.passed() {
             // This generation's lines stay readable after it is gone.
@@ -119,12 +118,13 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
         if state == State::Active {
             return Ok(Outcome {
                 state,
-                reason,
+                reason: reason.into(),
                 warnings,
             });
         }
+        // The cause in words (the state's, without one), for the error and the progress line.
+        let why = reason.map_or_else(|| state.as_str().to_string(), |r| r.to_string());
         if give_up || bound.passed() {
-            let why = reason.unwrap_or_else(|| state.as_str().to_string());
             let summary = if give_up {
                 format!("did not start: {why}")
             } else {
@@ -136,10 +136,7 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
             let details = bound::diagnose(&engine, &refs).await;
             return Err(Detailed { summary, details }.into());
         }
-        progress.step(
-            name,
-            &format!("waiting ({})", reason.as_deref().unwrap_or(state.as_str())),
-        );
+        progress.step(name, &format!("waiting ({why})"));
         // Running containers that only have to stay up a moment are not asked
         // about again before they can have: fewer calls while other modules start.
         let pause =
