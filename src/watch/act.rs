@@ -165,7 +165,7 @@ impl Watcher<'_> {
             on_failure,
         });
         match (command, blocked) {
-            (Some(_), Some(why)) => self.log.emit(HookEvent::OnFailureRefused {
+            (Some(_), Some(why)) => self.log.emit(HookEvent::Refused {
                 module: name.to_string(),
                 why,
             }),
@@ -184,19 +184,19 @@ impl Watcher<'_> {
         match result {
             Ok(f) => {
                 for line in &f.output {
-                    self.log.emit(HookEvent::OnFailureOutput {
+                    self.log.emit(HookEvent::Output {
                         module: name.to_string(),
                         line: line.clone(),
                     });
                 }
-                self.log.emit(HookEvent::OnFailureRan {
+                self.log.emit(HookEvent::Ran {
                     module: name.to_string(),
                     how: f.how.clone(),
                     ok: f.ok,
                     took: f.took,
                 });
             }
-            Err(why) => self.log.emit(HookEvent::OnFailureFailed {
+            Err(why) => self.log.emit(HookEvent::Failed {
                 module: name.to_string(),
                 why: why.to_string(),
             }),

@@ -150,18 +150,18 @@ impl From<HoldEvent> for WatchEvent {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum HookEvent {
     /// `on_failure` is not run (the config may not be trusted).
-    OnFailureRefused { module: String, why: String },
+    Refused { module: String, why: String },
     /// A line `on_failure` printed.
-    OnFailureOutput { module: String, line: String },
+    Output { module: String, line: String },
     /// `on_failure` ended (`how`: `exited 0`, `was killed`…).
-    OnFailureRan {
+    Ran {
         module: String,
         how: String,
         ok: bool,
         took: Duration,
     },
     /// `on_failure` could not be run.
-    OnFailureFailed { module: String, why: String },
+    Failed { module: String, why: String },
 }
 
 impl From<HookEvent> for WatchEvent {

@@ -219,7 +219,7 @@ fn repairs_and_holds_say_what_they_always_said() {
             r#"{"action":"release","event":"released","module":"web","reason":"start count reset"}"#,
         ),
         (
-            WatchEvent::from(HookEvent::OnFailureRan {
+            WatchEvent::from(HookEvent::Ran {
                 module: m("web"),
                 how: m("exited 0"),
                 ok: true,
@@ -229,7 +229,7 @@ fn repairs_and_holds_say_what_they_always_said() {
             r#"{"action":null,"event":"on_failure","module":"web","ok":true,"reason":"exited 0","took_ms":2345}"#,
         ),
         (
-            WatchEvent::from(HookEvent::OnFailureFailed {
+            WatchEvent::from(HookEvent::Failed {
                 module: m("web"),
                 why: m("no such file"),
             }),

@@ -241,15 +241,15 @@ impl HookEvent {
     /// What `on_failure` did.
     fn line(&self) -> WatchLine {
         match self {
-            HookEvent::OnFailureRefused { module, why } => {
+            HookEvent::Refused { module, why } => {
                 let text = format!("on_failure not run: {why}");
                 WatchLine::module(module, "on_failure_refused", None, text).reason(why)
             }
-            HookEvent::OnFailureOutput { module, line } => {
+            HookEvent::Output { module, line } => {
                 let text = format!("on_failure: {line}");
                 WatchLine::module(module, "on_failure_output", None, text).reason(line)
             }
-            HookEvent::OnFailureRan {
+            HookEvent::Ran {
                 module,
                 how,
                 ok,
@@ -261,7 +261,7 @@ impl HookEvent {
                     .with("ok", *ok)
                     .with("took_ms", ms(*took))
             }
-            HookEvent::OnFailureFailed { module, why } => {
+            HookEvent::Failed { module, why } => {
                 let text = format!("on_failure could not run: {why}");
                 WatchLine::module(module, "on_failure", None, text)
                     .reason(why)
