@@ -119,6 +119,21 @@ impl fmt::Display for Reason {
     }
 }
 
+impl Reason {
+    /// Whether this cause, a failed start's, already says `other`: no
+    /// containers, or a container's or a cause's own words its cause holds.
+    pub(crate) fn covers(&self, other: &Reason) -> bool {
+        let Reason::Failed { cause, .. } = self else {
+            return false;
+        };
+        match other {
+            Reason::NoContainers => true,
+            Reason::Container(w) | Reason::Said(w) => cause.contains(w.as_str()),
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for Requirement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.name, self.state.as_str())?;
@@ -265,6 +280,19 @@ impl MissingService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_start_covers_what_its_cause_says_and_nothing_else() {
+        let failed = Reason::Failed {
+            service: None,
+            cause: "did not start: service db exited with code 1".into(),
+        };
+        assert!(failed.covers(&Reason::NoContainers));
+        assert!(failed.covers(&Reason::Container("service db exited with code 1".into())));
+        assert!(!failed.covers(&Reason::Container("service web exited".into())));
+        assert!(!failed.covers(&Reason::Stopped));
+        assert!(!Reason::Stopped.covers(&Reason::NoContainers));
+    }
 
     #[test]
     fn causes_are_joined_only_when_said() {

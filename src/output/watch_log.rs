@@ -13,7 +13,10 @@ mod tests;
 
 use std::io::Write;
 
-pub(crate) use event::{Failure, Moved, OnFailure, Plan, Release, UpdateEnd, WatchEvent};
+pub(crate) use event::{
+    Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
+    RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
+};
 
 use crate::output::ui::Ui;
 use crate::util::timefmt::Stamp;
@@ -32,8 +35,8 @@ impl Log {
         }
     }
 
-    pub(crate) fn emit(&self, e: WatchEvent) {
-        let line = e.line();
+    pub(crate) fn emit(&self, e: impl Into<WatchEvent>) {
+        let line = e.into().line();
         // A log reader that went away must not stop the supervisor.
         let mut out = std::io::stdout().lock();
         let _ = if self.json {

@@ -180,8 +180,7 @@ fn failed_start(s: &mut ModuleStatus, rec: &ModuleRecord) {
         cause: f.reason.clone(),
     };
     s.state = State::Failed;
-    let said = s.reason.to_string();
-    if s.reason.0 == [Reason::NoContainers] || failed.to_string().contains(&said) {
+    if s.reason.0.iter().all(|r| failed.covers(r)) {
         s.reason = Reasons::none();
     }
     s.reason.first(failed);

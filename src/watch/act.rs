@@ -11,7 +11,9 @@ use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::status::State;
-use crate::output::watch_log::{Failure, OnFailure, Plan, Release, WatchEvent};
+use crate::output::watch_log::{
+    Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent,
+};
 use crate::run::Node;
 use crate::run::{self, Report, Verb};
 use crate::stack::Fix;
@@ -22,14 +24,14 @@ impl Watcher<'_> {
     pub(super) async fn act(&mut self, m: Module, mut a: Action) -> Result<(), Stopped> {
         let name = m.name.clone();
         if a.act == Act::Release {
-            self.log.emit(WatchEvent::Released {
+            self.log.emit(HoldEvent::Released {
                 module: name,
                 why: Release::Waiting(a.reason),
             });
             return Ok(());
         }
         if a.act == Act::Wait {
-            self.log.emit(WatchEvent::Waiting {
+            self.log.emit(RepairEvent::Waiting {
                 module: name,
                 reason: a.reason,
             });
@@ -100,7 +102,7 @@ impl Watcher<'_> {
                     RepairScope::Escalated(_) => "recreated the module".to_string(),
                     RepairScope::Module => "restarted the module".to_string(),
                 };
-                self.log.emit(WatchEvent::Restarted {
+                self.log.emit(RepairEvent::Restarted {
                     module: name,
                     containers: matches!(scope, RepairScope::Containers(_)),
                     took,
@@ -127,7 +129,7 @@ impl Watcher<'_> {
             (_, Act::Retry) => Failure::Retry,
             _ => Failure::Restart,
         };
-        self.log.emit(WatchEvent::RepairFailed {
+        self.log.emit(RepairEvent::RepairFailed {
             module: name,
             how,
             error: err,
@@ -153,13 +155,13 @@ impl Watcher<'_> {
             (Some(_), Some(_)) => OnFailure::Refused,
             (Some(_), None) => OnFailure::Runs,
         };
-        self.log.emit(WatchEvent::Held {
+        self.log.emit(HoldEvent::Held {
             module: name.to_string(),
             refusal: refusal.to_string(),
             on_failure,
         });
         match (command, blocked) {
-            (Some(_), Some(why)) => self.log.emit(WatchEvent::OnFailureRefused {
+            (Some(_), Some(why)) => self.log.emit(HookEvent::Refused {
                 module: name.to_string(),
                 why,
             }),
@@ -178,19 +180,19 @@ impl Watcher<'_> {
         match result {
             Ok(f) => {
                 for line in &f.output {
-                    self.log.emit(WatchEvent::OnFailureOutput {
+                    self.log.emit(HookEvent::Output {
                         module: name.to_string(),
                         line: line.clone(),
                     });
                 }
-                self.log.emit(WatchEvent::OnFailureRan {
+                self.log.emit(HookEvent::Ran {
                     module: name.to_string(),
                     how: f.how.clone(),
                     ok: f.ok,
                     took: f.took,
                 });
             }
-            Err(why) => self.log.emit(WatchEvent::OnFailureFailed {
+            Err(why) => self.log.emit(HookEvent::Failed {
                 module: name.to_string(),
                 why: why.to_string(),
             }),
@@ -257,7 +259,7 @@ fn without_context(e: &anyhow::Error, name: &str) -> String {
 }
 
 /// The watch log's event for a repair about to begin: what it does and why.
-fn trouble_entry(name: &str, a: &Action) -> WatchEvent {
+fn trouble_entry(name: &str, a: &Action) -> RepairEvent {
     let plan = match &a.scope {
         RepairScope::Containers(fixes) => Plan::Containers {
             how: fixes.first().map_or("restart", |f| f.how.word()),
@@ -267,7 +269,7 @@ fn trouble_entry(name: &str, a: &Action) -> WatchEvent {
         RepairScope::Escalated(why) => Plan::Recreate { why: why.clone() },
         RepairScope::Module => Plan::Module,
     };
-    WatchEvent::Trouble {
+    RepairEvent::Trouble {
         module: name.to_string(),
         reason: a.reason.clone(),
         retry: a.act == Act::Retry,

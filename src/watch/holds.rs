@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
-use crate::output::watch_log::{Release, WatchEvent};
+use crate::output::watch_log::{HoldEvent, Release, WatchEvent, WatchOwn};
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;
@@ -46,7 +46,7 @@ impl Watcher<'_> {
             }
             self.sup.restore(name, hold_of(h));
             self.saved.insert(name.clone(), h.clone());
-            self.log.emit(WatchEvent::StillHeld {
+            self.log.emit(HoldEvent::StillHeld {
                 module: name.clone(),
                 since: h.since,
                 until: h.until(),
@@ -74,7 +74,7 @@ impl Watcher<'_> {
         for m in lifted {
             self.saved.remove(&m);
             if self.sup.release(&m) {
-                self.log.emit(WatchEvent::Released {
+                self.log.emit(HoldEvent::Released {
                     module: m.clone(),
                     why: Release::CountReset,
                 });
@@ -97,7 +97,7 @@ impl Watcher<'_> {
             let store = self.node.store.clone();
             if let Err(e) = self.drive(store.set_hold(&m, rec.clone())).await? {
                 let why = format!("could not keep the hold in hal's state: {e:#}");
-                self.log.emit(WatchEvent::Problem {
+                self.log.emit(WatchOwn::Problem {
                     module: Some(m.clone()),
                     why,
                 });
@@ -161,7 +161,7 @@ impl Watcher<'_> {
             )
         });
         if let Some(Some(why)) = written {
-            self.log.emit(WatchEvent::Problem { module: None, why });
+            self.log.emit(WatchOwn::Problem { module: None, why });
         }
     }
 }

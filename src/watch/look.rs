@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{BUSY_RECHECK, Stopped, Watcher, deaths};
 use crate::module::status::State;
-use crate::output::watch_log::WatchEvent;
+use crate::output::watch_log::WatchOwn;
 use crate::util::timefmt::Stamp;
 
 /// How soon a requirement something waits on is looked at again: while it is starting (a
@@ -107,7 +107,7 @@ impl Watcher<'_> {
             .cloned()
             .collect();
         for p in now.difference(&self.problems) {
-            self.log.emit(WatchEvent::Problem {
+            self.log.emit(WatchOwn::Problem {
                 module: None,
                 why: p.clone(),
             });

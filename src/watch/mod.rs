@@ -41,7 +41,7 @@ use crate::error::Exit;
 use crate::module::Module;
 use crate::module::progress::Progress;
 use crate::module::status::Detail;
-use crate::output::watch_log::{Log, WatchEvent};
+use crate::output::watch_log::{Log, WatchOwn};
 use crate::run::Node;
 use crate::run::Report;
 use crate::stack::{EngineEvent, EventAction};
@@ -157,7 +157,7 @@ pub(crate) async fn run(node: &Node, how: Watch<'_>) -> anyhow::Result<Exit> {
         stop: Shutdown::new()?,
     };
     let why = w.run().await;
-    w.log.emit(WatchEvent::Stopped {
+    w.log.emit(WatchOwn::Stopped {
         why: why.to_string(),
     });
     Ok(Exit::Ok)
@@ -370,7 +370,7 @@ impl<'a> Watcher<'a> {
                 let again = self.link.ever_up();
                 let endpoint = session.endpoint().to_string();
                 self.link.connected(session, events);
-                self.log.emit(WatchEvent::EngineUp {
+                self.log.emit(WatchOwn::EngineUp {
                     engine: self.link.name().to_string(),
                     endpoint,
                     again,
@@ -397,14 +397,14 @@ impl<'a> Watcher<'a> {
         }
         if self.link.up() {
             let engine = self.link.name().to_string();
-            self.log.emit(WatchEvent::Subscribed { engine });
+            self.log.emit(WatchOwn::Subscribed { engine });
         }
     }
 
     /// The engine went away: say so once per failed try, and try again later.
     fn engine_down(&mut self, why: &str, what: &str) {
         let wait = self.link.down();
-        self.log.emit(WatchEvent::EngineLost {
+        self.log.emit(WatchOwn::EngineLost {
             engine: self.link.name().to_string(),
             what: what.to_string(),
             why: why.to_string(),
@@ -436,7 +436,7 @@ impl<'a> Watcher<'a> {
             Some(Err(link::Missed::Unreadable(why))) => {
                 // Not a lost engine: say what could not be read, and look at every stack.
                 let engine = self.link.name().to_string();
-                self.log.emit(WatchEvent::EventUnreadable { engine, why });
+                self.log.emit(WatchOwn::EventUnreadable { engine, why });
                 let stacks = self.stack_names.clone();
                 self.mark(stacks, EVENT_SETTLE);
             }

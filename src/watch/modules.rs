@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 use super::Watcher;
 use crate::module::Module;
 use crate::module::inventory::Inventory;
-use crate::output::watch_log::WatchEvent;
+use crate::output::watch_log::WatchOwn;
 
 impl Watcher<'_> {
     pub(super) fn started(&self) {
         let stacks = self.stack_names.len();
         let hosts = self.modules.len() - stacks;
-        self.log.emit(WatchEvent::Started {
+        self.log.emit(WatchOwn::Started {
             modules: self.modules.len(),
             stacks,
             hosts,
@@ -34,14 +34,14 @@ impl Watcher<'_> {
         let (old, new) = (names(&self.modules), names(&now));
         let added: BTreeSet<String> = new.difference(&old).cloned().collect();
         if old != new && self.passes > 0 {
-            self.log.emit(WatchEvent::ModulesChanged {
+            self.log.emit(WatchOwn::ModulesChanged {
                 added: added.iter().cloned().collect(),
                 gone: old.difference(&new).cloned().collect(),
             });
         }
         if root_problem != self.root_problem {
             if let Some(p) = &root_problem {
-                self.log.emit(WatchEvent::Problem {
+                self.log.emit(WatchOwn::Problem {
                     module: None,
                     why: p.clone(),
                 });

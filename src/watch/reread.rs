@@ -8,7 +8,7 @@ use super::{FileSeen, ReadInputs as Inputs, Watcher};
 use crate::error::HalError;
 use crate::module::deps::Graph;
 use crate::module::inventory::Inventory;
-use crate::output::watch_log::WatchEvent;
+use crate::output::watch_log::{WatchEvent, WatchOwn};
 use crate::run::Node;
 
 /// How often the config file's time and size are looked at: a change brings
@@ -107,7 +107,7 @@ impl Watcher<'_> {
     fn read_problems(&mut self, now: Vec<String>) {
         for why in &now {
             if !self.read_problems.contains(why) {
-                self.log.emit(WatchEvent::Problem {
+                self.log.emit(WatchOwn::Problem {
                     module: None,
                     why: why.clone(),
                 });

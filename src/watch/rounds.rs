@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::module::Module;
 use crate::module::schedule::Schedule;
+use crate::output::watch_log::LocalAt;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
 
@@ -134,10 +135,12 @@ impl Updates {
         Some(Instant::now() + next.since(Stamp::now()))
     }
 
-    /// A slot as the log says it, in local time: `2026-12-04 04:00:00`.
-    pub(super) fn when(&self, slot: Stamp) -> String {
-        let wall = self.zone.wall(slot);
-        wall.strftime("%Y-%m-%d %H:%M:%S").to_string()
+    /// A slot in the schedule's zone, for the log to say.
+    pub(super) fn when(&self, slot: Stamp) -> LocalAt {
+        LocalAt {
+            at: slot,
+            zone: self.zone.clone(),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use super::{BUSY_RECHECK, EVENT_SETTLE, Watcher, WorkDone};
 use crate::module::Module;
 use crate::module::status::Desired;
 use crate::module::target::Target;
-use crate::output::watch_log::{Moved, UpdateEnd, WatchEvent};
+use crate::output::watch_log::{Moved, RoundEvent, UpdateEnd, UpdateEvent, WatchOwn};
 use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
 
@@ -23,17 +23,16 @@ impl Watcher<'_> {
     /// Says the schedule at start-up, when there is one.
     pub(super) fn updates_started(&mut self) {
         if let Some(p) = self.updates.problem.take() {
-            self.log.emit(WatchEvent::Problem {
+            self.log.emit(WatchOwn::Problem {
                 module: None,
                 why: p,
             });
         }
         let u = &self.updates;
         let Some(next) = u.next else { return };
-        self.log.emit(WatchEvent::UpdateSchedule {
+        self.log.emit(RoundEvent::UpdateSchedule {
             schedule: u.schedule.to_string(),
-            next,
-            next_at: u.when(next),
+            next: u.when(next),
         });
     }
 
@@ -41,21 +40,17 @@ impl Watcher<'_> {
     pub(super) fn update_tick(&mut self) {
         let now = Stamp::now().whole_second();
         if let Some((slot, call)) = self.updates.take_slot(now) {
-            let next = self
-                .updates
-                .next
-                .map(|n| self.updates.when(n))
-                .unwrap_or_default();
+            let next = self.updates.next.map(|n| self.updates.when(n));
             if call == Slot::Busy {
-                self.log.emit(WatchEvent::SlotSkipped {
-                    slot_at: self.updates.when(slot),
-                    next_at: next,
+                self.log.emit(RoundEvent::SlotSkipped {
+                    slot: self.updates.when(slot),
+                    next,
                 });
             } else if call == Slot::Missed {
-                self.log.emit(WatchEvent::SlotMissed {
-                    slot_at: self.updates.when(slot),
+                self.log.emit(RoundEvent::SlotMissed {
+                    slot: self.updates.when(slot),
                     late: now.since(slot),
-                    next_at: next,
+                    next,
                 });
             } else {
                 self.round_begins();
@@ -74,7 +69,7 @@ impl Watcher<'_> {
         };
         let queue: VecDeque<Module> = self.modules.iter().filter(|m| wanted(m)).cloned().collect();
         let modules: Vec<String> = queue.iter().map(|m| m.name.clone()).collect();
-        self.log.emit(WatchEvent::UpdateDue { modules });
+        self.log.emit(RoundEvent::UpdateDue { modules });
         self.updates.round = Some(Round {
             queue,
             current: None,
@@ -98,7 +93,7 @@ impl Watcher<'_> {
         if r.failed >= self.updates.max_failures && !r.queue.is_empty() {
             let left: Vec<String> = r.queue.drain(..).map(|m| m.name).collect();
             r.skipped += left.len();
-            self.log.emit(WatchEvent::UpdateStopped {
+            self.log.emit(RoundEvent::UpdateStopped {
                 failed: r.failed,
                 left,
             });
@@ -115,7 +110,7 @@ impl Watcher<'_> {
         match turn(desired == Some(Desired::Up), held, busy) {
             RoundTurn::Skip(why) => {
                 r.skipped += 1;
-                self.log.emit(WatchEvent::UpdatePassed {
+                self.log.emit(UpdateEvent::UpdatePassed {
                     module: name,
                     why: why.to_string(),
                 });
@@ -130,7 +125,7 @@ impl Watcher<'_> {
         }
         r.current = Some(name.clone());
         self.inflight.insert(name.clone());
-        self.log.emit(WatchEvent::Updating {
+        self.log.emit(UpdateEvent::Updating {
             module: name.clone(),
         });
         let (node, progress) = (std::rc::Rc::clone(&self.node), self.progress);
@@ -212,7 +207,7 @@ impl Watcher<'_> {
                 }
             }
         };
-        self.log.emit(WatchEvent::Updated {
+        self.log.emit(UpdateEvent::Updated {
             module: name.to_string(),
             took: rep.took,
             rolled_back,
@@ -224,17 +219,13 @@ impl Watcher<'_> {
         let Some(r) = self.updates.round.take() else {
             return;
         };
-        let next = self
-            .updates
-            .next
-            .map(|n| self.updates.when(n))
-            .unwrap_or_default();
-        self.log.emit(WatchEvent::UpdateDone {
+        let next = self.updates.next.map(|n| self.updates.when(n));
+        self.log.emit(UpdateEvent::UpdateDone {
             updated: r.updated,
             up_to_date: r.unchanged,
             failed: r.failed,
             skipped: r.skipped,
-            next_at: next,
+            next,
         });
     }
 }

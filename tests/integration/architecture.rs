@@ -257,6 +257,19 @@ fn the_prefix_is_written_only_by_the_printer() {
 }
 
 #[test]
+fn the_watch_log_tables_name_every_event_of_their_group() {
+    let rule = "a table of the watch log has a `_ =>` arm (tidy/wildcard_arms.rs)";
+    // A scanner that read nothing would pass: the tables are there.
+    assert!(
+        read()
+            .iter()
+            .any(|s| s.path == "output/watch_log/view.rs" && s.code.contains("match self")),
+        "no table seen in src/output/watch_log/view.rs"
+    );
+    assert_none(rule, tidy::wildcard_arms::wildcard_arms(read()));
+}
+
+#[test]
 fn the_rules_see_the_code_they_guard() {
     // A scanner that read nothing would pass every rule: each rule's own
     // place must show its words.

@@ -1,13 +1,40 @@
-//! What the supervisor's log says: one variant per event, with its typed fields (the view in `view.rs` makes the human line and the JSON line of each).
+//! What the supervisor's log says: one variant per event, in the enum of its group (one group, one table in the view: `view.rs`, `updates.rs`), with its typed fields.
 
 use crate::module::warning::Warning;
 use std::time::Duration;
 
 use crate::util::timefmt::Stamp;
+use crate::util::tz::Zone;
 
-/// One event of `hal watch`, as the watch knows it.
+/// One event of `hal watch`, as the watch knows it: a group of events, each
+/// with its own table in the view (`view.rs`, `updates.rs`), or one of its own.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum WatchEvent {
+    /// The watch's own events and the engine's.
+    Watch(WatchOwn),
+    /// A repair: the trouble it mends, how it went; waiting instead of repairing.
+    Repair(RepairEvent),
+    /// A hold: begun, taken up again, ended.
+    Hold(HoldEvent),
+    /// What a hold's `on_failure` did.
+    Hook(HookEvent),
+    /// `auto_update`'s schedule, its slots, a round begun or stopped.
+    Round(RoundEvent),
+    /// One module's scheduled update, and the round's end.
+    Update(UpdateEvent),
+    /// The config file changed and was read again: every key counts from now on.
+    ConfigRead,
+    /// The dependencies between modules were read again and differ: how many edges now.
+    DependenciesChanged { edges: usize },
+    /// hal's state cannot be written (why): repairs go on, counted in memory.
+    StateUnwritable { why: String },
+    /// hal's state can be written again: what was kept in memory is written.
+    StateWritable,
+}
+
+/// The watch's own events and the engine's.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum WatchOwn {
     /// The watch began: what it watches and how often it looks.
     Started {
         modules: usize,
@@ -22,10 +49,6 @@ pub(crate) enum WatchEvent {
         added: Vec<String>,
         gone: Vec<String>,
     },
-    /// The config file changed and was read again: every key counts from now on.
-    ConfigRead,
-    /// The dependencies between modules were read again and differ: how many edges now.
-    DependenciesChanged { edges: usize },
     /// Something the watch cannot do or read (of a module, or of the watch).
     Problem { module: Option<String>, why: String },
     /// The watch ends.
@@ -47,6 +70,17 @@ pub(crate) enum WatchEvent {
     },
     /// An event could not be read (the engine is still there).
     EventUnreadable { engine: String, why: String },
+}
+
+impl From<WatchOwn> for WatchEvent {
+    fn from(e: WatchOwn) -> WatchEvent {
+        WatchEvent::Watch(e)
+    }
+}
+
+/// A repair: the trouble it mends, how it went; waiting instead of repairing.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RepairEvent {
     /// A repair begins.
     Trouble {
         module: String,
@@ -74,6 +108,19 @@ pub(crate) enum WatchEvent {
         /// While a hold goes on: when the next try may come.
         next_try: Option<Stamp>,
     },
+    /// Waiting on a requirement that is not active.
+    Waiting { module: String, reason: String },
+}
+
+impl From<RepairEvent> for WatchEvent {
+    fn from(e: RepairEvent) -> WatchEvent {
+        WatchEvent::Repair(e)
+    }
+}
+
+/// A hold: begun, taken up again, ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum HoldEvent {
     /// A hold began.
     Held {
         module: String,
@@ -91,40 +138,70 @@ pub(crate) enum WatchEvent {
     },
     /// A hold ended.
     Released { module: String, why: Release },
-    /// Waiting on a requirement that is not active.
-    Waiting { module: String, reason: String },
+}
+
+impl From<HoldEvent> for WatchEvent {
+    fn from(e: HoldEvent) -> WatchEvent {
+        WatchEvent::Hold(e)
+    }
+}
+
+/// What a hold's `on_failure` did.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum HookEvent {
     /// `on_failure` is not run (the config may not be trusted).
-    OnFailureRefused { module: String, why: String },
+    Refused { module: String, why: String },
     /// A line `on_failure` printed.
-    OnFailureOutput { module: String, line: String },
+    Output { module: String, line: String },
     /// `on_failure` ended (`how`: `exited 0`, `was killed`…).
-    OnFailureRan {
+    Ran {
         module: String,
         how: String,
         ok: bool,
         took: Duration,
     },
     /// `on_failure` could not be run.
-    OnFailureFailed { module: String, why: String },
-    /// The schedule of `auto_update`, and its next slot (`next_at` in the schedule's zone).
-    UpdateSchedule {
-        schedule: String,
-        next: Stamp,
-        next_at: String,
+    Failed { module: String, why: String },
+}
+
+impl From<HookEvent> for WatchEvent {
+    fn from(e: HookEvent) -> WatchEvent {
+        WatchEvent::Hook(e)
+    }
+}
+
+/// `auto_update`'s schedule, its slots, a round begun or stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RoundEvent {
+    /// The schedule of `auto_update`, and its next slot.
+    UpdateSchedule { schedule: String, next: LocalAt },
+    /// A slot came while the round before still runs; the next slot, if any.
+    SlotSkipped {
+        slot: LocalAt,
+        next: Option<LocalAt>,
     },
-    /// A slot came while the round before still runs (times in the schedule's zone).
-    SlotSkipped { slot_at: String, next_at: String },
     /// A slot found too late (the machine slept).
     SlotMissed {
-        slot_at: String,
+        slot: LocalAt,
         /// How late it was found, to the second.
         late: Duration,
-        next_at: String,
+        next: Option<LocalAt>,
     },
     /// A round begins: the modules it updates, in order.
     UpdateDue { modules: Vec<String> },
     /// A round stops after too many failures: the modules left.
     UpdateStopped { failed: usize, left: Vec<String> },
+}
+
+impl From<RoundEvent> for WatchEvent {
+    fn from(e: RoundEvent) -> WatchEvent {
+        WatchEvent::Round(e)
+    }
+}
+
+/// One module's scheduled update, and the round's end.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum UpdateEvent {
     /// A module of the round is passed over before its update.
     UpdatePassed { module: String, why: String },
     /// A module's scheduled update begins.
@@ -136,18 +213,27 @@ pub(crate) enum WatchEvent {
         rolled_back: bool,
         end: UpdateEnd,
     },
-    /// A round ended (`next_at` in the schedule's zone, or empty).
+    /// A round ended; the next slot, if any.
     UpdateDone {
         updated: usize,
         up_to_date: usize,
         failed: usize,
         skipped: usize,
-        next_at: String,
+        next: Option<LocalAt>,
     },
-    /// hal's state cannot be written (why): repairs go on, counted in memory.
-    StateUnwritable { why: String },
-    /// hal's state can be written again: what was kept in memory is written.
-    StateWritable,
+}
+
+impl From<UpdateEvent> for WatchEvent {
+    fn from(e: UpdateEvent) -> WatchEvent {
+        WatchEvent::Update(e)
+    }
+}
+
+/// A slot of the update schedule, and the schedule's zone it is said in.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LocalAt {
+    pub at: Stamp,
+    pub zone: Zone,
 }
 
 /// What a repair does.

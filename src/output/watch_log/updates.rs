@@ -2,47 +2,43 @@
 
 use std::time::Duration;
 
-use super::event::{Moved, UpdateEnd, WatchEvent};
+use std::fmt;
+
+use super::event::{LocalAt, Moved, RoundEvent, UpdateEnd, UpdateEvent};
 use super::line::{WatchLine, ms, secs};
 
-impl WatchEvent {
+impl RoundEvent {
     /// `auto_update`'s rounds.
-    pub(super) fn update_line(&self) -> WatchLine {
+    pub(super) fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::UpdateSchedule {
-                schedule,
-                next,
-                next_at,
-            } => WatchLine::about(
+            RoundEvent::UpdateSchedule { schedule, next } => WatchLine::about(
                 "watch",
                 "update_schedule",
                 None,
-                format!("scheduled updates {schedule}; next at {next_at} local time"),
+                format!("scheduled updates {schedule}; next at {next} local time"),
             )
             .with("schedule", schedule.clone())
-            .with("next", next.rfc3339()),
-            WatchEvent::SlotSkipped { slot_at, next_at } => WatchLine::about(
+            .with("next", next.at.rfc3339()),
+            RoundEvent::SlotSkipped { slot, next } => WatchLine::about(
                 "watch",
                 "update_skipped",
                 None,
                 format!(
-                    "scheduled update of {slot_at} skipped: the one before is still running; next at {next_at}"
+                    "scheduled update of {slot} skipped: the one before is still running; next at {}",
+                    or_none(next)
                 ),
             ),
-            WatchEvent::SlotMissed {
-                slot_at,
-                late,
-                next_at,
-            } => WatchLine::about(
+            RoundEvent::SlotMissed { slot, late, next } => WatchLine::about(
                 "watch",
                 "update_missed",
                 None,
                 format!(
-                    "scheduled update of {slot_at} missed (found {}s late); next at {next_at}",
-                    late.as_secs()
+                    "scheduled update of {slot} missed (found {}s late); next at {}",
+                    late.as_secs(),
+                    or_none(next)
                 ),
             ),
-            WatchEvent::UpdateDue { modules } => {
+            RoundEvent::UpdateDue { modules } => {
                 let text = match modules.is_empty() {
                     true => {
                         "scheduled update: no stack is wanted up with auto_update on".to_string()
@@ -52,7 +48,7 @@ impl WatchEvent {
                 WatchLine::about("watch", "update_due", Some("update"), text)
                     .with("modules", modules.clone())
             }
-            WatchEvent::UpdateStopped { failed, left } => {
+            RoundEvent::UpdateStopped { failed, left } => {
                 let s = if *failed == 1 { "" } else { "s" };
                 let text = format!(
                     "scheduled update stopped after {failed} failed update{s}; not updated: {}",
@@ -61,24 +57,25 @@ impl WatchEvent {
                 WatchLine::about("watch", "update_stopped", None, text)
                     .with("modules", left.clone())
             }
-            _ => self.module_update_line(),
         }
     }
+}
 
+impl UpdateEvent {
     /// One module's scheduled update, and the round's end.
-    fn module_update_line(&self) -> WatchLine {
+    pub(super) fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::UpdatePassed { module, why } => {
+            UpdateEvent::UpdatePassed { module, why } => {
                 let text = format!("not updated: {why}");
                 WatchLine::module(module, "update_skipped", None, text).reason(why)
             }
-            WatchEvent::Updating { module } => WatchLine::module(
+            UpdateEvent::Updating { module } => WatchLine::module(
                 module,
                 "updating",
                 Some("update"),
                 "updating (scheduled)".to_string(),
             ),
-            WatchEvent::Updated {
+            UpdateEvent::Updated {
                 module,
                 took,
                 rolled_back,
@@ -86,25 +83,25 @@ impl WatchEvent {
             } => updated(module, *took, end)
                 .with("took_ms", ms(*took))
                 .with("rolled_back", *rolled_back),
-            WatchEvent::UpdateDone {
+            UpdateEvent::UpdateDone {
                 updated,
                 up_to_date,
                 failed,
                 skipped,
-                next_at,
+                next,
             } => WatchLine::about(
                 "watch",
                 "update_done",
                 None,
                 format!(
-                    "scheduled update done: {updated} updated, {up_to_date} up to date, {failed} failed, {skipped} not updated; next at {next_at}"
+                    "scheduled update done: {updated} updated, {up_to_date} up to date, {failed} failed, {skipped} not updated; next at {}",
+                    or_none(next)
                 ),
             )
             .with("updated", *updated)
             .with("up_to_date", *up_to_date)
             .with("failed", *failed)
             .with("skipped", *skipped),
-            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 }
@@ -162,4 +159,17 @@ fn short(id: &Option<String>) -> String {
     let id = id.as_deref().unwrap_or("?");
     let hex = id.rsplit(':').next().unwrap_or(id);
     hex.chars().take(12).collect()
+}
+
+/// A slot as the log says it, in the schedule's zone: `2026-12-04 04:00:00`.
+impl fmt::Display for LocalAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let wall = self.zone.wall(self.at);
+        write!(f, "{}", wall.strftime("%Y-%m-%d %H:%M:%S"))
+    }
+}
+
+/// The next slot as the log says it, or nothing when there is none.
+fn or_none(next: &Option<LocalAt>) -> String {
+    next.as_ref().map(LocalAt::to_string).unwrap_or_default()
 }

@@ -1,6 +1,8 @@
 //! A [`WatchEvent`] as the log shows it: the human line (`subject: text`) and the JSON line's fields, from one table per event.
 
-use super::event::{Failure, OnFailure, Plan, Release, WatchEvent};
+use super::event::{
+    Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent, WatchEvent, WatchOwn,
+};
 use super::line::{WatchLine, ms, secs};
 use crate::util::duration::format as span;
 
@@ -9,14 +11,7 @@ impl WatchEvent {
     pub(super) fn line(&self) -> WatchLine {
         use WatchEvent::*;
         match self {
-            Started { .. }
-            | ModulesChanged { .. }
-            | Problem { .. }
-            | Stopped { .. }
-            | EngineUp { .. }
-            | Subscribed { .. }
-            | EngineLost { .. }
-            | EventUnreadable { .. } => self.watch_line(),
+            Watch(e) => e.line(),
             ConfigRead => WatchLine::about("watch", "config_read", None, "config read again".into()),
             DependenciesChanged { edges } => {
                 let text = format!("dependencies read again: {edges} edge(s) between modules");
@@ -24,25 +19,11 @@ impl WatchEvent {
                     .reason(text)
                     .with("edges", *edges)
             }
-            Trouble { .. } | Restarted { .. } | RepairFailed { .. } | Waiting { .. } => {
-                self.repair_line()
-            }
-            Held { .. }
-            | StillHeld { .. }
-            | Released { .. }
-            | OnFailureRefused { .. }
-            | OnFailureOutput { .. }
-            | OnFailureRan { .. }
-            | OnFailureFailed { .. } => self.hold_line(),
-            UpdateSchedule { .. }
-            | SlotSkipped { .. }
-            | SlotMissed { .. }
-            | UpdateDue { .. }
-            | UpdateStopped { .. }
-            | UpdatePassed { .. }
-            | Updating { .. }
-            | Updated { .. }
-            | UpdateDone { .. } => self.update_line(),
+            Repair(e) => e.line(),
+            Hold(e) => e.line(),
+            Hook(e) => e.line(),
+            Round(e) => e.line(),
+            Update(e) => e.line(),
             StateUnwritable { why } => WatchLine::about(
                 "watch",
                 "state_unwritable",
@@ -60,11 +41,13 @@ impl WatchEvent {
             ),
         }
     }
+}
 
+impl WatchOwn {
     /// The watch's own events and the engine's.
-    fn watch_line(&self) -> WatchLine {
+    fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::Started {
+            WatchOwn::Started {
                 modules,
                 stacks,
                 hosts,
@@ -86,24 +69,24 @@ impl WatchEvent {
                 ),
             )
             .with("modules", *modules),
-            WatchEvent::ModulesChanged { added, gone } => WatchLine::about(
+            WatchOwn::ModulesChanged { added, gone } => WatchLine::about(
                 "watch",
                 "modules_changed",
                 None,
                 format!("modules changed: added {}; gone {}", list(added), list(gone)),
             ),
-            WatchEvent::Problem { module, why } => {
+            WatchOwn::Problem { module, why } => {
                 let subject = module.as_deref().unwrap_or("watch");
                 WatchLine {
                     module: module.clone(),
                     ..WatchLine::about(subject, "problem", None, why.clone()).reason(why)
                 }
             }
-            WatchEvent::Stopped { why } => {
+            WatchOwn::Stopped { why } => {
                 WatchLine::about("watch", "stopped", Some("exit"), format!("stopping ({why})"))
                     .reason(why)
             }
-            WatchEvent::EngineUp {
+            WatchOwn::EngineUp {
                 engine,
                 endpoint,
                 again,
@@ -115,13 +98,13 @@ impl WatchEvent {
                 };
                 WatchLine::about(engine, "engine_up", Some("full_pass"), text).reason(endpoint)
             }
-            WatchEvent::Subscribed { engine } => WatchLine::about(
+            WatchOwn::Subscribed { engine } => WatchLine::about(
                 engine,
                 "subscribed",
                 None,
                 "subscribed to container events".to_string(),
             ),
-            WatchEvent::EngineLost {
+            WatchOwn::EngineLost {
                 engine,
                 what,
                 why,
@@ -134,23 +117,24 @@ impl WatchEvent {
             )
             .reason(why)
             .with("retry_in_ms", ms(*retry_in)),
-            WatchEvent::EventUnreadable { engine, why } => {
+            WatchOwn::EventUnreadable { engine, why } => {
                 WatchLine::about(engine, "event_unreadable", None, why.clone()).reason(why)
             }
-            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
+}
 
+impl RepairEvent {
     /// A repair: the trouble it mends, how it went; waiting instead of repairing.
-    fn repair_line(&self) -> WatchLine {
+    fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::Trouble {
+            RepairEvent::Trouble {
                 module,
                 reason,
                 retry,
                 plan,
             } => trouble(module, reason, *retry, plan),
-            WatchEvent::Restarted {
+            RepairEvent::Restarted {
                 module,
                 containers,
                 took,
@@ -169,7 +153,7 @@ impl WatchEvent {
                     .with("repair", repair_word(*containers))
                     .with("took_ms", ms(*took))
             }
-            WatchEvent::RepairFailed {
+            RepairEvent::RepairFailed {
                 module,
                 how,
                 error,
@@ -189,17 +173,18 @@ impl WatchEvent {
                     .reason(error)
                     .with("took_ms", ms(*took))
             }
-            WatchEvent::Waiting { module, reason } => {
+            RepairEvent::Waiting { module, reason } => {
                 WatchLine::module(module, "waiting", None, reason.clone()).reason(reason)
             }
-            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
+}
 
-    /// Holds and `on_failure`.
-    fn hold_line(&self) -> WatchLine {
+impl HoldEvent {
+    /// Holds.
+    fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::Held {
+            HoldEvent::Held {
                 module,
                 refusal,
                 on_failure,
@@ -217,7 +202,7 @@ impl WatchEvent {
                 )
                 .reason(refusal)
             }
-            WatchEvent::StillHeld {
+            HoldEvent::StillHeld {
                 module,
                 since,
                 until,
@@ -238,7 +223,7 @@ impl WatchEvent {
                     .reason(reason)
                     .with("restored", true)
             }
-            WatchEvent::Released { module, why } => {
+            HoldEvent::Released { module, why } => {
                 let (text, reason) = match why {
                     Release::Waiting(r) => (format!("hold released: {r}"), r.as_str()),
                     Release::CountReset => (
@@ -248,22 +233,23 @@ impl WatchEvent {
                 };
                 WatchLine::module(module, "released", Some("release"), text).reason(reason)
             }
-            _ => self.hook_line(),
         }
     }
+}
 
+impl HookEvent {
     /// What `on_failure` did.
-    fn hook_line(&self) -> WatchLine {
+    fn line(&self) -> WatchLine {
         match self {
-            WatchEvent::OnFailureRefused { module, why } => {
+            HookEvent::Refused { module, why } => {
                 let text = format!("on_failure not run: {why}");
                 WatchLine::module(module, "on_failure_refused", None, text).reason(why)
             }
-            WatchEvent::OnFailureOutput { module, line } => {
+            HookEvent::Output { module, line } => {
                 let text = format!("on_failure: {line}");
                 WatchLine::module(module, "on_failure_output", None, text).reason(line)
             }
-            WatchEvent::OnFailureRan {
+            HookEvent::Ran {
                 module,
                 how,
                 ok,
@@ -275,13 +261,12 @@ impl WatchEvent {
                     .with("ok", *ok)
                     .with("took_ms", ms(*took))
             }
-            WatchEvent::OnFailureFailed { module, why } => {
+            HookEvent::Failed { module, why } => {
                 let text = format!("on_failure could not run: {why}");
                 WatchLine::module(module, "on_failure", None, text)
                     .reason(why)
                     .with("ok", false)
             }
-            _ => WatchLine::default(), // `line` hands the others to their own table
         }
     }
 }
@@ -310,7 +295,7 @@ fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> WatchLine {
     .with("repair", repair_word(containers));
     match plan {
         Plan::Containers { containers, .. } => line.with("containers", containers.clone()),
-        _ => line,
+        Plan::Recreate { .. } | Plan::Module => line,
     }
 }
 

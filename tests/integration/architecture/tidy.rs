@@ -14,6 +14,7 @@ pub(super) mod invalid_module;
 pub(super) mod module_io;
 pub(super) mod names;
 pub(super) mod prefix;
+pub(super) mod wildcard_arms;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.
