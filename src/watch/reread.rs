@@ -12,7 +12,7 @@ use crate::output::watch_log::{WatchEvent, WatchOwn};
 use crate::run::Node;
 
 /// How often the config file's time and size are looked at: a change brings
-/// the pass forward, so a config is read as it changes, not at `--interval`.
+/// the pass forward, so a config is read as it changes (once settled), not at `--interval`.
 pub(super) const CONFIG_GLANCE: Duration = Duration::from_secs(1);
 
 impl Watcher<'_> {
@@ -21,10 +21,17 @@ impl Watcher<'_> {
     /// or went, or at a resync. From then on waiting, repairs and the graph
     /// use the new one; a repair under way ends with the one it began with.
     pub(super) fn reread(&mut self, inv: Inventory, resync: bool) {
-        let now = self.inputs_now(&inv);
+        let mut now = self.inputs_now(&inv);
         let first = self.read_inputs.is_none();
-        let config_changed =
+        let mut config_changed =
             !first && self.read_inputs.as_ref().map(|i| &i.config) != Some(&now.config);
+        // A config written this instant may be half written (truncated, not
+        // yet filled): it is read once it has settled, at the next glance.
+        let settling = config_changed && now.config.as_ref().is_some_and(written_just_now);
+        if settling {
+            now.config = self.read_inputs.as_ref().and_then(|i| i.config.clone());
+            config_changed = false;
+        }
         let changed = self.read_inputs.as_ref() != Some(&now);
         let moved = inv.modules != self.node.inventory.modules;
         if !moved && (first || !(changed || resync)) {
@@ -33,7 +40,7 @@ impl Watcher<'_> {
         }
         let old = Rc::clone(&self.node);
         let old_edges = old.graph().ok();
-        let (node, config_read) = self.node_again(&old, inv, config_changed);
+        let (node, config_read) = self.node_again(&old, inv, config_changed, settling);
         if config_read {
             self.log.emit(WatchEvent::ConfigRead);
         }
@@ -65,10 +72,21 @@ impl Watcher<'_> {
     /// with the old config when the new one cannot be used, the old graph
     /// when none can be built (each reason said once). True when a config
     /// file that changed was taken.
-    fn node_again(&mut self, old: &Node, inv: Inventory, config_changed: bool) -> (Node, bool) {
+    fn node_again(
+        &mut self,
+        old: &Node,
+        inv: Inventory,
+        config_changed: bool,
+        settling: bool,
+    ) -> (Node, bool) {
         let mut problems = Vec::new();
         let mut tries = Vec::new();
-        match crate::module::load::config(old.config.path.as_deref()) {
+        let read = match settling {
+            true => Ok(old.config.clone()),
+            false => crate::module::load::config(old.config.path.as_deref()),
+        };
+        match read {
+            Ok(c) if settling => tries.push((c, false)),
             Ok(c) => {
                 let taken = config_changed || c.path != old.config.path;
                 tries.push((c, taken));
@@ -188,8 +206,46 @@ fn seen(p: PathBuf) -> FileSeen {
     (p, stamp)
 }
 
+/// How long after its last change a config file is taken as written whole.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// Whether the file was changed less than [`SETTLE`] ago (a writer may still
+/// be filling it); a time in the future counts as settled.
+fn written_just_now(seen: &FileSeen) -> bool {
+    let Some((modified, _)) = seen.1 else {
+        return false;
+    };
+    std::time::SystemTime::now()
+        .duration_since(modified)
+        .is_ok_and(|age| age < SETTLE)
+}
+
 fn compose_input(p: &Path) -> bool {
     p.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n == ".env" || n.ends_with(".yml") || n.ends_with(".yaml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_written_this_instant_is_not_taken_until_it_settles() {
+        let dir = std::env::temp_dir().join(format!("hal-settle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("hal.toml");
+        std::fs::write(&path, "").unwrap();
+        assert!(written_just_now(&seen(path.clone())));
+        let old = std::time::SystemTime::now() - Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(!written_just_now(&seen(path.clone())));
+        assert!(!written_just_now(&(path, None)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
