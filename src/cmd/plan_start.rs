@@ -6,7 +6,7 @@ use crate::cli::PlanArgs;
 use crate::cmd::ctx::Ctx;
 use crate::error::Exit;
 use crate::module::outcome::StartOpts;
-use crate::module::service_action::{Action, ModulePlan, ServicePlan, Why};
+use crate::module::service_action::{ModulePlan, ServiceAction, ServicePlan, Why};
 use crate::module::status::State;
 use crate::output::plan_table::PlanView;
 use crate::run::{self, Verb};
@@ -76,7 +76,7 @@ fn unit_plan(m: &crate::module::Module, state: Option<State>) -> ServicePlan {
     match state {
         Some(State::Active) => ServicePlan {
             service: unit,
-            action: Action::Keep,
+            action: ServiceAction::Keep,
             reasons: Vec::new(),
         },
         other => ServicePlan {
@@ -85,7 +85,7 @@ fn unit_plan(m: &crate::module::Module, state: Option<State>) -> ServicePlan {
                 format!("{unit} is {}", other.map_or("unknown", |s| s.as_str())),
             )],
             service: unit,
-            action: Action::Start,
+            action: ServiceAction::Start,
         },
     }
 }

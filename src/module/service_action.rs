@@ -5,7 +5,7 @@ use serde::Serialize;
 /// What the next `hal module start` would do to one service (or a unit).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Action {
+pub(crate) enum ServiceAction {
     /// Nothing: it runs as its files say.
     Keep,
     /// A stopped container started again, or a finished job run again.
@@ -18,14 +18,14 @@ pub(crate) enum Action {
     Remove,
 }
 
-impl Action {
+impl ServiceAction {
     pub(crate) fn word(self) -> &'static str {
         match self {
-            Action::Keep => "keep",
-            Action::Start => "start",
-            Action::Create => "create",
-            Action::Recreate => "recreate",
-            Action::Remove => "remove",
+            ServiceAction::Keep => "keep",
+            ServiceAction::Start => "start",
+            ServiceAction::Create => "create",
+            ServiceAction::Recreate => "recreate",
+            ServiceAction::Remove => "remove",
         }
     }
 }
@@ -51,7 +51,7 @@ impl Why {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct ServicePlan {
     pub service: String,
-    pub action: Action,
+    pub action: ServiceAction,
     pub reasons: Vec<Why>,
 }
 
@@ -67,6 +67,8 @@ pub(crate) struct ModulePlan {
 impl ModulePlan {
     /// Whether the next start would change anything here.
     pub(crate) fn changes(&self) -> bool {
-        self.services.iter().any(|s| s.action != Action::Keep)
+        self.services
+            .iter()
+            .any(|s| s.action != ServiceAction::Keep)
     }
 }

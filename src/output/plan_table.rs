@@ -3,7 +3,7 @@
 use comfy_table::Cell;
 use serde::Serialize;
 
-use crate::module::service_action::{Action, ModulePlan};
+use crate::module::service_action::{ModulePlan, ServiceAction};
 use crate::output::tables::grid;
 use crate::output::view::{Modules, Style, View};
 
@@ -41,7 +41,7 @@ fn plan_rows(plans: &[ModulePlan], verbose: bool, style: &Style) -> String {
     for m in plans {
         let mut first = true;
         for s in &m.services {
-            if s.action == Action::Keep && !verbose {
+            if s.action == ServiceAction::Keep && !verbose {
                 continue;
             }
             let module = if first { m.name.as_str() } else { "" };

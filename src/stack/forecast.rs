@@ -21,7 +21,8 @@ pub(crate) async fn forecast(
     let compose = client.compose().await?;
     let resolved = compose.resolved(&stack.project(), endpoint).await?;
     let list = engine.compose_containers(Some(stack.name)).await?;
-    let seen: Vec<decide::Seen> = list.iter().filter_map(decide::Seen::of).collect();
+    let seen: Vec<decide::SeenContainer> =
+        list.iter().filter_map(decide::SeenContainer::of).collect();
     let mut images = HashMap::new();
     for r in &resolved {
         if let Some(reference) = &r.image
@@ -37,7 +38,7 @@ pub(crate) async fn forecast(
 
 /// Why a service's configuration differs from its containers': the hashes,
 /// when hal has no record of the configuration they were made from.
-fn config_reasons(r: &Resolved, seen: &[decide::Seen]) -> Vec<Why> {
+fn config_reasons(r: &Resolved, seen: &[decide::SeenContainer]) -> Vec<Why> {
     let was = seen
         .iter()
         .find(|c| c.service == r.service && c.hash.as_deref() != Some(&r.hash))

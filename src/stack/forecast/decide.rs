@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use crate::docker::compose::config_hash::Resolved;
 use crate::docker::labels;
 use crate::module::run_state::ContainerRun;
-use crate::module::service_action::{Action, ServicePlan, Why};
+use crate::module::service_action::{ServiceAction, ServicePlan, Why};
 
 /// One container of the project as the plan sees it.
 #[derive(Clone, Debug)]
-pub(crate) struct Seen {
+pub(crate) struct SeenContainer {
     pub name: String,
     pub service: String,
     pub number: u32,
@@ -19,13 +19,13 @@ pub(crate) struct Seen {
     pub image_label: Option<String>,
 }
 
-impl Seen {
-    pub(crate) fn of(c: &crate::docker::engine::Listed) -> Option<Seen> {
+impl SeenContainer {
+    pub(crate) fn of(c: &crate::docker::engine::Listed) -> Option<SeenContainer> {
         let id = c.identity.as_ref()?;
         if id.oneoff {
             return None;
         }
-        Some(Seen {
+        Some(SeenContainer {
             name: c.name.clone(),
             service: id.service.clone(),
             number: id.number,
@@ -42,7 +42,7 @@ impl Seen {
 /// `why_config` explains a hash that differs (the keys that changed).
 pub(crate) fn decide(
     resolved: &[Resolved],
-    seen: &[Seen],
+    seen: &[SeenContainer],
     images: &HashMap<String, String>,
     why_config: &dyn Fn(&Resolved) -> Vec<Why>,
 ) -> Vec<ServicePlan> {
@@ -51,7 +51,7 @@ pub(crate) fn decide(
         .map(|r| one(r, seen, images, why_config))
         .collect();
     dependents(resolved, &mut out);
-    let mut orphans: BTreeMap<&str, Vec<&Seen>> = BTreeMap::new();
+    let mut orphans: BTreeMap<&str, Vec<&SeenContainer>> = BTreeMap::new();
     for c in seen {
         if !resolved.iter().any(|r| r.service == c.service) {
             orphans.entry(&c.service).or_default().push(c);
@@ -61,7 +61,7 @@ pub(crate) fn decide(
         let names: Vec<&str> = cs.iter().map(|c| c.name.as_str()).collect();
         out.push(ServicePlan {
             service: service.to_string(),
-            action: Action::Remove,
+            action: ServiceAction::Remove,
             reasons: vec![Why::new(
                 "orphan",
                 format!(
@@ -76,11 +76,11 @@ pub(crate) fn decide(
 
 fn one(
     r: &Resolved,
-    seen: &[Seen],
+    seen: &[SeenContainer],
     images: &HashMap<String, String>,
     why_config: &dyn Fn(&Resolved) -> Vec<Why>,
 ) -> ServicePlan {
-    let mut mine: Vec<&Seen> = seen.iter().filter(|c| c.service == r.service).collect();
+    let mut mine: Vec<&SeenContainer> = seen.iter().filter(|c| c.service == r.service).collect();
     mine.sort_by_key(|c| c.number);
     let plan = |action, reasons| ServicePlan {
         service: r.service.clone(),
@@ -90,7 +90,7 @@ fn one(
     let want = r.replicas as usize;
     let image_now = r.image.as_ref().and_then(|i| images.get(i));
     let mut recreate = Vec::new();
-    let kept: Vec<&&Seen> = mine.iter().take(want).collect();
+    let kept: Vec<&&SeenContainer> = mine.iter().take(want).collect();
     if kept.iter().any(|c| c.hash.as_deref() != Some(&r.hash)) {
         recreate.extend(why_config(r));
     }
@@ -109,7 +109,7 @@ fn one(
         ));
     }
     if !recreate.is_empty() {
-        return plan(Action::Recreate, recreate);
+        return plan(ServiceAction::Recreate, recreate);
     }
     let mut reasons = Vec::new();
     let action = if mine.len() < want {
@@ -119,22 +119,22 @@ fn one(
             format!("{} of {want} containers", mine.len())
         };
         reasons.push(Why::new("container", missing));
-        Action::Create
+        ServiceAction::Create
     } else if mine.len() > want {
         reasons.push(Why::new(
             "replicas",
             format!("{} containers, {want} wanted", mine.len()),
         ));
-        Action::Remove
+        ServiceAction::Remove
     } else {
-        Action::Keep
+        ServiceAction::Keep
     };
     for c in kept.iter().filter(|c| !c.running) {
         let state = c.state.map_or("not running", ContainerRun::as_str);
         reasons.push(Why::new("container", format!("{} is {state}", c.name)));
     }
     match action {
-        Action::Keep if !reasons.is_empty() => plan(Action::Start, reasons),
+        ServiceAction::Keep if !reasons.is_empty() => plan(ServiceAction::Start, reasons),
         _ => plan(action, reasons),
     }
 }
@@ -144,19 +144,19 @@ fn dependents(resolved: &[Resolved], out: &mut [ServicePlan]) {
     loop {
         let recreated: Vec<String> = out
             .iter()
-            .filter(|p| p.action == Action::Recreate)
+            .filter(|p| p.action == ServiceAction::Recreate)
             .map(|p| p.service.clone())
             .collect();
         let mut more = false;
         for (r, p) in resolved.iter().zip(out.iter_mut()) {
-            if p.action == Action::Recreate {
+            if p.action == ServiceAction::Recreate {
                 continue;
             }
             if let Some(dep) = r.depends_on.iter().find(|d| recreated.contains(d)) {
-                if !matches!(p.action, Action::Keep | Action::Start) {
+                if !matches!(p.action, ServiceAction::Keep | ServiceAction::Start) {
                     continue;
                 }
-                p.action = Action::Recreate;
+                p.action = ServiceAction::Recreate;
                 p.reasons
                     .push(Why::new("depends_on", format!("{dep} is recreated")));
                 more = true;
