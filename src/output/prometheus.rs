@@ -298,6 +298,11 @@ mod tests {
         let text = render(&[], &BTreeMap::new(), Some(&w), None);
         assert!(text.contains("\nhal_state_writable 0\n"), "{text}");
         assert!(text.contains("hal_watch_repairs_total{module=\"web\",action=\"containers\"} 2\n"));
+        // The help says what the counter counts: repairs that succeeded (issue 52).
+        assert!(
+            text.contains("# HELP hal_watch_repairs_total Repairs hal watch made since it started that succeeded"),
+            "{text}"
+        );
         assert!(text.contains("hal_watch_last_pass_timestamp_seconds 10.500\n"));
         assert!(text.contains("# TYPE hal_module_state gauge\n"));
     }

@@ -161,3 +161,18 @@ fn the_guide_lists_every_tie_an_edge_can_have() {
         );
     }
 }
+
+/// The collection's README offers `MODULE/SERVICE` only where hal takes it:
+/// `state: updated` runs `hal update`, which takes whole modules (exit 2).
+#[test]
+fn the_collections_readme_offers_a_service_only_where_hal_takes_one() {
+    let readme = read(&root().join("ansible/hal/node/README.md"));
+    for item in readme.split("\n- ") {
+        if item.contains("`MODULE/SERVICE`") && item.contains("updated") {
+            assert!(
+                item.contains("except with `updated`"),
+                "the collection's README offers MODULE/SERVICE beside `updated`: {item}"
+            );
+        }
+    }
+}
