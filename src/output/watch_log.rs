@@ -3,6 +3,7 @@
 //! The watch says what happened as a [`WatchEvent`]; `view.rs` and `updates.rs`
 //! make its line (`line.rs`): the human text, and the JSON line's keys.
 
+mod causes;
 mod event;
 mod line;
 mod updates;
@@ -14,8 +15,8 @@ mod tests;
 use std::io::Write;
 
 pub(crate) use event::{
-    Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
-    RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
+    Cause, Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
+    Repaired, RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
 };
 
 use crate::output::ui::Ui;

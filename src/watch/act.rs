@@ -12,7 +12,7 @@ use crate::module::progress::Progress;
 use crate::module::status::Desired;
 use crate::module::status::State;
 use crate::output::watch_log::{
-    Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent,
+    Cause, Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent, Repaired,
 };
 use crate::run::Node;
 use crate::run::{self, Report, Verb};
@@ -87,7 +87,7 @@ impl Watcher<'_> {
         }
     }
 
-    fn restarted(&mut self, act: Act, reason: String, scope: &RepairScope, report: Report) {
+    fn restarted(&mut self, act: Act, reason: Cause, scope: &RepairScope, report: Report) {
         let name = report.module.name.clone();
         self.inflight.remove(&name);
         self.mark([name.clone()], EVENT_SETTLE);
@@ -98,9 +98,11 @@ impl Watcher<'_> {
             Ok(o) if o.state == State::Active => {
                 self.sup.record(&name, Attempt::Recovered, now);
                 let what = match scope {
-                    RepairScope::Containers(fixes) => describe(fixes, true),
-                    RepairScope::Escalated(_) => "recreated the module".to_string(),
-                    RepairScope::Module => "restarted the module".to_string(),
+                    RepairScope::Containers(fixes) => {
+                        Repaired::Containers(fixes.iter().map(|f| f.describe(true)).collect())
+                    }
+                    RepairScope::Escalated(_) => Repaired::Recreated,
+                    RepairScope::Module => Repaired::Restarted,
                 };
                 self.log.emit(RepairEvent::Restarted {
                     module: name,
@@ -113,10 +115,15 @@ impl Watcher<'_> {
             }
             Ok(o) => (
                 Attempt::Failed,
-                format!("restarted but {}: {}", o.state.as_str(), o.reason),
+                Cause::RestartedBut {
+                    state: o.state,
+                    reason: o.reason.clone(),
+                },
             ),
-            Err(e) if exit_of(e) == Exit::Refused => (Attempt::Refused, refusal_text(e)),
-            Err(e) => (Attempt::Failed, without_context(e, &name)),
+            Err(e) if exit_of(e) == Exit::Refused => {
+                (Attempt::Refused, Cause::Said(refusal_text(e)))
+            }
+            Err(e) => (Attempt::Failed, Cause::Said(without_context(e, &name))),
         };
         let hold_began = self.sup.record(&name, what.clone(), now);
         if hold_began {
@@ -132,7 +139,7 @@ impl Watcher<'_> {
         self.log.emit(RepairEvent::RepairFailed {
             module: name,
             how,
-            error: err,
+            error: err.to_string(),
             took,
             next_try,
         });
@@ -140,11 +147,12 @@ impl Watcher<'_> {
 
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
     /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
-    pub(super) fn held(&mut self, name: &str, reason: &str, refusal: &str) {
-        let env_reason = if reason == refusal {
-            reason.to_string()
+    pub(super) fn held(&mut self, name: &str, reason: &Cause, refusal: &Cause) {
+        let (reason, said) = (reason.to_string(), refusal.to_string());
+        let env_reason = if reason == said {
+            reason
         } else {
-            format!("{reason}; {refusal}")
+            format!("{reason}; {said}")
         };
         // Once per hold, even across a restart of hal watch (the hold is kept in hal's state).
         self.sup.notified(name, &env_reason);
@@ -157,7 +165,7 @@ impl Watcher<'_> {
         };
         self.log.emit(HoldEvent::Held {
             module: name.to_string(),
-            refusal: refusal.to_string(),
+            refusal: refusal.clone(),
             on_failure,
         });
         match (command, blocked) {

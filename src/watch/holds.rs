@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
-use crate::output::watch_log::{HoldEvent, Release, WatchEvent, WatchOwn};
+use crate::output::watch_log::{Cause, HoldEvent, Release, WatchEvent, WatchOwn};
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;
@@ -50,12 +50,12 @@ impl Watcher<'_> {
                 module: name.clone(),
                 since: h.since,
                 until: h.until(),
-                reason: h.reason.clone(),
+                reason: Cause::Said(h.reason.clone()),
                 notified: h.notified,
             });
             if !h.notified {
                 // The watch before ended before it could run on_failure: run it now, once.
-                let reason = h.reason.clone();
+                let reason = Cause::Said(h.reason.clone());
                 self.held(name, &reason, &reason);
             }
         }

@@ -60,9 +60,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::module::KindTag;
+use crate::module::reason::Reason;
 #[cfg(doc)]
 use crate::module::status::Verdict;
 use crate::module::status::{Desired, ModuleStatus, State};
+use crate::output::watch_log::Cause;
 use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
@@ -98,12 +100,12 @@ pub(crate) enum Act {
     Wait,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Action {
     pub module: String,
     pub act: Act,
-    /// Why, in a few words, for the log: `service web unhealthy for 60s`.
-    pub reason: String,
+    /// Why, for the log: `service web unhealthy for 60s`.
+    pub reason: Cause,
     /// What a restart or retry touches.
     pub scope: RepairScope,
 }
@@ -187,20 +189,20 @@ impl Supervisor {
         self.waiting.remove(&s.name);
         self.holds.remove(&s.name)?;
         let why = match s.desired {
-            Some(Desired::Down) => "stopped by request",
-            _ => "no longer wanted up",
+            Some(Desired::Down) => Cause::StoppedByRequest,
+            _ => Cause::NoLongerWanted,
         };
         Some(Action {
             module: s.name.clone(),
             act: Act::Release,
-            reason: why.to_string(),
+            reason: why,
             scope: RepairScope::Module,
         })
     }
 
     /// What to do about one module wanted up.
     fn decide_one(&mut self, s: &ModuleStatus, now: Stamp, out: &mut Vec<Action>) {
-        let action = |act, reason: String| Action {
+        let action = |act, reason: Cause| Action {
             module: s.name.clone(),
             act,
             reason,
@@ -235,7 +237,7 @@ impl Supervisor {
             hold.free_at = s.limit.free_at;
             if s.state == State::Active {
                 self.holds.remove(&s.name);
-                out.push(action(Act::Release, "active again".into()));
+                out.push(action(Act::Release, Cause::ActiveAgain));
             } else if let Some(t) = trouble
                 && now >= hold.due_at()
             {
@@ -254,13 +256,13 @@ impl Supervisor {
         match limited {
             // A restart would only be refused: hold now, and try when the window has passed.
             Some(free) => {
-                self.begin_hold(&s.name, now, Some(free), &why);
-                let held = format!(
-                    "{why}; start limit hit: {} starts in {}, free again at {} UTC",
-                    s.limit.used,
-                    crate::util::duration::format(s.limit.interval),
-                    free.clock()
-                );
+                self.begin_hold(&s.name, now, Some(free), &why.to_string());
+                let limit = Reason::StartLimit {
+                    used: s.limit.used,
+                    interval: s.limit.interval,
+                    free_at: free,
+                };
+                let held = Cause::Then(Box::new(why), Box::new(Cause::Status(limit)));
                 out.push(action(Act::Hold, held));
             }
             None if self.pause_end(&s.name).is_some_and(|t| now < t) => {}

@@ -90,7 +90,7 @@ mod tests {
         Action {
             module: module.into(),
             act,
-            reason: "down".into(),
+            reason: crate::output::watch_log::Cause::Said("down".into()),
             scope: RepairScope::Module,
         }
     }

@@ -1,6 +1,7 @@
 //! Modules waiting on a requirement that is not active: left alone (no repair, hold or `on_failure`), and looked at again at once when it is back.
 
 use crate::module::status::{ModuleStatus, State};
+use crate::output::watch_log::Cause;
 use crate::watch::policy::{Act, Action, RepairScope, Supervisor, WaitsOn};
 
 impl Supervisor {
@@ -18,10 +19,11 @@ impl Supervisor {
         }
         self.paused.remove(&s.name);
         self.forget_unhealthy(&s.name);
-        let reason = s
-            .reason
-            .text()
-            .unwrap_or_else(|| format!("waiting on {}", s.waiting_on.join(", ")));
+        let reason = if s.reason.is_empty() {
+            Cause::WaitingOn(s.waiting_on.clone())
+        } else {
+            Cause::Reasons(s.reason.clone())
+        };
         let action = |act| Action {
             module: s.name.clone(),
             act,

@@ -270,6 +270,20 @@ fn the_watch_log_tables_name_every_event_of_their_group() {
 }
 
 #[test]
+fn the_watch_events_carry_their_causes_typed() {
+    let rule = "a watch event says why or what in a `String` (tidy/worded_events.rs)";
+    // A scanner that read nothing would pass: the events are there.
+    assert!(
+        read()
+            .iter()
+            .any(|s| s.path == tidy::worded_events::EVENTS && s.code.contains("reason: Cause")),
+        "no typed reason seen in src/{}",
+        tidy::worded_events::EVENTS
+    );
+    assert_none(rule, tidy::worded_events::worded_events(read()));
+}
+
+#[test]
 fn the_rules_see_the_code_they_guard() {
     // A scanner that read nothing would pass every rule: each rule's own
     // place must show its words.

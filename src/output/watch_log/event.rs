@@ -1,5 +1,8 @@
 //! What the supervisor's log says: one variant per event, in the enum of its group (one group, one table in the view: `view.rs`, `updates.rs`), with its typed fields.
 
+use crate::module::reason::{Reason, Reasons};
+use crate::module::run_state::ServiceState;
+use crate::module::state::State;
 use crate::module::warning::Warning;
 use std::time::Duration;
 
@@ -84,7 +87,7 @@ pub(crate) enum RepairEvent {
     /// A repair begins.
     Trouble {
         module: String,
-        reason: String,
+        reason: Cause,
         /// After a hold.
         retry: bool,
         plan: Plan,
@@ -95,8 +98,8 @@ pub(crate) enum RepairEvent {
         /// What was repaired: containers, or the whole module.
         containers: bool,
         took: Duration,
-        /// What was done, in words (`restarted the module`, the containers' fixes).
-        what: String,
+        /// What was done: the containers' fixes, or the whole module.
+        what: Repaired,
         warnings: Vec<Warning>,
     },
     /// A repair did not make the module active.
@@ -109,7 +112,7 @@ pub(crate) enum RepairEvent {
         next_try: Option<Stamp>,
     },
     /// Waiting on a requirement that is not active.
-    Waiting { module: String, reason: String },
+    Waiting { module: String, reason: Cause },
 }
 
 impl From<RepairEvent> for WatchEvent {
@@ -124,7 +127,7 @@ pub(crate) enum HoldEvent {
     /// A hold began.
     Held {
         module: String,
-        refusal: String,
+        refusal: Cause,
         on_failure: OnFailure,
     },
     /// A hold kept in hal's state, taken up again.
@@ -132,7 +135,7 @@ pub(crate) enum HoldEvent {
         module: String,
         since: Stamp,
         until: Stamp,
-        reason: String,
+        reason: Cause,
         /// `on_failure` already ran for it.
         notified: bool,
     },
@@ -275,8 +278,8 @@ pub(crate) enum OnFailure {
 /// Why a hold ended.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Release {
-    /// The module waits on a requirement.
-    Waiting(String),
+    /// The module waits on a requirement, is active again or no longer wanted up (why).
+    Waiting(Cause),
     /// Its start count was reset.
     CountReset,
 }
@@ -300,4 +303,67 @@ pub(crate) struct Moved {
     pub service: String,
     pub from: Option<String>,
     pub to: Option<String>,
+}
+
+/// Why the watch repairs, holds, waits on or lets go of a module: typed until
+/// the log says it (its words: `causes.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Cause {
+    /// A cause a module's status gives: no containers, services missing, a
+    /// stale network namespace, the start limit.
+    Status(Reason),
+    /// A module's own reasons (it waits on a requirement).
+    Reasons(Reasons),
+    /// What one container's status says of it (`service web exited with code 1`).
+    Container(String),
+    /// A service not up, when its status says no more.
+    NotUp {
+        service: String,
+        state: ServiceState,
+    },
+    /// A unit that failed or is inactive.
+    Unit {
+        name: String,
+        state: ServiceState,
+    },
+    /// A service unhealthy for longer than the grace (`for_`, to the second).
+    Unhealthy {
+        service: String,
+        for_: Duration,
+    },
+    /// The first of `of` containers in the same trouble.
+    AndMore {
+        first: Box<Cause>,
+        of: usize,
+    },
+    /// Its requirement is back, and a container is still in the engine's back-off.
+    RequirementBack(Box<Cause>),
+    /// A start failed, and the containers run again since.
+    RunAgain(Reason),
+    /// The trouble, then what stops its repair (the start limit, a refusal).
+    Then(Box<Cause>, Box<Cause>),
+    /// Waiting on these requirements (when its status gives no reason).
+    WaitingOn(Vec<String>),
+    /// A restart that left the module in another state than `active`.
+    RestartedBut {
+        state: State,
+        reason: Reasons,
+    },
+    StoppedByRequest,
+    NoLongerWanted,
+    ActiveAgain,
+    /// Words said elsewhere: a refusal's or an error's text, a hold's reason
+    /// kept in hal's state.
+    Said(String),
+}
+
+/// What a repair that made the module active did.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Repaired {
+    /// Its containers: each fix as the backend says it (`started container web-1 again`).
+    Containers(Vec<String>),
+    /// The whole module, recreated: its containers' repair did not hold.
+    Recreated,
+    /// The whole module, restarted.
+    Restarted,
 }

@@ -137,7 +137,7 @@ fn repairs_and_holds_say_what_they_always_said() {
         (
             WatchEvent::from(RepairEvent::Trouble {
                 module: m("web"),
-                reason: m("service app exited with code 1"),
+                reason: Cause::Container(m("service app exited with code 1")),
                 retry: false,
                 plan: Plan::Containers {
                     how: "start",
@@ -151,7 +151,7 @@ fn repairs_and_holds_say_what_they_always_said() {
         (
             WatchEvent::from(RepairEvent::Trouble {
                 module: m("web"),
-                reason: m("x"),
+                reason: Cause::Said(m("x")),
                 retry: true,
                 plan: Plan::Module,
             }),
@@ -161,7 +161,7 @@ fn repairs_and_holds_say_what_they_always_said() {
         (
             WatchEvent::from(RepairEvent::Trouble {
                 module: m("web"),
-                reason: m("x"),
+                reason: Cause::Said(m("x")),
                 retry: false,
                 plan: Plan::Recreate { why: m("gone") },
             }),
@@ -173,7 +173,7 @@ fn repairs_and_holds_say_what_they_always_said() {
                 module: m("web"),
                 containers: false,
                 took,
-                what: m("restarted the module"),
+                what: Repaired::Restarted,
                 warnings: vec![Warning::State(m("w1")), Warning::State(m("w2"))],
             }),
             "web: restarted, active (2.3s; restarted the module; w1; w2)",
@@ -193,7 +193,7 @@ fn repairs_and_holds_say_what_they_always_said() {
         (
             WatchEvent::from(HoldEvent::Held {
                 module: m("web"),
-                refusal: m("start limit hit"),
+                refusal: Cause::Said(m("start limit hit")),
                 on_failure: OnFailure::Runs,
             }),
             "web: held: start limit hit; running on_failure",
@@ -204,7 +204,7 @@ fn repairs_and_holds_say_what_they_always_said() {
                 module: m("web"),
                 since: at(60),
                 until: at(120),
-                reason: m("r"),
+                reason: Cause::Said(m("r")),
                 notified: true,
             }),
             "web: still held (since 00:01:00 UTC, until 00:02:00 UTC): r; on_failure already ran for this hold",

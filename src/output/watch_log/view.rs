@@ -1,7 +1,8 @@
 //! A [`WatchEvent`] as the log shows it: the human line (`subject: text`) and the JSON line's fields, from one table per event.
 
 use super::event::{
-    Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent, WatchEvent, WatchOwn,
+    Cause, Failure, HoldEvent, HookEvent, OnFailure, Plan, Release, RepairEvent, WatchEvent,
+    WatchOwn,
 };
 use super::line::{WatchLine, ms, secs};
 use crate::util::duration::format as span;
@@ -174,6 +175,7 @@ impl RepairEvent {
                     .with("took_ms", ms(*took))
             }
             RepairEvent::Waiting { module, reason } => {
+                let reason = reason.to_string();
                 WatchLine::module(module, "waiting", None, reason.clone()).reason(reason)
             }
         }
@@ -200,7 +202,7 @@ impl HoldEvent {
                     Some("hold"),
                     format!("held: {refusal}{tail}"),
                 )
-                .reason(refusal)
+                .reason(refusal.to_string())
             }
             HoldEvent::StillHeld {
                 module,
@@ -220,15 +222,15 @@ impl HoldEvent {
                     until.clock()
                 );
                 WatchLine::module(module, "held", Some("hold"), text)
-                    .reason(reason)
+                    .reason(reason.to_string())
                     .with("restored", true)
             }
             HoldEvent::Released { module, why } => {
                 let (text, reason) = match why {
-                    Release::Waiting(r) => (format!("hold released: {r}"), r.as_str()),
+                    Release::Waiting(r) => (format!("hold released: {r}"), r.to_string()),
                     Release::CountReset => (
                         "hold released: its start count was reset".to_string(),
-                        "start count reset",
+                        "start count reset".to_string(),
                     ),
                 };
                 WatchLine::module(module, "released", Some("release"), text).reason(reason)
@@ -272,7 +274,7 @@ impl HookEvent {
 }
 
 /// The line of a repair about to begin: what it does and why.
-fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> WatchLine {
+fn trouble(module: &str, reason: &Cause, retry: bool, plan: &Plan) -> WatchLine {
     let (verb, action) = match (retry, plan) {
         (true, _) => ("retrying after hold", "retry"),
         (false, Plan::Containers { how, .. }) => ("repairing", *how),
@@ -291,7 +293,7 @@ fn trouble(module: &str, reason: &str, retry: bool, plan: &Plan) -> WatchLine {
         Some(action),
         format!("{verb}: {reason}{said}"),
     )
-    .reason(reason)
+    .reason(reason.to_string())
     .with("repair", repair_word(containers));
     match plan {
         Plan::Containers { containers, .. } => line.with("containers", containers.clone()),

@@ -98,7 +98,7 @@ fn unhealthy(name: &str) -> ServiceStatus {
 fn acts(sup: &mut Supervisor, s: &ModuleStatus, now: i64) -> Vec<(Act, String)> {
     sup.decide(std::slice::from_ref(s), t(now))
         .into_iter()
-        .map(|a| (a.act, a.reason))
+        .map(|a| (a.act, a.reason.to_string()))
         .collect()
 }
 

@@ -6,8 +6,9 @@ use std::time::Duration;
 use crate::module::reason::Reason;
 use crate::module::run_state::{Activity, ContainerRun, Health};
 use crate::module::status::{
-    MissingService, ModuleStatus, ProviderFate, ServiceStatus, StaleNamespace, State, Verdict,
+    ModuleStatus, ProviderFate, ServiceStatus, StaleNamespace, State, Verdict,
 };
+use crate::output::watch_log::Cause;
 use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
 
@@ -25,14 +26,14 @@ pub(crate) enum RepairScope {
 
 /// What is wrong with a module, and which containers to repair (none: the whole module).
 pub(super) struct Trouble {
-    pub why: String,
+    pub why: Cause,
     pub fixes: Vec<Fix>,
 }
 
 impl Trouble {
-    fn module(why: impl Into<String>) -> Trouble {
+    fn module(why: Cause) -> Trouble {
         Trouble {
-            why: why.into(),
+            why,
             fixes: Vec::new(),
         }
     }
@@ -44,7 +45,12 @@ pub(super) fn host_trouble(s: &ModuleStatus) -> Option<Trouble> {
         unit.state.unit(),
         Some(Activity::Failed | Activity::Inactive)
     )
-    .then(|| Trouble::module(format!("unit {} is {}", unit.name, unit.state)))
+    .then(|| {
+        Trouble::module(Cause::Unit {
+            name: unit.name.clone(),
+            state: unit.state.clone(),
+        })
+    })
 }
 
 /// `unhealthy`: (module, container) → since when; `grace`: how long that may last.
@@ -58,7 +64,7 @@ pub(super) fn stack_trouble(
         return None;
     }
     if s.services.is_empty() {
-        return Some(Trouble::module(Reason::NoContainers.to_string()));
+        return Some(Trouble::module(Cause::Status(Reason::NoContainers)));
     }
     let svc = &s.services;
     if !s.missing.is_empty() {
@@ -83,7 +89,10 @@ pub(super) fn stack_trouble(
         }
     }
     if let Some((c, for_)) = overdue.first() {
-        let why = format!("service {} unhealthy for {}s", c.name, for_.as_secs());
+        let why = Cause::Unhealthy {
+            service: c.name.clone(),
+            for_: *for_,
+        };
         return Some(Trouble {
             why: and_more(why, overdue.len()),
             fixes: overdue.iter().map(|(c, _)| fix_of(c)).collect(),
@@ -138,7 +147,7 @@ fn back_after_failed_start(s: &ModuleStatus) -> Option<Trouble> {
         return None;
     }
     Some(Trouble {
-        why: format!("{failed}; its containers run again"),
+        why: Cause::RunAgain(failed.clone()),
         fixes: again.iter().map(|c| fix_of(c)).collect(),
     })
 }
@@ -156,7 +165,13 @@ fn stale_namespace(svc: &[ServiceStatus]) -> Option<Trouble> {
         .collect();
     let (c, s) = stale.first()?;
     Some(Trouble {
-        why: and_more(format!("service {} {}", c.name, s.describe()), stale.len()),
+        why: and_more(
+            Cause::Status(Reason::StaleNamespace {
+                service: c.name.clone(),
+                stale: (*s).clone(),
+            }),
+            stale.len(),
+        ),
         fixes: stale
             .iter()
             .map(|(c, s)| Fix {
@@ -189,10 +204,7 @@ pub(super) fn restarting(s: &ModuleStatus) -> Option<Trouble> {
         .collect();
     let c = slow.first()?;
     Some(Trouble {
-        why: and_more(
-            format!("its requirement is back; {}", why_of(c)),
-            slow.len(),
-        ),
+        why: and_more(Cause::RequirementBack(Box::new(why_of(c))), slow.len()),
         fixes: slow.iter().map(|c| fix_of(c)).collect(),
     })
 }
@@ -201,7 +213,6 @@ pub(super) fn restarting(s: &ModuleStatus) -> Option<Trouble> {
 /// them, and start again what is stopped or gave up beside them (a stack
 /// half taken down by hand).
 fn missing(s: &ModuleStatus) -> Trouble {
-    let names: Vec<String> = s.missing.iter().map(MissingService::describe).collect();
     let mut fixes: Vec<Fix> = s
         .missing
         .iter()
@@ -223,7 +234,7 @@ fn missing(s: &ModuleStatus) -> Trouble {
             .map(fix_of),
     );
     Trouble {
-        why: names.join(", "),
+        why: Cause::Status(Reason::Missing(s.missing.clone())),
         fixes,
     }
 }
@@ -244,11 +255,13 @@ fn fix_of(c: &ServiceStatus) -> Fix {
     }
 }
 
-fn and_more(why: String, n: usize) -> String {
+fn and_more(why: Cause, n: usize) -> Cause {
     match n {
         0 | 1 => why,
-        2 => format!("{why} (and 1 more container)"),
-        n => format!("{why} (and {} more containers)", n - 1),
+        of => Cause::AndMore {
+            first: Box::new(why),
+            of,
+        },
     }
 }
 
@@ -280,10 +293,14 @@ pub(super) fn key_of(c: &ServiceStatus) -> String {
 }
 
 /// Why a container needs repairing: what `status` says of it.
-fn why_of(c: &ServiceStatus) -> String {
-    c.why
-        .clone()
-        .unwrap_or_else(|| format!("service {} is {}", c.name, c.state))
+fn why_of(c: &ServiceStatus) -> Cause {
+    match &c.why {
+        Some(said) => Cause::Container(said.clone()),
+        None => Cause::NotUp {
+            service: c.name.clone(),
+            state: c.state.clone(),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +308,7 @@ mod tests {
     use super::*;
     use crate::module::KindTag;
     use crate::module::run_state::ServiceState;
+    use crate::module::status::MissingService;
 
     fn svc(name: &str, state: &str, verdict: Verdict) -> ServiceStatus {
         ServiceStatus {
@@ -322,7 +340,7 @@ mod tests {
         let none = BTreeMap::new();
         let now = Stamp::from_secs(0);
         let t = stack_trouble(&s, &none, Duration::ZERO, now).unwrap();
-        assert_eq!(t.why, "db: no container");
+        assert_eq!(t.why.to_string(), "db: no container");
         assert_eq!(fixes(&t), [("db".to_string(), How::Create)]);
         // Half taken down by hand: the missing made, the stopped started again.
         s.services.push(svc("cache", "exited", Verdict::Stopped));

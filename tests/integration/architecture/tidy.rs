@@ -15,6 +15,7 @@ pub(super) mod module_io;
 pub(super) mod names;
 pub(super) mod prefix;
 pub(super) mod wildcard_arms;
+pub(super) mod worded_events;
 
 /// Each folder of `src/` (a top-level module) and what it may name: the layers
 /// of ARCHITECTURE.md's bird's-eye view, each using only what is below it.

@@ -61,7 +61,12 @@ fn once_its_requirement_is_back_a_waiting_module_is_repaired_at_once() {
     let d = sup.decide(std::slice::from_ref(&back), t(2));
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].act, Act::Restart);
-    assert!(d[0].reason.starts_with("its requirement is back"), "{d:?}");
+    assert!(
+        d[0].reason
+            .to_string()
+            .starts_with("its requirement is back"),
+        "{d:?}"
+    );
     let RepairScope::Containers(fixes) = &d[0].scope else {
         panic!("{d:?}");
     };
@@ -87,7 +92,9 @@ fn a_container_in_a_dead_network_namespace_is_restarted_or_recreated() {
     let d = sup.decide(std::slice::from_ref(&s), t(0));
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(
-        d[0].reason.contains("gw-main started again after it"),
+        d[0].reason
+            .to_string()
+            .contains("gw-main started again after it"),
         "{d:?}"
     );
     let RepairScope::Containers(fixes) = &d[0].scope else {
@@ -265,6 +272,7 @@ fn a_module_failed_by_its_last_start_whose_containers_run_again_is_restarted() {
     assert_eq!(d[0].act, Act::Restart);
     assert!(
         d[0].reason
+            .to_string()
             .ends_with("start failed: did not start: service db is restarting in a loop; its containers run again"),
         "{d:?}"
     );
