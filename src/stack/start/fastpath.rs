@@ -1,6 +1,9 @@
 //! Starting an unchanged stack without compose: nothing to do when it is already up, the Engine API when it was only stopped.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use futures_util::future::join_all;
 
 use crate::docker::engine::{Engine, Listed};
 use crate::error::Detailed;
@@ -204,12 +207,15 @@ fn met(f: &ContainerFacts, condition: Condition) -> Met {
 }
 
 /// Whether every container runs the image its service's reference names now
-/// (after a pull); a service built from source is never compared.
+/// (after a pull); a service built from source is never compared. Each
+/// reference is inspected once, all of them at once: a no-op start pays one
+/// engine round trip here, not one per service.
 async fn same_images(
     engine: &Engine,
     main: &[&Listed],
     services: &[ServiceImage],
 ) -> anyhow::Result<bool> {
+    let mut wanted: Vec<(&Listed, Option<&str>)> = Vec::with_capacity(main.len());
     for c in main {
         let Some(s) = services
             .iter()
@@ -217,13 +223,19 @@ async fn same_images(
         else {
             return Ok(false);
         };
-        if let (Some(image), false) = (&s.image, s.build)
-            && engine.image_id(image).await? != c.image_id
-        {
-            return Ok(false);
-        }
+        wanted.push((c, s.image.as_deref().filter(|_| !s.build)));
     }
-    Ok(true)
+    let mut refs: Vec<&str> = wanted.iter().filter_map(|(_, r)| *r).collect();
+    refs.sort_unstable();
+    refs.dedup();
+    let ids = join_all(refs.iter().map(|r| engine.image_id(r))).await;
+    let mut now: BTreeMap<&str, Option<String>> = BTreeMap::new();
+    for (r, id) in refs.into_iter().zip(ids) {
+        now.insert(r, id?);
+    }
+    Ok(wanted
+        .iter()
+        .all(|(c, r)| r.is_none_or(|r| now.get(r).is_some_and(|id| *id == c.image_id))))
 }
 
 /// Every service has as many containers as its replicas (compose creates a
