@@ -72,7 +72,7 @@ fn status_failed_lists_only_what_needs_a_person() {
     // wanted is stopped behind hal's back: wanted up, not active.
     let container = format!("{wanted}-app-1");
     docker(&["stop", &container]);
-    let failed = run(&rig, &["--json", "status", "--failed"]);
+    let failed = rig.status_of(&["--failed"]).run;
     failed.expect(3);
     let mut listed = module_names(&failed.json());
     listed.sort();
@@ -241,7 +241,7 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
     assert_eq!(module_names(&st.json()), [mail.as_str()]);
     // status shows the invalid directory a pattern matches; the verbs never take it.
     let set = format!("{}-[mw]*", rig.prefix);
-    let st = run(&rig, &["--json", "status", &set]);
+    let st = rig.status_of(&[&set]).run;
     st.expect(3);
     assert_eq!(
         module_names(&st.json()),
@@ -264,7 +264,7 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
         );
     }
     run(&rig, &["stop", &pattern]).expect(0);
-    let st = run(&rig, &["--json", "status", &pattern]);
+    let st = rig.status_of(&[&pattern]).run;
     st.expect(3);
     assert_eq!(st.state_of(&mail), "inactive");
 }
@@ -405,7 +405,7 @@ fn json_errors_are_a_document_on_stdout() {
     };
     let ghost = run(&rig, &["--json", "module", "start", "ghost"]);
     assert!(error(&ghost, 4).contains("no such module: ghost"));
-    let miss = run(&rig, &["--json", "status", "ghost*"]);
+    let miss = rig.status_of(&["ghost*"]).run;
     assert!(error(&miss, 4).contains("no module matches ghost*"));
     let bad_name = run(&rig, &["--json", "stop", "../x"]);
     error(&bad_name, 2);
@@ -428,7 +428,7 @@ fn json_errors_are_a_document_on_stdout() {
     assert!(error(&down, 6).contains("Docker not reachable"));
     // A config that does not load: before there is a node at all.
     rig.set_config("[defaults]\npull = \"sometimes\"\n");
-    let bad = run(&rig, &["--json", "status"]);
+    let bad = rig.status_of(&[]).run;
     assert!(error(&bad, 2).contains("defaults.pull"));
     // clap's own usage errors get it too when --json is on the line.
     let usage = run(&rig, &["module", "start", "--bogus", "--json"]);

@@ -186,7 +186,7 @@ fn an_engine_restart_under_the_watch_brings_a_node_of_dependents_back() {
     for m in [&gw, &tun, &db, &app] {
         hal(&rig).args(["start", m]).code(0);
     }
-    let doc = hal(&rig).args(["--json", "status"]).code(0).json();
+    let doc = rig.status_of(&[]).code(0).doc().clone();
     assert_eq!(doc["node"], "running", "{doc}");
     let w = crate::rig::watch::Watch::spawn(&rig, &[]);
 
@@ -202,7 +202,7 @@ fn an_engine_restart_under_the_watch_brings_a_node_of_dependents_back() {
     // From the engine's return until every module is active: starting, never degraded.
     let mut seen = Vec::new();
     let back = eventually(Duration::from_secs(120), || {
-        let run = hal(&rig).args(["--json", "status"]).run();
+        let run = rig.status_of(&[]).run;
         // While the engine is away there is no node to judge (exit 6).
         if run.code == Some(6) {
             return false;

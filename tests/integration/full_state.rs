@@ -196,7 +196,7 @@ fn a_module_that_keeps_dying_is_held_after_its_burst_while_the_state_dir_is_full
             .any(|l| l.starts_with("node: ") && l.contains("; hal's state cannot be written: ")),
         "{st}"
     );
-    let doc = hal(&rig).args(["--json", "status"]).code(3).json();
+    let doc = rig.status_of(&[]).code(3).doc().clone();
     assert!(
         doc["node_detail"]["state_unwritable"]
             .as_str()

@@ -42,7 +42,7 @@ fn a_restart_of_a_namespace_provider_restarts_its_dependents_and_status_tells_a_
 
     // Behind hal's back: tun stays in the old namespace, and is not called active.
     docker(&["restart", "-t", "0", &format!("{gw}-main")]);
-    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let doc = rig.status_of(&[&tun]).code(3).doc().clone();
     let row = &doc["modules"][0];
     assert_eq!(row["state"], "degraded", "{doc}");
     let reason = row["reason"].as_str().unwrap_or_default();
@@ -63,7 +63,7 @@ fn a_restart_of_a_namespace_provider_restarts_its_dependents_and_status_tells_a_
         "{said}"
     );
     assert!(in_current_namespace(&gw, &tun), "{said}");
-    let doc = hal(&rig).args(["--json", "status", &tun]).code(0).json();
+    let doc = rig.status_of(&[&tun]).code(0).doc().clone();
     assert_eq!(doc["modules"][0]["state"], "active", "{doc}");
 }
 
@@ -81,7 +81,7 @@ fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
     );
     let said = format!("service vpn in a dead network namespace: {gw}-main is stopped");
 
-    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let doc = rig.status_of(&[&tun]).code(3).doc().clone();
     let row = &doc["modules"][0];
     assert_eq!(row["state"], "degraded", "{doc}");
     assert!(
@@ -89,9 +89,9 @@ fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
         "{doc}"
     );
     // The whole node's document, and --failed's, say the same of it.
-    let all = hal(&rig).args(["--json", "status"]).code(3);
+    let all = rig.status_of(&[]).code(3).run;
     assert_eq!(all.state_of(&tun), "degraded", "{all}");
-    let failed = hal(&rig).args(["--json", "status", "--failed"]).code(3);
+    let failed = rig.status_of(&["--failed"]).code(3).run;
     assert_eq!(failed.state_of(&tun), "degraded", "{failed}");
     let table = hal(&rig).args(["status", &tun]).code(3);
     let line = table
@@ -104,7 +104,7 @@ fn a_dependent_of_a_stopped_namespace_provider_is_degraded_in_every_output() {
 
     // The provider runs again: the dependent's namespace is the old one, said so.
     docker(&["start", &format!("{gw}-main")]);
-    let doc = hal(&rig).args(["--json", "status", &tun]).code(3).json();
+    let doc = rig.status_of(&[&tun]).code(3).doc().clone();
     let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
     assert!(
         reason.contains(&format!("{gw}-main started again after it")),
@@ -214,7 +214,7 @@ fn a_broken_requirement_under_the_watch_holds_no_dependent_and_they_are_back_wit
     w.expect(Duration::from_secs(30), |l| {
         l.starts_with(&format!("{db}: restart failed"))
     });
-    let doc = hal(&rig).args(["--json", "status", &app]).code(3).json();
+    let doc = rig.status_of(&[&app]).code(3).doc().clone();
     assert_eq!(doc["modules"][0]["waiting_on"][0], db.as_str(), "{doc}");
     let reason = doc["modules"][0]["reason"].as_str().unwrap_or_default();
     assert!(

@@ -32,7 +32,7 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
     hal(&rig).args(["start", &app, &db]).code(0);
 
     // Every module wanted up is active: running.
-    let doc = hal(&rig).args(["--json", "status"]).code(0).json();
+    let doc = rig.status_of(&[]).code(0).doc().clone();
     assert_eq!(doc["node"], "running", "{doc}");
     assert_eq!(doc["node_detail"]["wanted_up"], 2, "{doc}");
     assert!(doc["node_detail"]["up_since"].is_string(), "{doc}");
@@ -45,7 +45,7 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
     // One of db's containers removed behind hal's back (db degraded: not active, not
     // failed), inside its window (the node came up less than 3650 days ago).
     docker(&["rm", "-f", &format!("{db}-side-1")]);
-    let doc = hal(&rig).args(["--json", "status"]).code(3).json();
+    let doc = rig.status_of(&[]).code(3).doc().clone();
     assert_eq!(doc["node"], "starting", "{doc}");
     assert_eq!(doc["node_detail"]["not_active"][0], db.as_str(), "{doc}");
     assert!(doc["node_detail"]["until"].is_string(), "{doc}");
@@ -54,7 +54,7 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
 
     // Past its window: degraded, in the footer, the document and the metrics.
     rig.set_config(&config("1s"));
-    let doc = hal(&rig).args(["--json", "status"]).code(3).json();
+    let doc = rig.status_of(&[]).code(3).doc().clone();
     assert_eq!(doc["node"], "degraded", "{doc}");
     assert_eq!(
         doc["node_detail"]["until"],
@@ -84,7 +84,7 @@ fn status_says_the_node_state_in_the_table_the_document_and_the_metrics() {
 
     // A module stopped by request counts for nothing: running again.
     hal(&rig).args(["stop", &db]).code(0);
-    let doc = hal(&rig).args(["--json", "status"]).code(3).json();
+    let doc = rig.status_of(&[]).code(3).doc().clone();
     assert_eq!(doc["node"], "running", "{doc}");
     assert_eq!(doc["node_detail"]["wanted_up"], 1, "{doc}");
 }
@@ -112,7 +112,7 @@ fn a_failed_module_ends_starting_inside_its_window() {
     hal(&rig).args(["start", &app]).code(0);
     hal(&rig).args(["start", &bad]).code(1);
 
-    let run = hal(&rig).args(["--json", "status"]).code(3);
+    let run = rig.status_of(&[]).code(3).run;
     assert_eq!(run.state_of(&bad), "failed", "{run}");
     let doc = run.json();
     assert_eq!(doc["node"], "degraded", "{doc}");

@@ -159,7 +159,7 @@ fn a_stack_over_tls_on_podman_reads_its_stopped_state() {
     });
     assert!(seen, "Podman never said stopped for {name}");
     for _ in 0..8 {
-        let st = hal(&rig).args(["--json", "status"]).run();
+        let st = rig.status_of(&[]).run;
         assert_eq!(st.code, Some(3), "a read failed on Podman's words: {st}");
         assert_eq!(st.state_of(&m), "active", "{st}");
         let state = st.state_of(&crash);

@@ -28,7 +28,7 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
         .args(["module", "start", "--timeout", "30s", &looping])
         .code(1);
     assert!(eventually(Duration::from_secs(20), || {
-        let st = hal(&rig).args(["--json", "status"]).run();
+        let st = rig.status_of(&[]).run;
         st.state_of(&crashed) == "failed" && st.state_of(&looping) == "failed"
     }));
 
@@ -78,7 +78,7 @@ fn rescue_recovers_a_crashed_stack_and_a_restart_loop() {
     }
     assert!(run.stdout.contains("TOOK"), "{run}");
     assert_eq!(ids(&healthy), before.2, "rescue touched a healthy module");
-    hal(&rig).args(["--json", "status"]).code(0);
+    rig.status_of(&[]).code(0);
 }
 
 /// The fields of every verb's document (`state`, `reason`, `error`, `diagnosis`,

@@ -81,7 +81,7 @@ fn an_unchanged_node_status_opens_the_same_few_state_files_and_writes_no_ledger(
         "every module has its ledger: {before:?}"
     );
     hal(&rig).arg("status").code(0);
-    hal(&rig).args(["--json", "status"]).code(0);
+    rig.status_of(&[]).code(0);
     assert_eq!(
         ledger_files(&rig),
         before,

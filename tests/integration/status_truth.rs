@@ -22,7 +22,7 @@ fn ids_of(m: &str) -> BTreeMap<String, String> {
 
 /// The names `status --failed` lists (as JSON).
 fn failed(rig: &Rig) -> Vec<String> {
-    let doc = hal(rig).args(["--json", "status", "--failed"]).run().json();
+    let doc = rig.status_of(&["--failed"]).run.json();
     rig::module_names(&doc)
 }
 

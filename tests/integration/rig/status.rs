@@ -28,6 +28,22 @@ impl Rig {
         ModuleDoc::of(hal(self).args(["--json", "status", module]).run(), name)
     }
 
+    /// `hal --json status ARGS…` (none: the whole node; a filter such as
+    /// `--failed`; modules or patterns), whatever its exit code: the one place
+    /// a test writes the query. Named for the first module given, if any
+    /// ([`ModuleDoc::doc`] is the whole document).
+    pub(crate) fn status_of(&self, args: &[&str]) -> ModuleDoc {
+        let name = args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .map_or("", |a| a.split_once('/').map_or(*a, |(m, _)| m));
+        let mut h = hal(self).args(["--json", "status"]);
+        for a in args {
+            h = h.arg(a);
+        }
+        ModuleDoc::of(h.run(), name)
+    }
+
     /// `hal --json status` of every module (the node's own document), read
     /// for module `name` ([`ModuleDoc::module`] reads the others).
     pub(crate) fn status_all(&self, name: &str) -> ModuleDoc {
@@ -82,6 +98,11 @@ impl ModuleDoc {
             .iter()
             .find(|m| m["name"] == name)
             .unwrap_or_else(|| panic!("{name} not in the status document: {}", self.run))
+    }
+
+    /// The whole document (`node`, `node_detail`, `modules`…).
+    pub(crate) fn doc(&self) -> &Value {
+        self.whole()
     }
 
     /// The whole document, parsed once.
