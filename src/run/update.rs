@@ -115,11 +115,12 @@ async fn checkpoint_sources(
     };
     let bytes = checkpoint::size_of(&sources).await?;
     if bytes > settings.max {
-        anyhow::bail!(
+        return Err(checkpoint::CheckpointRefused(format!(
             "update refused: its checkpoint would be {} ({bytes} bytes), over checkpoint_max {}; raise checkpoint_max, or update with --no-checkpoint",
             size::format(bytes),
             size::format(settings.max)
-        );
+        ))
+        .into());
     }
     Ok(sources)
 }

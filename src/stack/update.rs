@@ -192,10 +192,12 @@ async fn checkpointed(
                     }
                 })
                 .await?;
-            Err(e.context(format!(
-                "update refused: its checkpoint failed; {} runs its previous image, its data untouched",
-                stack.name
-            )))
+            Err(checkpoint::CheckpointRefused(format!(
+                "update refused: its checkpoint failed; {} runs its previous image, its data untouched: {}",
+                stack.name,
+                crate::error::OneLine(&e)
+            ))
+            .into())
         }
     }
 }

@@ -31,6 +31,12 @@ pub(crate) struct Source {
     pub named: bool,
 }
 
+/// An update refused for its checkpoint (over `checkpoint_max`, or a copy
+/// that failed): the module runs as it did, so its record says no failed start.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct CheckpointRefused(pub String);
+
 /// Why the sources could not be read.
 #[derive(Debug)]
 pub(crate) enum SourcesError {

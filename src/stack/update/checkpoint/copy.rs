@@ -115,6 +115,7 @@ mod tests {
         std::fs::create_dir_all(data.join("sub")).unwrap();
         std::fs::write(data.join("sub/a"), "one").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
             .unwrap();
         let kept = dir.join("kept");
