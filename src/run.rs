@@ -15,6 +15,7 @@ mod runner;
 mod settle;
 mod status;
 mod steps;
+mod unfinished;
 mod update;
 mod verb;
 mod waiting;

@@ -45,6 +45,10 @@ pub struct UpdateArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Recreate without checkpointing the data first: a rollback then puts back the previous images only, over whatever the new ones wrote (see `checkpoint` and `checkpoint_max` in docs/configuration.md).
+    #[arg(long)]
+    pub no_checkpoint: bool,
+
     /// How long each updated module has to become active, healthchecks included, before it is rolled back, e.g. 90s or 5m [default: 120s, or the config's timeout].
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,

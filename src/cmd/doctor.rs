@@ -2,6 +2,7 @@
 
 mod adopt;
 mod check;
+mod checkpoints;
 mod deps;
 mod history;
 mod identity;
@@ -60,6 +61,7 @@ pub(crate) async fn run(ctx: &Ctx) -> anyhow::Result<Exit> {
     checks.push(adoption);
     checks.push(local::state_dir(ctx));
     checks.extend(states::one_state(ctx));
+    checks.extend(checkpoints::check(ctx));
     checks.push(local::permissions(ctx));
 
     ctx.ui.show(&check::Checks::new(&checks));

@@ -24,6 +24,7 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         timeout: a.timeout,
         max_failures: usize::try_from(a.max_failures).unwrap_or(usize::MAX),
         by_supervisor: false,
+        no_checkpoint: a.no_checkpoint,
     };
     let verb = Verb::Update { opts };
     let finished = |r: &run::Report, v: &Verb| {

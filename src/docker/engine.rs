@@ -7,6 +7,7 @@ pub(crate) mod images;
 mod model;
 mod networks;
 mod probe;
+mod volumes;
 mod tls;
 mod wire;
 

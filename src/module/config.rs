@@ -90,6 +90,9 @@ pub struct Defaults {
     /// How long one image pull may take before it counts as failed.
     #[serde(default, deserialize_with = "de_opt_duration")]
     pub pull_timeout: Option<Duration>,
+    /// The largest checkpoint an update may take (`2GiB`), unless a module's own says otherwise.
+    #[serde(default, deserialize_with = "de_opt_size")]
+    pub checkpoint_max: Option<u64>,
 }
 
 /// One `[module.NAME]` section: a host unit when `unit` is set, otherwise
@@ -116,6 +119,13 @@ pub struct ModuleSection {
     pub on_failure: Vec<String>,
     /// `false`: `hal watch`'s scheduled updates leave this module alone.
     pub auto_update: Option<bool>,
+    /// What an update checkpoints: compose volume keys and bind-mount sources
+    /// (relative to the module's directory); unset: every local named volume
+    /// and bind mount inside the directory; `[]`: nothing.
+    pub checkpoint: Option<Vec<String>>,
+    /// The largest checkpoint an update of this module may take.
+    #[serde(default, deserialize_with = "de_opt_size")]
+    pub checkpoint_max: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -161,6 +171,18 @@ pub struct Config {
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_PULL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest checkpoint an update takes unless the config says otherwise: 8 GiB.
+pub(crate) const DEFAULT_CHECKPOINT_MAX: u64 = 8 << 30;
+
+/// What an update of one module checkpoints, and how much it may.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// The `checkpoint` key's entries (`None`: the default, every local volume
+    /// and bind mount inside the module's directory).
+    pub entries: Option<Vec<String>>,
+    /// `checkpoint_max`, in bytes.
+    pub max: u64,
+}
 
 impl Config {
     /// Parses config text; `path` is only used in messages.
@@ -290,6 +312,19 @@ impl Config {
             .unwrap_or(true)
     }
 
+    /// What an update of module `name` checkpoints: its section's `checkpoint`,
+    /// and `checkpoint_max` (its own, then `[defaults]`, then 8 GiB).
+    pub fn checkpoint(&self, name: &str) -> CheckpointSettings {
+        let own = self.modules.get(name);
+        CheckpointSettings {
+            entries: own.and_then(|m| m.checkpoint.clone()),
+            max: own
+                .and_then(|m| m.checkpoint_max)
+                .or(self.defaults.checkpoint_max)
+                .unwrap_or(DEFAULT_CHECKPOINT_MAX),
+        }
+    }
+
     /// The settings of module `name`: its own section, then `[defaults]`, then hal's defaults.
     pub fn settings(&self, name: &str) -> Settings {
         let own = self.modules.get(name);
@@ -328,6 +363,21 @@ fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
 fn de_schedule<'de, D: Deserializer<'de>>(d: D) -> Result<Schedule, D::Error> {
     let text = String::deserialize(d)?;
     Schedule::parse(&text).map_err(serde::de::Error::custom)
+}
+
+fn de_opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Bytes(u64),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Text(s) => crate::util::size::parse(&s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        Raw::Bytes(n) => Ok(Some(n)),
+    }
 }
 
 fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {

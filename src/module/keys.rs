@@ -133,6 +133,14 @@ pub const KEYS: &[Key] = &[
         "\"5m\"",
     ),
     key(
+        Table::Defaults,
+        "checkpoint_max",
+        "size (2GiB, 500MB, or bytes)",
+        "8GiB",
+        "The largest checkpoint an update takes: an update whose data would exceed it is refused before anything is pulled or stopped (exit 1); hal update --no-checkpoint goes ahead without one. A module's own checkpoint_max comes first.",
+        "\"2GiB\"",
+    ),
+    key(
         Table::Module,
         "unit",
         "string",
@@ -211,6 +219,22 @@ pub const KEYS: &[Key] = &[
         "true",
         "false: hal watch's scheduled updates (the top-level auto_update) leave the module alone; hal update still updates it when asked.",
         "false",
+    ),
+    key(
+        Table::Module,
+        "checkpoint",
+        "list of strings",
+        "every local named volume and every bind mount inside the module's directory that the updated services mount",
+        "What an update copies, with the services stopped, before it recreates them, and puts back byte for byte when it rolls back: compose volume keys and bind-mount sources relative to the module's directory. An entry that names no volume and no bind mount of the module is refused (exit 2). [] turns checkpoints off. The copy lives under the state directory's checkpoints/MODULE/ (docs/updates.md).",
+        "[\"db-data\", \"./uploads\"]",
+    ),
+    key(
+        Table::Module,
+        "checkpoint_max",
+        "size (2GiB, 500MB, or bytes)",
+        "[defaults] checkpoint_max, else 8GiB",
+        "The largest checkpoint an update of this module takes (see [defaults] checkpoint_max).",
+        "\"20GiB\"",
     ),
     key(
         Table::Restart,

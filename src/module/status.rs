@@ -116,6 +116,17 @@ pub(crate) struct ModuleStatus {
     /// Wanted up and not active while what it requires is not active either:
     /// those requirements (`hal watch` waits on them rather than charging it).
     pub waiting_on: Vec<String>,
+    /// The data its last update checkpointed (issue 48), or null.
+    pub checkpoint: Option<CheckpointStatus>,
+}
+
+/// A module's checkpoint: how much disk it holds, and when it was taken.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct CheckpointStatus {
+    pub bytes: u64,
+    /// When it was taken (RFC 3339).
+    #[serde(with = "stored::rfc3339")]
+    pub at: Stamp,
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -176,6 +187,7 @@ impl ModuleStatus {
             expected_down: Vec::new(),
             last_runs: None,
             waiting_on: Vec::new(),
+            checkpoint: None,
         }
     }
 

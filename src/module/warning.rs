@@ -31,6 +31,8 @@ pub(crate) enum Warning {
         cause: String,
         service: String,
     },
+    /// An update another hal left unfinished was ended before the verb: how.
+    Unfinished(String),
     /// Restarted after these modules: it shares their network namespace or volumes.
     RestartedAfter(Vec<String>),
     /// A namespace dependent restarted with the module: its state, or why it failed.

@@ -37,6 +37,7 @@ impl fmt::Display for Warning {
                 cause,
                 service,
             } => write!(f, "{fix} failed ({cause}); recreating service {service}"),
+            Warning::Unfinished(said) => f.write_str(said),
             Warning::RestartedAfter(of) => write!(
                 f,
                 "restarted after {}: it shares its network namespace or volumes",

@@ -13,12 +13,26 @@ use crate::{host, stack};
 use crate::run::backend::{Starting, Stopping, launch_planned, plan, restart, stop, undriven};
 use crate::run::steps::{Did, Launched, Turn, Worked, count, desire, still_wanted};
 use crate::run::verb::Verb;
-use crate::run::{ended, settle, status, update};
+use crate::run::{ended, settle, status, unfinished, update};
 
 /// The verb's own work on one target, its lock taken, up to what is left
 /// to wait for, with what it did: its warnings, and whether it started,
-/// stopped, restarted or recreated anything.
+/// stopped, restarted or recreated anything. An update another hal left
+/// unfinished is ended first, and said (`unfinished.rs`).
 pub(super) async fn act(turn: Turn<'_>, t: &Target) -> Worked<Launched> {
+    let found = unfinished::recover(turn.node, turn.progress, &t.module, turn.verb).await?;
+    let mut worked = act_on(turn, t).await;
+    if let Some(w) = found {
+        match &mut worked {
+            Ok((_, did)) => did.warnings.insert(0, w),
+            Err(f) => f.did.warnings.insert(0, w),
+        }
+    }
+    worked
+}
+
+/// [`act`] once no update is left unfinished.
+async fn act_on(turn: Turn<'_>, t: &Target) -> Worked<Launched> {
     let (node, progress) = (turn.node, turn.progress);
     let m = &t.module;
     // Restarts, rescues and repairs always change something.

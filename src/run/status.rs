@@ -160,6 +160,12 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
     if let Some(w) = rec.pull_warning {
         s.reason.then(Reason::PullWarning(w));
     }
+    s.checkpoint = rec
+        .checkpoint
+        .map(|c| crate::module::status::CheckpointStatus {
+            bytes: c.bytes,
+            at: c.at.whole_second(),
+        });
 }
 
 /// A failed start stays failed until a start succeeds, a stop or

@@ -8,6 +8,8 @@ use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
 use crate::run::steps::{Did, Launched, Worked, count, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
+use crate::stack::checkpoint::{self, Source, SourcesError};
+use crate::util::size;
 
 /// One module's update (or check), its lock taken, with what it did: what
 /// it found, and when it got past the refusals and changed something (said
@@ -40,6 +42,13 @@ pub(super) async fn act(
     // Refused at the limit before anything is pulled, as a start is; counted
     // below only when something is recreated.
     node.store.check_limit(&m.name, plan.limit, opts.force)?;
+    // The checkpoint's size is known, and refused over `checkpoint_max`,
+    // before anything is pulled or stopped.
+    let sources = if opts.no_checkpoint {
+        None
+    } else {
+        Some(checkpoint_sources(node, env, m, &stack).await?)
+    };
     let mut did = Did {
         tried: true,
         ..Did::default()
@@ -67,11 +76,51 @@ pub(super) async fn act(
     let counted = count(node, m, plan.limit, opts.force).await;
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
-    let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await;
+    let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
     did.with(launch.map(Launched::of))
 }
 
 /// An update that changed nothing: the module's state now.
 async fn done(node: &Node, t: &Target, warnings: Vec<Warning>) -> anyhow::Result<Launched> {
     outcome_now(node, t, warnings).await.map(Launched::Done)
+}
+
+/// What an update of `m` would checkpoint (its config's `checkpoint`, or
+/// the default), refused when an entry names nothing of the module (exit 2)
+/// or when it all holds more than `checkpoint_max` (exit 1).
+async fn checkpoint_sources(
+    node: &Node,
+    env: crate::stack::Env<'_>,
+    m: &Module,
+    stack: &crate::stack::Stack<'_>,
+) -> anyhow::Result<Vec<Source>> {
+    let settings = node.config.checkpoint(&m.name);
+    let sources = match checkpoint::sources(env, stack, settings.entries.as_deref()).await {
+        Ok(s) => s,
+        Err(SourcesError::Unmatched(entry)) => {
+            let key = format!("module.{}.checkpoint", m.name);
+            return Err(node
+                .config
+                .key_error(
+                    &key,
+                    format!(
+                        "{entry:?} names no volume and no bind mount of {} (a compose volume key, or a bind mount's source relative to {})",
+                        m.name,
+                        stack.dir.display()
+                    ),
+                )
+                .into());
+        }
+        Err(SourcesError::Other(e)) => return Err(e),
+    };
+    let bytes = checkpoint::size_of(&sources).await?;
+    if bytes > settings.max {
+        return Err(checkpoint::CheckpointRefused(format!(
+            "update refused: its checkpoint would be {} ({bytes} bytes), over checkpoint_max {}; raise checkpoint_max, or update with --no-checkpoint",
+            size::format(bytes),
+            size::format(settings.max)
+        ))
+        .into());
+    }
+    Ok(sources)
 }

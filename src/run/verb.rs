@@ -22,6 +22,8 @@ pub(crate) struct UpdateOpts {
     /// The supervisor's scheduled update: only modules still wanted up once
     /// their lock is taken; a failure is recorded as the supervisor's.
     pub by_supervisor: bool,
+    /// `--no-checkpoint`: recreate without copying the data first.
+    pub no_checkpoint: bool,
 }
 
 impl UpdateOpts {

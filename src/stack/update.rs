@@ -6,10 +6,15 @@
 //! (`update/rollback.rs`). `check.rs` asks the registry without pulling.
 
 mod check;
+pub(crate) mod checkpoint;
 pub(crate) mod gate;
 pub(crate) mod rollback;
+mod stop_at;
+pub(crate) mod txn;
 
 use std::time::Duration;
+
+use anyhow::Context;
 
 use crate::docker::compose::Fresh;
 use crate::module::config::PullPolicy;
@@ -20,6 +25,7 @@ use crate::stack::start::Stack;
 use crate::stack::start::bound::Bound;
 use crate::stack::update::gate::{Gate, Swap, pullable};
 use crate::stack::update::rollback::Rollback;
+use crate::state::txn::TxnStep;
 
 pub(crate) use crate::stack::update::gate::ImageChange;
 pub(crate) use crate::stack::update::rollback::RolledBack;
@@ -89,13 +95,17 @@ pub(crate) async fn pull_update(
 
 /// Recreates the services whose image changed (`up -d --no-deps
 /// --force-recreate --pull never SERVICE...`, compose's order), their
-/// previous images kept first; the wait for `active` is [`crate::stack::start::wait`]'s,
-/// which rolls back when it fails (or, when compose cannot make them, the rollback done).
+/// previous images kept first and, when `sources` is given, their data
+/// checkpointed with them stopped, each step written to the state first
+/// (`txn.rs`); the wait for `active` is [`crate::stack::start::wait`]'s,
+/// which rolls back (data too) when it fails (or, when compose cannot make
+/// them, the rollback done).
 pub(crate) async fn recreate_update(
     env: Env<'_>,
     stack: &Stack<'_>,
     pulled: Pulled,
     timeout: Duration,
+    sources: Option<Vec<checkpoint::Source>>,
 ) -> anyhow::Result<crate::stack::start::Launch> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
@@ -103,9 +113,20 @@ pub(crate) async fn recreate_update(
         service: None,
         ..*stack
     };
-    let plan = Rollback::keep(env, &whole, pulled.swaps, timeout).await?;
+    let changed: Vec<&str> = pulled.swaps.iter().map(|w| w.service.as_str()).collect();
+    let entries = sources.map(|s| checkpoint::for_services(&s, &changed));
+    let entries = entries.filter(|e| !e.is_empty());
+    let txn = txn::Txn::begin(env, stack.name, &pulled.swaps, entries.is_some(), timeout).await?;
+    let mut plan = Rollback::keep(env, &whole, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
     crate::stack::start::evidence::keep(&engine, env.store, stack.name, None).await?;
+    let data = match entries {
+        Some(entries) => Some(checkpointed(env, stack, &plan, &txn, entries).await?),
+        None => None,
+    };
+    txn.step(TxnStep::Checkpointed, data.as_ref().map(|d| d.record.clone()))
+        .await?;
+    plan.set_data(data, Some(txn.clone()));
     let services: Vec<&str> = plan.services();
     env.progress
         .step(stack.name, &format!("updating {}", services.join(" ")));
@@ -117,6 +138,7 @@ pub(crate) async fn recreate_update(
         let rolled = crate::stack::start::roll_back(env.progress, &engine, env.store, plan, e);
         return Ok(crate::stack::start::Launch::RolledBack(rolled.await));
     }
+    txn.step(TxnStep::Recreated, None).await?;
     Ok(crate::stack::start::Launch::Wait(Box::new(
         crate::stack::start::Pending {
             warnings: pulled.warnings,
@@ -124,4 +146,58 @@ pub(crate) async fn recreate_update(
             ..crate::stack::start::Pending::new(env.store, &engine, stack, bound)
         },
     )))
+}
+
+/// Stops the services `plan` moves and copies `entries` into the module's
+/// checkpoint. A copy that fails (storage unwritable or full) is removed,
+/// and the module is left as it was: its references back on the previous
+/// images, its stopped containers started again, its data untouched.
+async fn checkpointed(
+    env: Env<'_>,
+    stack: &Stack<'_>,
+    plan: &Rollback,
+    txn: &txn::Txn,
+    entries: Vec<crate::state::txn::CheckpointEntry>,
+) -> anyhow::Result<txn::Data> {
+    let compose = env.stacks.compose().await?;
+    let project = stack.project();
+    let services = plan.services();
+    env.progress
+        .step(stack.name, &format!("stopping {} for the checkpoint", services.join(" ")));
+    let mut stop = vec!["stop"];
+    stop.extend(&services);
+    compose
+        .run(&project, env.stacks.endpoint()?, &stop)
+        .await
+        .context("stop the services to checkpoint their data")?;
+    txn.step(TxnStep::Stopped, None).await?;
+    env.progress.step(stack.name, "checkpointing its data");
+    let state = env.store.dir().to_path_buf();
+    match checkpoint::take(&state, stack.name, entries).await {
+        Ok(record) => Ok(txn::Data { state, record }),
+        Err(e) => {
+            let engine = env.stacks.engine().await?;
+            plan.put_references_back(&engine).await?;
+            let mut start = vec!["start"];
+            start.extend(&services);
+            compose
+                .run(&project, env.stacks.endpoint()?, &start)
+                .await
+                .context("start the services again on their previous image")?;
+            let name = txn.name().to_string();
+            env.store
+                .update(move |s| {
+                    if let Some(r) = s.modules.get_mut(&name) {
+                        r.txn = None;
+                    }
+                })
+                .await?;
+            Err(checkpoint::CheckpointRefused(format!(
+                "update refused: its checkpoint failed; {} runs its previous image, its data untouched: {}",
+                stack.name,
+                crate::error::OneLine(&e)
+            ))
+            .into())
+        }
+    }
 }

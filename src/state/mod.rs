@@ -7,6 +7,7 @@ pub(crate) mod last_run;
 pub(crate) mod ledger;
 pub(crate) mod records;
 pub(crate) mod shared;
+pub(crate) mod txn;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};

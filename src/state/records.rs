@@ -62,6 +62,12 @@ pub struct ModuleRecord {
     /// The last `update --check`'s answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_check: Option<CheckRecord>,
+    /// An update in progress: its step, written before the step is taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn: Option<crate::state::txn::TxnRecord>,
+    /// The module's checkpoint, taken by its last update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<crate::state::txn::CheckpointRecord>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -5,6 +5,7 @@ pub(crate) mod boot;
 pub mod duration;
 pub(crate) mod signals;
 pub(crate) mod stored;
+pub(crate) mod size;
 pub(crate) mod sys;
 pub mod timefmt;
 pub(crate) mod trust;

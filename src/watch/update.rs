@@ -135,6 +135,7 @@ impl Watcher<'_> {
             timeout: None,
             max_failures: usize::MAX,
             by_supervisor: true,
+            no_checkpoint: false,
         };
         self.work.push(Box::pin(async move {
             let verb = crate::run::Verb::Update { opts };

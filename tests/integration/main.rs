@@ -71,4 +71,5 @@ mod status_truth;
 mod tls;
 mod units_in_systemd;
 mod update;
+mod update_txn;
 mod watch;

@@ -20,6 +20,11 @@ use crate::stack::update::gate::Swap;
 use crate::state::Store;
 use crate::state::records::{RollbackRecord, RolledBackService};
 use crate::util::timefmt::Stamp;
+use anyhow::Context;
+
+use crate::stack::update::checkpoint;
+use crate::stack::update::txn::{Data, Txn};
+use crate::state::txn::TxnStep;
 
 /// Waits, after the previous images are recreated, until the module is
 /// active again within the bound (the stack's own wait, handed in by its caller).
@@ -37,6 +42,10 @@ pub(crate) struct Rollback {
     service: Option<String>,
     swaps: Vec<Swap>,
     timeout: Duration,
+    /// The checkpoint put back before the previous images start (an update's).
+    data: Option<Data>,
+    /// The update's transaction, ended by the gate or by the rollback.
+    txn: Option<Txn>,
 }
 
 /// A gated start or update that failed and was put back on its previous
@@ -85,7 +94,37 @@ impl Rollback {
             service: service.map(str::to_string),
             swaps,
             timeout,
+            data: None,
+            txn: None,
         })
+    }
+
+    /// The rollback of an update another hal left unfinished: its previous
+    /// images are already kept and recorded.
+    pub(crate) async fn resume(
+        env: Env<'_>,
+        stack: &Stack<'_>,
+        swaps: Vec<Swap>,
+        timeout: Duration,
+    ) -> anyhow::Result<Rollback> {
+        Ok(Rollback {
+            compose: env.stacks.compose().await?,
+            endpoint: env.stacks.endpoint()?.clone(),
+            store: env.store.clone(),
+            name: stack.name.to_string(),
+            dir: stack.dir.to_path_buf(),
+            service: None,
+            swaps,
+            timeout,
+            data: None,
+            txn: None,
+        })
+    }
+
+    /// An update's: the checkpoint its rollback puts back, and its transaction.
+    pub(crate) fn set_data(&mut self, data: Option<Data>, txn: Option<Txn>) {
+        self.data = data;
+        self.txn = txn;
     }
 
     /// The module it rolls back.
@@ -112,10 +151,16 @@ impl Rollback {
     /// rollback no longer describes it.
     pub(crate) async fn passed(self) -> Option<Warning> {
         let name = self.name.clone();
+        if let Some(txn) = &self.txn {
+            if let Err(e) = txn.step(TxnStep::Passed, None).await {
+                return Some(Warning::UpdateNotRecorded(Warning::cause(&e)));
+            }
+        }
         match self
             .store
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&name) {
+                    r.txn = None;
                     r.up_to_date();
                 }
             })
@@ -149,8 +194,18 @@ impl Rollback {
             .collect();
         progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
         let restored = self.restore(engine, again).await;
+        let discarded = match (&restored, &self.data) {
+            (Ok(()), Some(d)) => format!(
+                "; data restored from the checkpoint of {}: what the new image wrote is discarded",
+                d.record.at.rfc3339()
+            ),
+            _ => String::new(),
+        };
         let summary = match &restored {
-            Ok(()) => format!("rolled back: {} (new image {why})", labels.join(", ")),
+            Ok(()) => format!(
+                "rolled back: {} (new image {why}){discarded}",
+                labels.join(", ")
+            ),
             Err(e) => format!(
                 "rollback failed: {}: {} (new image {why})",
                 labels.join(", "),
@@ -165,14 +220,34 @@ impl Rollback {
         }
     }
 
-    async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
-        crate::stack::start::evidence::keep(engine, &self.store, &self.name, None).await?;
+    /// Points each service's reference back at its previous image.
+    pub(crate) async fn put_references_back(&self, engine: &Engine) -> anyhow::Result<()> {
         for w in &self.swaps {
             let (repo, tag) = crate::stack::start::pull::split_ref(&w.image);
             engine
                 .tag(&w.previous, &repo, tag.as_deref().unwrap_or("latest"))
                 .await?;
         }
+        Ok(())
+    }
+
+    async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
+        crate::stack::start::evidence::keep(engine, &self.store, &self.name, None).await?;
+        if let Some(data) = &self.data {
+            // The new image stops writing before its writes are undone.
+            let project = Project {
+                name: &self.name,
+                dir: &self.dir,
+            };
+            let mut args = vec!["stop"];
+            args.extend(self.services());
+            self.compose
+                .run(&project, &self.endpoint, &args)
+                .await
+                .context("stop the new containers")?;
+            checkpoint::restore(&data.state, &self.name, &data.record).await?;
+        }
+        self.put_references_back(engine).await?;
         let project = Project {
             name: &self.name,
             dir: &self.dir,
@@ -209,6 +284,7 @@ impl Rollback {
             .store
             .update(move |s| {
                 let rec = s.modules.entry(name).or_default();
+                rec.txn = None;
                 rec.rollback = Some(record);
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
             })
