@@ -116,6 +116,10 @@ pub struct ModuleSection {
     pub on_failure: Vec<String>,
     /// `false`: `hal watch`'s scheduled updates leave this module alone.
     pub auto_update: Option<bool>,
+    /// `true`: `update --all` and the scheduled updates leave the module;
+    /// naming it to `hal update` is refused without `--force`.
+    #[serde(default)]
+    pub pin: bool,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -288,6 +292,11 @@ impl Config {
             .get(name)
             .and_then(|m| m.auto_update)
             .unwrap_or(true)
+    }
+
+    /// Whether module `name`'s section says `pin = true`.
+    pub fn pinned(&self, name: &str) -> bool {
+        self.modules.get(name).is_some_and(|m| m.pin)
     }
 
     /// The settings of module `name`: its own section, then `[defaults]`, then hal's defaults.

@@ -116,6 +116,22 @@ pub(crate) struct ModuleStatus {
     /// Wanted up and not active while what it requires is not active either:
     /// those requirements (`hal watch` waits on them rather than charging it).
     pub waiting_on: Vec<String>,
+    /// The digests a rollback put aside, one per service: not applied again
+    /// until another digest is, or `hal update --force` tries it once more.
+    pub quarantined: Vec<QuarantinedStatus>,
+}
+
+/// A digest hal rolled back and will not apply again.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct QuarantinedStatus {
+    pub service: String,
+    /// The image's digest in its reference's repository (`sha256:…`).
+    pub digest: String,
+    /// When it was rolled back (RFC 3339, to the second).
+    #[serde(with = "stored::rfc3339")]
+    pub since: Stamp,
+    /// Why it was rolled back, on one line.
+    pub reason: String,
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -176,6 +192,7 @@ impl ModuleStatus {
             expected_down: Vec::new(),
             last_runs: None,
             waiting_on: Vec::new(),
+            quarantined: Vec::new(),
         }
     }
 

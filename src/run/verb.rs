@@ -22,6 +22,9 @@ pub(crate) struct UpdateOpts {
     /// The supervisor's scheduled update: only modules still wanted up once
     /// their lock is taken; a failure is recorded as the supervisor's.
     pub by_supervisor: bool,
+    /// Pinned modules (`pin = true`) named with `--force`: updated anyway.
+    /// Any other pinned module is left as it is, and says so.
+    pub unpinned: Vec<String>,
 }
 
 impl UpdateOpts {

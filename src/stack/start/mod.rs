@@ -171,6 +171,12 @@ async fn through_compose(
     evidence::keep_listed(engine, env.store, stack, list, &Inspects::default()).await?;
     // A service the pull moved onto a new image goes through the update's gate.
     let swaps = gate.after(engine).await?;
+    // A digest a rollback put aside is not taken again (`update --force` alone does).
+    let (swaps, held) =
+        crate::stack::update::quarantine::hold_back(engine, env.store, stack.name, swaps, false)
+            .await?;
+    let mut warnings = warnings;
+    warnings.extend(held);
     let rollback = match swaps.is_empty() || !s.plan.wait {
         true => None,
         false => Some(Box::new(

@@ -112,11 +112,14 @@ impl Rollback {
     /// rollback no longer describes it.
     pub(crate) async fn passed(self) -> Option<Warning> {
         let name = self.name.clone();
+        let lifted: Vec<String> = self.swaps.iter().map(|w| w.service.clone()).collect();
         match self
             .store
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&name) {
                     r.up_to_date();
+                    // Another digest runs now (or the one tried again held): no quarantine.
+                    lifted.iter().for_each(|service| r.lift(service));
                 }
             })
             .await
@@ -148,6 +151,8 @@ impl Rollback {
             .map(|w| format!("{}/{}", self.name, w.service))
             .collect();
         progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
+        // Named before the references move back: what is quarantined.
+        let digests = crate::stack::update::quarantine::digests(engine, &self.swaps).await;
         let restored = self.restore(engine, again).await;
         let summary = match &restored {
             Ok(()) => format!("rolled back: {} (new image {why})", labels.join(", ")),
@@ -158,7 +163,7 @@ impl Rollback {
             ),
         };
         let mut details = details;
-        details.extend(self.record(&why, restored.is_ok()).await);
+        details.extend(self.record(&why, restored.is_ok(), digests).await);
         RolledBack {
             restored: restored.is_ok(),
             error: anyhow::Error::new(Detailed { summary, details }),
@@ -188,11 +193,20 @@ impl Rollback {
 
     /// Remembers the rollback (until an update succeeds or `reset-failed`) and
     /// counts it; a record that cannot be written is said in the error's details.
-    async fn record(&self, why: &str, restored: bool) -> Option<String> {
+    /// Each new digest is quarantined with it.
+    async fn record(
+        &self,
+        why: &str,
+        restored: bool,
+        digests: Vec<(String, String, String)>,
+    ) -> Option<String> {
         let name = self.name.clone();
+        let at = Stamp::now().whole_milli();
+        let reason = format!("new image {why}");
+        let quarantined = crate::stack::update::quarantine::records(digests, at, &reason);
         let record = RollbackRecord {
-            at: Stamp::now().whole_milli(),
-            reason: format!("new image {why}"),
+            at,
+            reason,
             services: self
                 .swaps
                 .iter()
@@ -211,6 +225,7 @@ impl Rollback {
                 let rec = s.modules.entry(name).or_default();
                 rec.rollback = Some(record);
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
+                quarantined.into_iter().for_each(|q| rec.quarantine(q));
             })
             .await;
         done.err().map(|e| {
