@@ -73,6 +73,7 @@ pub(super) async fn act(
     let counted = count(node, m, plan.limit, opts.force).await;
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
+    did.update.dependents = crate::run::dependents::active_dependents(node, &m.name).await;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout).await;
     did.with(launch.map(Launched::of))
 }

@@ -28,7 +28,7 @@ use crate::stack::update::{gate, rollback};
 pub(crate) use pending::Pending;
 use pending::Start;
 pub(crate) use stack::Stack;
-pub(crate) use wait::{Waited, roll_back, wait};
+pub(crate) use wait::{Waited, roll_back, wait, wait_holding};
 
 /// What a launch left: done, or started and waiting for `active`.
 pub(crate) enum Launch {
