@@ -17,7 +17,7 @@ mod update;
 pub(crate) use down::stop;
 pub(crate) use repair::{Fix, How, repair};
 pub(crate) use start::baseline::{Baseline, record_baseline};
-pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait};
+pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait, wait_holding};
 pub(crate) use update::{RolledBack, check_update, checkpoint, pull_update, recreate_update, txn};
 
 // What the next start would do, per service (`hal plan`).
@@ -25,6 +25,8 @@ pub(crate) use forecast::forecast;
 
 // What a verb works with.
 pub(crate) use env::{Env, Stacks};
+// The deadline a wait and the update's gate share.
+pub(crate) use start::bound::Bound;
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::identity::Snapshot;

@@ -270,7 +270,16 @@ pub enum ModuleCommand {
     /// MODULE/SERVICE (new image ...)` and exits 1, the failed container's exit code and last lines
     /// are kept as for a failed start, and status names the rollback until the next update or
     /// reset-failed. A start or restart whose pull brings a new image goes through the same gate
-    /// (not with --no-wait); a later start pulls a bad image again and rolls it back again.
+    /// (not with --no-wait). The gate also holds what requires the module (declared or inferred):
+    /// each one active before the update must be active again within --timeout, else the module is
+    /// rolled back, the reason names that module, and it is restarted if it is not active.
+    ///
+    /// A digest that was rolled back is quarantined: update, a start or restart under pull always
+    /// and hal watch's scheduled updates keep the running image, say so in one line (the digest,
+    /// when it was rolled back and why) and exit 0; status shows it (`quarantined` in JSON, the
+    /// hal_module_quarantined series) and --check does not count it as an update. A new digest
+    /// lifts it; --force tries it once more. A module with `pin = true` is left by --all and the
+    /// scheduled updates; naming it is refused (exit 2) without --force.
     ///
     /// Modules are updated one at a time (--jobs widens it), in `after` order; after
     /// --max-failures failed updates (rolled back, or could not pull) the rest are skipped; a

@@ -41,7 +41,7 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_failures: u32,
 
-    /// Update even if the module's start limit is hit (the update still counts as a start).
+    /// Update even if the module's start limit is hit (the update still counts as a start); a module named with `pin = true` is updated once anyway; a digest hal rolled back before (quarantined: update, a start under pull always and hal watch's rounds keep the running image and say so) is tried once more.
     #[arg(long)]
     pub force: bool,
 

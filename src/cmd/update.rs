@@ -14,6 +14,20 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         ))
         .into());
     }
+    // A module named (not matched by `--all` or a pattern) that is pinned
+    // is refused without `--force`: a person asked for what the config forbids.
+    let named: Vec<String> = targets
+        .iter()
+        .filter(|t| a.targets.modules.contains(&t.module.name))
+        .filter(|t| ctx.node.config.pinned(&t.module.name))
+        .map(|t| t.module.name.clone())
+        .collect();
+    if let Some(name) = named.first().filter(|_| !a.force && !a.check) {
+        return Err(HalError::Usage(format!(
+            "{name} is pinned (`pin = true` in its section of the config): `hal update --force {name}` updates it once anyway; remove `pin` to let updates in again"
+        ))
+        .into());
+    }
     if !a.check {
         // A hal that cannot write the engine's state is refused, never given its own.
         ctx.node.store.check_writable()?;
@@ -25,6 +39,7 @@ pub(crate) async fn run(ctx: &Ctx, a: UpdateArgs) -> anyhow::Result<Exit> {
         max_failures: usize::try_from(a.max_failures).unwrap_or(usize::MAX),
         by_supervisor: false,
         no_checkpoint: a.no_checkpoint,
+        unpinned: if a.force { named } else { Vec::new() },
     };
     let verb = Verb::Update { opts };
     let finished = |r: &run::Report, v: &Verb| {

@@ -126,6 +126,10 @@ pub struct ModuleSection {
     /// The largest checkpoint an update of this module may take.
     #[serde(default, deserialize_with = "de_opt_size")]
     pub checkpoint_max: Option<u64>,
+    /// `true`: `update --all` and the scheduled updates leave the module;
+    /// naming it to `hal update` is refused without `--force`.
+    #[serde(default)]
+    pub pin: bool,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -323,6 +327,11 @@ impl Config {
                 .or(self.defaults.checkpoint_max)
                 .unwrap_or(DEFAULT_CHECKPOINT_MAX),
         }
+    }
+
+    /// Whether module `name`'s section says `pin = true`.
+    pub fn pinned(&self, name: &str) -> bool {
+        self.modules.get(name).is_some_and(|m| m.pin)
     }
 
     /// The settings of module `name`: its own section, then `[defaults]`, then hal's defaults.

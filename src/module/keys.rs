@@ -237,6 +237,14 @@ pub const KEYS: &[Key] = &[
         "\"20GiB\"",
     ),
     key(
+        Table::Module,
+        "pin",
+        "boolean",
+        "false",
+        "true: the module keeps the images it runs. hal update --all and hal watch's scheduled updates leave it and say so; hal update naming it is refused (exit 2) unless --force is given.",
+        "true",
+    ),
+    key(
         Table::Restart,
         "burst",
         "integer, at least 1",

@@ -131,6 +131,10 @@ pub(crate) struct UpdateFacts {
     /// dependents restarted after its rollback), which an error has no outcome
     /// to carry; its document's `warnings`, where a success says them.
     pub beside_error: Vec<Warning>,
+    /// The modules that require it (declared or inferred, transitively) and
+    /// were active before its recreate: the gate holds them too, and after
+    /// a rollback each one not active is restarted.
+    pub dependents: Vec<String>,
 }
 
 /// One service's image before and after an update (under `--check`: what it

@@ -50,6 +50,8 @@ pub(crate) enum Reason {
     },
     /// The last pull's warning.
     PullWarning(String),
+    /// Digests a rollback put aside, not applied again: `(service, digest)`.
+    Quarantined(Vec<(String, String)>),
     /// Wanted up while what it requires is not active.
     WaitingOn(Vec<Requirement>),
     /// An update not tried: `--max-failures` updates (this many) had failed before its turn.
@@ -62,6 +64,14 @@ pub(crate) struct Requirement {
     pub name: String,
     pub state: State,
     pub reason: Reasons,
+}
+
+/// `sha256:` and twelve hex digits.
+fn short_digest(d: &str) -> String {
+    match d.split_once(':') {
+        Some((algo, hex)) => format!("{algo}:{}", hex.chars().take(12).collect::<String>()),
+        None => d.chars().take(12).collect(),
+    }
 }
 
 impl fmt::Display for Reason {
@@ -103,6 +113,17 @@ impl fmt::Display for Reason {
                 services.join(", "),
                 at.clock()
             ),
+            Reason::Quarantined(held) => {
+                let held: Vec<String> = held
+                    .iter()
+                    .map(|(service, digest)| format!("{service} {}", short_digest(digest)))
+                    .collect();
+                write!(
+                    f,
+                    "quarantined: {} (rolled back, not applied again)",
+                    held.join(", ")
+                )
+            }
             Reason::WaitingOn(on) => {
                 let names: Vec<&str> = on.iter().map(|r| r.name.as_str()).collect();
                 let causes: Vec<String> = on.iter().map(Requirement::to_string).collect();

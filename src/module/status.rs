@@ -118,6 +118,9 @@ pub(crate) struct ModuleStatus {
     pub waiting_on: Vec<String>,
     /// The data its last update checkpointed (issue 48), or null.
     pub checkpoint: Option<CheckpointStatus>,
+    /// The digests a rollback put aside, one per service: not applied again
+    /// until another digest is, or `hal update --force` tries it once more.
+    pub quarantined: Vec<QuarantinedStatus>,
 }
 
 /// A module's checkpoint: how much disk it holds, and when it was taken.
@@ -127,6 +130,19 @@ pub(crate) struct CheckpointStatus {
     /// When it was taken (RFC 3339).
     #[serde(with = "stored::rfc3339")]
     pub at: Stamp,
+}
+
+/// A digest hal rolled back and will not apply again.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct QuarantinedStatus {
+    pub service: String,
+    /// The image's digest in its reference's repository (`sha256:…`).
+    pub digest: String,
+    /// When it was rolled back (RFC 3339, to the second).
+    #[serde(with = "stored::rfc3339")]
+    pub since: Stamp,
+    /// Why it was rolled back, on one line.
+    pub reason: String,
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -188,6 +204,7 @@ impl ModuleStatus {
             last_runs: None,
             waiting_on: Vec::new(),
             checkpoint: None,
+            quarantined: Vec::new(),
         }
     }
 

@@ -43,6 +43,16 @@ pub(crate) enum Warning {
         // data (Clone, PartialEq) that an `anyhow::Error` cannot be.
         result: Result<State, String>,
     },
+    /// A pull brought a digest hal rolled back before: not applied, the
+    /// service keeps the image it runs.
+    Quarantined {
+        service: String,
+        digest: String,
+        at: crate::util::timefmt::Stamp,
+        reason: String,
+    },
+    /// `pin = true`: `update --all` and the watch's rounds leave the module.
+    Pinned,
 }
 
 impl Warning {

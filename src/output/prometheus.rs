@@ -203,6 +203,22 @@ fn update_series(
             Some(updates.get(&m.name).map_or(0, |u| u.rollbacks))
         }),
     );
+    let quarantined = Family {
+        name: "hal_module_quarantined",
+        kind: "gauge",
+        help: "1 for each service of the module whose new image hal rolled back and will not apply again (quarantined until another digest is applied or hal update --force tries it); no sample otherwise.",
+    };
+    let samples = modules
+        .iter()
+        .filter(|m| m.service.is_none())
+        .flat_map(|m| {
+            let services = updates.get(&m.name).map(|u| u.quarantined.clone());
+            services
+                .into_iter()
+                .flatten()
+                .map(move |service| (labels_of(m, Some(("service", &service))), 1))
+        });
+    quarantined.write(out, samples);
 }
 
 fn watch_series(out: &mut String, w: &WatchSeries<'_>) {
@@ -318,9 +334,16 @@ mod tests {
         let tally = |available: Option<bool>, rollbacks: u64| UpdateTally {
             available,
             rollbacks,
+            quarantined: Vec::new(),
         };
         let mut updates = BTreeMap::new();
-        updates.insert("new".to_string(), tally(Some(true), 2));
+        updates.insert(
+            "new".to_string(),
+            UpdateTally {
+                quarantined: vec!["api".into()],
+                ..tally(Some(true), 2)
+            },
+        );
         updates.insert("same".to_string(), tally(Some(false), 0));
         updates.insert("unreachable".to_string(), tally(None, 0));
         let text = render(&modules, &updates, None, None);
@@ -350,5 +373,14 @@ mod tests {
             "{text}"
         );
         assert!(has("# TYPE hal_module_rollbacks_total counter"), "{text}");
+        assert!(
+            has("hal_module_quarantined{module=\"new\",kind=\"stack\",service=\"api\"} 1"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hal_module_quarantined{module=\"same\""),
+            "{text}"
+        );
+        assert!(has("# TYPE hal_module_quarantined gauge"), "{text}");
     }
 }

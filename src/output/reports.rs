@@ -230,6 +230,15 @@ fn update_line(r: &ReportView, o: &Outcome, u: &UpdateFacts, state: &str) -> Str
         {
             "not updated: the pull failed, the cached image runs".to_string()
         }
+        _ if o.warnings.contains(&Warning::Pinned) => "pinned, left as it is".to_string(),
+        // The registry's newer digest is one a rollback put aside: said below.
+        _ if o
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::Quarantined { .. })) =>
+        {
+            "not updated: the newer image is quarantined, the running image stays".to_string()
+        }
         _ => "up to date".to_string(),
     };
     let word = if u.check { "check" } else { "update" };

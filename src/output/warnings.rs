@@ -47,6 +47,19 @@ impl fmt::Display for Warning {
                 Ok(state) => write!(f, "restarted {module} with it: {}", state.as_str()),
                 Err(cause) => write!(f, "restarted {module} with it: failed: {cause}"),
             },
+            Warning::Quarantined {
+                service,
+                digest,
+                at,
+                reason,
+            } => write!(
+                f,
+                "{service}: kept the running image: {digest} was rolled back at {} ({reason}) and is quarantined; `hal update --force` tries it once more",
+                at.rfc3339()
+            ),
+            Warning::Pinned => f.write_str(
+                "pinned (pin = true): left as it is; `hal update --force MODULE` updates it",
+            ),
         }
     }
 }
@@ -126,6 +139,19 @@ mod tests {
                     result: Err(cause()),
                 },
                 "restarted tun with it: failed: boom",
+            ),
+            (
+                Warning::Quarantined {
+                    service: "api".into(),
+                    digest: "sha256:2b".into(),
+                    at: crate::util::timefmt::Stamp::from_secs(1_764_900_000),
+                    reason: "new image did not start: exited".into(),
+                },
+                "api: kept the running image: sha256:2b was rolled back at 2025-12-05T02:00:00Z (new image did not start: exited) and is quarantined; `hal update --force` tries it once more",
+            ),
+            (
+                Warning::Pinned,
+                "pinned (pin = true): left as it is; `hal update --force MODULE` updates it",
             ),
         ] {
             assert_eq!(w.to_string(), said);

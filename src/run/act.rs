@@ -101,6 +101,15 @@ pub(super) async fn wait(
             return did.with(settle::held(node, &t.module, service, before, o).await);
         }
         Launched::Host(p) => return did.with(host::wait(progress, p).await),
+        Launched::Stack(p) if !did.update.dependents.is_empty() => {
+            let deps = did.update.dependents.clone();
+            let hold = |bound| crate::run::dependents::held(node, &deps, bound);
+            match stack::wait_holding(progress, p, Some(&hold)).await {
+                Ok(stack::Waited::Active(o)) => return Ok((o, did)),
+                Ok(stack::Waited::RolledBack(r)) => r,
+                Err(e) => return Err(did.failed(e)),
+            }
+        }
         Launched::Stack(p) => match stack::wait(progress, p).await {
             Ok(stack::Waited::Active(o)) => return Ok((o, did)),
             Ok(stack::Waited::RolledBack(r)) => r,

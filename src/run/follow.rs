@@ -133,7 +133,13 @@ pub(crate) async fn after_update(
             continue;
         }
         let name = [r.module.name.clone()];
-        for d in restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await {
+        let mut again = restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await;
+        // The dependents the gate held that are not active after the rollback: brought back.
+        let broke = r.update.as_ref().map(|u| u.dependents.clone());
+        if rolled_back && let Some(broke) = broke {
+            again.extend(bring_back(node, progress, &broke, &opts, jobs.max(1)).await);
+        }
+        for d in again {
             finished(&d, &Verb::AutoRestart { opts: opts.clone() });
             let said = Warning::RestartedWith {
                 module: d.module.name.clone(),
@@ -149,4 +155,34 @@ pub(crate) async fn after_update(
             }
         }
     }
+}
+
+/// Restarts those of `names` that are not active now (the dependents an
+/// update's gate held, after its rollback), each saying why.
+async fn bring_back(
+    node: &Node,
+    progress: &dyn Progress,
+    names: &[String],
+    opts: &StartOpts,
+    jobs: usize,
+) -> Vec<Report> {
+    let modules: Vec<crate::module::Module> = names
+        .iter()
+        .filter_map(|n| node.inventory.get(n).cloned())
+        .collect();
+    if modules.is_empty() {
+        return Vec::new();
+    }
+    let now =
+        crate::run::status::collect_status(node, &modules, crate::module::status::Detail::Settled)
+            .await;
+    let targets: Vec<Target> = now
+        .modules
+        .iter()
+        .filter(|s| s.state != State::Active)
+        .filter_map(|s| node.inventory.get(&s.name).cloned())
+        .map(Target::whole)
+        .collect();
+    let verb = Verb::AutoRestart { opts: opts.clone() };
+    run_targets(node, progress, targets, &verb, jobs, &|_| {}).await
 }

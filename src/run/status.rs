@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use crate::error::Exit;
 use crate::module::Module;
 use crate::module::reason::{Reason, Reasons};
-use crate::module::status::{Desired, Detail, HeldStatus, LimitStatus, ModuleStatus, State};
+use crate::module::status::{
+    Desired, Detail, HeldStatus, LimitStatus, ModuleStatus, QuarantinedStatus, State,
+};
 use crate::module::target::Target;
 use crate::run::node::Node;
 use crate::stack::{Snapshot, StackStatuses};
@@ -156,6 +158,24 @@ fn annotate(node: &Node, s: &mut ModuleStatus, file: &StateFile, now: Stamp) {
             at: r.at,
             cause: r.reason.clone(),
         });
+    }
+    // A digest a rollback put aside, until another is applied.
+    if !rec.quarantine.is_empty() {
+        s.quarantined = rec
+            .quarantine
+            .iter()
+            .map(|q| QuarantinedStatus {
+                service: q.service.clone(),
+                digest: q.digest.clone(),
+                since: q.at.whole_second(),
+                reason: q.reason.clone(),
+            })
+            .collect();
+        let held = rec.quarantine.iter();
+        s.reason.then(Reason::Quarantined(
+            held.map(|q| (q.service.clone(), q.digest.clone()))
+                .collect(),
+        ));
     }
     if let Some(w) = rec.pull_warning {
         s.reason.then(Reason::PullWarning(w));

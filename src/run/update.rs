@@ -33,10 +33,15 @@ pub(super) async fn act(
         did.update.check = true;
         did.update.available = checked.available();
         did.update.images = checked.images;
+        did.warnings.extend(checked.held);
         if let Some(cannot) = checked.cannot {
             return Err(did.failed(cannot.into()));
         }
         return did.with(done(node, &t, Vec::new()).await);
+    }
+    if node.config.pinned(&m.name) && !opts.unpinned.contains(&m.name) {
+        // `update --all` and the scheduled rounds leave a pinned module, and say so.
+        return Did::default().with(done(node, &t, vec![Warning::Pinned]).await);
     }
     let plan = plan(node, m, &opts.start());
     // Refused at the limit before anything is pulled, as a start is; counted
@@ -53,10 +58,11 @@ pub(super) async fn act(
         tried: true,
         ..Did::default()
     };
-    let pulled = crate::stack::pull_update(env, &stack, &plan)
+    let pulled = crate::stack::pull_update(env, &stack, &plan, opts.force)
         .await
         .map_err(|e| did.failed(e))?;
     did.update.images = pulled.images.clone();
+    did.warnings.extend(pulled.held.iter().cloned());
     if !pulled.changed() {
         // Nothing changed: nothing is recreated, nothing counts. Every image
         // pulled and none new: an old rollback no longer describes the module.
@@ -76,6 +82,7 @@ pub(super) async fn act(
     let counted = count(node, m, plan.limit, opts.force).await;
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
+    did.update.dependents = crate::run::dependents::active_dependents(node, &m.name).await;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
     did.with(launch.map(Launched::of))
 }

@@ -24,6 +24,9 @@ pub(crate) struct UpdateOpts {
     pub by_supervisor: bool,
     /// `--no-checkpoint`: recreate without copying the data first.
     pub no_checkpoint: bool,
+    /// Pinned modules (`pin = true`) named with `--force`: updated anyway.
+    /// Any other pinned module is left as it is, and says so.
+    pub unpinned: Vec<String>,
 }
 
 impl UpdateOpts {

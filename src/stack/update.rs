@@ -8,6 +8,7 @@
 mod check;
 pub(crate) mod checkpoint;
 pub(crate) mod gate;
+pub(crate) mod quarantine;
 pub(crate) mod rollback;
 mod stop_at;
 pub(crate) mod txn;
@@ -37,6 +38,8 @@ pub(crate) struct Pulled {
     swaps: Vec<Swap>,
     /// A pull that failed while an image was present (the old image stays).
     pub warnings: Vec<Warning>,
+    /// The services whose new digest is quarantined: kept on what they run.
+    pub held: Vec<Warning>,
 }
 
 impl Pulled {
@@ -48,11 +51,13 @@ impl Pulled {
 
 /// Pulls every image of the stack (the Engine API; a failed pull of a
 /// present image is a warning and changes nothing), and compares each with
-/// what the service's containers run. Nothing is recreated.
+/// what the service's containers run. Nothing is recreated. A digest
+/// quarantined by a rollback is not taken (unless `force`): the service keeps its image.
 pub(crate) async fn pull_update(
     env: Env<'_>,
     stack: &Stack<'_>,
     plan: &StartPlan,
+    force: bool,
 ) -> anyhow::Result<Pulled> {
     let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let gate = Gate::before(&engine, &list, &images, false).await?;
@@ -64,6 +69,7 @@ pub(crate) async fn pull_update(
     };
     let warnings = crate::stack::start::pull::pull(env, &engine, &ask, true).await?;
     let swaps = gate.after(&engine).await?;
+    let (swaps, held) = quarantine::hold_back(&engine, env.store, stack.name, swaps, force).await?;
     let mut report = Vec::new();
     for s in pullable(&images) {
         let image = s.image.clone().unwrap_or_default();
@@ -78,6 +84,7 @@ pub(crate) async fn pull_update(
             }
             None => to.clone(),
         };
+
         report.push(ImageChange {
             service: s.service.clone(),
             image,
@@ -90,6 +97,7 @@ pub(crate) async fn pull_update(
         images: report,
         swaps,
         warnings,
+        held,
     })
 }
 

@@ -234,6 +234,7 @@ impl Store {
                 let tally = UpdateTally {
                     available,
                     rollbacks: r.rollbacks,
+                    quarantined: r.quarantine.into_iter().map(|q| q.service).collect(),
                 };
                 (name, tally)
             })

@@ -68,6 +68,11 @@ pub struct ModuleRecord {
     /// The module's checkpoint, taken by its last update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<crate::state::txn::CheckpointRecord>,
+    /// The digests hal rolled back, one per service: never applied again
+    /// by an update, a start under pull `always` or the watch's rounds,
+    /// until another digest is applied or `update --force` tries it once more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quarantine: Vec<QuarantineRecord>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -98,6 +103,42 @@ pub struct RolledBackService {
     pub failed: String,
     /// The previous image's id, which the reference points at again.
     pub restored: String,
+}
+
+/// A digest a rollback put aside: one service's image that did not become
+/// active (or broke what requires the module), not applied again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuarantineRecord {
+    pub service: String,
+    /// The service's image reference (`registry/repo:tag`).
+    pub image: String,
+    /// The rolled-back image's digest in that repository (`sha256:…`).
+    pub digest: String,
+    /// When it was rolled back (written in Unix milliseconds).
+    #[serde(with = "stored::unix_ms")]
+    pub at: Stamp,
+    /// Why, on one line (the rollback's reason).
+    pub reason: String,
+}
+
+impl ModuleRecord {
+    /// The quarantine of `service` when it holds `digest`.
+    pub fn quarantined(&self, service: &str, digest: &str) -> Option<&QuarantineRecord> {
+        self.quarantine
+            .iter()
+            .find(|q| q.service == service && q.digest == digest)
+    }
+
+    /// Puts `q` aside: the one quarantine of its service from now on.
+    pub fn quarantine(&mut self, q: QuarantineRecord) {
+        self.quarantine.retain(|x| x.service != q.service);
+        self.quarantine.push(q);
+    }
+
+    /// `service` runs another digest now (applied, gate passed): its quarantine is lifted.
+    pub fn lift(&mut self, service: &str) {
+        self.quarantine.retain(|x| x.service != service);
+    }
 }
 
 /// What the last `update --check` found.

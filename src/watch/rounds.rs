@@ -35,9 +35,11 @@ pub(super) enum RoundTurn {
 }
 
 /// The turn of a module at the head of a round's queue.
-pub(super) fn turn(wanted_up: bool, held: bool, busy: bool) -> RoundTurn {
+pub(super) fn turn(wanted_up: bool, pinned: bool, held: bool, busy: bool) -> RoundTurn {
     if !wanted_up {
         RoundTurn::Skip("it is no longer wanted up")
+    } else if pinned {
+        RoundTurn::Skip("it is pinned (pin = true)")
     } else if held {
         RoundTurn::Skip("it is held (its start limit is hit)")
     } else if busy {
@@ -221,11 +223,23 @@ mod tests {
 
     #[test]
     fn a_module_being_repaired_waits_and_a_held_one_is_skipped() {
-        assert_eq!(turn(true, false, false), RoundTurn::Go);
+        assert_eq!(turn(true, false, false, false), RoundTurn::Go);
         // Being repaired (or its lock held): it waits for its turn, not skipped.
-        assert_eq!(turn(true, false, true), RoundTurn::Wait);
-        assert!(matches!(turn(true, true, false), RoundTurn::Skip(w) if w.contains("held")));
-        assert!(matches!(turn(true, true, true), RoundTurn::Skip(w) if w.contains("held")));
-        assert!(matches!(turn(false, false, true), RoundTurn::Skip(w) if w.contains("wanted up")));
+        assert_eq!(turn(true, false, false, true), RoundTurn::Wait);
+        assert!(matches!(turn(true, false, true, false), RoundTurn::Skip(w) if w.contains("held")));
+        assert!(matches!(turn(true, false, true, true), RoundTurn::Skip(w) if w.contains("held")));
+        assert!(
+            matches!(turn(false, false, false, true), RoundTurn::Skip(w) if w.contains("wanted up"))
+        );
+    }
+
+    #[test]
+    fn a_pinned_module_is_left_by_the_round_and_says_why() {
+        assert!(
+            matches!(turn(true, true, false, false), RoundTurn::Skip(w) if w.contains("pin = true"))
+        );
+        assert!(
+            matches!(turn(true, true, false, true), RoundTurn::Skip(w) if w.contains("pinned"))
+        );
     }
 }

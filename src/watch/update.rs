@@ -15,6 +15,7 @@ use super::{BUSY_RECHECK, EVENT_SETTLE, Watcher, WorkDone};
 use crate::module::Module;
 use crate::module::status::Desired;
 use crate::module::target::Target;
+use crate::module::warning::Warning;
 use crate::output::watch_log::{Moved, RoundEvent, UpdateEnd, UpdateEvent, WatchOwn};
 use crate::run::{Report, UpdateOpts};
 use crate::util::timefmt::Stamp;
@@ -107,7 +108,8 @@ impl Watcher<'_> {
         let desired = state.modules.get(&name).and_then(|rec| rec.desired);
         let held = self.sup.hold(&name).is_some();
         let busy = self.inflight.contains(&name) || self.node.store.busy(&name);
-        match turn(desired == Some(Desired::Up), held, busy) {
+        let pinned = self.node.config.pinned(&name);
+        match turn(desired == Some(Desired::Up), pinned, held, busy) {
             RoundTurn::Skip(why) => {
                 r.skipped += 1;
                 self.log.emit(UpdateEvent::UpdatePassed {
@@ -136,6 +138,7 @@ impl Watcher<'_> {
             max_failures: usize::MAX,
             by_supervisor: true,
             no_checkpoint: false,
+            unpinned: Vec::new(),
         };
         self.work.push(Box::pin(async move {
             let verb = crate::run::Verb::Update { opts };
@@ -187,6 +190,16 @@ impl Watcher<'_> {
                         })
                         .collect(),
                 )
+            }
+            // A digest a rollback put aside is not applied again: said, not counted as up to date.
+            Ok(o)
+                if let Some(q) = o
+                    .warnings
+                    .iter()
+                    .find(|w| matches!(w, Warning::Quarantined { .. })) =>
+            {
+                r.skipped += 1;
+                UpdateEnd::Skipped(q.to_string())
             }
             Ok(_) => {
                 r.unchanged += 1;

@@ -59,6 +59,7 @@ mod plan;
 mod podman;
 mod props;
 mod pulls;
+mod quarantine;
 mod repair;
 mod rescue;
 mod shared_state;

@@ -28,7 +28,7 @@ use crate::stack::update::{gate, rollback};
 pub(crate) use pending::Pending;
 use pending::Start;
 pub(crate) use stack::Stack;
-pub(crate) use wait::{Waited, roll_back, wait};
+pub(crate) use wait::{Waited, roll_back, wait, wait_holding};
 
 /// What a launch left: done, or started and waiting for `active`.
 pub(crate) enum Launch {
@@ -171,6 +171,12 @@ async fn through_compose(
     evidence::keep_listed(engine, env.store, stack, list, &Inspects::default()).await?;
     // A service the pull moved onto a new image goes through the update's gate.
     let swaps = gate.after(engine).await?;
+    // A digest a rollback put aside is not taken again (`update --force` alone does).
+    let (swaps, held) =
+        crate::stack::update::quarantine::hold_back(engine, env.store, stack.name, swaps, false)
+            .await?;
+    let mut warnings = warnings;
+    warnings.extend(held);
     let rollback = match swaps.is_empty() || !s.plan.wait {
         true => None,
         false => Some(Box::new(

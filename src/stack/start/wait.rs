@@ -36,13 +36,32 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 ///
 /// When the launch moved services onto new images, a wait that fails rolls
 /// them back (`update.rs`), and one that succeeds clears an old rollback.
-pub(crate) async fn wait(progress: &dyn Progress, mut p: Pending) -> anyhow::Result<Waited> {
+pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Waited> {
+    wait_holding(progress, p, None).await
+}
+
+/// [`wait`], and once the module is active, `hold` (what requires it, active
+/// too within the same bound: the update's gate, `run/update.rs`): when it
+/// fails, the new images are rolled back as when the module itself fails.
+pub(crate) async fn wait_holding(
+    progress: &dyn Progress,
+    mut p: Pending,
+    hold: Option<rollback::WaitAgain<'_>>,
+) -> anyhow::Result<Waited> {
     let Some(rollback) = p.rollback.take() else {
         return wait_active(progress, p).await.map(Waited::Active);
     };
     let engine = p.engine.clone();
     let store = p.store.clone();
-    match wait_active(progress, p).await {
+    let bound = p.bound;
+    let waited = match wait_active(progress, p).await {
+        Ok(o) => match hold {
+            Some(hold) => hold(bound).await.map(|()| o),
+            None => Ok(o),
+        },
+        Err(e) => Err(e),
+    };
+    match waited {
         Ok(mut o) => {
             o.warnings.extend(rollback.passed().await);
             Ok(Waited::Active(o))

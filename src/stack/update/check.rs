@@ -13,6 +13,8 @@ pub(crate) struct Checked {
     pub images: Vec<ImageChange>,
     /// Could not ask some registry: whether it has another image is not known.
     pub cannot: Option<CannotCheck>,
+    /// The services whose registry's newer digest is quarantined (not an update).
+    pub held: Vec<crate::module::warning::Warning>,
 }
 
 impl Checked {
@@ -52,6 +54,9 @@ pub(crate) async fn check_update(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Res
     let (engine, images, list) = gate::project_now(env, &stack.project()).await?;
     let mut changes = Vec::new();
     let mut unasked = Vec::new();
+    let mut held = Vec::new();
+    let (state, _) = env.store.read();
+    let record = state.modules.get(stack.name);
     env.progress.step(stack.name, "asking the registry");
     for s in gate::pullable(&images) {
         let image = s.image.clone().unwrap_or_default();
@@ -74,11 +79,20 @@ pub(crate) async fn check_update(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Res
             }
         };
         let pulled_not_applied = matches!((&running, &local), (Some(r), Some(l)) if *r != l.id);
-        let newer = match (&remote, &now) {
+        let mut newer = match (&remote, &now) {
             (Some(d), Some(f)) => !f.repo_digests.iter().any(|r| r.ends_with(&format!("@{d}"))),
             (Some(_), None) => true,
             (None, _) => false,
         };
+        // A newer digest a rollback put aside is no update: `update` would not apply it.
+        if newer
+            && let Some(q) = remote
+                .as_deref()
+                .and_then(|d| record.and_then(|r| r.quarantined(&s.service, d)))
+        {
+            newer = false;
+            held.push(crate::stack::update::quarantine::held(q));
+        }
         changes.push(ImageChange {
             service: s.service.clone(),
             from: now.as_ref().map(|f| gate::digest_of(f, &image)),
@@ -104,6 +118,7 @@ pub(crate) async fn check_update(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Res
     Ok(Checked {
         images: changes,
         cannot,
+        held,
     })
 }
 

@@ -156,12 +156,15 @@ impl Rollback {
                 return Some(Warning::UpdateNotRecorded(Warning::cause(&e)));
             }
         }
+        let lifted: Vec<String> = self.swaps.iter().map(|w| w.service.clone()).collect();
         match self
             .store
             .update(move |s| {
                 if let Some(r) = s.modules.get_mut(&name) {
                     r.txn = None;
                     r.up_to_date();
+                    // Another digest runs now (or the one tried again held): no quarantine.
+                    lifted.iter().for_each(|service| r.lift(service));
                 }
             })
             .await
@@ -193,6 +196,8 @@ impl Rollback {
             .map(|w| format!("{}/{}", self.name, w.service))
             .collect();
         progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
+        // Named before the references move back: what is quarantined.
+        let digests = crate::stack::update::quarantine::digests(engine, &self.swaps).await;
         let restored = self.restore(engine, again).await;
         let discarded = match (&restored, &self.data) {
             (Ok(()), Some(d)) => format!(
@@ -213,7 +218,7 @@ impl Rollback {
             ),
         };
         let mut details = details;
-        details.extend(self.record(&why, restored.is_ok()).await);
+        details.extend(self.record(&why, restored.is_ok(), digests).await);
         RolledBack {
             restored: restored.is_ok(),
             error: anyhow::Error::new(Detailed { summary, details }),
@@ -263,11 +268,20 @@ impl Rollback {
 
     /// Remembers the rollback (until an update succeeds or `reset-failed`) and
     /// counts it; a record that cannot be written is said in the error's details.
-    async fn record(&self, why: &str, restored: bool) -> Option<String> {
+    /// Each new digest is quarantined with it.
+    async fn record(
+        &self,
+        why: &str,
+        restored: bool,
+        digests: Vec<(String, String, String)>,
+    ) -> Option<String> {
         let name = self.name.clone();
+        let at = Stamp::now().whole_milli();
+        let reason = format!("new image {why}");
+        let quarantined = crate::stack::update::quarantine::records(digests, at, &reason);
         let record = RollbackRecord {
-            at: Stamp::now().whole_milli(),
-            reason: format!("new image {why}"),
+            at,
+            reason,
             services: self
                 .swaps
                 .iter()
@@ -287,6 +301,7 @@ impl Rollback {
                 rec.txn = None;
                 rec.rollback = Some(record);
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
+                quarantined.into_iter().for_each(|q| rec.quarantine(q));
             })
             .await;
         done.err().map(|e| {

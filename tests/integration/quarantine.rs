@@ -1,0 +1,247 @@
+//! End to end against the registry on 127.0.0.1:5000 (issue 48): a digest hal rolled back is quarantined (`update`, a restart under pull `always` and `--check` keep the running image and say so, exit 0; status, its JSON and the metrics name it; `--force` tries it once more; a new digest lifts it), `pin = true` (`update --all` leaves the module, naming it is refused without `--force`), and the gate that holds what requires the module.
+
+use std::time::Duration;
+
+use crate::rig::registry::{Repo, with_registry};
+use crate::rig::{Rig, docker, hal, stack};
+
+/// The image id and the container id of the module's `service`.
+fn running(module: &str, service: &str) -> (String, String) {
+    let project = format!("label=com.docker.compose.project={module}");
+    let svc = format!("label=com.docker.compose.service={service}");
+    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
+    let Some(id) = ids.lines().next() else {
+        return Default::default();
+    };
+    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
+    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
+    (image.to_string(), id.to_string())
+}
+
+/// The registry digest of the image `id` in `repo`'s repository.
+fn digest_of(id: &str) -> String {
+    let out = docker(&["image", "inspect", "-f", "{{join .RepoDigests \" \"}}", id]);
+    let first = out
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    first
+        .split_once('@')
+        .map(|(_, d)| d.to_string())
+        .unwrap_or(first)
+}
+
+#[test]
+fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "quar");
+    let v1 = repo.publish("good");
+    let m = repo.module(&rig, "quar");
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    assert_eq!(running(&m, "app").0, v1);
+    let v2 = repo.publish("exit");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    let before = running(&m, "app");
+    assert_eq!(before.0, v1, "{run}");
+    let bad = digest_of(&v2);
+    assert!(bad.starts_with("sha256:"), "{bad}");
+
+    // update: the same digest is not applied again; said in one line, exit 0.
+    let run = hal(&rig).args(["update", &m]).code(0);
+    let said = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("quarantined"))
+        .unwrap_or_else(|| panic!("no quarantine line: {run}"));
+    assert!(said.contains(&bad), "{run}");
+    assert!(said.contains("new image did not start"), "{run}");
+    assert!(said.contains("rolled back at 20"), "{run}");
+    assert!(run.stdout.contains("quarantined"), "{run}");
+    assert_eq!(running(&m, "app"), before, "recreated: {run}");
+
+    // --check: the only newer digest is quarantined: no update, exit 0, said.
+    let run = hal(&rig).args(["update", "--check", &m]).code(0);
+    assert!(
+        run.stderr.contains(&bad) && run.stdout.contains("quarantined"),
+        "{run}"
+    );
+    let run = hal(&rig).args(["--json", "update", "--check", &m]).code(0);
+    assert_eq!(run.json()["modules"][0]["update_available"], false, "{run}");
+
+    // A restart under pull `always` keeps the running image, says so, exit 0.
+    let run = hal(&rig)
+        .args(["restart", "--pull", "always", &m])
+        .within(Duration::from_secs(90))
+        .code(0);
+    assert!(run.stderr.contains(&bad), "{run}");
+    assert_eq!(running(&m, "app").0, v1, "{run}");
+    assert_eq!(rig.state_of(&m), "active");
+
+    // Status: the detail, the JSON and the metrics name it.
+    let st = hal(&rig).args(["status", &m]).code(0);
+    assert!(st.stdout.contains("quarantined: app sha256:"), "{st}");
+    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
+    let q = &doc["modules"][0]["quarantined"][0];
+    assert_eq!(q["service"], "app", "{doc}");
+    assert_eq!(q["digest"], bad.as_str(), "{doc}");
+    assert!(
+        q["since"].as_str().is_some_and(|s| s.ends_with('Z')),
+        "{doc}"
+    );
+    assert!(
+        q["reason"].as_str().unwrap().contains("did not start"),
+        "{doc}"
+    );
+    let prom = hal(&rig)
+        .args(["status", "--format", "prometheus", &m])
+        .code(0)
+        .stdout;
+    let series =
+        format!("hal_module_quarantined{{module=\"{m}\",kind=\"stack\",service=\"app\"}} 1\n");
+    assert!(prom.contains(&series), "{prom}");
+
+    // --force tries it once more: it fails again, and is rolled back again.
+    let run = hal(&rig)
+        .args(["update", "--force", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    assert_eq!(running(&m, "app").0, v1, "{run}");
+
+    // A new digest lifts it: applied, and the quarantine is gone.
+    let v3 = repo.publish("good");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(0);
+    assert_eq!(running(&m, "app").0, v3, "{run}");
+    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
+    assert_eq!(
+        doc["modules"][0]["quarantined"],
+        serde_json::json!([]),
+        "{doc}"
+    );
+    let prom = hal(&rig)
+        .args(["status", "--format", "prometheus", &m])
+        .code(0)
+        .stdout;
+    assert!(!prom.contains("hal_module_quarantined{"), "{prom}");
+}
+
+#[test]
+fn a_pinned_module_is_left_by_update_all_and_named_only_with_force() {
+    let Some(rig) = with_registry() else { return };
+    let (mut ra, mut rb) = (Repo::new(&rig, "pinned"), Repo::new(&rig, "free"));
+    let (a1, _) = (ra.publish("good"), rb.publish("good"));
+    let a = ra.module(&rig, "pinned");
+    let b = rb.module(&rig, "free");
+    rig.set_config(&format!("[module.{a}]\npin = true\n"));
+    hal(&rig)
+        .args(["start", "--pull", "always", &a, &b])
+        .code(0);
+    let a2 = ra.publish("good");
+    let b2 = rb.publish("good");
+
+    let run = hal(&rig)
+        .args(["--json", "update", "--all", "--timeout", "30s"])
+        .within(Duration::from_secs(120))
+        .code(0);
+    let doc = run.json();
+    let of = |name: &str| {
+        doc["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in {doc}"))
+    };
+    assert_eq!(of(&a)["changed"], false, "{run}");
+    assert!(of(&a)["warnings"].to_string().contains("pinned"), "{run}");
+    assert_eq!(of(&b)["changed"], true, "{run}");
+    assert_eq!(running(&a, "app").0, a1, "{run}");
+    assert_eq!(running(&b, "app").0, b2, "{run}");
+
+    // Naming it is refused without --force: exit 2, naming both.
+    let run = hal(&rig).args(["update", &a]).code(2);
+    assert!(
+        run.stderr.contains("pin") && run.stderr.contains("--force"),
+        "{run}"
+    );
+    assert_eq!(running(&a, "app").0, a1, "{run}");
+    let run = hal(&rig)
+        .args(["update", "--force", "--timeout", "30s", &a])
+        .within(Duration::from_secs(90))
+        .code(0);
+    assert_eq!(running(&a, "app").0, a2, "{run}");
+}
+
+/// `db` runs `repo`'s image; its v2 removes the file `app`'s healthcheck
+/// reads through the directory they share (what another port or protocol
+/// does to a client), and stays healthy itself.
+fn db_and_app(rig: &Rig, repo: &Repo) -> (String, String) {
+    let shared = rig.dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let mount = format!("{}:/shared", shared.display());
+    let db = rig.stack(
+        "db",
+        stack()
+            .service("app")
+            .image(&repo.image)
+            .runs("if [ \"$BEHAVE\" = good ]; then touch /shared/proto-1; else rm -f /shared/proto-1; fi; touch /tmp/ok; sleep 100000")
+            .volume(&mount)
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    let app = rig.stack(
+        "app",
+        stack()
+            .service("app")
+            .image(crate::rig::FIXTURE)
+            .runs("sleep 100000")
+            .volume(&mount)
+            .healthcheck("/shared/proto-1", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    (db, app)
+}
+
+#[test]
+fn a_dependent_broken_by_the_new_image_rolls_its_requirement_back() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "req");
+    let v1 = repo.publish("good");
+    let (db, app) = db_and_app(&rig, &repo);
+    repo.modules.push(db.clone());
+    rig.set_config(&format!("[module.{app}]\nrequires = [\"{db}\"]\n"));
+    hal(&rig)
+        .args(["start", "--pull", "always", &db, &app])
+        .within(Duration::from_secs(90))
+        .code(0);
+    assert_eq!(rig.state_of(&app), "active");
+    // v2 is healthy itself, and breaks what requires it.
+    let v2 = repo.publish("healthy-but-breaks");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "20s", &db])
+        .within(Duration::from_secs(120))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    assert!(
+        run.stderr.contains(&app),
+        "the dependent is not named: {run}"
+    );
+    assert_eq!(running(&db, "app").0, v1, "{run}");
+    assert_ne!(running(&db, "app").0, v2);
+    // The dependent is active again.
+    let st = rig.status(&app).code(0);
+    assert_eq!(st.state(), "active", "{st}");
+    // And the digest is quarantined.
+    let doc = hal(&rig).args(["--json", "status", &db]).code(0).json();
+    assert_eq!(
+        doc["modules"][0]["quarantined"][0]["service"], "app",
+        "{doc}"
+    );
+}
