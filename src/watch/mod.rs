@@ -71,7 +71,7 @@ type Work<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = WorkDone> + 'a>>>;
 enum WorkDone {
     Restart {
         act: Act,
-        reason: crate::output::watch_log::Cause,
+        reason: Box<crate::output::watch_log::Cause>,
         scope: RepairScope,
         report: Report,
     },
