@@ -92,7 +92,7 @@ pub(crate) async fn sources(
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("compose config printed something that is not JSON: {e}"))?;
     let engine = env.stacks.engine().await?;
-    let seen = Seen {
+    let seen = ResolvedMounts {
         mounts: mounts_of(&doc),
         doc,
         name: stack.name,
@@ -106,7 +106,7 @@ pub(crate) async fn sources(
 }
 
 /// What compose resolved for a stack, and the engine to ask about its volumes.
-struct Seen<'a> {
+struct ResolvedMounts<'a> {
     doc: serde_json::Value,
     mounts: Vec<Mount>,
     name: &'a str,
@@ -114,7 +114,7 @@ struct Seen<'a> {
     engine: &'a crate::docker::engine::Engine,
 }
 
-impl Seen<'_> {
+impl ResolvedMounts<'_> {
     /// A volume key's engine name, and whether it is `external`.
     fn volume_name(&self, key: &str) -> (String, bool) {
         let v = self.doc.get("volumes").and_then(|v| v.get(key));
