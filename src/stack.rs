@@ -18,7 +18,9 @@ pub(crate) use down::stop;
 pub(crate) use repair::{Fix, How, repair};
 pub(crate) use start::baseline::{Baseline, record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait, wait_holding};
-pub(crate) use update::{RolledBack, check_update, checkpoint, pull_update, recreate_update, txn};
+pub(crate) use update::{
+    RolledBack, check_update, checkpoint, pull_update, recreate_update, transaction,
+};
 
 // What the next start would do, per service (`hal plan`).
 pub(crate) use forecast::forecast;

@@ -7,8 +7,8 @@ pub(crate) mod images;
 mod model;
 mod networks;
 mod probe;
-mod volumes;
 mod tls;
+mod volumes;
 mod wire;
 
 use std::collections::HashMap;

@@ -102,7 +102,12 @@ fn of_update(
         Ok(_) => Some(Ended::Repaired),
         Err(_) if rolled_back == Some(true) => Some(Ended::Repaired),
         // Refused for its checkpoint: the module runs as it did.
-        Err(e) if e.chain().any(|c| c.is::<crate::stack::checkpoint::CheckpointRefused>()) => None,
+        Err(e)
+            if e.chain()
+                .any(|c| c.is::<crate::stack::checkpoint::CheckpointRefused>()) =>
+        {
+            None
+        }
         Err(e) => {
             let (state, _) = node.store.read();
             let desired = state.modules.get(&m.name).and_then(|r| r.desired);

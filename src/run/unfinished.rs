@@ -6,7 +6,7 @@ use crate::module::progress::Progress;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::run::verb::Verb;
-use crate::stack::txn::Unfinished;
+use crate::stack::transaction::Unfinished;
 
 /// Ends an unfinished update of `m` (back, or forward past its gate): the
 /// line that says so, or the error when the rollback failed.
@@ -23,24 +23,26 @@ pub(super) async fn recover(
         return Ok(None);
     };
     let env = node.stack_env(progress);
-    Ok(match crate::stack::txn::recover(env, &stack).await? {
-        None => None,
-        Some(Unfinished::Finished(step)) => Some(Warning::Unfinished(format!(
-            "an update hal did not finish (stopped after step {}) had passed its gate: finished it",
-            step.as_str()
-        ))),
-        Some(Unfinished::RolledBack(step, rolled)) => {
-            if !rolled.restored {
-                return Err(rolled.error.context(format!(
-                    "an update hal did not finish (stopped after step {})",
-                    step.as_str()
-                )));
+    Ok(
+        match crate::stack::transaction::recover(env, &stack).await? {
+            None => None,
+            Some(Unfinished::Finished(step)) => Some(Warning::Unfinished(format!(
+                "an update hal did not finish (stopped after step {}) had passed its gate: finished it",
+                step.as_str()
+            ))),
+            Some(Unfinished::RolledBack(step, rolled)) => {
+                if !rolled.restored {
+                    return Err(rolled.error.context(format!(
+                        "an update hal did not finish (stopped after step {})",
+                        step.as_str()
+                    )));
+                }
+                Some(Warning::Unfinished(format!(
+                    "an update hal did not finish (stopped after step {}): {}",
+                    step.as_str(),
+                    OneLine(&rolled.error)
+                )))
             }
-            Some(Warning::Unfinished(format!(
-                "an update hal did not finish (stopped after step {}): {}",
-                step.as_str(),
-                OneLine(&rolled.error)
-            )))
-        }
-    })
+        },
+    )
 }

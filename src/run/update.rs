@@ -8,7 +8,7 @@ use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
 use crate::run::steps::{Did, Launched, Worked, count, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
-use crate::stack::checkpoint::{self, Source, SourcesError};
+use crate::stack::checkpoint::{self, DataSource, SourcesError};
 use crate::util::size;
 
 /// One module's update (or check), its lock taken, with what it did: what
@@ -100,7 +100,7 @@ async fn checkpoint_sources(
     env: crate::stack::Env<'_>,
     m: &Module,
     stack: &crate::stack::Stack<'_>,
-) -> anyhow::Result<Vec<Source>> {
+) -> anyhow::Result<Vec<DataSource>> {
     let settings = node.config.checkpoint(&m.name);
     let sources = match checkpoint::sources(env, stack, settings.entries.as_deref()).await {
         Ok(s) => s,

@@ -11,7 +11,8 @@ pub(crate) mod gate;
 pub(crate) mod quarantine;
 pub(crate) mod rollback;
 mod stop_at;
-pub(crate) mod txn;
+pub(crate) mod transaction;
+mod txn_log;
 
 use std::time::Duration;
 
@@ -113,7 +114,7 @@ pub(crate) async fn recreate_update(
     stack: &Stack<'_>,
     pulled: Pulled,
     timeout: Duration,
-    sources: Option<Vec<checkpoint::Source>>,
+    sources: Option<Vec<checkpoint::DataSource>>,
 ) -> anyhow::Result<crate::stack::start::Launch> {
     let bound = Bound::from_now(timeout);
     let engine = env.stacks.engine().await?;
@@ -124,7 +125,8 @@ pub(crate) async fn recreate_update(
     let changed: Vec<&str> = pulled.swaps.iter().map(|w| w.service.as_str()).collect();
     let entries = sources.map(|s| checkpoint::for_services(&s, &changed));
     let entries = entries.filter(|e| !e.is_empty());
-    let txn = txn::Txn::begin(env, stack.name, &pulled.swaps, entries.is_some(), timeout).await?;
+    let txn =
+        txn_log::Txn::begin(env, stack.name, &pulled.swaps, entries.is_some(), timeout).await?;
     let mut plan = Rollback::keep(env, &whole, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
     crate::stack::start::evidence::keep(&engine, env.store, stack.name, None).await?;
@@ -132,8 +134,11 @@ pub(crate) async fn recreate_update(
         Some(entries) => Some(checkpointed(env, stack, &plan, &txn, entries).await?),
         None => None,
     };
-    txn.step(TxnStep::Checkpointed, data.as_ref().map(|d| d.record.clone()))
-        .await?;
+    txn.step(
+        TxnStep::Checkpointed,
+        data.as_ref().map(|d| d.record.clone()),
+    )
+    .await?;
     plan.set_data(data, Some(txn.clone()));
     let services: Vec<&str> = plan.services();
     env.progress
@@ -164,14 +169,16 @@ async fn checkpointed(
     env: Env<'_>,
     stack: &Stack<'_>,
     plan: &Rollback,
-    txn: &txn::Txn,
+    txn: &txn_log::Txn,
     entries: Vec<crate::state::txn::CheckpointEntry>,
-) -> anyhow::Result<txn::Data> {
+) -> anyhow::Result<txn_log::Data> {
     let compose = env.stacks.compose().await?;
     let project = stack.project();
     let services = plan.services();
-    env.progress
-        .step(stack.name, &format!("stopping {} for the checkpoint", services.join(" ")));
+    env.progress.step(
+        stack.name,
+        &format!("stopping {} for the checkpoint", services.join(" ")),
+    );
     let mut stop = vec!["stop"];
     stop.extend(&services);
     compose
@@ -182,7 +189,7 @@ async fn checkpointed(
     env.progress.step(stack.name, "checkpointing its data");
     let state = env.store.dir().to_path_buf();
     match checkpoint::take(&state, stack.name, entries).await {
-        Ok(record) => Ok(txn::Data { state, record }),
+        Ok(record) => Ok(txn_log::Data { state, record }),
         Err(e) => {
             let engine = env.stacks.engine().await?;
             plan.put_references_back(&engine).await?;

@@ -1,6 +1,6 @@
 //! End to end: an update is a transaction of image and data (issue 48): the data checkpointed before the recreate and put back byte for byte by a rollback, `checkpoint_max`, `--no-checkpoint`, bad `checkpoint` entries, a full checkpoint store, and an update killed at each step ended by the next hal.
 
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -108,7 +108,9 @@ impl Db {
         let Some(id) = ids.lines().next() else {
             return String::new();
         };
-        docker(&["inspect", "-f", "{{.Image}}", id]).trim().to_string()
+        docker(&["inspect", "-f", "{{.Image}}", id])
+            .trim()
+            .to_string()
     }
 }
 
@@ -157,8 +159,10 @@ fn a_migration_that_crashes_is_rolled_back_with_its_data() {
         .within(Duration::from_secs(120))
         .code(1);
     assert!(
-        run.stderr
-            .contains(&format!("rolled back: {}/app (new image did not start", db.m)),
+        run.stderr.contains(&format!(
+            "rolled back: {}/app (new image did not start",
+            db.m
+        )),
         "{run}"
     );
     assert!(
@@ -169,7 +173,14 @@ fn a_migration_that_crashes_is_rolled_back_with_its_data() {
     assert_eq!(db.running(), db.v1, "{run}");
     assert_eq!(db.rig.status(&db.m).state(), "active");
     // The checkpoint is hal's, under the state directory, its size in status JSON.
-    assert!(db.rig.state.join("checkpoints").join(&db.m).join("0").is_dir());
+    assert!(
+        db.rig
+            .state
+            .join("checkpoints")
+            .join(&db.m)
+            .join("0")
+            .is_dir()
+    );
     assert!(db.state()["txn"].is_null(), "{}", db.state());
     let st = hal(&db.rig).args(["--json", "status", &db.m]).code(0);
     let cp = &st.json()["modules"][0]["checkpoint"];
@@ -185,7 +196,10 @@ fn no_checkpoint_goes_ahead_without_one() {
         .args(["update", "--no-checkpoint", &db.m])
         .within(Duration::from_secs(120))
         .code(0);
-    assert!(!db.rig.state.join("checkpoints").join(&db.m).exists(), "{run}");
+    assert!(
+        !db.rig.state.join("checkpoints").join(&db.m).exists(),
+        "{run}"
+    );
     assert_eq!(
         std::fs::read_to_string(db.volume().join("schema")).unwrap(),
         "2\n"
@@ -195,17 +209,25 @@ fn no_checkpoint_goes_ahead_without_one() {
 #[test]
 fn a_checkpoint_over_checkpoint_max_is_refused_before_anything_is_pulled() {
     let Some(db) = Db::new("cmax") else { return };
-    db.rig.set_config(&format!(
-        "[module.{}]\ncheckpoint_max = \"64KiB\"\n",
-        db.m
-    ));
-    let before = docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", &first(&db.m)]);
+    db.rig
+        .set_config(&format!("[module.{}]\ncheckpoint_max = \"64KiB\"\n", db.m));
+    let before = docker(&[
+        "inspect",
+        "-f",
+        "{{.Id}} {{.State.StartedAt}}",
+        &first(&db.m),
+    ]);
     let v2 = db.repo.publish("migrate-ok");
     let run = hal(&db.rig).args(["update", &db.m]).code(1);
     assert!(run.stderr.contains("checkpoint_max"), "{run}");
     assert!(run.stderr.contains("64.0 KiB"), "{run}");
     assert!(local_id(&v2).is_none(), "pulled: {run}");
-    let after = docker(&["inspect", "-f", "{{.Id}} {{.State.StartedAt}}", &first(&db.m)]);
+    let after = docker(&[
+        "inspect",
+        "-f",
+        "{{.Id}} {{.State.StartedAt}}",
+        &first(&db.m),
+    ]);
     assert_eq!(before, after, "stopped or recreated: {run}");
 }
 
@@ -247,7 +269,8 @@ fn a_full_checkpoint_store_refuses_the_update_and_leaves_the_module() {
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0, "{run}");
     assert_eq!(db.manifest(), before, "{run}");
     assert!(
-        eventually(Duration::from_secs(30), || db.rig.status(&db.m).state() == "active"),
+        eventually(Duration::from_secs(30), || db.rig.status(&db.m).state()
+            == "active"),
         "{run}"
     );
     assert_eq!(db.running(), db.v1, "{run}");
@@ -276,7 +299,7 @@ fn first(m: &str) -> String {
 }
 
 /// Runs `hal update` with its test hook at `step`, kills it there (SIGKILL)
-/// once it said so, and hands back the module.
+/// once its state says it is there, and hands back the module.
 fn killed_at(short: &str, step: &str) -> Option<(Db, String)> {
     let db = Db::new(short)?;
     let before = db.manifest();
@@ -287,25 +310,14 @@ fn killed_at(short: &str, step: &str) -> Option<(Db, String)> {
         .env("HAL_TEST_STOP_AT", step)
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
+    // hal writes the step to its state, then stops there for good.
+    let stopped = eventually(Duration::from_secs(120), || {
+        std::fs::read_to_string(db.rig.state.join("state.json"))
+            .is_ok_and(|_| db.state()["txn"]["step"] == step)
     });
-    let want = format!("test hook: stopped at {step}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if line.contains(&want) => break,
-            Ok(_) => {}
-            Err(e) => {
-                let _ = child.kill();
-                panic!("hal never stopped at {step}: {e}");
-            }
-        }
+    if !stopped {
+        let _ = child.kill();
+        panic!("hal never stopped at {step}: {}", db.state());
     }
     assert_eq!(db.state()["txn"]["step"], step, "{}", db.state());
     if step == "recreated" {
@@ -329,8 +341,9 @@ fn rolled_back_after_kill(short: &str, step: &str) {
         .within(Duration::from_secs(120))
         .code(0);
     assert!(
-        run.stderr
-            .contains(&format!("an update hal did not finish (stopped after step {step})")),
+        run.stderr.contains(&format!(
+            "an update hal did not finish (stopped after step {step})"
+        )),
         "{run}"
     );
     assert_eq!(db.manifest(), before, "{run}");

@@ -15,7 +15,7 @@ use anyhow::Context;
 
 use crate::docker::compose::Project;
 use crate::stack::env::Env;
-use crate::stack::start::Stack;
+use crate::stack::start::stack::Stack;
 use crate::state::txn::{CheckpointEntry, CheckpointRecord};
 use crate::util::timefmt::Stamp;
 
@@ -23,7 +23,7 @@ pub(crate) use copy::disk_usage;
 
 /// Something a checkpoint may hold, and the services that mount it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Source {
+pub(crate) struct DataSource {
     pub entry: CheckpointEntry,
     /// The services that mount it (every service for an entry the config names).
     pub services: Vec<String>,
@@ -72,7 +72,7 @@ pub(crate) async fn sources(
     env: Env<'_>,
     stack: &Stack<'_>,
     entries: Option<&[String]>,
-) -> Result<Vec<Source>, SourcesError> {
+) -> Result<Vec<DataSource>, SourcesError> {
     if entries.is_some_and(<[String]>::is_empty) {
         return Ok(Vec::new());
     }
@@ -82,110 +82,139 @@ pub(crate) async fn sources(
         dir: stack.dir,
     };
     let text = compose
-        .run(&project, env.stacks.endpoint()?, &["config", "--format", "json"])
+        .run(
+            &project,
+            env.stacks.endpoint()?,
+            &["config", "--format", "json"],
+        )
         .await
         .context("compose config")?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("compose config printed something that is not JSON: {e}"))?;
-    let mounts = mounts_of(&doc);
     let engine = env.stacks.engine().await?;
-    let dir = stack.dir;
-    let mut out: Vec<Source> = Vec::new();
-    let mut add = |entry: CheckpointEntry, service: &str, named: bool| {
-        match out.iter_mut().find(|s| s.entry.path == entry.path) {
-            Some(s) if !s.services.iter().any(|x| x == service) => {
-                s.services.push(service.to_string());
-            }
-            Some(_) => {}
-            None => out.push(Source {
-                entry,
-                services: vec![service.to_string()],
-                named,
-            }),
-        }
+    let seen = ResolvedMounts {
+        mounts: mounts_of(&doc),
+        doc,
+        name: stack.name,
+        dir: stack.dir,
+        engine: &engine,
     };
-    let volume_name = |key: &str| {
-        let v = doc.get("volumes").and_then(|v| v.get(key));
+    match entries {
+        Some(entries) => seen.named(entries).await,
+        None => seen.default().await.map_err(SourcesError::Other),
+    }
+}
+
+/// What compose resolved for a stack, and the engine to ask about its volumes.
+struct ResolvedMounts<'a> {
+    doc: serde_json::Value,
+    mounts: Vec<Mount>,
+    name: &'a str,
+    dir: &'a Path,
+    engine: &'a crate::docker::engine::Engine,
+}
+
+impl ResolvedMounts<'_> {
+    /// A volume key's engine name, and whether it is `external`.
+    fn volume_name(&self, key: &str) -> (String, bool) {
+        let v = self.doc.get("volumes").and_then(|v| v.get(key));
         let name = v
             .and_then(|v| v.get("name"))
             .and_then(|n| n.as_str())
-            .map_or_else(|| format!("{}_{key}", stack.name), str::to_string);
+            .map_or_else(|| format!("{}_{key}", self.name), str::to_string);
         let external = v
             .and_then(|v| v.get("external"))
             .is_some_and(|e| e.as_bool().unwrap_or(!e.is_null()));
         (name, external)
-    };
-    match entries {
-        Some(entries) => {
-            for e in entries {
-                let mut found = false;
-                for m in &mounts {
-                    let path = if m.volume && m.source == *e {
-                        let (name, _) = volume_name(&m.source);
-                        match engine.volume(&name).await? {
-                            Some(v) => Some(PathBuf::from(v.mountpoint)),
-                            // Not made yet: nothing to keep.
-                            None => {
-                                found = true;
-                                None
-                            }
-                        }
-                    } else if !m.volume && same_path(&dir.join(e), Path::new(&m.source)) {
-                        Some(PathBuf::from(&m.source))
-                    } else {
-                        None
-                    };
-                    if let Some(path) = path {
-                        found = true;
-                        let entry = CheckpointEntry {
-                            name: e.clone(),
-                            path,
-                        };
-                        add(entry, &m.service, true);
-                    }
-                }
-                if !found {
-                    return Err(SourcesError::Unmatched(e.clone()));
-                }
-            }
-        }
-        None => {
-            for m in &mounts {
-                if m.volume {
-                    let (name, external) = volume_name(&m.source);
-                    if external {
-                        continue;
-                    }
-                    let Some(v) = engine.volume(&name).await? else {
-                        continue;
-                    };
-                    if v.driver != "local" {
-                        continue;
-                    }
-                    let entry = CheckpointEntry {
-                        name: m.source.clone(),
-                        path: PathBuf::from(v.mountpoint),
-                    };
-                    add(entry, &m.service, false);
-                } else if inside(Path::new(&m.source), dir) && Path::new(&m.source).exists() {
-                    let rel = Path::new(&m.source)
-                        .strip_prefix(dir)
-                        .map_or_else(|_| m.source.clone(), |r| r.display().to_string());
-                    let entry = CheckpointEntry {
-                        name: rel,
-                        path: PathBuf::from(&m.source),
-                    };
-                    add(entry, &m.service, false);
-                }
-            }
-        }
     }
-    Ok(out)
+
+    /// The sources the config's `checkpoint` entries name.
+    async fn named(&self, entries: &[String]) -> Result<Vec<DataSource>, SourcesError> {
+        let mut out = Vec::new();
+        for e in entries {
+            let mut found = false;
+            for m in &self.mounts {
+                let path = if m.volume && m.source == *e {
+                    found = true;
+                    let (name, _) = self.volume_name(&m.source);
+                    // A volume not made yet holds nothing to keep.
+                    self.engine
+                        .volume(&name)
+                        .await?
+                        .map(|v| PathBuf::from(v.mountpoint))
+                } else if !m.volume && same_path(&self.dir.join(e), Path::new(&m.source)) {
+                    Some(PathBuf::from(&m.source))
+                } else {
+                    None
+                };
+                if let Some(path) = path {
+                    found = true;
+                    let entry = CheckpointEntry {
+                        name: e.clone(),
+                        path,
+                    };
+                    add(&mut out, entry, &m.service, true);
+                }
+            }
+            if !found {
+                return Err(SourcesError::Unmatched(e.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every local named volume (not `external`) and every bind mount inside the directory.
+    async fn default(&self) -> anyhow::Result<Vec<DataSource>> {
+        let mut out = Vec::new();
+        for m in &self.mounts {
+            let source = Path::new(&m.source);
+            if m.volume {
+                let (name, external) = self.volume_name(&m.source);
+                if external {
+                    continue;
+                }
+                let Some(v) = self.engine.volume(&name).await? else {
+                    continue;
+                };
+                if v.driver != "local" {
+                    continue;
+                }
+                let entry = CheckpointEntry {
+                    name: m.source.clone(),
+                    path: PathBuf::from(v.mountpoint),
+                };
+                add(&mut out, entry, &m.service, false);
+            } else if inside(source, self.dir) && source.exists() {
+                let rel = source
+                    .strip_prefix(self.dir)
+                    .map_or_else(|_| m.source.clone(), |r| r.display().to_string());
+                let entry = CheckpointEntry {
+                    name: rel,
+                    path: source.to_path_buf(),
+                };
+                add(&mut out, entry, &m.service, false);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Adds `entry` as mounted by `service` (once per place).
+fn add(out: &mut Vec<DataSource>, entry: CheckpointEntry, service: &str, named: bool) {
+    match out.iter_mut().find(|s| s.entry.path == entry.path) {
+        Some(s) if !s.services.iter().any(|x| x == service) => s.services.push(service.to_string()),
+        Some(_) => {}
+        None => out.push(DataSource {
+            entry,
+            services: vec![service.to_string()],
+            named,
+        }),
+    }
 }
 
 /// The sources an update that recreates `services` checkpoints: those the
 /// config names, and those the recreated services mount.
-pub(crate) fn for_services(sources: &[Source], services: &[&str]) -> Vec<CheckpointEntry> {
+pub(crate) fn for_services(sources: &[DataSource], services: &[&str]) -> Vec<CheckpointEntry> {
     sources
         .iter()
         .filter(|s| s.named || s.services.iter().any(|x| services.contains(&x.as_str())))
@@ -194,7 +223,7 @@ pub(crate) fn for_services(sources: &[Source], services: &[&str]) -> Vec<Checkpo
 }
 
 /// How much disk the sources hold, together.
-pub(crate) async fn size_of(sources: &[Source]) -> anyhow::Result<u64> {
+pub(crate) async fn size_of(sources: &[DataSource]) -> anyhow::Result<u64> {
     let paths: Vec<PathBuf> = sources.iter().map(|s| s.entry.path.clone()).collect();
     tokio::task::spawn_blocking(move || {
         paths
@@ -300,8 +329,7 @@ fn mounts_of(doc: &serde_json::Value) -> Vec<Mount> {
 /// `a` and `b` name one place (`.` and `..` taken out, symlinks followed where they exist).
 fn same_path(a: &Path, b: &Path) -> bool {
     let (a, b) = (tidy(a), tidy(b));
-    a == b
-        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 /// `path` is `dir` or below it.
@@ -351,12 +379,15 @@ mod tests {
     fn a_bind_mount_inside_the_directory_is_the_module_s() {
         assert!(inside(Path::new("/srv/db/./files"), Path::new("/srv/db")));
         assert!(!inside(Path::new("/srv/other"), Path::new("/srv/db")));
-        assert!(same_path(Path::new("/srv/db/./files"), Path::new("/srv/db/files")));
+        assert!(same_path(
+            Path::new("/srv/db/./files"),
+            Path::new("/srv/db/files")
+        ));
     }
 
     #[test]
     fn the_recreated_services_data_is_kept_and_what_the_config_names() {
-        let src = |path: &str, services: &[&str], named| Source {
+        let src = |path: &str, services: &[&str], named| DataSource {
             entry: CheckpointEntry {
                 name: path.into(),
                 path: path.into(),

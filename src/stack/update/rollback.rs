@@ -23,7 +23,7 @@ use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
 use crate::stack::update::checkpoint;
-use crate::stack::update::txn::{Data, Txn};
+use crate::stack::update::txn_log::{Data, Txn};
 use crate::state::txn::TxnStep;
 
 /// Waits, after the previous images are recreated, until the module is

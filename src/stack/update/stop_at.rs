@@ -3,10 +3,10 @@
 /// The environment variable that names the step.
 const HOOK: &str = "HAL_TEST_STOP_AT";
 
-/// When `HAL_TEST_STOP_AT` names `step`: says so on stderr and never returns.
+/// When `HAL_TEST_STOP_AT` names `step` (just written to the state, where
+/// the test sees it): never returns.
 pub(crate) async fn pause_if_asked(step: &str) {
     if std::env::var(HOOK).is_ok_and(|s| s == step) {
-        eprintln!("hal: test hook: stopped at {step}");
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
         }
