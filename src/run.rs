@@ -4,7 +4,7 @@ mod act;
 mod adopt;
 mod backend;
 mod call;
-pub(crate) mod dependents;
+mod dependents;
 mod ended;
 mod follow;
 mod graph;

@@ -5,6 +5,7 @@ mod changes;
 pub(crate) mod kept;
 pub(crate) mod last_run;
 pub(crate) mod ledger;
+mod quarantined;
 pub(crate) mod records;
 pub(crate) mod shared;
 pub(crate) mod txn;

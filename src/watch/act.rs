@@ -81,7 +81,7 @@ impl Watcher<'_> {
                 reason,
                 scope,
                 report,
-            } => self.restarted(act, *reason, &scope, report),
+            } => self.restarted(act, *reason, &scope, *report),
             WorkDone::Hook { module, result } => self.hook_done(&module, result),
             WorkDone::Update { module, report } => self.updated(&module, report.as_deref()),
         }
@@ -247,7 +247,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
         act: a.act,
         reason: Box::new(a.reason),
         scope: a.scope,
-        report,
+        report: Box::new(report),
     }
 }
 

@@ -73,7 +73,8 @@ enum WorkDone {
         act: Act,
         reason: Box<crate::output::watch_log::Cause>,
         scope: RepairScope,
-        report: Report,
+        /// Boxed: a report is large beside the other variants.
+        report: Box<Report>,
     },
     Hook {
         module: String,

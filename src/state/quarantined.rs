@@ -1,0 +1,43 @@
+//! A digest a rollback put aside, as hal's state keeps it, and the rules on a module's quarantine: pure data, no files.
+
+use serde::{Deserialize, Serialize};
+
+use crate::state::records::ModuleRecord;
+use crate::util::stored;
+use crate::util::timefmt::Stamp;
+
+/// A digest a rollback put aside: one service's image that did not become
+/// active (or broke what requires the module), not applied again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuarantineRecord {
+    pub service: String,
+    /// The service's image reference (`registry/repo:tag`).
+    pub image: String,
+    /// The rolled-back image's digest in that repository (`sha256:…`).
+    pub digest: String,
+    /// When it was rolled back (written in Unix milliseconds).
+    #[serde(with = "stored::unix_ms")]
+    pub at: Stamp,
+    /// Why, on one line (the rollback's reason).
+    pub reason: String,
+}
+
+impl ModuleRecord {
+    /// The quarantine of `service` when it holds `digest`.
+    pub fn quarantined(&self, service: &str, digest: &str) -> Option<&QuarantineRecord> {
+        self.quarantine
+            .iter()
+            .find(|q| q.service == service && q.digest == digest)
+    }
+
+    /// Puts `q` aside: the one quarantine of its service from now on.
+    pub fn quarantine(&mut self, q: QuarantineRecord) {
+        self.quarantine.retain(|x| x.service != q.service);
+        self.quarantine.push(q);
+    }
+
+    /// `service` runs another digest now (applied, gate passed): its quarantine is lifted.
+    pub fn lift(&mut self, service: &str) {
+        self.quarantine.retain(|x| x.service != service);
+    }
+}
