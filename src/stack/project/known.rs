@@ -119,6 +119,8 @@ pub(crate) struct Models {
     now: Mutex<BTreeMap<PathBuf, Entry>>,
     /// Each directory's stamp, taken once per process.
     seen: Mutex<BTreeMap<PathBuf, Option<Stamp>>>,
+    /// Directories whose kept model no longer holds: not carried over.
+    stale: Mutex<std::collections::BTreeSet<PathBuf>>,
     /// How old a stamp must be to be kept ([`SETTLE`]).
     settle: Duration,
 }
@@ -138,6 +140,7 @@ impl Models {
             was,
             now: Mutex::new(BTreeMap::new()),
             seen: Mutex::new(BTreeMap::new()),
+            stale: Mutex::new(std::collections::BTreeSet::new()),
             settle: SETTLE,
         }
     }
@@ -196,6 +199,10 @@ impl Models {
             self.note(dir, |e| e.model = Some(kept));
             return Ok(inputs);
         }
+        self.stale
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(dir.to_path_buf());
         let listing = self.listing(dir);
         let since = now_ns();
         let inputs = read_listed(dir, listing.as_deref())?;
@@ -211,7 +218,8 @@ impl Models {
     /// Writes the cache through `store` when what this process found differs
     /// from what it read: entries of directories it did not look at are dropped
     /// (the node read looks at every one under the root), a model it did not
-    /// ask for is carried over. Never worth a failed command.
+    /// ask for is carried over, one that no longer holds is not. Never worth
+    /// a failed command.
     pub(crate) fn keep(&self, store: &Store) {
         let doc = self.doc();
         if doc != self.was {
@@ -227,10 +235,11 @@ impl Models {
 
     fn doc(&self) -> Doc {
         let now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        let stale = self.stale.lock().unwrap_or_else(PoisonError::into_inner);
         let mut doc = Doc::empty();
         for (dir, e) in now.iter() {
             let mut e = e.clone();
-            if e.model.is_none() {
+            if e.model.is_none() && !stale.contains(dir) {
                 e.model = self.was(dir).and_then(|w| w.model.clone());
             }
             doc.modules.insert(dir.clone(), e);
