@@ -69,11 +69,15 @@ pub(crate) fn inventory(root: &Path, config: &Config) -> Inventory {
 
 /// A directory's listing as a cache knows it: the names compose looks for
 /// that are regular files in it (`None`: unknown, so each name is probed).
-pub(crate) type Listed<'a> = &'a dyn Fn(&Path) -> Option<Vec<String>>;
+pub(crate) type KnownListing<'a> = &'a dyn Fn(&Path) -> Option<Vec<String>>;
 
 /// [`inventory`], each stack directory's compose file found in its
 /// `listing` (one read of it, or none when kept) rather than probed name by name.
-pub(crate) fn inventory_listed(root: &Path, config: &Config, listing: Listed<'_>) -> Inventory {
+pub(crate) fn inventory_listed(
+    root: &Path,
+    config: &Config,
+    listing: KnownListing<'_>,
+) -> Inventory {
     let found = std::fs::read_dir(root).map(|entries| {
         entries
             .flatten()

@@ -61,10 +61,7 @@ impl Node {
 
     /// The stacks whose directory this read of the node found under the services root.
     pub(crate) fn found_stacks(&self) -> std::collections::BTreeSet<String> {
-        self.inventory
-            .stacks()
-            .map(|m| m.name.clone())
-            .collect()
+        self.inventory.stacks().map(|m| m.name.clone()).collect()
     }
 
     /// The modules under the services root now (the watch's pass), each

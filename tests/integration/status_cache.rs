@@ -207,7 +207,10 @@ fn a_status_of_an_unchanged_node_opens_no_compose_file_and_stats_each_module_at_
     let (under, stats, all) = traced(&rig, &rig.root, &["status"]);
     let root = rig.root.to_string_lossy().into_owned();
     let files: Vec<&String> = under.iter().filter(|p| **p != root).collect();
-    assert!(files.is_empty(), "status opened in the services root: {files:?}");
+    assert!(
+        files.is_empty(),
+        "status opened in the services root: {files:?}"
+    );
     assert!(
         stats.len() <= 3 * MODULES,
         "{} stat calls for {MODULES} modules: {stats:#?}",
@@ -225,7 +228,11 @@ fn a_status_of_an_unchanged_node_opens_no_compose_file_and_stats_each_module_at_
         .max()
         .unwrap();
     assert!(most <= 3, "a module was stat'ed {most} times: {stats:#?}");
-    assert!(all.len() <= 20, "status opened {} files: {all:#?}", all.len());
+    assert!(
+        all.len() <= 20,
+        "status opened {} files: {all:#?}",
+        all.len()
+    );
 
     // Nothing changed: the cache is not written again.
     let now = std::fs::metadata(rig.state.join(CACHE)).unwrap();
@@ -384,7 +391,10 @@ fn a_module_directory_added_or_removed_is_seen_on_the_next_call() {
     // Its entry is dropped from the cache.
     let kept = cache(&rig);
     let gone = rig.root.join(&c);
-    assert!(kept["modules"][gone.to_string_lossy().as_ref()].is_null(), "{kept}");
+    assert!(
+        kept["modules"][gone.to_string_lossy().as_ref()].is_null(),
+        "{kept}"
+    );
 }
 
 #[test]

@@ -79,33 +79,6 @@ pub(crate) struct Outside {
     pub(super) uses: Vec<Use>,
 }
 
-/// Why hal cannot say what compose reads.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub(crate) enum InputError {
-    #[error("{}: {what} {} is not there", at(.named_by, *.line), .file.display())]
-    Missing {
-        file: PathBuf,
-        named_by: PathBuf,
-        line: Option<usize>,
-        what: &'static str,
-    },
-    #[error("{}: {why}", at(.file, *.line))]
-    Unreadable {
-        file: PathBuf,
-        line: Option<usize>,
-        why: String,
-    },
-    #[error("no compose file in {}", .0.display())]
-    NoComposeFile(PathBuf),
-}
-
-fn at(file: &Path, line: Option<usize>) -> String {
-    match line {
-        Some(n) => format!("{}:{n}", file.display()),
-        None => file.display().to_string(),
-    }
-}
-
 /// Reads `dir` as compose does when run there with no `-f`.
 pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     read_listed(dir, None)
@@ -123,7 +96,9 @@ pub(crate) fn read_listed(dir: &Path, listing: Option<&[String]>) -> Result<Inpu
     // The variables `.env`'s values interpolate from the environment are inputs too.
     let mut vars = BTreeMap::new();
     let read_dotenv = match listing {
-        Some(names) if !names.iter().any(|n| n == ".env") => Err(std::io::ErrorKind::NotFound.into()),
+        Some(names) if !names.iter().any(|n| n == ".env") => {
+            Err(std::io::ErrorKind::NotFound.into())
+        }
         _ => std::fs::read_to_string(&dotenv_path),
     };
     let dotenv = match read_dotenv {
@@ -451,7 +426,9 @@ fn strings(v: Option<&Value>) -> Vec<String> {
     }
 }
 
+mod input_error;
 mod interpolate;
+pub(crate) use input_error::InputError;
 #[cfg(test)]
 mod tests;
 pub(crate) mod ties;

@@ -34,7 +34,7 @@ const ALWAYS: [&str; 1] = ["HOME"];
 
 /// What `stat` says of a file, as far as a change goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-struct Stamp {
+struct FileStamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -42,11 +42,11 @@ struct Stamp {
     ctime: i128,
 }
 
-impl Stamp {
+impl FileStamp {
     /// One `stat` (following a link); `None` when there is nothing there.
-    fn of(path: &Path) -> Option<Stamp> {
+    fn of(path: &Path) -> Option<FileStamp> {
         let m = std::fs::metadata(path).ok()?;
-        Some(Stamp {
+        Some(FileStamp {
             dev: m.dev(),
             ino: m.ino(),
             size: m.size(),
@@ -65,7 +65,7 @@ impl Stamp {
 /// there, as one read of its listing found them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Listing {
-    stamp: Stamp,
+    stamp: FileStamp,
     names: Vec<String>,
 }
 
@@ -73,16 +73,16 @@ struct Listing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Model {
     /// The directory's stamp the model was read with.
-    dir: Stamp,
+    dir: FileStamp,
     /// Every file read, or looked for and not found (`None`), with its stamp.
-    files: Vec<(PathBuf, Option<Stamp>)>,
+    files: Vec<(PathBuf, Option<FileStamp>)>,
     /// The environment variables the result depends on, as they were.
     env: BTreeMap<String, Option<String>>,
     inputs: Inputs,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Entry {
+struct ModelEntry {
     listing: Option<Listing>,
     model: Option<Model>,
 }
@@ -93,7 +93,7 @@ struct Doc {
     schema: u32,
     hal: String,
     uid: u32,
-    modules: BTreeMap<PathBuf, Entry>,
+    modules: BTreeMap<PathBuf, ModelEntry>,
 }
 
 impl Doc {
@@ -116,9 +116,9 @@ impl Doc {
 /// read, and what this process found (shared by the threads that read many).
 pub(crate) struct Models {
     was: Doc,
-    now: Mutex<BTreeMap<PathBuf, Entry>>,
+    now: Mutex<BTreeMap<PathBuf, ModelEntry>>,
     /// Each directory's stamp, taken once per process.
-    seen: Mutex<BTreeMap<PathBuf, Option<Stamp>>>,
+    seen: Mutex<BTreeMap<PathBuf, Option<FileStamp>>>,
     /// Directories whose kept model no longer holds: not carried over.
     stale: Mutex<std::collections::BTreeSet<PathBuf>>,
     /// How old a stamp must be to be kept ([`SETTLE`]).
@@ -145,18 +145,18 @@ impl Models {
         }
     }
 
-    fn dir_stamp(&self, dir: &Path) -> Option<Stamp> {
+    fn dir_stamp(&self, dir: &Path) -> Option<FileStamp> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         *seen
             .entry(dir.to_path_buf())
-            .or_insert_with(|| Stamp::of(dir))
+            .or_insert_with(|| FileStamp::of(dir))
     }
 
-    fn was(&self, dir: &Path) -> Option<&Entry> {
+    fn was(&self, dir: &Path) -> Option<&ModelEntry> {
         self.was.modules.get(dir)
     }
 
-    fn note(&self, dir: &Path, f: impl FnOnce(&mut Entry)) {
+    fn note(&self, dir: &Path, f: impl FnOnce(&mut ModelEntry)) {
         let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         f(now.entry(dir.to_path_buf()).or_default());
     }
@@ -251,15 +251,10 @@ impl Models {
 impl Model {
     /// The model of `inputs`, read from `dir` at `since`; `None` when a stamp
     /// is too fresh to key on.
-    fn of(
-        stamp: Stamp,
-        inputs: &Inputs,
-        since: i128,
-        settle: Duration,
-    ) -> Option<Model> {
+    fn of(stamp: FileStamp, inputs: &Inputs, since: i128, settle: Duration) -> Option<Model> {
         let mut files = Vec::new();
         for p in inputs.files.iter().chain(&inputs.absent) {
-            let s = Stamp::of(p);
+            let s = FileStamp::of(p);
             if s.is_some_and(|s| !s.settled(since, settle)) {
                 return None;
             }
@@ -290,10 +285,9 @@ impl Model {
         self.env
             .iter()
             .all(|(k, v)| std::env::var(k).ok().as_ref() == v.as_ref())
-            && self
-                .files
-                .iter()
-                .all(|(p, was)| (was.is_none() && p.parent() == Some(dir)) || Stamp::of(p) == *was)
+            && self.files.iter().all(|(p, was)| {
+                (was.is_none() && p.parent() == Some(dir)) || FileStamp::of(p) == *was
+            })
     }
 }
 

@@ -91,6 +91,12 @@ fn fresh_stamps_are_not_kept() {
     std::fs::write(dir.join("compose.yaml"), "services: {}\n").unwrap();
     let m = Models::from(Doc::empty());
     m.inputs(&dir).unwrap();
-    assert!(m.doc().modules.get(&dir).and_then(|e| e.model.as_ref()).is_none());
+    assert!(
+        m.doc()
+            .modules
+            .get(&dir)
+            .and_then(|e| e.model.as_ref())
+            .is_none()
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
