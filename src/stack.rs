@@ -60,6 +60,7 @@ pub(crate) use look::status::{StackStatuses, read_status, read_status_listed};
 pub(crate) use compose_cli::{ComposeFound, ConfigVerdict};
 pub(crate) use project::digest::digest_of_module;
 pub(crate) use project::inputs::ties::ties_of;
+pub(crate) use project::known::Models;
 pub(crate) use project::project_name::{name_mismatch, name_mismatches};
 
 // Logs and history.

@@ -17,7 +17,7 @@ pub(crate) enum Strength {
 }
 
 /// Why a dependent is tied to its requirement: decides whether the dependent survives a restart of it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Tie {
     /// `requires`/`after` in the config.
     Declared,
@@ -235,7 +235,7 @@ pub(crate) struct Ties {
 }
 
 /// One use of something outside the project.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Use {
     /// A container (`Namespace`, `Link`) or a network (`Network`).
     pub(crate) tie: Tie,

@@ -64,6 +64,20 @@ pub(crate) fn services_root(flag: Option<&Path>, config: &Config) -> PathBuf {
 /// Every module on the node: the stack directories under `root`, read, and
 /// the host units declared in `config` ([`Inventory::of`] puts them together).
 pub(crate) fn inventory(root: &Path, config: &Config) -> Inventory {
+    inventory_listed(root, config, &|_| None)
+}
+
+/// A directory's listing as a cache knows it: the names compose looks for
+/// that are regular files in it (`None`: unknown, so each name is probed).
+pub(crate) type KnownListing<'a> = &'a dyn Fn(&Path) -> Option<Vec<String>>;
+
+/// [`inventory`], each stack directory's compose file found in its
+/// `listing` (one read of it, or none when kept) rather than probed name by name.
+pub(crate) fn inventory_listed(
+    root: &Path,
+    config: &Config,
+    listing: KnownListing<'_>,
+) -> Inventory {
     let found = std::fs::read_dir(root).map(|entries| {
         entries
             .flatten()
@@ -79,7 +93,7 @@ pub(crate) fn inventory(root: &Path, config: &Config) -> Inventory {
                 if !is_dir {
                     return None;
                 }
-                let file = stack_file(&dir)?;
+                let file = stack_file(&dir, listing(&dir).as_deref())?;
                 let name = entry.file_name().to_string_lossy().into_owned();
                 Some(Found { name, dir, file })
             })
@@ -94,21 +108,34 @@ pub(crate) fn remember<'a>(inventory: &mut Inventory, names: impl IntoIterator<I
     inventory.remember(names, |dir| !dir.exists());
 }
 
-/// The compose file of a stack directory, in preference order.
-fn compose_file(dir: &Path) -> Option<PathBuf> {
-    COMPOSE_FILES
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
+/// The compose file of a stack directory, in preference order: looked up in
+/// its `listing` when known, else probed.
+fn compose_file(dir: &Path, listing: Option<&[String]>) -> Option<PathBuf> {
+    match listing {
+        Some(names) => COMPOSE_FILES
+            .iter()
+            .find(|f| names.iter().any(|n| n == *f))
+            .map(|f| dir.join(f)),
+        None => COMPOSE_FILES
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.is_file()),
+    }
 }
 
 /// The file that makes `dir` a stack: its default compose file, else the
 /// first file `COMPOSE_FILE` names (in the environment or its `.env`), as
 /// compose finds a project there. `None`: compose finds none, not a module;
 /// `Err`: compose would look for one that hal cannot read (listed invalid).
-fn stack_file(dir: &Path) -> Option<Result<PathBuf, NoStackFile>> {
-    if let Some(file) = compose_file(dir) {
+fn stack_file(dir: &Path, listing: Option<&[String]>) -> Option<Result<PathBuf, NoStackFile>> {
+    if let Some(file) = compose_file(dir, listing) {
         return Some(Ok(file));
+    }
+    // With no `.env` and no `COMPOSE_FILE` in the environment, nothing names a file.
+    if listing.is_some_and(|names| !names.iter().any(|n| n == ".env"))
+        && std::env::var_os("COMPOSE_FILE").is_none()
+    {
+        return None;
     }
     named_files(dir)
         .map(|r| r.and_then(|files| files.into_iter().next().ok_or(NoStackFile::NamesNoFile)))

@@ -8,13 +8,19 @@ use crate::module::Module;
 use crate::module::config::Config;
 use crate::module::deps::{Edge, Graph, Origin, Strength, Ties, infer};
 use crate::module::inventory::Inventory;
+use crate::stack::Models;
 
 /// Below this many stacks a thread costs more than it saves.
 const PARALLEL_FROM: usize = 64;
 
-/// Builds the graph; a `requires` naming no module, or a cycle (declared or
+/// Builds the graph, each stack's files read through `models` (the cache of
+/// what compose reads); a `requires` naming no module, or a cycle (declared or
 /// inferred), is a config error naming it (exit 2).
-pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, HalError> {
+pub(super) fn build(
+    config: &Config,
+    inventory: &Inventory,
+    models: &Models,
+) -> Result<Graph, HalError> {
     let declared = config.declared_edges();
     for e in declared.iter().filter(|e| e.strength == Strength::Requires) {
         if inventory.get(&e.to).is_none() {
@@ -30,7 +36,7 @@ pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, Hal
     }
     let stacks: Vec<&Module> = inventory.stacks().collect();
     let mut files = Vec::new();
-    let ties: BTreeMap<String, Ties> = read_ties(&stacks)
+    let ties: BTreeMap<String, Ties> = read_ties(&stacks, models)
         .into_iter()
         .map(|(name, (ties, read))| {
             files.extend(read);
@@ -54,12 +60,12 @@ pub(super) fn build(config: &Config, inventory: &Inventory) -> Result<Graph, Hal
 
 /// What each stack's compose files use outside it, and the files read; a
 /// stack whose files cannot be read has none (its start says what is wrong).
-fn read_ties(stacks: &[&Module]) -> BTreeMap<String, (Ties, Vec<PathBuf>)> {
+fn read_ties(stacks: &[&Module], models: &Models) -> BTreeMap<String, (Ties, Vec<PathBuf>)> {
     let of = |part: &[&Module]| -> Vec<(String, (Ties, Vec<PathBuf>))> {
         part.iter()
             .filter_map(|m| {
                 let dir = m.stack_dir()?;
-                crate::stack::ties_of(dir, &m.name).map(|t| (m.name.clone(), t))
+                crate::stack::ties_of(models, dir, &m.name).map(|t| (m.name.clone(), t))
             })
             .collect()
     };

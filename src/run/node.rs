@@ -11,7 +11,7 @@ use crate::module::inventory::Inventory;
 use crate::module::load;
 use crate::module::progress::Progress;
 use crate::module::target::Target;
-use crate::stack::{Env, Stacks};
+use crate::stack::{Env, Models, Stacks};
 use crate::state::Store;
 use crate::state::shared::locate;
 
@@ -26,6 +26,9 @@ pub(crate) struct Node {
     /// The module graph, built on first use ([`Node::graph`]), or at once
     /// for a node the watch read again ([`Node::again`]).
     graph: std::sync::Mutex<Option<Result<Arc<Graph>, HalError>>>,
+    /// What compose reads in each stack directory, kept in the state
+    /// (`compose-models.json`): the inventory and the graph read through it.
+    models: Arc<Models>,
 }
 
 impl Node {
@@ -39,9 +42,11 @@ impl Node {
         let hosts = Inits::default();
         hosts.check_units(&config)?;
         let root: PathBuf = load::services_root(services_dir, &config);
-        let mut inventory = load::inventory(&root, &config);
         let (dir, place) = locate(endpoint.as_deref());
         let store = Store::at(dir, place);
+        let models = Arc::new(Models::read(&store));
+        let mut inventory = load::inventory_listed(&root, &config, &|d| models.listing(d));
+        models.keep(&store);
         load::remember(&mut inventory, store.read().0.modules.keys());
         Ok(Node {
             config,
@@ -50,7 +55,23 @@ impl Node {
             stacks: Arc::new(Stacks::new(endpoint)),
             hosts,
             graph: std::sync::Mutex::new(None),
+            models,
         })
+    }
+
+    /// The stacks whose directory this read of the node found under the services root.
+    pub(crate) fn found_stacks(&self) -> std::collections::BTreeSet<String> {
+        self.inventory.stacks().map(|m| m.name.clone()).collect()
+    }
+
+    /// The modules under the services root now (the watch's pass), each
+    /// directory's listing read through the cache of what compose reads.
+    pub(crate) fn inventory_now(&self, config: &Config) -> Inventory {
+        let models = self.models.again();
+        let inventory =
+            load::inventory_listed(&self.inventory.root, config, &|d| models.listing(d));
+        models.keep(&self.store);
+        inventory
     }
 
     /// What a stack verb needs, reporting to `progress`.
@@ -98,7 +119,9 @@ impl Node {
     pub(crate) fn graph(&self) -> anyhow::Result<Arc<Graph>> {
         let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
         let built = slot.get_or_insert_with(|| {
-            super::graph::build(&self.config, &self.inventory).map(Arc::new)
+            let graph = super::graph::build(&self.config, &self.inventory, &self.models);
+            self.models.keep(&self.store);
+            graph.map(Arc::new)
         });
         built.clone().map_err(Into::into)
     }
@@ -110,10 +133,15 @@ impl Node {
     /// refuses or the graph cannot be built (a cycle, a `requires` naming no module).
     pub(crate) fn again(&self, config: Config) -> Result<Node, HalError> {
         self.hosts.check_units(&config)?;
-        let mut inventory = load::inventory(&self.inventory.root, &config);
+        let models = self.models.again();
+        let mut inventory =
+            load::inventory_listed(&self.inventory.root, &config, &|d| models.listing(d));
         load::remember(&mut inventory, self.store.read().0.modules.keys());
-        let graph = super::graph::build(&config, &inventory)?;
-        Ok(self.with(config, inventory, Some(Ok(Arc::new(graph)))))
+        let graph = super::graph::build(&config, &inventory, &models);
+        models.keep(&self.store);
+        let mut node = self.with(config, inventory, Some(Ok(Arc::new(graph?))));
+        node.models = Arc::new(models);
+        Ok(node)
     }
 
     /// This node with `config`, `inventory` and `graph` (the watch keeps the
@@ -131,6 +159,7 @@ impl Node {
             stacks: Arc::clone(&self.stacks),
             hosts: self.hosts.clone(),
             graph: std::sync::Mutex::new(graph),
+            models: Arc::new(self.models.again()),
         }
     }
 

@@ -52,6 +52,7 @@ pub(crate) async fn collect_status_of(
     let mut warnings: Vec<String> = warning.into_iter().collect();
     let (stacks, mut exit) =
         crate::stack::read_status(&node.stacks, &node.store, modules, detail).await;
+    let stacks = stacks.found(node.found_stacks());
     let (mut hosts, hosts_unreachable) = crate::host::node_status(&node.hosts, modules).await;
     if hosts_unreachable && exit == Exit::Ok {
         exit = Exit::Unreachable;

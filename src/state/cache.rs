@@ -1,7 +1,7 @@
 //! A cache kept in the state directory (the inspect cache, `containers.json`): read and written by the store like every state file, but never trusted when it does not read, and never worth a failed command.
 
 use std::io::Read;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -14,14 +14,17 @@ const MAX_CACHE: u64 = 64 << 20;
 
 impl Store {
     /// What the cache `name` holds; `None` when it is missing, a symlink,
-    /// unreadable or not a `T` (a cache that does not read is ignored whole,
-    /// never half-trusted).
+    /// another user's, unreadable or not a `T` (a cache that does not read is
+    /// ignored whole, never half-trusted).
     pub(crate) fn read_cache<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(self.dir().join(name))
             .ok()?;
+        if file.metadata().ok()?.uid() != crate::util::sys::euid() {
+            return None;
+        }
         let mut text = Vec::new();
         file.take(MAX_CACHE).read_to_end(&mut text).ok()?;
         serde_json::from_slice(&text).ok()

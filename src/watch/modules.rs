@@ -25,7 +25,7 @@ impl Watcher<'_> {
     /// on, and the node (config, modules, graph) is read again if it may have
     /// changed (`reread.rs`). Returns the names that were not there before.
     pub(super) fn rediscover(&mut self, resync: bool) -> BTreeSet<String> {
-        let inv = crate::module::load::inventory(&self.node.inventory.root, &self.node.config);
+        let inv = self.node.inventory_now(&self.node.config);
         let root_problem = inv.root_problem.clone();
         self.reread(inv, resync);
         let now = Watcher::watched(&self.node.inventory);

@@ -66,6 +66,7 @@ mod shared_state;
 mod soak;
 mod stacks;
 mod start_bounds;
+mod status_cache;
 mod status_facts;
 mod status_reads;
 mod status_truth;

@@ -17,8 +17,9 @@ use crate::state::records::ModuleRecord;
 use crate::util::timefmt::Stamp;
 
 /// The stacks of a node as one status call read them: their containers'
-/// facts, or why the engine could not be read.
-pub(crate) struct StackStatuses(Result<NodeFacts, Unread>);
+/// facts, or why the engine could not be read; and the modules whose
+/// directory the node's read found (no `stat` of theirs again: [`StackStatuses::found`]).
+pub(crate) struct StackStatuses(Result<NodeFacts, Unread>, BTreeSet<String>);
 
 /// Why the engine could not be read: each row says the cause, and the whole
 /// error (with its fix, the same for every row) is printed once.
@@ -33,12 +34,19 @@ impl StackStatuses {
     /// of the module.
     pub(crate) fn of(&self, t: &Target, rec: Option<&ModuleRecord>) -> ModuleStatus {
         match &self.0 {
-            Ok(facts) => target_status(t, facts, rec),
+            Ok(facts) => target_status(t, facts, rec, self.1.contains(&t.module.name)),
             Err(why) => ModuleStatus {
                 reason: Reasons::said(Some(why.row.clone())),
                 ..ModuleStatus::of(&t.module, State::Unknown)
             },
         }
+    }
+
+    /// These, knowing that the directories of the modules `names` were found
+    /// under the services root by this read of the node: only another
+    /// module's directory is looked at again for whether it is gone.
+    pub(crate) fn found(self, names: BTreeSet<String>) -> StackStatuses {
+        StackStatuses(self.0, names)
     }
 
     /// The error to print once, when the engine could not be read.
@@ -87,7 +95,7 @@ async fn read_seen(
         .collect();
     let mut exit = Exit::Ok;
     if names.is_empty() {
-        return (StackStatuses(Ok(Default::default())), exit);
+        return (StackStatuses(Ok(Default::default()), BTreeSet::new()), exit);
     }
     let facts = match stacks.engine().await {
         // Scripts get exact start times and restart counts; the table only
@@ -120,11 +128,16 @@ async fn read_seen(
     if facts.is_err() && exit == Exit::Ok {
         exit = Exit::Unreachable;
     }
-    (StackStatuses(facts), exit)
+    (StackStatuses(facts, BTreeSet::new()), exit)
 }
 
 /// A stack target's status: the whole module's containers, or one service's.
-fn target_status(t: &Target, node_facts: &NodeFacts, rec: Option<&ModuleRecord>) -> ModuleStatus {
+fn target_status(
+    t: &Target,
+    node_facts: &NodeFacts,
+    rec: Option<&ModuleRecord>,
+    found: bool,
+) -> ModuleStatus {
     let m = &t.module;
     let empty = Vec::new();
     let all = node_facts.containers.get(&m.name).unwrap_or(&empty);
@@ -136,7 +149,7 @@ fn target_status(t: &Target, node_facts: &NodeFacts, rec: Option<&ModuleRecord>)
         }
         None => stack_status(m, all, rec, None),
     };
-    mark_identity(&mut status, m, node_facts, all.is_empty());
+    mark_identity(&mut status, m, node_facts, all.is_empty(), found);
     status
 }
 
@@ -217,14 +230,14 @@ fn stale_namespaces(facts: &[ContainerFacts], state: State, reason: Reasons) -> 
 
 /// A project that is not the module (run from another directory), or the
 /// containers of a module whose directory is gone: said so, whatever their
-/// containers' state.
-fn mark_identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool) {
+/// containers' state. `found`: the node's read found its directory.
+fn mark_identity(s: &mut ModuleStatus, m: &Module, facts: &NodeFacts, none: bool, found: bool) {
     let Some(dir) = m.stack_dir() else {
         return;
     };
     let empty = BTreeSet::new();
     let dirs = facts.dirs.get(&m.name).unwrap_or(&empty);
-    if !dir.is_dir() {
+    if !found && !dir.is_dir() {
         if !none {
             s.state = State::Orphaned;
             s.reason = Reasons::said(Some(identity::orphan_reason(&m.name, dirs, dir)));

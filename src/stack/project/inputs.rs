@@ -34,8 +34,9 @@ const COMPOSE_VARS: [&str; 4] = [
     "COMPOSE_PROJECT_NAME",
 ];
 
-/// What compose reads for one project directory.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What compose reads for one project directory (kept between calls by
+/// `known.rs`, keyed on the files and the directory listing).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Inputs {
     /// The compose files (the default file and its override, or `COMPOSE_FILE`'s), in order.
     pub compose_files: Vec<PathBuf>,
@@ -48,6 +49,10 @@ pub(crate) struct Inputs {
     pub name: Option<String>,
     /// What the project uses from other projects, and what it offers them.
     pub outside: Outside,
+    /// Paths outside the project directory that compose looks for and did
+    /// not find (an included directory's `.env`, a config's file): creating
+    /// one changes the project, so the cache (`known.rs`) watches them too.
+    pub absent: Vec<PathBuf>,
 }
 
 impl Inputs {
@@ -64,7 +69,7 @@ impl Inputs {
 }
 
 /// The raw facts, before the project's name is known.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Outside {
     /// Each service and its `container_name`, if set.
     pub(super) services: BTreeMap<String, Option<String>>,
@@ -74,39 +79,29 @@ pub(crate) struct Outside {
     pub(super) uses: Vec<Use>,
 }
 
-/// Why hal cannot say what compose reads.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub(crate) enum InputError {
-    #[error("{}: {what} {} is not there", at(.named_by, *.line), .file.display())]
-    Missing {
-        file: PathBuf,
-        named_by: PathBuf,
-        line: Option<usize>,
-        what: &'static str,
-    },
-    #[error("{}: {why}", at(.file, *.line))]
-    Unreadable {
-        file: PathBuf,
-        line: Option<usize>,
-        why: String,
-    },
-    #[error("no compose file in {}", .0.display())]
-    NoComposeFile(PathBuf),
-}
-
-fn at(file: &Path, line: Option<usize>) -> String {
-    match line {
-        Some(n) => format!("{}:{n}", file.display()),
-        None => file.display().to_string(),
-    }
-}
-
 /// Reads `dir` as compose does when run there with no `-f`.
 pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
+    read_listed(dir, None)
+}
+
+/// [`read`], with the names of the regular files in `dir` when its listing
+/// was read (`known.rs`): a name compose looks for there is looked up in it,
+/// not probed with a system call each.
+pub(crate) fn read_listed(dir: &Path, listing: Option<&[String]>) -> Result<Inputs, InputError> {
+    let here = |name: &str| match listing {
+        Some(names) => names.iter().any(|n| n == name),
+        None => dir.join(name).is_file(),
+    };
     let dotenv_path = dir.join(".env");
     // The variables `.env`'s values interpolate from the environment are inputs too.
     let mut vars = BTreeMap::new();
-    let dotenv = match std::fs::read_to_string(&dotenv_path) {
+    let read_dotenv = match listing {
+        Some(names) if !names.iter().any(|n| n == ".env") => {
+            Err(std::io::ErrorKind::NotFound.into())
+        }
+        _ => std::fs::read_to_string(&dotenv_path),
+    };
+    let dotenv = match read_dotenv {
         Ok(text) => {
             let mut env = |name: &str| {
                 let v = std::env::var(name).ok();
@@ -136,21 +131,21 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
         seen: Vec::new(),
         outside: Outside::default(),
         extending: false,
+        absent: Vec::new(),
     };
-    if dotenv_path.is_file() {
+    if here(".env") {
         r.files.push(dotenv_path.clone());
     }
     for v in COMPOSE_VARS {
         let value = r.lookup(v);
         r.vars.insert(v.to_string(), value);
     }
-    let compose_files = r.compose_files(dir, &dotenv_path)?;
+    let compose_files = r.compose_files(dir, &dotenv_path, &here)?;
     // Every default and override name present counts, not only the ones this
     // compose generation prefers (v1 and v2 differ): more is only safer.
     for f in COMPOSE_FILES.iter().chain(OVERRIDE_FILES.iter()) {
-        let p = dir.join(f);
-        if p.is_file() {
-            r.files.push(p);
+        if here(f) {
+            r.files.push(dir.join(f));
         }
     }
     for f in &compose_files {
@@ -159,12 +154,16 @@ pub(crate) fn read(dir: &Path) -> Result<Inputs, InputError> {
     let mut files = r.files;
     files.sort();
     files.dedup();
+    let mut absent = r.absent;
+    absent.sort();
+    absent.dedup();
     Ok(Inputs {
         compose_files,
         files,
         vars: r.vars,
         name: r.name,
         outside: r.outside,
+        absent,
     })
 }
 
@@ -178,6 +177,8 @@ struct Reader {
     outside: Outside,
     /// Reading an `extends:` target: its services are not the project's.
     extending: bool,
+    /// Paths looked for and not found ([`Inputs::absent`]).
+    absent: Vec<PathBuf>,
 }
 
 impl Reader {
@@ -189,7 +190,12 @@ impl Reader {
             .or_else(|| self.dotenv.get(name).cloned())
     }
 
-    fn compose_files(&self, dir: &Path, dotenv: &Path) -> Result<Vec<PathBuf>, InputError> {
+    fn compose_files(
+        &self,
+        dir: &Path,
+        dotenv: &Path,
+        here: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<PathBuf>, InputError> {
         if let Some(Some(list)) = self
             .vars
             .get("COMPOSE_FILE")
@@ -220,7 +226,7 @@ impl Reader {
             }
             return Ok(out);
         }
-        let first = |names: &[&str]| names.iter().map(|f| dir.join(f)).find(|p| p.is_file());
+        let first = |names: &[&str]| names.iter().find(|f| here(f)).map(|f| dir.join(f));
         let mut out =
             vec![first(&COMPOSE_FILES).ok_or_else(|| InputError::NoComposeFile(dir.into()))?];
         out.extend(first(&OVERRIDE_FILES));
@@ -268,8 +274,12 @@ impl Reader {
                     named.must_exist(&target, p, "include target")?;
                     let dir = target.parent().unwrap_or(base).to_path_buf();
                     let dotenv = dir.join(".env");
-                    if envs.is_empty() && dotenv.is_file() {
-                        self.files.push(dotenv);
+                    if envs.is_empty() {
+                        if dotenv.is_file() {
+                            self.files.push(dotenv);
+                        } else {
+                            self.absent.push(dotenv);
+                        }
                     }
                     self.document(&target, &dir, false)?;
                 }
@@ -292,6 +302,8 @@ impl Reader {
                         let target = self.path(base, f);
                         if target.is_file() {
                             self.files.push(target);
+                        } else {
+                            self.absent.push(target);
                         }
                     }
                 }
@@ -414,7 +426,9 @@ fn strings(v: Option<&Value>) -> Vec<String> {
     }
 }
 
+mod input_error;
 mod interpolate;
+pub(crate) use input_error::InputError;
 #[cfg(test)]
 mod tests;
 pub(crate) mod ties;

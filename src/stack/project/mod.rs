@@ -2,4 +2,5 @@
 
 pub(crate) mod digest;
 pub(crate) mod inputs;
+pub(crate) mod known;
 pub(crate) mod project_name;

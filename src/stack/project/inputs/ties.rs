@@ -6,13 +6,15 @@ use yaml_serde::Value;
 
 use super::{Inputs, Reader, strings};
 use crate::module::deps::{Tie, Ties, Use};
+use crate::stack::project::known::Models;
 
 /// What the stack in `dir`, run as `project`, creates and uses outside itself,
 /// and every file that was read from (`include:` and `COMPOSE_FILE`'s in
 /// subfolders too: what `hal watch` watches); `None` when its files cannot be
-/// read (its start says what is wrong).
-pub(crate) fn ties_of(dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
-    super::read(dir).ok().map(|i| (i.ties(project), i.files))
+/// read (its start says what is wrong). Read through `models`, the cache of
+/// what compose reads: an unchanged directory's files are stat'ed, not parsed.
+pub(crate) fn ties_of(models: &Models, dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
+    models.inputs(dir).ok().map(|i| (i.ties(project), i.files))
 }
 
 impl Inputs {
