@@ -40,6 +40,20 @@ fn plan_rows(plans: &[ModulePlan], verbose: bool, style: &Style) -> String {
     let mut rows = Vec::new();
     for m in plans {
         let mut first = true;
+        if !m.waits.is_empty() {
+            let why: Vec<String> = m
+                .waits
+                .iter()
+                .map(|r| format!("{}: {}", r.what, r.detail))
+                .collect();
+            rows.push(vec![
+                Cell::new(&m.name),
+                Cell::new("-"),
+                Cell::new("wait"),
+                Cell::new(why.join("\n")),
+            ]);
+            first = false;
+        }
         for s in &m.services {
             if s.action == ServiceAction::Keep && !verbose {
                 continue;

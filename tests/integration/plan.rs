@@ -1,6 +1,7 @@
 //! End to end: `hal plan` says what the next start does to each service, checked against what the start then did (the oracle), and touches nothing.
 
 mod model;
+mod reasons;
 
 use std::collections::BTreeMap;
 

@@ -12,8 +12,9 @@ use anyhow::{Context, bail};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
-use crate::docker::compose::{Compose, Flavor, Project};
+use crate::docker::compose::{Compose, Flavor, Project, from_v2_json};
 use crate::docker::endpoint::Endpoint;
+use crate::module::ServiceImage;
 
 /// One service as compose resolved it: what `up` compares and creates from.
 #[derive(Clone, Debug)]
@@ -26,6 +27,9 @@ pub(crate) struct Resolved {
     pub replicas: u32,
     /// The services it names under `depends_on`.
     pub depends_on: Vec<String>,
+    /// The service as `config --format json` resolved it (what the hash is of,
+    /// and what `hal plan` compares key by key with the record of the last start).
+    pub config: serde_json::Value,
 }
 
 impl Compose {
@@ -47,6 +51,23 @@ impl Compose {
             .await
             .context("compose config")?;
         resolved(&out)
+    }
+
+    /// The services and their images (as [`Compose::images`]) and, with
+    /// compose v2, each service as resolved, from one `config` run.
+    pub(crate) async fn model(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+    ) -> anyhow::Result<(Vec<ServiceImage>, Option<Vec<Resolved>>)> {
+        if self.flavor == Flavor::V1 {
+            return Ok((self.images(project, endpoint).await?, None));
+        }
+        let out = self
+            .run(project, endpoint, &["config", "--format", "json"])
+            .await
+            .context("compose config")?;
+        Ok((from_v2_json(&out)?, resolved(&out).ok()))
     }
 }
 
@@ -90,6 +111,7 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             image,
             replicas,
             depends_on,
+            config,
         });
     }
     Ok(out)
