@@ -2,6 +2,7 @@
 
 mod model;
 mod reasons;
+mod waits;
 
 use std::collections::BTreeMap;
 

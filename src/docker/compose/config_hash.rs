@@ -91,6 +91,11 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
     };
     let mut out = Vec::with_capacity(services.len());
     for (name, service) in services {
+        // `config` prints a `$` as `$$` (so that its output reads back the
+        // same); `up` hashes the value itself.
+        let mut service = service.clone();
+        unescape(&mut service);
+        let service = &service;
         let config: serde_json::Value = serde_json::from_str(&go_json(service))?;
         let image = config
             .get("image")
@@ -115,6 +120,16 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
         });
     }
     Ok(out)
+}
+
+/// Every string value as compose holds it: `config`'s `$$` is one `$`.
+fn unescape(v: &mut Ordered) {
+    match v {
+        Ordered::Text(s) if s.contains("$$") => *s = s.replace("$$", "$"),
+        Ordered::List(items) => items.iter_mut().for_each(unescape),
+        Ordered::Object(fields) => fields.iter_mut().for_each(|(_, v)| unescape(v)),
+        _ => {}
+    }
 }
 
 /// The hash `up` writes for one service object.
@@ -278,6 +293,18 @@ mod tests {
             go_json(&v),
             r#"{"b":1,"a":"\u003cx\u0026y\u003e","c":[true,null]}"#
         );
+    }
+
+    #[test]
+    fn a_dollar_is_hashed_as_up_holds_it() {
+        // Checked against compose 2.26's label for `command: ["sh", "-c", "echo $$HOME; sleep 100000"]`.
+        let text = r#"{"services":{"app":{"command":["sh","-c","echo $$HOME; sleep 100000"],"entrypoint":null,"image":"hal-fixture:latest","networks":{"default":null}}}}"#;
+        let r = resolved(text).unwrap();
+        assert_eq!(
+            r[0].hash,
+            "495340098ce27eca314d78b3595c79b5c8b56a05516aabd8a4f2c2a674eac8df"
+        );
+        assert_eq!(r[0].config["command"][2], "echo $HOME; sleep 100000");
     }
 
     #[test]
