@@ -49,13 +49,15 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
         let plan = match crate::stack::Stack::of(&t.module, None) {
             Some(stack) => {
                 let pull = StartPlan::new(&opts, &node.config.settings(&name)).pull;
-                let mut services = crate::stack::forecast(&node.stacks, &node.store, &stack, pull)
-                    .await
-                    .with_context(|| format!("plan {}", t.label()))?;
+                let (mut services, fails) =
+                    crate::stack::forecast(&node.stacks, &node.store, &stack, pull)
+                        .await
+                        .with_context(|| format!("plan {}", t.label()))?;
                 // `MODULE/SERVICE`: that service's line alone.
                 services.retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
                 ModulePlan {
                     waits: waits.get(&name).cloned().unwrap_or_default(),
+                    fails,
                     name,
                     kind: "stack",
                     services,
@@ -67,6 +69,7 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
                     kind: "host",
                     services: vec![unit_plan(&t.module, state)],
                     waits: waits.get(&name).cloned().unwrap_or_default(),
+                    fails: Vec::new(),
                     name,
                 }
             }

@@ -64,12 +64,15 @@ pub(crate) struct ModulePlan {
     pub services: Vec<ServicePlan>,
     /// The requirements not active that the start would start first and wait for.
     pub waits: Vec<Why>,
+    /// What would fail before or during the start (`unset`, `container_name`).
+    pub fails: Vec<Why>,
 }
 
 impl ModulePlan {
     /// Whether the next start would change anything here.
     pub(crate) fn changes(&self) -> bool {
         !self.waits.is_empty()
+            || !self.fails.is_empty()
             || self
                 .services
                 .iter()

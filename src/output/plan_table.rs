@@ -40,16 +40,19 @@ fn plan_rows(plans: &[ModulePlan], verbose: bool, style: &Style) -> String {
     let mut rows = Vec::new();
     for m in plans {
         let mut first = true;
-        if !m.waits.is_empty() {
-            let why: Vec<String> = m
-                .waits
+        for (action, list) in [("fail", &m.fails), ("wait", &m.waits)] {
+            if list.is_empty() {
+                continue;
+            }
+            let why: Vec<String> = list
                 .iter()
                 .map(|r| format!("{}: {}", r.what, r.detail))
                 .collect();
+            let module = if first { m.name.as_str() } else { "" };
             rows.push(vec![
-                Cell::new(&m.name),
+                Cell::new(module),
                 Cell::new("-"),
-                Cell::new("wait"),
+                Cell::new(action),
                 Cell::new(why.join("\n")),
             ]);
             first = false;

@@ -1,5 +1,6 @@
 //! What the next start would do to each service of a stack (`hal plan`), decided as compose's `up` decides, on GETs alone.
 
+pub(crate) mod clashes;
 mod config_keys;
 mod decide;
 
@@ -24,7 +25,7 @@ pub(crate) async fn forecast(
     store: &Store,
     stack: &Stack<'_>,
     pull: PullPolicy,
-) -> anyhow::Result<Vec<ServicePlan>> {
+) -> anyhow::Result<(Vec<ServicePlan>, Vec<Why>)> {
     let endpoint = client.endpoint()?;
     let engine = client.engine().await?;
     let compose = client.compose().await?;
@@ -48,12 +49,24 @@ pub(crate) async fn forecast(
     };
     // The record of the last start, and the files now, name the keys changed.
     let record = applied::read(store.dir(), stack.name);
-    let sources = match &record {
-        Some(_) => Sources::of_module(stack.dir),
-        None => Sources::default(),
-    };
+    let sources = Sources::of_module(stack.dir);
+    // What would fail, said before anything starts.
+    let mut fails = sources.unset();
+    if resolved
+        .iter()
+        .any(|r| r.config.get("container_name").is_some())
+    {
+        let all = engine.compose_containers(None).await?;
+        let taken = clashes::taken_names(&resolved, stack.name, &all);
+        fails.extend(
+            taken
+                .into_iter()
+                .map(|t| Why::new("container_name", t.to_string())),
+        );
+    }
     let why = |r: &Resolved| config_reasons(r, &seen, record.as_ref(), &sources);
-    Ok(decide::decide(&resolved, &seen, &images, &newer, &why))
+    let services = decide::decide(&resolved, &seen, &images, &newer, &why);
+    Ok((services, fails))
 }
 
 /// The references whose registry has another image than the local one (the

@@ -123,6 +123,64 @@ impl Sources {
     }
 }
 
+impl Sources {
+    /// Each variable a compose file uses with no default that is set
+    /// neither in the environment nor in `.env` (compose puts a blank string).
+    pub(crate) fn unset(&self) -> Vec<Why> {
+        let mut out: Vec<Why> = Vec::new();
+        for (file, text) in &self.compose {
+            for (n, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with('#') {
+                    continue;
+                }
+                for name in bare_vars(line) {
+                    if std::env::var_os(&name).is_some() || self.dotenv.contains_key(&name) {
+                        continue;
+                    }
+                    let detail = format!(
+                        "{file}:{}: ${{{name}}} is not set and has no default (compose would use a blank string)",
+                        n + 1
+                    );
+                    if !out.iter().any(|w| w.detail == detail) {
+                        out.push(Why::new("unset", detail));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The variables a line interpolates with no default nor error (`$VAR`,
+/// `${VAR}`; not `$$VAR`, compose's literal `$`).
+fn bare_vars(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) == Some(&b'$') {
+            i += 2;
+            continue;
+        }
+        let braced = b.get(i + 1) == Some(&b'{');
+        let start = i + 1 + usize::from(braced);
+        let mut end = start;
+        while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+            end += 1;
+        }
+        let plain = !braced || b.get(end) == Some(&b'}');
+        if end > start && plain {
+            out.push(line[start..end].to_string());
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
 /// The lines of `top:` (the key's line and those indented under it) in a compose text.
 fn block<'a>(text: &'a str, top: &str) -> Vec<&'a str> {
     let indent = |l: &str| l.len() - l.trim_start().len();
@@ -244,6 +302,25 @@ mod tests {
                 [("A".to_string(), "2".to_string()), ("DB_PASSWORD".to_string(), "n".to_string())].into(),
             )],
         }
+    }
+
+    #[test]
+    fn a_variable_with_no_default_and_no_value_would_fail() {
+        assert_eq!(
+            bare_vars("a: ${A} $B $$C ${D:-x} ${E-y} ${F:?no}"),
+            ["A", "B"]
+        );
+        let mut s = sources();
+        s.compose[0]
+            .1
+            .push_str("    labels:\n      x: ${HAL_TEST_NOT_SET_ANYWHERE}\n");
+        let why = s.unset();
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(
+            why[0]
+                .detail
+                .starts_with("compose.yaml:9: ${HAL_TEST_NOT_SET_ANYWHERE} is not set")
+        );
     }
 
     #[test]
