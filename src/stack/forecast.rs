@@ -15,7 +15,7 @@ use crate::stack::env::Stacks;
 use crate::stack::start::Stack;
 use crate::state::Store;
 use crate::state::applied::{self, Applied};
-use config_keys::Sources;
+use config_keys::ConfigSources;
 
 /// The plan of one stack: compose resolves its files (`config`, which reads
 /// and changes nothing), the engine lists its containers and names the local
@@ -49,7 +49,7 @@ pub(crate) async fn forecast(
     };
     // The record of the last start, and the files now, name the keys changed.
     let record = applied::read(store.dir(), stack.name);
-    let sources = Sources::of_module(stack.dir);
+    let sources = ConfigSources::of_module(stack.dir);
     // What would fail, said before anything starts.
     let mut fails = sources.unset();
     if resolved
@@ -121,7 +121,7 @@ fn config_reasons(
     r: &Resolved,
     seen: &[decide::SeenContainer],
     record: Option<&Applied>,
-    sources: &Sources,
+    sources: &ConfigSources,
 ) -> Vec<Why> {
     let stale = seen
         .iter()

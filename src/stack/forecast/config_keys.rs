@@ -12,7 +12,7 @@ use crate::state::applied::mask;
 /// The files a project's configuration comes from, as they are now: where a
 /// changed key is said to come from.
 #[derive(Debug, Default)]
-pub(crate) struct Sources {
+pub(crate) struct ConfigSources {
     /// Each compose file: its name (relative to the module) and its text.
     compose: Vec<(String, String)>,
     /// The variables `.env` sets.
@@ -21,11 +21,11 @@ pub(crate) struct Sources {
     env_files: Vec<(String, BTreeMap<String, String>)>,
 }
 
-impl Sources {
+impl ConfigSources {
     /// The module's files as compose reads them (none when hal cannot tell).
-    pub(crate) fn of_module(dir: &Path) -> Sources {
+    pub(crate) fn of_module(dir: &Path) -> ConfigSources {
         let Ok(found) = inputs::read(dir) else {
-            return Sources::default();
+            return ConfigSources::default();
         };
         let name = |p: &Path| {
             p.strip_prefix(dir)
@@ -34,7 +34,7 @@ impl Sources {
                 .into_owned()
         };
         let mut env = |v: &str| std::env::var(v).ok();
-        let mut out = Sources::default();
+        let mut out = ConfigSources::default();
         for f in &found.compose_files {
             if let Ok(text) = std::fs::read_to_string(f) {
                 out.compose.push((name(f), text));
@@ -123,7 +123,7 @@ impl Sources {
     }
 }
 
-impl Sources {
+impl ConfigSources {
     /// Each variable a compose file uses with no default that is set
     /// neither in the environment nor in `.env` (compose puts a blank string).
     pub(crate) fn unset(&self) -> Vec<Why> {
@@ -225,7 +225,7 @@ fn vars_in(line: &str) -> Vec<String> {
 pub(crate) fn changed_keys(
     old: &serde_json::Value,
     new: &serde_json::Value,
-    sources: &Sources,
+    sources: &ConfigSources,
 ) -> Vec<Why> {
     let mut was = BTreeMap::new();
     let mut now = BTreeMap::new();
@@ -289,8 +289,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn sources() -> Sources {
-        Sources {
+    fn sources() -> ConfigSources {
+        ConfigSources {
             compose: vec![(
                 "compose.yaml".into(),
                 "services:\n  app:\n    image: app:${TAG}\n    environment:\n      FOO: ${FOO}\n      X: y\n    command: [\"sleep\", \"1\"]\n".into(),
