@@ -21,6 +21,7 @@ pub(crate) mod progress;
 pub(crate) mod reason;
 pub(crate) mod run_state;
 pub(crate) mod schedule;
+pub(crate) mod secret_names;
 pub(crate) mod service_action;
 pub(crate) mod state;
 pub(crate) mod status;

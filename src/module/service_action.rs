@@ -62,13 +62,20 @@ pub(crate) struct ModulePlan {
     /// `stack` or `host`.
     pub kind: &'static str,
     pub services: Vec<ServicePlan>,
+    /// The requirements not active that the start would start first and wait for.
+    pub waits: Vec<Why>,
+    /// What would fail before or during the start (`unset`, `container_name`).
+    pub fails: Vec<Why>,
 }
 
 impl ModulePlan {
     /// Whether the next start would change anything here.
     pub(crate) fn changes(&self) -> bool {
-        self.services
-            .iter()
-            .any(|s| s.action != ServiceAction::Keep)
+        !self.waits.is_empty()
+            || !self.fails.is_empty()
+            || self
+                .services
+                .iter()
+                .any(|s| s.action != ServiceAction::Keep)
     }
 }

@@ -40,6 +40,23 @@ fn plan_rows(plans: &[ModulePlan], verbose: bool, style: &Style) -> String {
     let mut rows = Vec::new();
     for m in plans {
         let mut first = true;
+        for (action, list) in [("fail", &m.fails), ("wait", &m.waits)] {
+            if list.is_empty() {
+                continue;
+            }
+            let why: Vec<String> = list
+                .iter()
+                .map(|r| format!("{}: {}", r.what, r.detail))
+                .collect();
+            let module = if first { m.name.as_str() } else { "" };
+            rows.push(vec![
+                Cell::new(module),
+                Cell::new("-"),
+                Cell::new(action),
+                Cell::new(why.join("\n")),
+            ]);
+            first = false;
+        }
         for s in &m.services {
             if s.action == ServiceAction::Keep && !verbose {
                 continue;

@@ -1,21 +1,31 @@
 //! What the next start would do to each service of a stack (`hal plan`), decided as compose's `up` decides, on GETs alone.
 
+pub(crate) mod clashes;
+mod config_keys;
 mod decide;
 
 use std::collections::HashMap;
 
 use crate::docker::compose::config_hash::Resolved;
+use crate::docker::engine::Engine;
+use crate::docker::engine::images::ImageFacts;
+use crate::module::config::PullPolicy;
 use crate::module::service_action::{ServicePlan, Why};
 use crate::stack::env::Stacks;
 use crate::stack::start::Stack;
+use crate::state::Store;
+use crate::state::applied::{self, Applied};
+use config_keys::ConfigSources;
 
 /// The plan of one stack: compose resolves its files (`config`, which reads
 /// and changes nothing), the engine lists its containers and names the local
 /// image of each reference. Nothing is pulled, created or started.
 pub(crate) async fn forecast(
     client: &Stacks,
+    store: &Store,
     stack: &Stack<'_>,
-) -> anyhow::Result<Vec<ServicePlan>> {
+    pull: PullPolicy,
+) -> anyhow::Result<(Vec<ServicePlan>, Vec<Why>)> {
     let endpoint = client.endpoint()?;
     let engine = client.engine().await?;
     let compose = client.compose().await?;
@@ -32,24 +42,107 @@ pub(crate) async fn forecast(
             images.insert(reference.clone(), id);
         }
     }
-    let why = |r: &Resolved| config_reasons(r, &seen);
-    Ok(decide::decide(&resolved, &seen, &images, &why))
+    // Under `always` the start pulls first: what the registry has now.
+    let newer = match pull {
+        PullPolicy::Always => registry_newer(&engine, &resolved).await?,
+        PullPolicy::Missing | PullPolicy::Never => HashMap::new(),
+    };
+    // The record of the last start, and the files now, name the keys changed.
+    let record = applied::read(store.dir(), stack.name);
+    let sources = ConfigSources::of_module(stack.dir);
+    // What would fail, said before anything starts.
+    let mut fails = sources.unset();
+    if resolved
+        .iter()
+        .any(|r| r.config.get("container_name").is_some())
+    {
+        let all = engine.compose_containers(None).await?;
+        let taken = clashes::taken_names(&resolved, stack.name, &all);
+        fails.extend(
+            taken
+                .into_iter()
+                .map(|t| Why::new("container_name", t.to_string())),
+        );
+    }
+    let why = |r: &Resolved| config_reasons(r, &seen, record.as_ref(), &sources);
+    let services = decide::decide(&resolved, &seen, &images, &newer, &why);
+    Ok((services, fails))
 }
 
-/// Why a service's configuration differs from its containers': the hashes,
-/// when hal has no record of the configuration they were made from.
-fn config_reasons(r: &Resolved, seen: &[decide::SeenContainer]) -> Vec<Why> {
-    let was = seen
+/// The references whose registry has another image than the local one (the
+/// start's pull would bring it, and compose recreate on it): the reference
+/// and both digests. Asked as `update --check` asks (the distribution
+/// inspect, a GET); nothing is pulled. A registry that cannot be asked
+/// leaves the cached image, as the start's pull does.
+async fn registry_newer(
+    engine: &Engine,
+    resolved: &[Resolved],
+) -> anyhow::Result<HashMap<String, Why>> {
+    let mut out = HashMap::new();
+    for r in resolved {
+        let Some(reference) = &r.image else { continue };
+        let built = r.config.get("build").is_some_and(|b| !b.is_null());
+        if built || out.contains_key(reference) {
+            continue;
+        }
+        let credentials = crate::docker::credentials::for_image(reference).await?;
+        let Ok(remote) = engine.registry_digest(reference, credentials).await else {
+            continue;
+        };
+        let local = engine.image_facts(reference).await?;
+        let has = |f: &ImageFacts| {
+            f.repo_digests
+                .iter()
+                .any(|d| d.ends_with(&format!("@{remote}")))
+        };
+        if local.as_ref().is_some_and(has) {
+            continue;
+        }
+        let was = local
+            .as_ref()
+            .and_then(|f| f.repo_digests.first())
+            .and_then(|d| d.split_once('@').map(|(_, d)| d.to_string()))
+            .unwrap_or_else(|| "none".to_string());
+        out.insert(
+            reference.clone(),
+            Why::new(
+                "image",
+                format!("{reference}: {was} -> {remote} (the registry's; pull always)"),
+            ),
+        );
+    }
+    Ok(out)
+}
+
+/// Why a service's configuration differs from its containers': each key
+/// changed since the start that made them (the applied record), or, with no
+/// record of that start (a container hal did not make), the hashes alone.
+fn config_reasons(
+    r: &Resolved,
+    seen: &[decide::SeenContainer],
+    record: Option<&Applied>,
+    sources: &ConfigSources,
+) -> Vec<Why> {
+    let stale = seen
         .iter()
-        .find(|c| c.service == r.service && c.hash.as_deref() != Some(&r.hash))
-        .and_then(|c| c.hash.as_deref())
-        .unwrap_or("none");
+        .find(|c| c.service == r.service && c.hash.as_deref() != Some(&r.hash));
+    let was = stale.and_then(|c| c.hash.as_deref());
+    if let Some(was) = was
+        && let Some(applied) = record.and_then(|a| a.services.get(&r.service))
+        && applied.hash == was
+    {
+        let keys = config_keys::changed_keys(&applied.config, &r.config, sources);
+        if !keys.is_empty() {
+            return keys;
+        }
+    }
     let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
+    let whose = stale.map_or_else(|| "its container".to_string(), |c| c.name.clone());
     vec![Why::new(
         "config",
         format!(
-            "the configuration changed (config hash {} -> {}; no record of the old values)",
-            short(was),
+            "the configuration changed (config hash {} -> {}; hal has no record of the configuration {whose} was made from)",
+            short(was.unwrap_or("none")),
             short(&r.hash)
         ),
     )]

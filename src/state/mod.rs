@@ -1,5 +1,6 @@
 //! hal's durable state on the node: start counts, desired state, pull warnings — shared by every hal process through a lock.
 
+pub(crate) mod applied;
 mod cache;
 mod changes;
 pub(crate) mod kept;

@@ -1,6 +1,9 @@
 //! End to end: `hal plan` says what the next start does to each service, checked against what the start then did (the oracle), and touches nothing.
 
+mod fails;
 mod model;
+mod reasons;
+mod waits;
 
 use std::collections::BTreeMap;
 

@@ -12,8 +12,9 @@ use anyhow::{Context, bail};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
-use crate::docker::compose::{Compose, Flavor, Project};
+use crate::docker::compose::{Compose, Flavor, Project, from_v2_json};
 use crate::docker::endpoint::Endpoint;
+use crate::module::ServiceImage;
 
 /// One service as compose resolved it: what `up` compares and creates from.
 #[derive(Clone, Debug)]
@@ -26,6 +27,9 @@ pub(crate) struct Resolved {
     pub replicas: u32,
     /// The services it names under `depends_on`.
     pub depends_on: Vec<String>,
+    /// The service as `config --format json` resolved it (what the hash is of,
+    /// and what `hal plan` compares key by key with the record of the last start).
+    pub config: serde_json::Value,
 }
 
 impl Compose {
@@ -47,6 +51,23 @@ impl Compose {
             .await
             .context("compose config")?;
         resolved(&out)
+    }
+
+    /// The services and their images (as [`Compose::images`]) and, with
+    /// compose v2, each service as resolved, from one `config` run.
+    pub(crate) async fn model(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+    ) -> anyhow::Result<(Vec<ServiceImage>, Option<Vec<Resolved>>)> {
+        if self.flavor == Flavor::V1 {
+            return Ok((self.images(project, endpoint).await?, None));
+        }
+        let out = self
+            .run(project, endpoint, &["config", "--format", "json"])
+            .await
+            .context("compose config")?;
+        Ok((from_v2_json(&out)?, resolved(&out).ok()))
     }
 }
 
@@ -70,6 +91,11 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
     };
     let mut out = Vec::with_capacity(services.len());
     for (name, service) in services {
+        // `config` prints a `$` as `$$` (so that its output reads back the
+        // same); `up` hashes the value itself.
+        let mut service = service.clone();
+        unescape(&mut service);
+        let service = &service;
         let config: serde_json::Value = serde_json::from_str(&go_json(service))?;
         let image = config
             .get("image")
@@ -90,9 +116,20 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             image,
             replicas,
             depends_on,
+            config,
         });
     }
     Ok(out)
+}
+
+/// Every string value as compose holds it: `config`'s `$$` is one `$`.
+fn unescape(v: &mut Ordered) {
+    match v {
+        Ordered::Text(s) if s.contains("$$") => *s = s.replace("$$", "$"),
+        Ordered::List(items) => items.iter_mut().for_each(unescape),
+        Ordered::Object(fields) => fields.iter_mut().for_each(|(_, v)| unescape(v)),
+        _ => {}
+    }
 }
 
 /// The hash `up` writes for one service object.
@@ -256,6 +293,18 @@ mod tests {
             go_json(&v),
             r#"{"b":1,"a":"\u003cx\u0026y\u003e","c":[true,null]}"#
         );
+    }
+
+    #[test]
+    fn a_dollar_is_hashed_as_up_holds_it() {
+        // Checked against compose 2.26's label for `command: ["sh", "-c", "echo $$HOME; sleep 100000"]`.
+        let text = r#"{"services":{"app":{"command":["sh","-c","echo $$HOME; sleep 100000"],"entrypoint":null,"image":"hal-fixture:latest","networks":{"default":null}}}}"#;
+        let r = resolved(text).unwrap();
+        assert_eq!(
+            r[0].hash,
+            "495340098ce27eca314d78b3595c79b5c8b56a05516aabd8a4f2c2a674eac8df"
+        );
+        assert_eq!(r[0].config["command"][2], "echo $HOME; sleep 100000");
     }
 
     #[test]

@@ -39,16 +39,18 @@ impl SeenContainer {
 
 /// What `up` would do to each service, in compose's order, orphans last.
 /// `images` holds the local id of each reference now (absent: not present).
-/// `why_config` explains a hash that differs (the keys that changed).
+/// `newer` the references the start's pull would move (pull `always`), and
+/// why. `why_config` explains a hash that differs (the keys that changed).
 pub(crate) fn decide(
     resolved: &[Resolved],
     seen: &[SeenContainer],
     images: &HashMap<String, String>,
+    newer: &HashMap<String, Why>,
     why_config: &dyn Fn(&Resolved) -> Vec<Why>,
 ) -> Vec<ServicePlan> {
     let mut out: Vec<ServicePlan> = resolved
         .iter()
-        .map(|r| one(r, seen, images, why_config))
+        .map(|r| one(r, seen, images, newer, why_config))
         .collect();
     dependents(resolved, &mut out);
     let mut orphans: BTreeMap<&str, Vec<&SeenContainer>> = BTreeMap::new();
@@ -78,6 +80,7 @@ fn one(
     r: &Resolved,
     seen: &[SeenContainer],
     images: &HashMap<String, String>,
+    newer: &HashMap<String, Why>,
     why_config: &dyn Fn(&Resolved) -> Vec<Why>,
 ) -> ServicePlan {
     let mut mine: Vec<&SeenContainer> = seen.iter().filter(|c| c.service == r.service).collect();
@@ -107,6 +110,12 @@ fn one(
                 short(now)
             ),
         ));
+    }
+    if recreate.is_empty()
+        && !kept.is_empty()
+        && let Some(why) = r.image.as_ref().and_then(|i| newer.get(i))
+    {
+        recreate.push(why.clone());
     }
     if !recreate.is_empty() {
         return plan(ServiceAction::Recreate, recreate);

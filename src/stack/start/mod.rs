@@ -149,14 +149,29 @@ async fn through_compose(
     // compose's answer for these same inputs when one is remembered under the
     // same digest from the same compose version: then `up` is the only
     // compose process (`digest.rs` says what the digest covers).
-    let images = match known {
-        Some((images, Some(version))) if version == compose.version => images,
+    // The services as resolved, when compose ran: what the start applies,
+    // recorded once it has (`hal plan` names the keys changed since).
+    let (images, applied) = match known {
+        Some((images, Some(version))) if version == compose.version => (images, None),
         _ => {
             compose
-                .images(&stack.project(), env.stacks.endpoint()?)
+                .model(&stack.project(), env.stacks.endpoint()?)
                 .await?
         }
     };
+    // A `container_name` another project's container has: compose would
+    // start the services before it and fail halfway. Refused before anything.
+    if let Some(resolved) = &applied
+        && resolved
+            .iter()
+            .any(|r| r.config.get("container_name").is_some())
+    {
+        let all = engine.compose_containers(None).await?;
+        let taken = crate::stack::forecast::clashes::taken_names(resolved, stack.name, &all);
+        if let Some(t) = taken.into_iter().next() {
+            return Err(t.into());
+        }
+    }
     let wanted = only(images.clone(), stack.service);
     let gate = gate::Gate::before(engine, list, &wanted, true).await?;
     let ask = pull::Ask {
@@ -183,7 +198,14 @@ async fn through_compose(
             rollback::Rollback::keep(env, stack, swaps, s.plan.timeout).await?,
         )),
     };
-    match (up(env, &compose, stack, digest, images).await, rollback) {
+    let up = up(env, &compose, stack, digest, images).await;
+    if up.is_ok()
+        && let Some(applied) = applied
+    {
+        // Only `hal plan`'s explanations need it: a record not written is no failed start.
+        let _ = crate::state::applied::keep(env.store, stack.name, &applied, stack.service);
+    }
+    match (up, rollback) {
         (Ok(()), rollback) => Ok(Ok((warnings, rollback))),
         (Err(e), Some(r)) => Ok(Err(roll_back(env.progress, engine, env.store, *r, e).await)),
         (Err(e), None) => Err(e),

@@ -381,6 +381,11 @@ pub(super) const JSON_TEXT: Rule = Rule {
             "a crash's evidence (last-run/MODULE.json), not output",
         ),
         (
+            "state/applied.rs",
+            "serde_json::to_vec",
+            "what each start applied (applied/MODULE.json), not output",
+        ),
+        (
             "state/ledger.rs",
             "serde_json::to_vec",
             "the containers hal saw (ledger/MODULE.json), not output",

@@ -102,7 +102,7 @@ impl Model {
             } else {
                 let _ = writeln!(
                     y,
-                    "    command: [\"sh\", \"-c\", \"sleep 100000; echo {}\"]\n    restart: unless-stopped",
+                    "    command: [\"sh\", \"-c\", \"sleep 100000; echo $$HOME {}\"]\n    restart: unless-stopped",
                     s.cmd
                 );
             }
