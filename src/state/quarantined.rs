@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::state::records::ModuleRecord;
 use crate::util::stored;
 use crate::util::timefmt::Stamp;
 
@@ -22,22 +21,45 @@ pub struct QuarantineRecord {
     pub reason: String,
 }
 
-impl ModuleRecord {
+/// A module's quarantine: at most one put-aside digest per service.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Quarantine(Vec<QuarantineRecord>);
+
+impl Quarantine {
+    /// Nothing is put aside.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every digest put aside, one per service.
+    pub fn iter(&self) -> std::slice::Iter<'_, QuarantineRecord> {
+        self.0.iter()
+    }
+
     /// The quarantine of `service` when it holds `digest`.
     pub fn quarantined(&self, service: &str, digest: &str) -> Option<&QuarantineRecord> {
-        self.quarantine
+        self.0
             .iter()
             .find(|q| q.service == service && q.digest == digest)
     }
 
     /// Puts `q` aside: the one quarantine of its service from now on.
-    pub fn quarantine(&mut self, q: QuarantineRecord) {
-        self.quarantine.retain(|x| x.service != q.service);
-        self.quarantine.push(q);
+    pub fn put(&mut self, q: QuarantineRecord) {
+        self.0.retain(|x| x.service != q.service);
+        self.0.push(q);
     }
 
     /// `service` runs another digest now (applied, gate passed): its quarantine is lifted.
     pub fn lift(&mut self, service: &str) {
-        self.quarantine.retain(|x| x.service != service);
+        self.0.retain(|x| x.service != service);
+    }
+}
+
+impl IntoIterator for Quarantine {
+    type Item = QuarantineRecord;
+    type IntoIter = std::vec::IntoIter<QuarantineRecord>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
     }
 }

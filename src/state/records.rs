@@ -71,8 +71,8 @@ pub struct ModuleRecord {
     /// The digests hal rolled back, one per service: never applied again
     /// by an update, a start under pull `always` or the watch's rounds,
     /// until another digest is applied or `update --force` tries it once more.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub quarantine: Vec<QuarantineRecord>,
+    #[serde(default, skip_serializing_if = "Quarantine::is_empty")]
+    pub quarantine: Quarantine,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -105,7 +105,7 @@ pub struct RolledBackService {
     pub restored: String,
 }
 
-pub(crate) use crate::state::quarantined::QuarantineRecord;
+pub(crate) use crate::state::quarantined::{Quarantine, QuarantineRecord};
 
 /// What the last `update --check` found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -88,7 +88,7 @@ pub(crate) async fn check_update(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Res
         if newer
             && let Some(q) = remote
                 .as_deref()
-                .and_then(|d| record.and_then(|r| r.quarantined(&s.service, d)))
+                .and_then(|d| record.and_then(|r| r.quarantine.quarantined(&s.service, d)))
         {
             newer = false;
             held.push(crate::stack::update::quarantine::held(q));

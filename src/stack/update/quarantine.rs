@@ -63,7 +63,7 @@ pub(crate) async fn hold_back(
     let mut said = Vec::new();
     for w in swaps {
         let digest = digest_of_id(engine, &w.new, &w.image).await?;
-        let Some(q) = digest.and_then(|d| rec.quarantined(&w.service, &d)) else {
+        let Some(q) = digest.and_then(|d| rec.quarantine.quarantined(&w.service, &d)) else {
             kept.push(w);
             continue;
         };

@@ -164,7 +164,7 @@ impl Rollback {
                     r.txn = None;
                     r.up_to_date();
                     // Another digest runs now (or the one tried again held): no quarantine.
-                    lifted.iter().for_each(|service| r.lift(service));
+                    lifted.iter().for_each(|service| r.quarantine.lift(service));
                 }
             })
             .await
@@ -301,7 +301,7 @@ impl Rollback {
                 rec.txn = None;
                 rec.rollback = Some(record);
                 rec.rollbacks = rec.rollbacks.saturating_add(1);
-                quarantined.into_iter().for_each(|q| rec.quarantine(q));
+                quarantined.into_iter().for_each(|q| rec.quarantine.put(q));
             })
             .await;
         done.err().map(|e| {
