@@ -151,10 +151,10 @@ impl Rollback {
     /// rollback no longer describes it.
     pub(crate) async fn passed(self) -> Option<Warning> {
         let name = self.name.clone();
-        if let Some(txn) = &self.txn {
-            if let Err(e) = txn.step(TxnStep::Passed, None).await {
-                return Some(Warning::UpdateNotRecorded(Warning::cause(&e)));
-            }
+        if let Some(txn) = &self.txn
+            && let Err(e) = txn.step(TxnStep::Passed, None).await
+        {
+            return Some(Warning::UpdateNotRecorded(Warning::cause(&e)));
         }
         let lifted: Vec<String> = self.swaps.iter().map(|w| w.service.clone()).collect();
         match self

@@ -26,7 +26,7 @@ fn a_model_is_trusted_until_a_file_it_was_read_from_changes_even_at_the_same_mti
     std::fs::write(&file, "services: {a: {image: x}}\n").unwrap();
     let first = models(Doc::empty());
     let read = first.inputs(&dir).unwrap();
-    assert_eq!(read.compose_files, [file.clone()]);
+    assert_eq!(read.compose_files, std::slice::from_ref(&file));
     let kept = model_of(&first, &dir);
     assert!(kept.still(&dir));
     let again = models(first.doc());
