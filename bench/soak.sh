@@ -35,10 +35,12 @@
 #             (with --own-engine, the private dockerd's pid, started again with the same arguments)
 # --own-engine: the soak runs on a dockerd of its own (the same /usr/sbin/dockerd), so its
 # engine restarts disturb nobody: data root /var/lib/hal-soak-docker, socket, pid file and exec
-# root under /run/hal-soak-docker, address pool SOAK_ADDRESS_POOL (base=10.230.0.0/16,size=24),
-# no default bridge, no iptables rules (two daemons would fight over the chains), its log in
-# /var/log/hal-soak-docker.log. DOCKER_HOST points at it for docker, compose and hal; the
-# fixture image is copied into it. The daemon, its data root and its bridges are removed at the end.
+# root under /run/hal-soak-docker, a default bridge of its own (hsoak0, made by the script) and
+# no address pools (both so that it never deletes the host's docker0: see own_args below), no
+# iptables rules (two daemons would fight over the chains), its log in
+# /var/log/hal-soak-docker.log (SOAK_ENGINE_DIR, _DATA, _LOG, _BRIDGE, _BRIDGE_ADDR move them).
+# DOCKER_HOST points at it for docker, compose and hal; the fixture image is copied into it.
+# The daemon, its data root and its bridges are removed at the end.
 # Then it waits (--settle, 240 s at most) for the node to come back, checks, prints a summary
 # and exits 1 if a check failed:
 #   every module active and the node `running`; no module held; on_failure ran for db only;
@@ -128,12 +130,19 @@ trap soak_cleanup EXIT
 # --- the engine of its own (--own-engine) ----------------------------------------------------
 # Its socket and pid file side by side (hal reads the engine's start from the docker.pid beside
 # the socket), its exec root (and the containerd it supervises) beside them.
-OWN_DIR=/run/hal-soak-docker OWN_ROOT=/var/lib/hal-soak-docker OWN_LOG=/var/log/hal-soak-docker.log
+# It must never delete the host's docker0, which breaks every `docker run` on the machine's
+# engine until that engine restarts. dockerd 20.10 deletes it (by that name, whatever its own
+# bridge is called: removeDefaultBridgeInterface) at every start with --bridge=none, and at every
+# restart when it has default address pools (flag or config) and no live-restore. So its default
+# bridge is one the script makes (hsoak0, 10.231.0.1/24), and it has no pools of its own: its
+# networks come from dockerd's built-in pools (172.17.0.0/16 …), which skip any subnet the host
+# routes already (the machine's engine uses 10.200 and 10.201, /etc/docker/daemon.json).
+OWN_DIR=${SOAK_ENGINE_DIR:-/run/hal-soak-docker} OWN_ROOT=${SOAK_ENGINE_DATA:-/var/lib/hal-soak-docker}
+OWN_LOG=${SOAK_ENGINE_LOG:-/var/log/hal-soak-docker.log} OWN_BRIDGE=${SOAK_ENGINE_BRIDGE:-hsoak0}
+OWN_BRIDGE_ADDR=${SOAK_ENGINE_BRIDGE_ADDR:-10.231.0.1/24}
 OWN_PIDFILE=$OWN_DIR/docker.pid
 own_args=(--config-file "$OWN_DIR/daemon.json" --data-root "$OWN_ROOT" --exec-root "$OWN_DIR/exec"
-    --pidfile "$OWN_PIDFILE" -H "unix://$OWN_DIR/docker.sock"
-    --default-address-pool "${SOAK_ADDRESS_POOL:-base=10.230.0.0/16,size=24}"
-    --bridge=none --iptables=false)
+    --pidfile "$OWN_PIDFILE" -H "unix://$OWN_DIR/docker.sock" --bridge="$OWN_BRIDGE" --iptables=false)
 own_engine_start() {
     local i pid
     echo "=== $(date -Is) bench/soak: starting dockerd ${own_args[*]}" >>"$OWN_LOG"
@@ -158,9 +167,15 @@ own_engine_stop() { # SIGTERM to the pid in its pid file; waits up to 60 s
     say "the private dockerd (pid $pid) did not stop in 60 s"
     return 1
 }
+own_engine_dirs_remove() { # what a stopped daemon left mounted, then its dirs
+    local m
+    awk -v a="$OWN_ROOT" -v b="$OWN_DIR" 'index($2, a) == 1 || index($2, b) == 1 {print $2}' /proc/mounts |
+        sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    rm -rf "$OWN_ROOT" "$OWN_DIR"
+}
 # shellcheck disable=SC2317 # called by the trap
 own_engine_remove() {
-    local nets n pid m
+    local nets n pid
     nets=$(docker network ls -q --no-trunc --filter driver=bridge 2>/dev/null || true)
     if ! own_engine_stop; then
         pid=$(cat "$OWN_PIDFILE" 2>/dev/null || true)
@@ -169,9 +184,8 @@ own_engine_remove() {
     fi
     # Its bridges (a stopped dockerd leaves them), then whatever it left mounted, then its dirs.
     for n in $nets; do ip link delete "br-${n:0:12}" 2>/dev/null || true; done
-    awk -v a="$OWN_ROOT" -v b="$OWN_DIR" 'index($2, a) == 1 || index($2, b) == 1 {print $2}' /proc/mounts |
-        sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-    rm -rf "$OWN_ROOT" "$OWN_DIR"
+    ip link delete "$OWN_BRIDGE" 2>/dev/null || true
+    own_engine_dirs_remove
     own_started=0
     say "removed the private dockerd, its data root and its networks (its log: $OWN_LOG)"
 }
@@ -180,10 +194,15 @@ if ((OWN_ENGINE)); then
         say "a private dockerd already runs (pid $(cat "$OWN_PIDFILE"), $OWN_PIDFILE): another soak?"
         exit 1
     fi
-    machine_host=$DOCKER_HOST
-    rm -rf "$OWN_ROOT" "$OWN_DIR"
+    machine_host=$DOCKER_HOST own_started=1
+    own_engine_dirs_remove
     mkdir -p "$OWN_DIR" "$OWN_ROOT"
     echo '{}' >"$OWN_DIR/daemon.json" # not /etc/docker/daemon.json: the machine's pools
+    if [[ ! -e /sys/class/net/$OWN_BRIDGE ]]; then
+        ip link add "$OWN_BRIDGE" type bridge
+        ip addr add "$OWN_BRIDGE_ADDR" dev "$OWN_BRIDGE"
+        ip link set "$OWN_BRIDGE" up
+    fi
     export DOCKER_HOST=unix://$OWN_DIR/docker.sock
     own_engine_start
     bench_engine # ENGINE_SOCK and ENGINE_DESC of the private one
