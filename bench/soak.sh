@@ -6,6 +6,7 @@
 #   bench/soak.sh                          # --minutes 10, a seed from the clock (printed)
 #   HAL_BIN=target/debug/hal bench/soak.sh --minutes 3 --seed 50
 #   bench/soak.sh --minutes 60 --engine-restarts 2     # restarts the machine's dockerd: run it alone
+#   bench/soak.sh --minutes 60 --engine-restarts 2 --own-engine   # a private dockerd instead
 #   SOAK_REGISTRY_PORT=5057 (its registry's port, 5055 by default), SOAK_KEEP=DIR (keep the logs there)
 #
 # The node (every image the fixture hal-fixture:latest, one module's pushed to a
@@ -31,11 +32,21 @@
 #             (which requires nothing) is killed inside that window
 #   engine    (--engine-restarts N, default 0) dockerd SIGTERMed (/var/run/docker.pid) and
 #             started again as scripts/provision.sh does; it disturbs every user of the engine
+#             (with --own-engine, the private dockerd's pid, started again with the same arguments)
+# --own-engine: the soak runs on a dockerd of its own (the same /usr/sbin/dockerd), so its
+# engine restarts disturb nobody: data root /var/lib/hal-soak-docker, socket, pid file and exec
+# root under /run/hal-soak-docker, a default bridge of its own (hsoak0, made by the script) and
+# no address pools (both so that it never deletes the host's docker0: see own_args below), no
+# iptables rules (two daemons would fight over the chains), its log in
+# /var/log/hal-soak-docker.log (SOAK_ENGINE_DIR, _DATA, _LOG, _BRIDGE, _BRIDGE_ADDR move them).
+# DOCKER_HOST points at it for docker, compose and hal; the fixture image is copied into it.
+# The daemon, its data root and its bridges are removed at the end.
 # Then it waits (--settle, 240 s at most) for the node to come back, checks, prints a summary
 # and exits 1 if a check failed:
 #   every module active and the node `running`; no module held; on_failure ran for db only;
 #   every line a container wrote is in `hal logs`; every state file parses; no container
-#   duplicated or left `created`; the watch alive (its RSS and CPU time).
+#   duplicated or left `created`; db active again within 30 s of its fix (SOAK_DB_BACK_MAX);
+#   the watch alive (its RSS and CPU time).
 # It removes what it made: containers, networks, volumes, the tmpfs, its registry and images.
 # Progress on stderr; the summary (markdown) on stdout. Needs root (mount), jq, curl,
 # docker-registry.
@@ -47,12 +58,15 @@ MINUTES=10
 SEED=""
 ENGINE_RESTARTS=0
 SETTLE=240
+OWN_ENGINE=0
+DB_BACK_MAX=${SOAK_DB_BACK_MAX:-30}
 while (($#)); do
     case $1 in
         --minutes) MINUTES=$2; shift 2 ;;
         --seed) SEED=$2; shift 2 ;;
         --engine-restarts) ENGINE_RESTARTS=$2; shift 2 ;;
         --settle) SETTLE=$2; shift 2 ;;
+        --own-engine) OWN_ENGINE=1; shift ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench/soak: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -66,26 +80,34 @@ done
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 bench_init soak hsk docker jq curl docker-registry awk
-if ((ENGINE_RESTARTS > 0)) && [[ $ENGINE != docker || ! -s /var/run/docker.pid ]]; then
-    say "--engine-restarts needs the machine's dockerd (ENGINE=docker, /var/run/docker.pid), as scripts/provision.sh starts it"
+if ((OWN_ENGINE)) && [[ $ENGINE != docker ]]; then
+    say "--own-engine starts a dockerd: not with ENGINE=$ENGINE"
     exit 2
 fi
-say "seed $SEED, $MINUTES minute(s) of faults, $ENGINE_RESTARTS engine restart(s); hal: $HAL_BIN"
+if ((ENGINE_RESTARTS > 0 && !OWN_ENGINE)) && [[ $ENGINE != docker || ! -s /var/run/docker.pid ]]; then
+    say "--engine-restarts needs the machine's dockerd (ENGINE=docker, /var/run/docker.pid), as scripts/provision.sh starts it, or --own-engine"
+    exit 2
+fi
+say "seed $SEED, $MINUTES minute(s) of faults, $ENGINE_RESTARTS engine restart(s)$( ((OWN_ENGINE)) && echo " of a private dockerd"); hal: $HAL_BIN"
 echo "seed $SEED" >&2
 REG_PORT=${SOAK_REGISTRY_PORT:-5055}
 REG=127.0.0.1:$REG_PORT
 FIXTURE=${FIXTURE:-hal-fixture:latest} # scripts/provision.sh: scratch + busybox-static
 LABELS=com.docker.compose.project,com.docker.compose.service,com.docker.compose.project.working_dir,com.docker.compose.container-number
 watcher="" reg_pid="" db_poll="" made_images=()
+own_started=0
 
 # shellcheck disable=SC2317 # called by the trap
 soak_cleanup() {
     set +e
     [[ -z $watcher ]] || { kill -KILL "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; }
     [[ -z $db_poll ]] || kill "$db_poll" 2>/dev/null
+    local p
+    for p in "${engine_polls[@]}"; do kill "$p" 2>/dev/null; done
     bench_cleanup_engine
     [[ -z $reg_pid ]] || { kill "$reg_pid" 2>/dev/null; wait "$reg_pid" 2>/dev/null; }
     mountpoint -q "$tmp/state" && umount "$tmp/state"
+    ((own_started == 0)) || own_engine_remove
     rm -rf "$tmp"
 }
 # bench_cleanup without its rm (the tmpfs is unmounted first), and the volumes and images.
@@ -104,6 +126,91 @@ bench_cleanup_engine() {
     return 0
 }
 trap soak_cleanup EXIT
+
+# --- the engine of its own (--own-engine) ----------------------------------------------------
+# Its socket and pid file side by side (hal reads the engine's start from the docker.pid beside
+# the socket), its exec root (and the containerd it supervises) beside them.
+# It must never delete the host's docker0, which breaks every `docker run` on the machine's
+# engine until that engine restarts. dockerd 20.10 deletes it (by that name, whatever its own
+# bridge is called: removeDefaultBridgeInterface) at every start with --bridge=none, and at every
+# restart when it has default address pools (flag or config) and no live-restore. So its default
+# bridge is one the script makes (hsoak0, 10.231.0.1/24), and it has no pools of its own: its
+# networks come from dockerd's built-in pools (172.17.0.0/16 …), which skip any subnet the host
+# routes already (the machine's engine uses 10.200 and 10.201, /etc/docker/daemon.json).
+OWN_DIR=${SOAK_ENGINE_DIR:-/run/hal-soak-docker} OWN_ROOT=${SOAK_ENGINE_DATA:-/var/lib/hal-soak-docker}
+OWN_LOG=${SOAK_ENGINE_LOG:-/var/log/hal-soak-docker.log} OWN_BRIDGE=${SOAK_ENGINE_BRIDGE:-hsoak0}
+OWN_BRIDGE_ADDR=${SOAK_ENGINE_BRIDGE_ADDR:-10.231.0.1/24}
+OWN_PIDFILE=$OWN_DIR/docker.pid
+own_args=(--config-file "$OWN_DIR/daemon.json" --data-root "$OWN_ROOT" --exec-root "$OWN_DIR/exec"
+    --pidfile "$OWN_PIDFILE" -H "unix://$OWN_DIR/docker.sock" --bridge="$OWN_BRIDGE" --iptables=false)
+own_engine_start() {
+    local i pid
+    echo "=== $(date -Is) bench/soak: starting dockerd ${own_args[*]}" >>"$OWN_LOG"
+    setsid nohup /usr/sbin/dockerd "${own_args[@]}" >>"$OWN_LOG" 2>&1 </dev/null 9>&- &
+    pid=$!
+    own_started=1
+    for i in $(seq 1 600); do
+        docker info >/dev/null 2>&1 && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    say "the private dockerd did not answer on $DOCKER_HOST within 60 s (see $OWN_LOG):"
+    tail -5 "$OWN_LOG" >&2
+    exit 1
+}
+own_engine_stop() { # SIGTERM to the pid in its pid file; waits up to 60 s
+    local pid i
+    pid=$(cat "$OWN_PIDFILE" 2>/dev/null || true)
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid"
+    for i in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    say "the private dockerd (pid $pid) did not stop in 60 s"
+    return 1
+}
+own_engine_dirs_remove() { # what a stopped daemon left mounted, then its dirs
+    local m
+    awk -v a="$OWN_ROOT" -v b="$OWN_DIR" 'index($2, a) == 1 || index($2, b) == 1 {print $2}' /proc/mounts |
+        sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    rm -rf "$OWN_ROOT" "$OWN_DIR"
+}
+# shellcheck disable=SC2317 # called by the trap
+own_engine_remove() {
+    local nets n pid
+    nets=$(docker network ls -q --no-trunc --filter driver=bridge 2>/dev/null || true)
+    if ! own_engine_stop; then
+        pid=$(cat "$OWN_PIDFILE" 2>/dev/null || true)
+        [[ -z $pid ]] || kill -KILL "$pid" 2>/dev/null
+        sleep 2
+    fi
+    # Its bridges (a stopped dockerd leaves them), then whatever it left mounted, then its dirs.
+    for n in $nets; do ip link delete "br-${n:0:12}" 2>/dev/null || true; done
+    ip link delete "$OWN_BRIDGE" 2>/dev/null || true
+    own_engine_dirs_remove
+    own_started=0
+    say "removed the private dockerd, its data root and its networks (its log: $OWN_LOG)"
+}
+if ((OWN_ENGINE)); then
+    if [[ -s $OWN_PIDFILE ]] && kill -0 "$(cat "$OWN_PIDFILE")" 2>/dev/null; then
+        say "a private dockerd already runs (pid $(cat "$OWN_PIDFILE"), $OWN_PIDFILE): another soak?"
+        exit 1
+    fi
+    machine_host=$DOCKER_HOST own_started=1
+    own_engine_dirs_remove
+    mkdir -p "$OWN_DIR" "$OWN_ROOT"
+    echo '{}' >"$OWN_DIR/daemon.json" # not /etc/docker/daemon.json: the machine's pools
+    if [[ ! -e /sys/class/net/$OWN_BRIDGE ]]; then
+        ip link add "$OWN_BRIDGE" type bridge
+        ip addr add "$OWN_BRIDGE_ADDR" dev "$OWN_BRIDGE"
+        ip link set "$OWN_BRIDGE" up
+    fi
+    export DOCKER_HOST=unix://$OWN_DIR/docker.sock
+    own_engine_start
+    bench_engine # ENGINE_SOCK and ENGINE_DESC of the private one
+    ENGINE_DESC="$ENGINE_DESC, a private dockerd (bench/soak.sh --own-engine)"
+    FIXTURE=${FIXTURE:-hal-fixture:latest}
+    DOCKER_HOST=$machine_host docker save "$FIXTURE" | docker load -q >/dev/null
+    say "a private dockerd on $DOCKER_HOST (pid $(cat "$OWN_PIDFILE"), log $OWN_LOG), $FIXTURE loaded"
+fi
 
 docker image inspect "$FIXTURE" >/dev/null 2>&1 || { say "no $FIXTURE (scripts/provision.sh)"; exit 1; }
 if curl -fs -o /dev/null --max-time 1 "http://$REG/v2/"; then
@@ -284,7 +391,10 @@ kinds=(kill kill kill stop stop provider operator operator)
 for ((t = 8 + RANDOM % 6; t < T - 5; t += 6 + RANDOM % 9)); do
     kind=${kinds[RANDOM % ${#kinds[@]}]}
     case $kind in
-        kill | stop) add "$t" "$kind" "$(tr ' ' / <<<"${targets[RANDOM % ${#targets[@]}]}")" ;;
+        kill | stop) # RANDOM drawn here, not in a $(…): bash reseeds it in a subshell
+            target=${targets[RANDOM % ${#targets[@]}]}
+            add "$t" "$kind" "${target// //}"
+            ;;
         provider) add "$t" provider gw/main ;;
         operator) add "$t" operator "${modules[RANDOM % ${#modules[@]}]#"$pfx"}" ;;
     esac
@@ -305,6 +415,11 @@ reg_image() { docker inspect -f '{{.Image}}' "$(container_of reg app)" 2>/dev/nu
 update_reg() { "$HAL_BIN" update --timeout 60s "${pfx}reg" >>"$tmp/update.out" 2>&1 && echo 0 || echo $?; }
 engine_restart() {
     local pid i
+    if ((OWN_ENGINE)); then
+        own_engine_stop || exit 1
+        own_engine_start
+        return 0
+    fi
     pid=$(cat /var/run/docker.pid)
     kill -TERM "$pid"
     for i in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -315,6 +430,31 @@ engine_restart() {
     for i in $(seq 1 600); do docker info >/dev/null 2>&1 && return 0; sleep 0.1; done
     say "dockerd did not answer within 60 s"
     exit 1
+}
+# engine_converged T_STOP: in the background, how long after the engine's stop (T_STOP) the
+# node is whole again: running, every module active and none held (while db is broken, db and
+# what requires it are left out). Appends "N UP SECS" to $tmp/engine_back (UP: when the engine
+# answered again); the poll's pid joins engine_polls.
+engine_restarts_done=0 engine_polls=()
+engine_converged() {
+    engine_restarts_done=$((engine_restarts_done + 1))
+    local n=$engine_restarts_done up=$(($(date +%s) - $1))
+    (
+        chain="^${pfx}(db|api|web|worker|init|edge)\$"
+        while (($(date +%s) - $1 < 300)); do
+            doc=$("$HAL_BIN" --json status 2>/dev/null || true)
+            skip=$([[ -e $tmp/flags/broken ]] && echo "$chain" || echo '^$')
+            if jq -e --arg skip "$skip" '(.node == "running" or $skip != "^$") and
+                ([.modules[] | select(.name | test($skip) | not)] | all(.state == "active" and .held == null))' \
+                <<<"$doc" >/dev/null 2>&1; then
+                echo "$n $up $(($(date +%s) - $1))" >>"$tmp/engine_back"
+                exit 0
+            fi
+            sleep 1
+        done
+        echo "$n $up never" >>"$tmp/engine_back"
+    ) >/dev/null 2>&1 &
+    engine_polls+=($!)
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 max() { if (($1 > $2)); then echo "$1"; else echo "$2"; fi; }
@@ -390,7 +530,12 @@ fault() { # KIND ARG
                 rm -f "$tmp/state/zz-soak-fill"
             fi
             ;;
-        engine) engine_restart ;;
+        engine)
+            local t_stop
+            t_stop=$(date +%s)
+            engine_restart
+            engine_converged "$t_stop"
+            ;;
     esac
     done_by_kind[$kind]=$((${done_by_kind[$kind]:-0} + 1))
     note "$kind $arg"
@@ -470,6 +615,21 @@ dups=$(awk '{print $1, $2, $3}' "$tmp/containers" | sort | uniq -d | sed "s/^$pf
 created=$(awk '$4 == "created" {print $1 "/" $2}' "$tmp/containers" | sed "s/^$pfx//" | tr '\n' ' ')
 check "$([[ -z $dups && -z $created ]] && echo 1)" "no container duplicated or left \`created\`" \
     "$(wc -l <"$tmp/containers") containers; duplicated: ${dups:-none}; created: ${created:-none}"
+
+# db, fixed, is back soon: the watch's next try of its hold, or Docker's next restart.
+if ((${done_by_kind[broken]:-0} == 2)); then
+    [[ -z $db_poll ]] || wait "$db_poll" 2>/dev/null || true
+    db_back=$(cat "$tmp/db_back" 2>/dev/null || true)
+    check "$([[ -n $db_back ]] && ((db_back <= DB_BACK_MAX)) && echo 1)" "db active again within $DB_BACK_MAX s of its fix" \
+        "$(if [[ -n $db_back ]]; then echo "$db_back s after its fix"; else echo "never (polled for 300 s after its fix)"; fi)"
+fi
+
+if ((engine_restarts_done > 0)); then
+    for p in "${engine_polls[@]}"; do wait "$p" 2>/dev/null || true; done
+    engine_said=$(sort -n "$tmp/engine_back" 2>/dev/null | awk '{printf "%s#%s: the engine answered %s s after its stop, the node whole %s%s", (NR > 1 ? "; " : ""), $1, $2, $3, ($3 == "never" ? " (polled 300 s)" : " s after")}')
+    check "$( (($(grep -c . "$tmp/engine_back" 2>/dev/null || echo 0) == engine_restarts_done)) && ! grep -q never "$tmp/engine_back" && echo 1)" \
+        "the node whole again after each engine restart" "${engine_said:-no figure}"
+fi
 
 [[ -z $registry_ok ]] || check "$registry_ok" "an update during a registry outage: reg kept running, updated once the registry is back" "$registry_said"
 
