@@ -62,9 +62,12 @@ fn an_image_that_exits_is_rolled_back() {
     // The failed container's last words are kept, as for a failed start.
     let st = hal(&rig).args(["status", &m]).code(0);
     assert!(st.stdout.contains("bad image"), "{st}");
-    // reset-failed forgets the rollback.
+    // reset-failed forgets the rollback, and keeps the digest's quarantine
+    // (docs/decisions.md): the status still says it will not apply it again.
     hal(&rig).args(["reset-failed", &m]).code(0);
-    assert!(!rig.status(&m).reason().contains("rolled back"));
+    let why = rig.status(&m).reason().to_string();
+    assert!(!why.contains("rolled back app at "), "{why}");
+    assert!(why.contains("quarantined: app "), "{why}");
 }
 
 #[test]

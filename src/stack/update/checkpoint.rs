@@ -81,16 +81,9 @@ pub(crate) async fn sources(
         name: stack.name,
         dir: stack.dir,
     };
-    let text = compose
-        .run(
-            &project,
-            env.stacks.endpoint()?,
-            &["config", "--format", "json"],
-        )
-        .await
-        .context("compose config")?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("compose config printed something that is not JSON: {e}"))?;
+    let doc = compose
+        .resolved_doc(&project, env.stacks.endpoint()?)
+        .await?;
     let engine = env.stacks.engine().await?;
     let seen = ResolvedMounts {
         mounts: mounts_of(&doc),
@@ -310,6 +303,18 @@ fn mounts_of(doc: &serde_json::Value) -> Vec<Mount> {
     for (service, s) in services {
         let volumes = s.get("volumes").and_then(|v| v.as_array());
         for v in volumes.into_iter().flatten() {
+            if let Some(short) = v.as_str() {
+                // compose v1: `SOURCE:TARGET[:MODE]`; a lone target is anonymous.
+                let Some((source, _)) = short.split_once(':') else {
+                    continue;
+                };
+                out.push(Mount {
+                    service: service.clone(),
+                    volume: !(source.starts_with('/') || source.starts_with('.')),
+                    source: source.to_string(),
+                });
+                continue;
+            }
             let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or("");
             let Some(source) = v.get("source").and_then(|t| t.as_str()) else {
                 continue;
@@ -370,6 +375,13 @@ mod tests {
             ]}}
         });
         let m = mounts_of(&doc);
+        assert_eq!(m.len(), 2);
+        assert!(m[0].volume && m[0].source == "data");
+        assert!(!m[1].volume && m[1].source == "/srv/db/files");
+        let v1 = serde_json::json!({
+            "services": {"db": {"volumes": ["data:/data:rw", "/srv/db/files:/files:rw", "/anon"]}}
+        });
+        let m = mounts_of(&v1);
         assert_eq!(m.len(), 2);
         assert!(m[0].volume && m[0].source == "data");
         assert!(!m[1].volume && m[1].source == "/srv/db/files");
