@@ -53,6 +53,36 @@ impl Compose {
         resolved(&out)
     }
 
+    /// The project as compose resolves it, one document for both flavours:
+    /// v2's `config --format json`, v1's `config` (YAML) read into the same
+    /// value (v1 writes volumes in the short form: `SOURCE:TARGET[:MODE]`).
+    pub(crate) async fn resolved_doc(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+    ) -> anyhow::Result<serde_json::Value> {
+        match self.flavor {
+            Flavor::V2 => {
+                let out = self
+                    .run(project, endpoint, &["config", "--format", "json"])
+                    .await
+                    .context("compose config")?;
+                serde_json::from_str(&out).map_err(|e| {
+                    anyhow::anyhow!("compose config printed something that is not JSON: {e}")
+                })
+            }
+            Flavor::V1 => {
+                let out = self
+                    .run(project, endpoint, &["config"])
+                    .await
+                    .context("compose config")?;
+                yaml_serde::from_str(&out).map_err(|e| {
+                    anyhow::anyhow!("compose config printed something that is not YAML: {e}")
+                })
+            }
+        }
+    }
+
     /// The services and their images (as [`Compose::images`]) and, with
     /// compose v2, each service as resolved, from one `config` run.
     pub(crate) async fn model(
