@@ -110,7 +110,7 @@ downtime() {
 fill() { # VOLUME: DATA_MIB MiB of non-zero bytes
     local mp
     mp=$(docker volume inspect -f '{{.Mountpoint}}' "$1")
-    yes 0123456789abcdef | head -c "$((DATA_MIB << 20))" >"$mp/blob"
+    { yes 0123456789abcdef || true; } | head -c "$((DATA_MIB << 20))" >"$mp/blob"
     sync
 }
 round() { # PORT COMMAND...: "downtime took"
@@ -151,7 +151,7 @@ sync
 read -r d_c t_c < <(round "$twin_port" compose_update)
 say "compose pull && up -d: down $d_c ms, command $t_c ms"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-fs=$(df -T --output=fstype "$HAL_STATE_DIR" | tail -1 | tr -d ' ')
+fs=$(df --output=fstype "$HAL_STATE_DIR" | tail -1 | tr -d ' ')
 cat <<EOF
 ## Issue 48: downtime of a good update with a 1 GiB checkpoint, \`--no-checkpoint\`, and \`docker compose pull && up -d\`
 
