@@ -7,22 +7,25 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::state::Store;
-use crate::util::atomic::Sync;
 
 /// The most of a cache file that is read: a larger one is not hal's.
 const MAX_CACHE: u64 = 64 << 20;
 
 impl Store {
     /// What the cache `name` holds; `None` when it is missing, a symlink,
-    /// another user's, unreadable or not a `T` (a cache that does not read is
-    /// ignored whole, never half-trusted).
+    /// neither ours nor root's, writable by its group or others, unreadable
+    /// or not a `T` (a cache that does not read is ignored whole, never
+    /// half-trusted). Root's cache in the node's shared directory is read by
+    /// every member of the engine's group: only root could have written it.
     pub(crate) fn read_cache<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(self.dir().join(name))
             .ok()?;
-        if file.metadata().ok()?.uid() != crate::util::sys::euid() {
+        let meta = file.metadata().ok()?;
+        let owner = meta.uid();
+        if owner != crate::util::sys::euid() && owner != 0 || meta.mode() & 0o022 != 0 {
             return None;
         }
         let mut text = Vec::new();
@@ -30,21 +33,23 @@ impl Store {
         serde_json::from_slice(&text).ok()
     }
 
-    /// Replaces the cache `name` with `value`, unsynced ([`Sync::Cache`]: a
-    /// crash loses the newest copy, nothing more), and only into an existing
-    /// state directory that is not a symlink and that neither its group nor
-    /// others can write (a cache is never where a planted file could be
-    /// taken for hal's). Nothing is created for it.
+    /// Replaces the cache `name` with `value`, unsynced ([`crate::util::atomic::Sync::Cache`]: a
+    /// crash loses the newest copy, nothing more), writable by us alone, and
+    /// only into an existing state directory that is not a symlink and that
+    /// is private or ours (the node's group-shared one, kept by root: a
+    /// member of the group may replace the file, and a file of theirs is
+    /// never read as the cache). Nothing is created for it.
     pub(crate) fn keep_cache<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<()> {
         let meta = std::fs::symlink_metadata(self.dir())?;
-        if !meta.is_dir() || meta.permissions().mode() & 0o022 != 0 {
+        let private = meta.permissions().mode() & 0o022 == 0;
+        if !meta.is_dir() || !private && meta.uid() != crate::util::sys::euid() {
             anyhow::bail!(
-                "state directory {}: not a private directory; cache {name} not kept",
+                "state directory {}: neither private nor ours; cache {name} not kept",
                 self.dir().display()
             );
         }
         let text = serde_json::to_vec(value)?;
-        self.replace_as(name, &text, Sync::Cache)
+        self.replace_cache(name, &text)
     }
 }
 
@@ -99,12 +104,24 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_others_can_write_keeps_no_cache() {
+    fn a_shared_directory_of_ours_keeps_a_cache_only_we_can_write() {
         let s = store("open");
         private(&s);
         std::fs::set_permissions(s.dir(), std::fs::Permissions::from_mode(0o2775)).unwrap();
-        assert!(s.keep_cache("c.json", &[1]).is_err());
-        assert!(!s.dir().join("c.json").exists());
+        s.keep_cache("c.json", &[1]).unwrap();
+        let mode = std::fs::metadata(s.dir().join("c.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o022, 0, "{mode:o}");
+        assert_eq!(s.read_cache::<Vec<i32>>("c.json"), Some(vec![1]));
+        // A cache its group could have written is not read.
+        std::fs::set_permissions(
+            s.dir().join("c.json"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        assert_eq!(s.read_cache::<Vec<i32>>("c.json"), None);
         std::fs::remove_dir_all(s.dir()).unwrap();
     }
 }

@@ -320,14 +320,25 @@ impl Store {
     /// (`util::atomic`, which a symlink cannot redirect); a cache through
     /// [`Store::keep_cache`], the same way but unsynced.
     pub(crate) fn replace(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
-        self.replace_as(name, text, atomic::Sync::Durable)
+        self.replace_as(name, text, self.file_mode(), atomic::Sync::Durable)
     }
 
-    /// [`Store::replace`], waiting for the disk as `sync` says.
-    fn replace_as(&self, name: &str, text: &[u8], sync: atomic::Sync) -> anyhow::Result<()> {
+    /// [`Store::replace`] for a cache: unsynced, and writable by its owner alone
+    /// (a cache read by the group must be one only its owner could write).
+    fn replace_cache(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
+        self.replace_as(name, text, self.file_mode() & !0o022, atomic::Sync::Cache)
+    }
+
+    /// [`Store::replace`] in `mode`, waiting for the disk as `sync` says.
+    fn replace_as(
+        &self,
+        name: &str,
+        text: &[u8],
+        mode: u32,
+        sync: atomic::Sync,
+    ) -> anyhow::Result<()> {
         let target = self.dir.join(name);
-        let mode = atomic::Mode::Exact(self.file_mode());
-        atomic::replace(&target, text, mode, sync)
+        atomic::replace(&target, text, atomic::Mode::Exact(mode), sync)
             .with_context(|| format!("replace {}", target.display()))
     }
 

@@ -434,3 +434,22 @@ fn a_corrupt_or_foreign_cache_is_ignored_and_rebuilt() {
     assert_eq!(edges(&rig, &b), to(&p2, "compose.yaml"));
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_group_shared_state_directory_of_ours_keeps_the_cache_writable_by_us_alone() {
+    let Some(rig) = rig::engine() else { return };
+    // As the node's /var/lib/hal: setgid, group-writable, ours.
+    std::fs::create_dir_all(&rig.state).unwrap();
+    std::fs::set_permissions(&rig.state, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    let m = rig.stack("g", plain());
+    settled(&rig, &[&m]);
+    let meta = std::fs::metadata(rig.state.join(CACHE)).unwrap();
+    assert_eq!(meta.mode() & 0o022, 0, "{:o}", meta.mode());
+    if !has_strace() {
+        panic!("strace is missing: run scripts/provision.sh");
+    }
+    let (under, _, _) = traced(&rig, &rig.root, &["status"]);
+    let root = rig.root.to_string_lossy().into_owned();
+    let files: Vec<&String> = under.iter().filter(|p| **p != root).collect();
+    assert!(files.is_empty(), "status opened: {files:?}");
+}
