@@ -101,14 +101,17 @@ sleep 15 # containers that have been up a while
 quiet=$(bench_quiet "${QUIET_SECS:-120}")
 
 # --- files per call ----------------------------------------------------------
-opened() { # LABEL CMD...: successful openat calls of one run: all, state dir, services root
+opened() { # LABEL CMD...: one run's successful openat calls (all, state dir, services root, compose files and .env), and its stat calls (all, failing)
     local label=$1
     shift
-    strace -f -qq -e trace=openat -o "$tmp/strace" "$@" >/dev/null 2>&1 || true
-    local ok
-    ok=$(grep -v ' = -1 ' "$tmp/strace")
-    printf '%s\t%s\t%s\t%s\n' "$label" "$(grep -c . <<<"$ok")" \
-        "$(grep -c "\"$tmp/state/" <<<"$ok" || true)" "$(grep -c "\"$tmp/services" <<<"$ok" || true)"
+    strace -f -qq -e trace=openat,statx,newfstatat,stat,lstat -o "$tmp/strace" "$@" >/dev/null 2>&1 || true
+    local ok stats
+    ok=$(grep 'openat(' "$tmp/strace" | grep -v ' = -1 ' || true)
+    stats=$(grep -v 'openat(' "$tmp/strace" | grep -E 'stat' || true)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$(grep -c . <<<"$ok")" \
+        "$(grep -c "\"$tmp/state/" <<<"$ok" || true)" "$(grep -c "\"$tmp/services" <<<"$ok" || true)" \
+        "$(grep -cE "\"$tmp/services/[^\"]*/(compose|docker-compose)[^\"/]*\.ya?ml\"|\"$tmp/services/[^\"]*/\.env\"" <<<"$ok" || true)" \
+        "$(grep -c . <<<"$stats")" "$(grep -c ' = -1 ' <<<"$stats" || true)"
 }
 : >"$tmp/files.tsv"
 strace_row() { opened "$@" >>"$tmp/files.tsv"; }
@@ -170,7 +173,7 @@ pratio() { # A B: the median over pairs of A's time / B's
 ms() { awk -v s="$1" 'BEGIN { printf "%.1f ms", s * 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 ok_le() { awk -v a="$1" -v f="$2" 'BEGIN { print (a <= f) ? 1 : 0 }'; }
-files() { awk -F'\t' -v k="$1" '$1 == k { printf "%s (state %s, services %s)", $2, $3, $4 }' "$tmp/files.tsv"; }
+files() { awk -F'\t' -v k="$1" '$1 == k { printf "%s (state %s, services %s, compose files %s) | %s (%s failing)", $2, $3, $4, $5, $6, $7 }' "$tmp/files.tsv"; }
 curl_med=$(med "curl list call")
 hal_med=$(med "hal status")
 json_med=$(med "hal --json status")
@@ -190,7 +193,7 @@ fi
 unchanged=$([[ $ledger_before == "$ledger_after" ]] && echo "none" || echo "some (✗)")
 
 cat <<EOF
-## Issue 40: status on a lived-in node of $STACKS stacks × 2 services ($ENGINE_DESC)
+## Issue 51: status on a lived-in node of $STACKS stacks × 2 services ($ENGINE_DESC)
 
 $($private && echo "On a private engine (\`bench/engine.sh\`), so that its containers slow no one else's list calls.")
 The node: $containers containers ($exited exited: one-shot jobs of $jobs stacks that exited 0), ${#stopped[@]} modules
@@ -198,12 +201,12 @@ stopped with \`hal stop\`, $gens generations in the ledgers ($LEDGER_GENS earlie
 the runs: \`$uptime_before\`; after: \`$uptime_after\` (the CPUs were 90 % idle over 5 s after $quiet s of waiting, before the
 first run). $PAIRS pairs, each command once per pair, rotated; hal: \`$(basename "$HAL_BIN")\`, release build of $(date -u -r "$HAL_BIN" '+%H:%M UTC').
 
-| command | median | range | median ratio to curl, per pair | CPU (user + sys), median | files opened per call |
-|---|---|---|---|---|---|
+| command | median | range | median ratio to curl, per pair | CPU (user + sys), median | files opened per call | stat calls per call |
+|---|---|---|---|---|---|---|
 | \`hal status\` | $(ms "$hal_med") | $(range "hal status") | ${p_hal}× | $(ms "$(med "hal status" 4)") | $(files "hal status") |
 | \`hal --json status\` | $(ms "$json_med") | $(range "hal --json status") | ${p_json}× | $(ms "$(med "hal --json status" 4)") | $(files "hal --json status") |
-${before_rows}| one raw \`GET /containers/json?all=1\` (curl) | $(ms "$curl_med") | $(range "curl list call") | 1 | $(ms "$(med "curl list call" 4)") | |
-| the same and an inspect of each of the $exited exited containers (one curl, one connection) | $(ms "$(med "curl list + inspects")") | $(range "curl list + inspects") | $(pratio "curl list + inspects" "curl list call")× | $(ms "$(med "curl list + inspects" 4)") | |
+${before_rows}| one raw \`GET /containers/json?all=1\` (curl) | $(ms "$curl_med") | $(range "curl list call") | 1 | $(ms "$(med "curl list call" 4)") | | |
+| the same and an inspect of each of the $exited exited containers (one curl, one connection) | $(ms "$(med "curl list + inspects")") | $(range "curl list + inspects") | $(pratio "curl list + inspects" "curl list call")× | $(ms "$(med "curl list + inspects" 4)") | | |
 
 Peak RSS (max of $RSS_RUNS runs): \`hal status\` $(mib "$rss_hal"), \`hal --json status\` $(mib "$rss_json"), curl $(mib "$rss_curl").
 Ledger files (and their index) that three more \`hal status\` calls rewrote: $unchanged.
