@@ -11,6 +11,7 @@ mod graph;
 mod node;
 mod node_state;
 mod pulled;
+mod rehearsal;
 mod report;
 mod runner;
 mod settle;
@@ -37,12 +38,15 @@ pub(crate) use runner::{check_reachable, check_services, run};
 // it: rescue reads their state before it acts.
 pub(crate) use follow::dependents_to_restart;
 
+// The one plan (`hal plan`; a verb's `--dry-run` reads it through `Verb::rehearsal`).
+pub(crate) use rehearsal::{Rehearsal, plan_all};
+
 // A verb's result per module.
 pub(crate) use report::{Report, without_step};
 
 // Many modules' status, and the node's state from them.
 pub(crate) use node_state::node_summary;
-pub(crate) use status::{collect_status, collect_status_of, states_now};
+pub(crate) use status::{collect_status, collect_status_of};
 
 // `hal adopt`'s one step under a module's lock.
 pub(crate) use adopt::adopt_stack;

@@ -50,7 +50,7 @@ pub struct StartArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Say what would be done (start, recreate, restart or none) and do nothing.
+    /// Say what would be done (start, recreate, restart or none) and, per service, the plan `hal plan` says (a restart recreates every container), and do nothing.
     #[arg(long)]
     pub dry_run: bool,
 

@@ -305,7 +305,7 @@ pub enum ModuleCommand {
     /// --json lists every service with its reasons. A module that cannot be read fails as
     /// start fails. Exit: 0 when nothing would change, 3 when something would.
     #[command(
-        after_help = "Examples:\n  hal plan web\n  hal plan --all -v\n  hal plan --json web | jq '.modules[].services[] | select(.action != \"keep\")'\n  hal -q plan web || hal start web"
+        after_help = "Examples:\n  hal plan web\n     MODULE  SERVICE  ACTION    WHY\n     web     app      recreate  config: compose.yaml: environment.GREETING: hello -> bye\n             worker   recreate  depends_on: app is recreated\n  hal module start --dry-run web\n  hal plan --all -v\n  hal plan --json web | jq '.modules[].services[] | select(.action != \"keep\")'\n  hal -q plan web || hal start web"
     )]
     Plan(PlanArgs),
 }

@@ -33,7 +33,7 @@ pub struct UpdateArgs {
     #[command(flatten)]
     pub targets: UpdateTargets,
 
-    /// Ask each image's registry for its digest now, pull nothing, and list what would change (exit 3 when some update is available, 0 when none; a registry it cannot ask is "cannot check", exit 1, never "up to date").
+    /// Ask each image's registry for its digest now, pull nothing, and list what would change, with the plan of the start after the pull (`hal plan` under pull always) (exit 3 when some update is available, 0 when none; a registry it cannot ask is "cannot check", exit 1, never "up to date").
     #[arg(long, visible_alias = "dry-run")]
     pub check: bool,
 

@@ -64,8 +64,7 @@ async fn run(ctx: &Ctx, t: &Targets, verb: Verb, dry_run: bool) -> anyhow::Resul
     let reports: Vec<&run::Report> = ran.reports.iter().chain(&ran.followers).collect();
     let views = reports.iter().map(|r| r.view(&verb)).collect();
     crate::output::reports::end(&ctx.ui, &verb.view(), views, ran.took, &ran.because);
-    if dry_run {
-        return Ok(Exit::Ok);
-    }
+    // A dry run's reports are all `ok` (exit 0) but for a module that could
+    // not be planned, which fails as its start would.
     Ok(reports.iter().fold(Exit::Ok, |acc, r| acc.worst(r.exit())))
 }

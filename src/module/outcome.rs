@@ -84,9 +84,10 @@ impl StopPlan {
 pub(crate) enum Would {
     /// Nothing: a start of an active module, a stop of a stopped one.
     None,
-    /// Start what is not running.
+    /// Start what is not running (a module not active, or a container its plan makes or starts).
     Start,
-    /// Create its containers again: a running stack whose files changed since hal last started it.
+    /// Create some of its containers again: its plan replaces or removes one (a changed
+    /// configuration or image, an orphan).
     Recreate,
     /// Stop it.
     Stop,

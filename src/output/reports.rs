@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::module::KindTag;
 use crate::module::outcome::{ImageChange, Outcome, UpdateFacts, Would};
 use crate::module::reason::Reasons;
+use crate::module::service_action::{ModulePlan, ServicePlan, Why};
 use crate::module::status::State;
 use crate::module::warning::Warning;
 use crate::output::render::{state_cell, state_colors};
@@ -39,6 +40,8 @@ pub(crate) struct ReportView<'a> {
     pub changed: bool,
     /// Under `--dry-run`: what the verb would do.
     pub would: Option<Would>,
+    /// Under `--dry-run` (and `update --check`): the plan, service by service.
+    pub plan: Option<&'a ModulePlan>,
     /// Only for `update`: what it found and did besides its outcome.
     pub update: Option<&'a UpdateFacts>,
     /// Its row in the verb's document.
@@ -70,6 +73,10 @@ pub(crate) struct ReportJson {
     /// Only under `--dry-run`: `start`, `recreate`, `restart`, `stop` or `none`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would: Option<Would>,
+    /// Only under `--dry-run` (and `update --check`): `hal plan`'s entry for
+    /// the module, its `services`, `waits` and `fails`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanJson>,
     /// Only for a module a start pulled in: the modules of the call that require it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pulled_in_by: Option<Vec<String>>,
@@ -79,6 +86,25 @@ pub(crate) struct ReportJson {
     /// Only for `update`: what it found per service.
     #[serde(flatten)]
     pub update: Option<UpdateJson>,
+}
+
+/// A dry run's plan of one module (`plan` in its entry): `hal plan --json`'s
+/// entry for it without the name and kind the entry already has.
+#[derive(Serialize)]
+pub(crate) struct PlanJson {
+    pub services: Vec<ServicePlan>,
+    pub waits: Vec<Why>,
+    pub fails: Vec<Why>,
+}
+
+impl PlanJson {
+    pub(crate) fn of(p: &ModulePlan) -> PlanJson {
+        PlanJson {
+            services: p.services.clone(),
+            waits: p.waits.clone(),
+            fails: p.fails.clone(),
+        }
+    }
 }
 
 /// What `update --json` adds to every verb's fields.
@@ -279,6 +305,8 @@ pub(crate) fn end(
 ) {
     let summary = summary(verb, &reports, took);
     let n = reports.len();
+    // A dry run's plan, for people: the table `hal plan` prints.
+    let plans: Vec<ModulePlan> = reports.iter().filter_map(|r| r.plan.cloned()).collect();
     let docs: Vec<ReportJson> = reports
         .into_iter()
         .map(|r| {
@@ -296,6 +324,9 @@ pub(crate) fn end(
     if !ui.for_people() {
         ui.show(&Modules::new(&docs));
         return;
+    }
+    if !plans.is_empty() {
+        ui.show(&crate::output::plan_table::PlanView::new(&plans, false));
     }
     if n <= 1 {
         return;

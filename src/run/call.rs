@@ -9,6 +9,7 @@ use crate::module::target::Target;
 use crate::run::follow::{after_update, restart_dependents};
 use crate::run::node::Node;
 use crate::run::pulled::{self, Expanded};
+use crate::run::rehearsal::{Rehearsal, plan_each};
 use crate::run::report::Report;
 use crate::run::runner::{check_reachable, check_services, run_targets};
 use crate::run::verb::{Followers, Verb};
@@ -113,8 +114,13 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
     let began = Instant::now();
     let finished = |r: &Report| (caller.finished)(r, verb);
     let mut reports = Vec::with_capacity(targets.len());
+    // `update --check` (and its `--dry-run`) says the plan of the start after its pull too.
+    let planned = verb.updates().then(|| targets.clone());
     for round in rounds(node, verb, targets) {
         reports.extend(run_targets(node, caller.progress, round, verb, jobs, &finished).await);
+    }
+    if let (Some(how), Some(targets)) = (verb.rehearsal(), planned) {
+        beside(node, &targets, &how, &mut reports).await;
     }
     let followers = match verb.restarts_dependents() {
         Some(Followers::Beside(opts)) => {
@@ -134,6 +140,22 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
         took: began.elapsed(),
         ..Ran::nothing(because)
     })
+}
+
+/// Each report's plan beside what the verb found (`update --check`): a
+/// module that cannot be planned has none, its report says what the check
+/// found.
+async fn beside(node: &Node, targets: &[Target], how: &Rehearsal, reports: &mut [Report]) {
+    let plans = plan_each(node, targets, how).await;
+    for (t, plan) in targets.iter().zip(plans) {
+        let Ok(plan) = plan else { continue };
+        if let Some(r) = reports
+            .iter_mut()
+            .find(|r| r.module.name == t.module.name && r.service == t.service)
+        {
+            r.plan = Some(plan);
+        }
+    }
 }
 
 /// Refuses, before anything is touched, what `verb` cannot go on with: an

@@ -6,8 +6,9 @@ use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::outcome::{Outcome, UpdateFacts, Would};
 use crate::module::reason::{Reason, Reasons};
+use crate::module::service_action::ModulePlan;
 use crate::module::status::State;
-use crate::output::reports::{ReportJson, ReportView, UpdateJson};
+use crate::output::reports::{PlanJson, ReportJson, ReportView, UpdateJson};
 
 use super::verb::{Step, Verb};
 
@@ -23,6 +24,9 @@ pub(crate) struct Report {
     pub changed: bool,
     /// Under `--dry-run`: what the verb would do (nothing was done).
     pub would: Option<Would>,
+    /// Under `--dry-run` (and `update --check`): each service's action and
+    /// why, the plan `hal plan` says.
+    pub plan: Option<ModulePlan>,
     /// Only for `update`: what it found and did besides its outcome.
     pub update: Option<UpdateFacts>,
 }
@@ -37,6 +41,7 @@ impl Report {
             took: Duration::ZERO,
             changed: false,
             would: None,
+            plan: None,
             update: None,
         }
     }
@@ -58,6 +63,7 @@ impl Report {
             took: Duration::ZERO,
             changed: false,
             would: None,
+            plan: None,
             update: Some(UpdateFacts {
                 skipped: true,
                 ..UpdateFacts::default()
@@ -134,6 +140,7 @@ impl Report {
             warnings,
             changed: self.changed && self.result.is_ok(),
             would: self.would,
+            plan: self.plan.as_ref().map(PlanJson::of),
             pulled_in_by: None,
             stopped_first_for: None,
             update: self.update.as_ref().map(UpdateJson::of),
@@ -149,6 +156,7 @@ impl Report {
             took: self.took,
             changed: self.changed,
             would: self.would,
+            plan: self.plan.as_ref(),
             update: self.update.as_ref(),
             doc: self.to_json(verb),
         }
@@ -203,6 +211,7 @@ mod tests {
             took: Duration::ZERO,
             changed: false,
             would: None,
+            plan: None,
             update: None,
         };
         let opts = crate::module::outcome::StartOpts {

@@ -141,6 +141,7 @@ impl Did {
             result,
             took,
             would: None,
+            plan: None,
             update: verb.updates().then_some(UpdateFacts {
                 rolled_back,
                 failed,

@@ -6,6 +6,7 @@ use crate::module::Module;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartOpts;
 use crate::output::reports::VerbView;
+use crate::run::rehearsal::Rehearsal;
 use crate::stack;
 
 /// How an update run goes: the command line's, or the supervisor's schedule.
@@ -216,6 +217,34 @@ impl Verb {
             Verb::Update { .. }
             | Verb::Start { .. }
             | Verb::Stop { .. }
+            | Verb::AutoRestart { .. }
+            | Verb::Repair { .. } => None,
+        }
+    }
+
+    /// How this verb's dry run reads the plan, or `None` when it says only
+    /// `would` (a stop, and the verbs with no dry run of their own). A start
+    /// plans as itself; a restart makes every container anew; an update
+    /// (`--check`, `--dry-run`) plans the start after its pull: pull
+    /// `always`, the registry's digest asked as `update --check` asks it.
+    /// Exhaustive on purpose: a new verb must say.
+    pub(crate) fn rehearsal(&self) -> Option<Rehearsal> {
+        match self {
+            Verb::Start { opts, .. } => Some(Rehearsal {
+                opts: opts.clone(),
+                anew: false,
+            }),
+            Verb::Restart { opts, .. } => Some(Rehearsal {
+                opts: opts.clone(),
+                anew: true,
+            }),
+            Verb::Update { opts } if opts.check && !opts.by_supervisor => Some(Rehearsal {
+                opts: opts.start(),
+                anew: false,
+            }),
+            Verb::Update { .. }
+            | Verb::Stop { .. }
+            | Verb::Rescue { .. }
             | Verb::AutoRestart { .. }
             | Verb::Repair { .. } => None,
         }

@@ -1,38 +1,29 @@
-//! Whether a verb changed a module, and what a start or stop would do without doing it (`--dry-run`).
+//! `--dry-run`: what a verb would do to each target, said from the plan (`rehearsal.rs`) for a start or restart, from the state alone for a stop; nothing is touched.
 
 use std::time::Instant;
 
 use crate::module::outcome::{Outcome, Would};
 use crate::module::reason::Reasons;
+use crate::module::service_action::{ModulePlan, ServiceAction};
 use crate::module::status::State;
 use crate::module::target::Target;
 use crate::run::node::Node;
+use crate::run::rehearsal::plan_each;
 use crate::run::report::Report;
 use crate::run::verb::Verb;
 
-/// What a start of `t`, found in `state`, would do.
-async fn start_would(node: &Node, t: &Target, state: Option<State>) -> Would {
-    if state != Some(State::Active) {
+/// What a start of a module found in `state` would do, by its plan: a
+/// container replaced or removed is a recreate; else one made or started
+/// (or a module not active) is a start.
+fn start_would(state: State, plan: &ModulePlan) -> Would {
+    let acts = |a: ServiceAction| plan.services.iter().any(|s| s.action == a);
+    if acts(ServiceAction::Recreate) || acts(ServiceAction::Remove) {
+        return Would::Recreate;
+    }
+    if state != State::Active || acts(ServiceAction::Start) || acts(ServiceAction::Create) {
         return Would::Start;
     }
-    let Some(dir) = t.module.stack_dir() else {
-        return Would::None;
-    };
-    // Files changed since hal last started the stack: compose recreates what they change.
-    let now = crate::stack::digest_of_module(dir)
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .and_then(|d| d.key);
-    let (file, _) = node.store.read();
-    let was = file
-        .modules
-        .get(&t.module.name)
-        .and_then(|r| r.digest.clone());
-    match (now, was) {
-        (Some(now), Some(was)) if now != was => Would::Recreate,
-        _ => Would::None,
-    }
+    Would::None
 }
 
 /// What a stop of `t`, found in `state`, would do.
@@ -45,39 +36,48 @@ fn stop_would(state: Option<State>) -> Would {
 }
 
 /// `--dry-run`: a report per target saying what `verb` would do, its state
-/// now as the outcome; nothing is touched and nothing is counted.
+/// now as the outcome and, for a verb that plans ([`Verb::rehearsal`]),
+/// each service's action and why; nothing is touched and nothing is
+/// counted. A module that cannot be planned is its error, as its start's.
 pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<Report> {
     let mut out = Vec::with_capacity(targets.len());
     // Their states read at once: one list call for all their stacks.
-    // Each report's time counts that read.
+    // Each report's time counts that read and the plans.
     let began = Instant::now();
     let states = crate::run::status::states_now(node, &targets).await;
-    let read = began.elapsed();
+    let plans = match verb.rehearsal() {
+        Some(how) => plan_each(node, &targets, &how)
+            .await
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut plans = plans.into_iter();
+    let took = began.elapsed();
     for (t, state) in targets.into_iter().zip(states) {
-        let began = Instant::now();
-        let would = match verb {
-            Verb::Stop { .. } => stop_would(Some(state)),
-            Verb::Start { .. } => start_would(node, &t, Some(state)).await,
-            // Each of these restarts (or recreates) whatever it finds; a new
-            // verb must say here what its dry run answers.
-            Verb::Restart { .. }
-            | Verb::Rescue { .. }
-            | Verb::AutoRestart { .. }
-            | Verb::Repair { .. } => Would::Restart,
-            // `update` has no dry run (`--check` asks the registries): at most it recreates.
-            Verb::Update { .. } => Would::Recreate,
+        let planned = plans.next().flatten();
+        let (would, plan, result) = match (verb, planned) {
+            (_, Some(Err(e))) => (None, None, Err(e)),
+            (Verb::Restart { .. }, Some(Ok(p))) => (Some(Would::Restart), Some(p), Ok(())),
+            (_, Some(Ok(p))) => (Some(start_would(state, &p)), Some(p), Ok(())),
+            (Verb::Stop { .. }, None) => (Some(stop_would(Some(state))), None, Ok(())),
+            // A verb with no plan of its own restarts (or recreates)
+            // whatever it finds: a new verb must say in `Verb::rehearsal`.
+            (_, None) => (Some(Would::Restart), None, Ok(())),
         };
         out.push(Report {
             module: t.module,
             service: t.service,
-            result: Ok(Outcome {
+            result: result.map(|()| Outcome {
                 state,
                 reason: Reasons::none(),
                 warnings: Vec::new(),
             }),
-            took: read + began.elapsed(),
+            took,
             changed: false,
-            would: Some(would),
+            would,
+            plan,
             update: None,
         });
     }
@@ -93,5 +93,32 @@ mod tests {
         assert_eq!(stop_would(Some(State::Inactive)), Would::None);
         assert_eq!(stop_would(Some(State::Failed)), Would::Stop);
         assert_eq!(stop_would(None), Would::Stop);
+    }
+
+    #[test]
+    fn an_active_module_would_be_recreated_only_when_its_plan_says_so() {
+        let plan = |action| ModulePlan {
+            name: "web".to_string(),
+            kind: "stack",
+            services: vec![crate::module::service_action::ServicePlan {
+                service: "app".to_string(),
+                action,
+                reasons: Vec::new(),
+            }],
+            waits: Vec::new(),
+            fails: Vec::new(),
+        };
+        assert_eq!(
+            start_would(State::Active, &plan(ServiceAction::Keep)),
+            Would::None
+        );
+        assert_eq!(
+            start_would(State::Active, &plan(ServiceAction::Recreate)),
+            Would::Recreate
+        );
+        assert_eq!(
+            start_would(State::Inactive, &plan(ServiceAction::Keep)),
+            Would::Start
+        );
     }
 }

@@ -241,6 +241,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             took: Duration::ZERO,
             changed: false,
             would: None,
+            plan: None,
             update: None,
         });
     WorkDone::Restart {

@@ -341,9 +341,11 @@ fn the_collection_diffs_reports_failures_and_reads_status() {
     };
     let (before, after) = (format!("{good}: inactive\n"), format!("{good}: active\n"));
     let planned = &doc["planned"];
-    assert_eq!(
-        diff(planned),
-        (before.clone(), after.clone()),
+    let (was, will) = diff(planned);
+    assert_eq!(was, before, "{planned:#}");
+    // Check mode's after has each service's action too, from the plan.
+    assert!(
+        will.starts_with(&after) && will.contains(&format!("{good}/app: create")),
         "{planned:#}"
     );
     assert_eq!(planned["changed"], true, "{planned:#}");
@@ -472,4 +474,66 @@ fn a_serial_play_rolls_an_update_and_stops_at_a_bad_image() {
             "{said}"
         );
     }
+}
+
+/// `ansible-playbook --check --diff` (tests/integration/ansible/check.yml) on
+/// a running module whose compose file changed an environment variable: the
+/// diff names the service, its action and why, as `hal plan` says them, and
+/// nothing is touched.
+#[test]
+fn check_mode_diff_names_each_service_and_its_action() {
+    let Some(rig) = rig::engine() else { return };
+    let Some(()) = need("ansible-playbook", "--version") else {
+        return;
+    };
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    let compose = |greeting: &str| {
+        format!(
+            "services:\n  app:\n    image: {}\n    command: [\"sh\", \"-c\", \"sleep 100000\"]\n    restart: unless-stopped\n    environment:\n      GREETING: \"{greeting}\"\n",
+            crate::rig::FIXTURE
+        )
+    };
+    let m = rig.stack("anscheck", compose("hello"));
+    crate::rig::hal(&rig).args(["module", "start", &m]).code(0);
+    rig.write(&m, "compose.yaml", &compose("bye"));
+    let before = crate::rig::ids(&m);
+    let tmp = rig.dir.join("ansible-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let vars = serde_json::json!({
+        "hal": env!("CARGO_BIN_EXE_hal"),
+        "root": rig.root,
+        "conf": rig.config,
+        "mod": m,
+        "ansible_python_interpreter": format!("{}/bin/python3", python_prefix()),
+    });
+    let mut cmd = Command::new("ansible-playbook");
+    cmd.args(["--check", "--diff", "-i", "localhost,", "-c", "local"])
+        .arg("-e")
+        .arg(vars.to_string())
+        .arg(format!("{SRC}/tests/integration/ansible/check.yml"))
+        .env("ANSIBLE_COLLECTIONS_PATH", install_collection(&rig))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_LOCAL_TEMP", &tmp)
+        .env("ANSIBLE_HOME", &tmp)
+        .env("HAL_STATE_DIR", &rig.state)
+        .env_remove("HAL_YES");
+    for (k, v) in &rig.env {
+        cmd.env(k, v);
+    }
+    let run = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).to_string();
+    assert!(
+        run.status.success(),
+        "ansible-playbook:\n{said}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let line =
+        format!("+{m}/app: recreate (config: compose.yaml: environment.GREETING: hello -> bye)");
+    assert!(said.contains(&line), "no {line:?} in:\n{said}");
+    assert!(said.contains("changed=1"), "{said}");
+    assert_eq!(
+        crate::rig::ids(&m),
+        before,
+        "check mode touched the containers"
+    );
 }

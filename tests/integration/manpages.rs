@@ -285,7 +285,9 @@ fn global_options_note(root: &clap::Command, roff: &mut Roff) {
     ]);
 }
 
-/// EXAMPLES from the `Examples:` part of the help.
+/// EXAMPLES from the `Examples:` part of the help: each line without the
+/// help's indent of two, so that an example's output (indented further) keeps
+/// its columns.
 fn examples(cmd: &clap::Command, roff: &mut Roff) {
     let Some(text) = cmd.get_after_help().map(|t| t.to_string()) else {
         return;
@@ -294,8 +296,8 @@ fn examples(cmd: &clap::Command, roff: &mut Roff) {
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("Examples:"))
         .skip(1)
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("  ").unwrap_or(l).trim_end())
+        .filter(|l| !l.trim().is_empty())
         .collect();
     if lines.is_empty() {
         return;

@@ -65,7 +65,10 @@ options:
     type: path
 notes:
   - Needs hal on the managed node; uses only what Ansible ships.
-  - Supports check mode and diff mode; the diff is each module's state before and after.
+  - Supports check mode and diff mode; the diff is each module's state before and after. In
+    check mode the diff's after also has a line per service that would change,
+    C(MODULE/SERVICE: ACTION (WHAT: DETAIL; ...)), the plan C(hal plan) says (hal's C(--dry-run)
+    and C(update --check) give it, as C(plan) in each entry).
 author:
   - the hal authors (@hal-authors)
 '''
@@ -105,6 +108,8 @@ modules:
     - For C(state=updated) each entry also has C(rolled_back), C(skipped), C(from) and C(to)
       (each changed service's image before and after) and C(services); under check mode
       C(update_available).
+    - Under check mode each entry of C(started) and C(restarted) (and of C(updated)) also has
+      C(plan), each service's action and reasons as C(hal plan) says them.
   returned: always
   type: list
   elements: dict
@@ -173,6 +178,20 @@ def images(modules, key):
     return out
 
 
+def planned(modules):
+    """Each service that would change, as the plan says it (the C(plan) of a dry run's
+    entry, C(hal plan --json)'s entry for the module): its action and reasons."""
+    out = {}
+    for m in modules:
+        for s in (m.get('plan') or {}).get('services') or []:
+            if s.get('action') in (None, 'keep'):
+                continue
+            why = '; '.join('%s: %s' % (r.get('what'), r.get('detail')) for r in s.get('reasons') or [])
+            said = s['action'] if not why else '%s (%s)' % (s['action'], why)
+            out['%s/%s' % (m['name'], s.get('service'))] = said
+    return out
+
+
 def outcome(module, modules):
     """C(changed) and the diff's after, as hal said them."""
     update = module.params['state'] == 'updated'
@@ -205,6 +224,8 @@ def main():
         fail(module, args, rc, doc, err)
     modules = doc['modules']
     changed, after = outcome(module, modules)
+    if module.check_mode:
+        after.update(planned(modules))
     if module.params['state'] == 'updated':
         before = images(modules, 'from')
     result = dict(changed=changed, modules=modules, rc=rc, cmd=args)

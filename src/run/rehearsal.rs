@@ -1,0 +1,209 @@
+//! The one plan: what a start would do to each service of some modules, and why (`hal plan`, and the `--dry-run` of start, restart and update, shaped by `Verb::rehearsal`).
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+
+use crate::module::deps::Graph;
+use crate::module::outcome::{StartOpts, StartPlan};
+use crate::module::service_action::{ModulePlan, ServiceAction, ServicePlan, Why};
+use crate::module::status::State;
+use crate::module::target::Target;
+use crate::run::node::Node;
+use crate::run::status::states_now;
+
+/// How a verb's `--dry-run` (or `update --check`) reads the plan
+/// (`Verb::rehearsal`).
+pub(crate) struct Rehearsal {
+    /// The start the verb amounts to: its pull policy decides whether the
+    /// registries are asked (`always`: `update`).
+    pub opts: StartOpts,
+    /// Every container is made anew whatever the plan says (`restart`:
+    /// compose `down`, then the start).
+    pub anew: bool,
+}
+
+/// Each target's plan, in the given order: a stack's from its files and
+/// the engine's lists (GETs only), a unit's from its state; a module that
+/// cannot be planned is its error. The modules a target requires and that
+/// are not active are its `waits`.
+pub(crate) async fn plan_each(
+    node: &Node,
+    targets: &[Target],
+    how: &Rehearsal,
+) -> Vec<anyhow::Result<ModulePlan>> {
+    let hosts: Vec<_> = targets
+        .iter()
+        .filter(|t| t.module.is_host())
+        .cloned()
+        .collect();
+    let mut host_states = states_now(node, &hosts).await.into_iter();
+    let waits = match node.graph() {
+        Ok(graph) => would_wait(node, &graph, targets).await,
+        Err(_) => BTreeMap::new(),
+    };
+    let mut plans = Vec::with_capacity(targets.len());
+    for t in targets {
+        let name = t.module.name.clone();
+        let waits = waits.get(&name).cloned().unwrap_or_default();
+        let plan = match crate::stack::Stack::of(&t.module, None) {
+            Some(stack) => {
+                let pull = StartPlan::new(&how.opts, &node.config.settings(&name)).pull;
+                crate::stack::forecast(&node.stacks, &node.store, &stack, pull)
+                    .await
+                    .with_context(|| format!("plan {}", t.label()))
+                    .map(|(mut services, fails)| {
+                        // `MODULE/SERVICE`: that service's line alone.
+                        services.retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
+                        ModulePlan {
+                            waits,
+                            fails,
+                            name,
+                            kind: "stack",
+                            services,
+                        }
+                    })
+            }
+            None => Ok(ModulePlan {
+                kind: "host",
+                services: vec![unit_plan(&t.module, host_states.next())],
+                waits,
+                fails: Vec::new(),
+                name,
+            }),
+        };
+        plans.push(plan.map(|p| if how.anew { made_anew(p) } else { p }));
+    }
+    plans
+}
+
+/// Every target's plan, or the first that cannot be made (no partial plan).
+pub(crate) async fn plan_all(
+    node: &Node,
+    targets: &[Target],
+    how: &Rehearsal,
+) -> anyhow::Result<Vec<ModulePlan>> {
+    plan_each(node, targets, how).await.into_iter().collect()
+}
+
+/// A restart's plan: compose `down` removes every container, and the start
+/// makes each again; a unit is stopped and started. The start's own
+/// reasons stay beside.
+fn made_anew(mut plan: ModulePlan) -> ModulePlan {
+    let host = plan.kind == "host";
+    for s in &mut plan.services {
+        match s.action {
+            ServiceAction::Create | ServiceAction::Remove => continue,
+            ServiceAction::Keep | ServiceAction::Start | ServiceAction::Recreate => {}
+        }
+        let (action, detail) = if host {
+            (
+                ServiceAction::Start,
+                "the restart stops the unit and starts it",
+            )
+        } else {
+            (
+                ServiceAction::Recreate,
+                "compose down removes it, then the start makes it again",
+            )
+        };
+        s.action = action;
+        s.reasons.push(Why::new("restart", detail));
+    }
+    plan
+}
+
+/// Each module whose requirements are not all active: the start starts
+/// them first and waits for them (`requires`, each named with its state).
+async fn would_wait(node: &Node, graph: &Graph, targets: &[Target]) -> BTreeMap<String, Vec<Why>> {
+    let mut needed: Vec<String> = Vec::new();
+    for t in targets {
+        for e in graph.requires(&t.module.name) {
+            if !needed.contains(&e.to) {
+                needed.push(e.to.clone());
+            }
+        }
+    }
+    let reqs: Vec<Target> = needed
+        .iter()
+        .filter_map(|n| node.inventory.get(n).cloned().map(Target::whole))
+        .collect();
+    let states: BTreeMap<String, State> = reqs
+        .iter()
+        .map(|t| t.module.name.clone())
+        .zip(states_now(node, &reqs).await)
+        .collect();
+    let mut out = BTreeMap::new();
+    for t in targets {
+        let why: Vec<Why> = graph
+            .requires(&t.module.name)
+            .into_iter()
+            .filter(|e| states.get(&e.to) != Some(&State::Active))
+            .map(|e| {
+                let state = states.get(&e.to).map_or("unknown", |s| s.as_str());
+                Why::new(
+                    "requires",
+                    format!(
+                        "{} is {state}: the start starts it first and waits until it is active",
+                        e.to
+                    ),
+                )
+            })
+            .collect();
+        if !why.is_empty() {
+            out.insert(t.module.name.clone(), why);
+        }
+    }
+    out
+}
+
+/// A unit: kept while active, else started.
+fn unit_plan(m: &crate::module::Module, state: Option<State>) -> ServicePlan {
+    let unit = m.host_unit().map_or(m.name.clone(), |(u, _)| u.to_string());
+    match state {
+        Some(State::Active) => ServicePlan {
+            service: unit,
+            action: ServiceAction::Keep,
+            reasons: Vec::new(),
+        },
+        other => ServicePlan {
+            reasons: vec![Why::new(
+                "unit",
+                format!("{unit} is {}", other.map_or("unknown", |s| s.as_str())),
+            )],
+            service: unit,
+            action: ServiceAction::Start,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(action: ServiceAction) -> ModulePlan {
+        ModulePlan {
+            name: "web".to_string(),
+            kind: "stack",
+            services: vec![ServicePlan {
+                service: "app".to_string(),
+                action,
+                reasons: Vec::new(),
+            }],
+            waits: Vec::new(),
+            fails: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_restart_recreates_what_a_start_keeps_and_leaves_creates_and_removes() {
+        let kept = made_anew(one(ServiceAction::Keep));
+        assert_eq!(kept.services[0].action, ServiceAction::Recreate);
+        assert_eq!(kept.services[0].reasons[0].what, "restart");
+        for a in [ServiceAction::Create, ServiceAction::Remove] {
+            let p = made_anew(one(a));
+            assert_eq!(p.services[0].action, a);
+            assert!(p.services[0].reasons.is_empty());
+        }
+    }
+}
