@@ -11,6 +11,7 @@
 //! through the store only when an entry changed; one that does not read, or
 //! was written by another version, schema or user, is ignored and rebuilt.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -87,6 +88,19 @@ struct ModelEntry {
     model: Option<Model>,
 }
 
+/// What this process found of one directory: something new, or that the
+/// cache's entry still holds (carried over when the cache is written, never
+/// copied on a read: an unchanged node clones nothing).
+#[derive(Debug, Default)]
+struct Noted {
+    /// A listing read anew and kept.
+    listing: Option<Listing>,
+    /// A model read anew and kept.
+    model: Option<Model>,
+    /// The cache's listing still holds.
+    listing_held: bool,
+}
+
 /// The cache file.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Doc {
@@ -116,7 +130,7 @@ impl Doc {
 /// read, and what this process found (shared by the threads that read many).
 pub(crate) struct Models {
     was: Doc,
-    now: Mutex<BTreeMap<PathBuf, ModelEntry>>,
+    now: Mutex<BTreeMap<PathBuf, Noted>>,
     /// Each directory's stamp, taken once per process.
     seen: Mutex<BTreeMap<PathBuf, Option<FileStamp>>>,
     /// Directories whose kept model no longer holds: not carried over.
@@ -156,7 +170,7 @@ impl Models {
         self.was.modules.get(dir)
     }
 
-    fn note(&self, dir: &Path, f: impl FnOnce(&mut ModelEntry)) {
+    fn note(&self, dir: &Path, f: impl FnOnce(&mut Noted)) {
         let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         f(now.entry(dir.to_path_buf()).or_default());
     }
@@ -169,10 +183,8 @@ impl Models {
         if let Some(l) = self.was(dir).and_then(|e| e.listing.as_ref())
             && l.stamp == stamp
         {
-            let kept = l.clone();
-            let names = kept.names.clone();
-            self.note(dir, |e| e.listing = Some(kept));
-            return Some(names);
+            self.note(dir, |e| e.listing_held = true);
+            return Some(l.names.clone());
         }
         let since = now_ns();
         let (names, sure) = read_listing(dir)?;
@@ -188,16 +200,15 @@ impl Models {
 
     /// What compose reads in `dir`: the model kept when nothing it was read
     /// from changed, else read anew (and kept when it reads).
-    pub(crate) fn inputs(&self, dir: &Path) -> Result<Inputs, InputError> {
+    pub(crate) fn inputs(&self, dir: &Path) -> Result<Cow<'_, Inputs>, InputError> {
         let stamp = self.dir_stamp(dir);
         if let (Some(stamp), Some(m)) = (stamp, self.was(dir).and_then(|e| e.model.as_ref()))
             && m.dir == stamp
             && m.still(dir)
         {
-            let kept = m.clone();
-            let inputs = kept.inputs.clone();
-            self.note(dir, |e| e.model = Some(kept));
-            return Ok(inputs);
+            // Not stale: the cache's model is carried over when it is written.
+            self.note(dir, |_| {});
+            return Ok(Cow::Borrowed(&m.inputs));
         }
         self.stale
             .lock()
@@ -212,7 +223,7 @@ impl Models {
         {
             self.note(dir, |e| e.model = Some(model));
         }
-        Ok(inputs)
+        Ok(Cow::Owned(inputs))
     }
 
     /// Writes the cache through `store` when what this process found differs
@@ -221,10 +232,29 @@ impl Models {
     /// ask for is carried over, one that no longer holds is not. Never worth
     /// a failed command.
     pub(crate) fn keep(&self, store: &Store) {
+        if !self.changed() {
+            return;
+        }
         let doc = self.doc();
         if doc != self.was {
             let _ = store.keep_cache(CACHE, &doc);
         }
+    }
+
+    /// Whether the cache as [`Models::doc`] would write it can differ from
+    /// what was read: something read anew, a model that no longer holds, or
+    /// another set of directories. Cheap: nothing is cloned.
+    fn changed(&self) -> bool {
+        let now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        let stale = self.stale.lock().unwrap_or_else(PoisonError::into_inner);
+        !stale.is_empty()
+            || now.len() != self.was.modules.len()
+            || now.iter().any(|(dir, n)| {
+                n.listing.is_some()
+                    || n.model.is_some()
+                    || !n.listing_held
+                    || !self.was.modules.contains_key(dir)
+            })
     }
 
     /// The cache as [`Models::keep`] writes it, for a read of the node again
@@ -237,12 +267,20 @@ impl Models {
         let now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         let stale = self.stale.lock().unwrap_or_else(PoisonError::into_inner);
         let mut doc = Doc::empty();
-        for (dir, e) in now.iter() {
-            let mut e = e.clone();
-            if e.model.is_none() && !stale.contains(dir) {
-                e.model = self.was(dir).and_then(|w| w.model.clone());
-            }
-            doc.modules.insert(dir.clone(), e);
+        for (dir, n) in now.iter() {
+            let was = self.was(dir);
+            let listing = match (&n.listing, n.listing_held) {
+                (Some(l), _) => Some(l.clone()),
+                (None, true) => was.and_then(|w| w.listing.clone()),
+                (None, false) => None,
+            };
+            let model = match &n.model {
+                Some(m) => Some(m.clone()),
+                None if !stale.contains(dir) => was.and_then(|w| w.model.clone()),
+                None => None,
+            };
+            doc.modules
+                .insert(dir.clone(), ModelEntry { listing, model });
         }
         doc
     }

@@ -14,7 +14,10 @@ use crate::stack::project::known::Models;
 /// read (its start says what is wrong). Read through `models`, the cache of
 /// what compose reads: an unchanged directory's files are stat'ed, not parsed.
 pub(crate) fn ties_of(models: &Models, dir: &Path, project: &str) -> Option<(Ties, Vec<PathBuf>)> {
-    models.inputs(dir).ok().map(|i| (i.ties(project), i.files))
+    models
+        .inputs(dir)
+        .ok()
+        .map(|i| (i.ties(project), i.files.clone()))
 }
 
 impl Inputs {

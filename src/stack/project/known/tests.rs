@@ -16,7 +16,7 @@ fn models(was: Doc) -> Models {
 }
 
 fn model_of(m: &Models, dir: &Path) -> Model {
-    m.now.lock().unwrap()[dir].model.clone().unwrap()
+    m.doc().modules[dir].model.clone().unwrap()
 }
 
 #[test]
