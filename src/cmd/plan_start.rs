@@ -44,44 +44,85 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
     let mut host_states = run::states_now(node, &hosts).await.into_iter();
     let waits = would_wait(node, &graph, &targets).await;
     let mut plans = Vec::with_capacity(targets.len());
+    // A module that cannot be planned is reported as `start --all` reports a
+    // module that cannot start: its error, the others planned, exit non-zero.
+    let mut failed = None;
     for t in &targets {
         let name = t.module.name.clone();
+        let mut waits = waits.get(&name).cloned().unwrap_or_default();
         let plan = match crate::stack::Stack::of(&t.module, None) {
-            Some(stack) => {
-                let pull = StartPlan::new(&opts, &node.config.settings(&name)).pull;
-                let (mut services, fails) =
-                    crate::stack::forecast(&node.stacks, &node.store, &stack, pull)
-                        .await
-                        .with_context(|| format!("plan {}", t.label()))?;
-                // `MODULE/SERVICE`: that service's line alone.
-                services.retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
-                ModulePlan {
-                    waits: waits.get(&name).cloned().unwrap_or_default(),
-                    fails,
-                    name,
-                    kind: "stack",
-                    services,
+            Some(stack) => match plan_stack(node, &graph, t, &stack, &opts)
+                .await
+                .with_context(|| format!("plan {}", t.label()))
+            {
+                Ok(f) => {
+                    waits.extend(f.waits);
+                    ModulePlan {
+                        waits,
+                        fails: f.fails,
+                        name,
+                        kind: "stack",
+                        services: f.services,
+                        error: None,
+                    }
                 }
-            }
+                Err(e) => {
+                    ctx.ui.fail(&e);
+                    failed.get_or_insert(crate::error::exit_of(&e));
+                    ModulePlan {
+                        name,
+                        kind: "stack",
+                        services: Vec::new(),
+                        waits,
+                        fails: Vec::new(),
+                        error: Some(crate::error::OneLine(&e).to_string()),
+                    }
+                }
+            },
             None => {
                 let state = host_states.next();
                 ModulePlan {
                     kind: "host",
                     services: vec![unit_plan(&t.module, state)],
-                    waits: waits.get(&name).cloned().unwrap_or_default(),
+                    waits,
                     fails: Vec::new(),
                     name,
+                    error: None,
                 }
             }
         };
         plans.push(plan);
     }
     ctx.ui.show(&PlanView::new(&plans, a.verbose));
-    Ok(if plans.iter().any(ModulePlan::changes) {
-        Exit::NotActive
-    } else {
-        Exit::Ok
+    Ok(match failed {
+        Some(exit) => exit,
+        None if plans.iter().any(ModulePlan::changes) => Exit::NotActive,
+        None => Exit::Ok,
     })
+}
+
+/// One stack's plan; `MODULE/SERVICE`: that service's line alone. The
+/// modules it requires (transitively) are asked which networks they make.
+async fn plan_stack(
+    node: &crate::run::Node,
+    graph: &Graph,
+    t: &Target,
+    stack: &crate::stack::Stack<'_>,
+    opts: &StartOpts,
+) -> anyhow::Result<crate::stack::Forecast> {
+    let name = &t.module.name;
+    let pull = StartPlan::new(opts, &node.config.settings(name)).pull;
+    let required: Vec<_> = graph
+        .pull_in(std::slice::from_ref(name))
+        .iter()
+        .filter(|n| *n != name)
+        .filter_map(|n| node.inventory.get(n))
+        .filter_map(|m| crate::stack::Stack::of(m, None))
+        .collect();
+    let mut f = crate::stack::forecast(&node.stacks, &node.store, stack, pull, &required).await?;
+    f.services
+        .retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
+    Ok(f)
 }
 
 /// Each module whose requirements are not all active: the start starts

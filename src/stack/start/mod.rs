@@ -159,18 +159,16 @@ async fn through_compose(
                 .await?
         }
     };
-    // A `container_name` another project's container has: compose would
-    // start the services before it and fail halfway. Refused before anything.
+    // A `container_name` or a host port another container has, an external
+    // network that does not exist: compose would start the services before
+    // the one that fails and stop halfway. Refused before anything.
     if let Some(resolved) = &applied
-        && resolved
-            .iter()
-            .any(|r| r.config.get("container_name").is_some())
+        && let Some(c) = crate::stack::forecast::clashes::clashes(engine, resolved, stack.name)
+            .await?
+            .into_iter()
+            .next()
     {
-        let all = engine.compose_containers(None).await?;
-        let taken = crate::stack::forecast::clashes::taken_names(resolved, stack.name, &all);
-        if let Some(t) = taken.into_iter().next() {
-            return Err(t.into());
-        }
+        return Err(c.into());
     }
     let wanted = only(images.clone(), stack.service);
     let gate = gate::Gate::before(engine, list, &wanted, true).await?;
