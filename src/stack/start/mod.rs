@@ -162,13 +162,17 @@ async fn through_compose(
     // A `container_name` or a host port another container has, an external
     // network that does not exist: compose would start the services before
     // the one that fails and stop halfway. Refused before anything.
-    if let Some(resolved) = &applied
-        && let Some(c) = crate::stack::forecast::clashes::clashes(engine, resolved, stack.name)
-            .await?
-            .into_iter()
-            .next()
-    {
-        return Err(c.into());
+    // One service (`up --no-deps SERVICE`): its clashes alone.
+    if let Some(resolved) = &applied {
+        let mine: Vec<_> = resolved
+            .iter()
+            .filter(|r| stack.service.is_none_or(|s| s == r.service))
+            .cloned()
+            .collect();
+        let clashes = crate::stack::forecast::clashes::clashes(engine, &mine, stack.name).await?;
+        if let Some(c) = clashes.into_iter().next() {
+            return Err(c.into());
+        }
     }
     let wanted = only(images.clone(), stack.service);
     let gate = gate::Gate::before(engine, list, &wanted, true).await?;
