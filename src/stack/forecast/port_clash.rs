@@ -17,7 +17,7 @@ pub(crate) struct PortTaken {
 }
 
 /// One host port (or range) a service publishes.
-struct Wanted<'a> {
+struct PortAsked<'a> {
     ip: &'a str,
     first: u16,
     last: u16,
@@ -67,7 +67,7 @@ pub(crate) fn taken_ports(
 }
 
 /// The published ports of a service as `config --format json` resolves them.
-fn wanted(config: &serde_json::Value) -> Vec<Wanted<'_>> {
+fn wanted(config: &serde_json::Value) -> Vec<PortAsked<'_>> {
     let Some(ports) = config.get("ports").and_then(|p| p.as_array()) else {
         return Vec::new();
     };
@@ -85,7 +85,7 @@ fn wanted(config: &serde_json::Value) -> Vec<Wanted<'_>> {
                     (n, n)
                 }
             };
-            Some(Wanted {
+            Some(PortAsked {
                 ip: p.get("host_ip").and_then(|i| i.as_str()).unwrap_or(""),
                 first,
                 last,
