@@ -69,14 +69,7 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
                 Err(e) => {
                     ctx.ui.fail(&e);
                     failed.get_or_insert(crate::error::exit_of(&e));
-                    ModulePlan {
-                        name,
-                        kind: "stack",
-                        services: Vec::new(),
-                        waits,
-                        fails: Vec::new(),
-                        error: Some(crate::error::OneLine(&e).to_string()),
-                    }
+                    unplanned(name, waits, &e)
                 }
             },
             None => {
@@ -123,6 +116,19 @@ async fn plan_stack(
     f.services
         .retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
     Ok(f)
+}
+
+/// A stack that could not be planned: its error, and no services (the plan
+/// is not whole).
+fn unplanned(name: String, waits: Vec<Why>, e: &anyhow::Error) -> ModulePlan {
+    ModulePlan {
+        name,
+        kind: "stack",
+        services: Vec::new(),
+        waits,
+        fails: Vec::new(),
+        error: Some(crate::error::OneLine(e).to_string()),
+    }
 }
 
 /// Each module whose requirements are not all active: the start starts

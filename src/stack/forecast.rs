@@ -62,12 +62,13 @@ pub(crate) async fn forecast(
     let sources = ConfigSources::of_module(stack.dir);
     // What would fail, said before anything starts.
     let mut fails = sources.unset();
+    let required: Vec<_> = required.iter().map(Stack::project).collect();
     let mut waits = Vec::new();
     for c in clashes::clashes(&engine, &resolved, stack.name).await? {
         // A network a module it requires makes: the start starts that one first.
         if let clashes::Clash::Network(m) = &c
             && let Some(by) =
-                missing_network::provider(&compose, endpoint, required, &m.network).await?
+                missing_network::provider(&compose, endpoint, &required, &m.network).await?
         {
             let detail = format!(
                 "network {} (service {}) is made by {by}, which the start starts first",

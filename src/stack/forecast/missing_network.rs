@@ -1,10 +1,9 @@
 //! An external network that does not exist and that no module makes: compose would fail on it ("network X not found"), so `hal plan` lists it and a start refuses it first, in the plan's words (naming the service and the fix). A network a module makes is that module's requirement (inferred): a wait, not a fail.
 
-use crate::docker::compose::Compose;
 use crate::docker::compose::config_hash::Resolved;
+use crate::docker::compose::{Compose, Project};
 use crate::docker::endpoint::Endpoint;
 use crate::docker::engine::NetworkFacts;
-use crate::stack::start::Stack;
 
 /// A network a service joins, declared `external`, that the engine does not have.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -46,11 +45,11 @@ pub(crate) fn missing_networks(
 pub(crate) async fn provider(
     compose: &Compose,
     endpoint: &Endpoint,
-    required: &[Stack<'_>],
+    required: &[Project<'_>],
     network: &str,
 ) -> anyhow::Result<Option<String>> {
-    for stack in required {
-        let doc = compose.resolved_doc(&stack.project(), endpoint).await?;
+    for project in required {
+        let doc = compose.resolved_doc(project, endpoint).await?;
         let makes = doc
             .get("networks")
             .and_then(|n| n.as_object())
@@ -61,7 +60,7 @@ pub(crate) async fn provider(
                 })
             });
         if makes {
-            return Ok(Some(stack.name.to_string()));
+            return Ok(Some(project.name.to_string()));
         }
     }
     Ok(None)
