@@ -378,4 +378,12 @@ mod tests {
             serde_json::from_str(r#"{"build":{"context":"."},"image":"x","deploy":{}}"#).unwrap();
         assert_eq!(hash(&a), hash(&b));
     }
+
+    #[test]
+    fn a_service_joins_the_external_networks_by_their_engine_names() {
+        let text = r#"{"networks":{"default":{"name":"p_default"},"ext":{"name":"shared","external":true}},"services":{"a":{"networks":{"ext":null,"default":null}},"b":{"image":"x"},"c":{"network_mode":"host"}}}"#;
+        let r = resolved(text).unwrap();
+        assert_eq!(r[0].external_networks, ["shared"]);
+        assert!(r[1].external_networks.is_empty() && r[2].external_networks.is_empty());
+    }
 }
