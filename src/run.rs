@@ -39,7 +39,7 @@ pub(crate) use runner::{check_reachable, check_services, run};
 pub(crate) use follow::dependents_to_restart;
 
 // The one plan (`hal plan`; a verb's `--dry-run` reads it through `Verb::rehearsal`).
-pub(crate) use rehearsal::{Rehearsal, plan_all};
+pub(crate) use rehearsal::{Rehearsal, plan_each};
 
 // A verb's result per module.
 pub(crate) use report::{Report, without_step};

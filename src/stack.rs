@@ -23,7 +23,7 @@ pub(crate) use update::{
 };
 
 // What the next start would do, per service (`hal plan`).
-pub(crate) use forecast::forecast;
+pub(crate) use forecast::{Forecast, forecast};
 
 // What a verb works with.
 pub(crate) use env::{Env, Stacks};

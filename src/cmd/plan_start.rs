@@ -31,11 +31,37 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
         t.module.usable()?;
     }
     let how = Rehearsal { opts, anew: false };
-    let plans = run::plan_all(node, &targets, &how).await?;
+    // A module that cannot be planned is reported as `start --all` reports a
+    // module that cannot start: its error, the others planned, exit non-zero.
+    let mut failed = None;
+    let mut plans = Vec::with_capacity(targets.len());
+    for (t, plan) in targets
+        .iter()
+        .zip(run::plan_each(node, &targets, &how).await)
+    {
+        plans.push(plan.unwrap_or_else(|e| {
+            ctx.ui.fail(&e);
+            failed.get_or_insert(crate::error::exit_of(&e));
+            unplanned(t, &e)
+        }));
+    }
     ctx.ui.show(&PlanView::new(&plans, a.verbose));
-    Ok(if plans.iter().any(ModulePlan::changes) {
-        Exit::NotActive
-    } else {
-        Exit::Ok
+    Ok(match failed {
+        Some(exit) => exit,
+        None if plans.iter().any(ModulePlan::changes) => Exit::NotActive,
+        None => Exit::Ok,
     })
+}
+
+/// A stack that could not be planned: its error, and no services (the plan
+/// is not whole).
+fn unplanned(t: &crate::module::target::Target, e: &anyhow::Error) -> ModulePlan {
+    ModulePlan {
+        name: t.module.name.clone(),
+        kind: "stack",
+        services: Vec::new(),
+        waits: Vec::new(),
+        fails: Vec::new(),
+        error: Some(crate::error::OneLine(e).to_string()),
+    }
 }

@@ -7,6 +7,7 @@ pub(crate) mod images;
 mod model;
 mod networks;
 mod probe;
+mod published;
 mod tls;
 mod volumes;
 mod wire;
@@ -33,6 +34,8 @@ use wire::Wire;
 pub(crate) use connect::EngineKind;
 pub(crate) use probe::ProbeError;
 
+#[cfg(test)]
+pub(crate) use model::Published;
 pub(crate) use model::{
     EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
 };

@@ -64,8 +64,12 @@ pub(crate) struct ModulePlan {
     pub services: Vec<ServicePlan>,
     /// The requirements not active that the start would start first and wait for.
     pub waits: Vec<Why>,
-    /// What would fail before or during the start (`unset`, `container_name`).
+    /// What would fail before or during the start (`unset`, `container_name`,
+    /// `port`, `network`).
     pub fails: Vec<Why>,
+    /// Why the module could not be planned (its files do not parse, a file
+    /// they need is missing): then it has no services, and the plan is not whole.
+    pub error: Option<String>,
 }
 
 impl ModulePlan {
@@ -73,6 +77,7 @@ impl ModulePlan {
     pub(crate) fn changes(&self) -> bool {
         !self.waits.is_empty()
             || !self.fails.is_empty()
+            || self.error.is_some()
             || self
                 .services
                 .iter()

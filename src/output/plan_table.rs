@@ -40,6 +40,15 @@ fn plan_rows(plans: &[ModulePlan], verbose: bool, style: &Style) -> String {
     let mut rows = Vec::new();
     for m in plans {
         let mut first = true;
+        if let Some(e) = &m.error {
+            rows.push(vec![
+                Cell::new(&m.name),
+                Cell::new("-"),
+                Cell::new("error"),
+                Cell::new(e),
+            ]);
+            first = false;
+        }
         for (action, list) in [("fail", &m.fails), ("wait", &m.waits)] {
             if list.is_empty() {
                 continue;

@@ -42,34 +42,33 @@ pub(crate) async fn plan_each(
         Ok(graph) => would_wait(node, &graph, targets).await,
         Err(_) => BTreeMap::new(),
     };
+    let graph = node.graph().ok();
     let mut plans = Vec::with_capacity(targets.len());
     for t in targets {
         let name = t.module.name.clone();
-        let waits = waits.get(&name).cloned().unwrap_or_default();
+        let mut waits = waits.get(&name).cloned().unwrap_or_default();
         let plan = match crate::stack::Stack::of(&t.module, None) {
-            Some(stack) => {
-                let pull = StartPlan::new(&how.opts, &node.config.settings(&name)).pull;
-                crate::stack::forecast(&node.stacks, &node.store, &stack, pull)
-                    .await
-                    .with_context(|| format!("plan {}", t.label()))
-                    .map(|(mut services, fails)| {
-                        // `MODULE/SERVICE`: that service's line alone.
-                        services.retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
-                        ModulePlan {
-                            waits,
-                            fails,
-                            name,
-                            kind: "stack",
-                            services,
-                        }
-                    })
-            }
+            Some(stack) => plan_stack(node, graph.as_deref(), t, &stack, &how.opts)
+                .await
+                .with_context(|| format!("plan {}", t.label()))
+                .map(|f| {
+                    waits.extend(f.waits);
+                    ModulePlan {
+                        waits,
+                        fails: f.fails,
+                        name,
+                        kind: "stack",
+                        services: f.services,
+                        error: None,
+                    }
+                }),
             None => Ok(ModulePlan {
                 kind: "host",
                 services: vec![unit_plan(&t.module, host_states.next())],
                 waits,
                 fails: Vec::new(),
                 name,
+                error: None,
             }),
         };
         plans.push(plan.map(|p| if how.anew { made_anew(p) } else { p }));
@@ -77,13 +76,29 @@ pub(crate) async fn plan_each(
     plans
 }
 
-/// Every target's plan, or the first that cannot be made (no partial plan).
-pub(crate) async fn plan_all(
+/// One stack's plan; `MODULE/SERVICE`: that service's line alone. The
+/// modules it requires (transitively) are asked which networks they make.
+async fn plan_stack(
     node: &Node,
-    targets: &[Target],
-    how: &Rehearsal,
-) -> anyhow::Result<Vec<ModulePlan>> {
-    plan_each(node, targets, how).await.into_iter().collect()
+    graph: Option<&Graph>,
+    t: &Target,
+    stack: &crate::stack::Stack<'_>,
+    opts: &StartOpts,
+) -> anyhow::Result<crate::stack::Forecast> {
+    let name = &t.module.name;
+    let pull = StartPlan::new(opts, &node.config.settings(name)).pull;
+    let required: Vec<_> = graph
+        .map(|g| g.pull_in(std::slice::from_ref(name)))
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| *n != name)
+        .filter_map(|n| node.inventory.get(n))
+        .filter_map(|m| crate::stack::Stack::of(m, None))
+        .collect();
+    let mut f = crate::stack::forecast(&node.stacks, &node.store, stack, pull, &required).await?;
+    f.services
+        .retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
+    Ok(f)
 }
 
 /// A restart's plan: compose `down` removes every container, and the start

@@ -3,6 +3,8 @@
 pub(crate) mod clashes;
 mod config_keys;
 mod decide;
+pub(crate) mod missing_network;
+pub(crate) mod port_clash;
 
 use std::collections::HashMap;
 
@@ -12,6 +14,7 @@ use crate::docker::engine::images::ImageFacts;
 use crate::module::config::PullPolicy;
 use crate::module::service_action::{ServicePlan, Why};
 use crate::stack::env::Stacks;
+use crate::stack::project::inputs::InputError;
 use crate::stack::start::Stack;
 use crate::state::Store;
 use crate::state::applied::{self, Applied};
@@ -25,7 +28,14 @@ pub(crate) async fn forecast(
     store: &Store,
     stack: &Stack<'_>,
     pull: PullPolicy,
-) -> anyhow::Result<(Vec<ServicePlan>, Vec<Why>)> {
+    required: &[Stack<'_>],
+) -> anyhow::Result<Forecast> {
+    // A file compose would need is missing: the start's own refusal, in its words.
+    if let Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) =
+        crate::stack::project::digest::digest_of_module(stack.dir).await?
+    {
+        return Err(e.into());
+    }
     let endpoint = client.endpoint()?;
     let engine = client.engine().await?;
     let compose = client.compose().await?;
@@ -52,21 +62,39 @@ pub(crate) async fn forecast(
     let sources = ConfigSources::of_module(stack.dir);
     // What would fail, said before anything starts.
     let mut fails = sources.unset();
-    if resolved
-        .iter()
-        .any(|r| r.config.get("container_name").is_some())
-    {
-        let all = engine.compose_containers(None).await?;
-        let taken = clashes::taken_names(&resolved, stack.name, &all);
-        fails.extend(
-            taken
-                .into_iter()
-                .map(|t| Why::new("container_name", t.to_string())),
-        );
+    let required: Vec<_> = required.iter().map(Stack::project).collect();
+    let mut waits = Vec::new();
+    for c in clashes::clashes(&engine, &resolved, stack.name).await? {
+        // A network a module it requires makes: the start starts that one first.
+        if let clashes::Clash::Network(m) = &c
+            && let Some(by) =
+                missing_network::provider(&compose, endpoint, &required, &m.network).await?
+        {
+            let detail = format!(
+                "network {} (service {}) is made by {by}, which the start starts first",
+                m.network, m.service
+            );
+            waits.push(Why::new("network", detail));
+            continue;
+        }
+        fails.push(Why::new(c.what(), c.to_string()));
     }
     let why = |r: &Resolved| config_reasons(r, &seen, record.as_ref(), &sources);
     let services = decide::decide(&resolved, &seen, &images, &newer, &why);
-    Ok((services, fails))
+    Ok(Forecast {
+        services,
+        fails,
+        waits,
+    })
+}
+
+/// What the next start would do to each service of a stack, what it would
+/// fail on halfway, and what it would wait for that its files say (a network
+/// a required module makes).
+pub(crate) struct Forecast {
+    pub services: Vec<ServicePlan>,
+    pub fails: Vec<Why>,
+    pub waits: Vec<Why>,
 }
 
 /// The references whose registry has another image than the local one (the

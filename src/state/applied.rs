@@ -97,6 +97,7 @@ mod tests {
             replicas: 1,
             depends_on: Vec::new(),
             config,
+            external_networks: Vec::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! End to end: `hal plan` says what the next start does to each service, checked against what the start then did (the oracle), and touches nothing.
 
+mod bad_input;
 mod dry_runs;
 mod fails;
 mod model;

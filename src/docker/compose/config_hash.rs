@@ -30,6 +30,9 @@ pub(crate) struct Resolved {
     /// The service as `config --format json` resolved it (what the hash is of,
     /// and what `hal plan` compares key by key with the record of the last start).
     pub config: serde_json::Value,
+    /// The engine names of the networks it joins that the files declare
+    /// `external` (compose makes none of them; each must exist before `up`).
+    pub external_networks: Vec<String>,
 }
 
 impl Compose {
@@ -119,6 +122,7 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
     let Some(services) = doc.get("services").and_then(Ordered::entries) else {
         return Ok(Vec::new());
     };
+    let external = external_networks(&doc);
     let mut out = Vec::with_capacity(services.len());
     for (name, service) in services {
         // `config` prints a `$` as `$$` (so that its output reads back the
@@ -140,6 +144,16 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             .and_then(|d| d.as_object())
             .map(|d| d.keys().cloned().collect())
             .unwrap_or_default();
+        let joins: Vec<String> = match config.get("networks").and_then(|n| n.as_object()) {
+            Some(n) => n.keys().cloned().collect(),
+            None if config.get("network_mode").is_some() => Vec::new(),
+            None => vec!["default".to_string()],
+        };
+        let external_networks = joins
+            .iter()
+            .filter_map(|k| external.iter().find(|(key, _)| key == k))
+            .map(|(_, name)| name.clone())
+            .collect();
         out.push(Resolved {
             service: name.clone(),
             hash: hash(service),
@@ -147,9 +161,29 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             replicas,
             depends_on,
             config,
+            external_networks,
         });
     }
     Ok(out)
+}
+
+/// The networks the files declare `external`: each key, and the engine name
+/// (`name`, which `config` always prints, else the key).
+fn external_networks(doc: &Ordered) -> Vec<(String, String)> {
+    let Some(networks) = doc.get("networks").and_then(Ordered::entries) else {
+        return Vec::new();
+    };
+    networks
+        .iter()
+        .filter(|(_, n)| matches!(n.get("external"), Some(Ordered::Bool(true))))
+        .map(|(key, n)| {
+            let name = match n.get("name") {
+                Some(Ordered::Text(name)) => name.clone(),
+                _ => key.clone(),
+            };
+            (key.clone(), name)
+        })
+        .collect()
 }
 
 /// Every string value as compose holds it: `config`'s `$$` is one `$`.
@@ -343,5 +377,13 @@ mod tests {
         let b: Ordered =
             serde_json::from_str(r#"{"build":{"context":"."},"image":"x","deploy":{}}"#).unwrap();
         assert_eq!(hash(&a), hash(&b));
+    }
+
+    #[test]
+    fn a_service_joins_the_external_networks_by_their_engine_names() {
+        let text = r#"{"networks":{"default":{"name":"p_default"},"ext":{"name":"shared","external":true}},"services":{"a":{"networks":{"ext":null,"default":null}},"b":{"image":"x"},"c":{"network_mode":"host"}}}"#;
+        let r = resolved(text).unwrap();
+        assert_eq!(r[0].external_networks, ["shared"]);
+        assert!(r[1].external_networks.is_empty() && r[2].external_networks.is_empty());
     }
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::model::{Inspected, Listed, LogConfig};
+use super::model::{Inspected, Listed, LogConfig, Published};
 use crate::docker::labels::Identity;
 use crate::module::run_state::ContainerRun as RunState;
 use crate::module::run_state::{Health, RestartPolicy};
@@ -26,6 +26,19 @@ pub(super) struct Summary {
     pub created: Option<i64>,
     pub network_settings: Option<Networks>,
     pub host_config: Option<ListedHostConfig>,
+    pub ports: Option<Vec<PortRow>>,
+}
+
+/// One entry of the list's `Ports`: a port published on the host has a `PublicPort`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct PortRow {
+    #[serde(rename = "IP")]
+    pub ip: Option<String>,
+    #[serde(rename = "PublicPort")]
+    pub public_port: Option<u16>,
+    #[serde(rename = "Type")]
+    pub typ: Option<String>,
 }
 
 /// The list's `HostConfig`: only its network mode (`container:ID` for a shared namespace).
@@ -152,6 +165,18 @@ impl Summary {
                 .and_then(|h| h.network_mode)
                 .and_then(|m| m.strip_prefix("container:").map(str::to_string))
                 .filter(|id| !id.is_empty()),
+            ports: self
+                .ports
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|p| {
+                    Some(Published {
+                        ip: p.ip.unwrap_or_default(),
+                        port: p.public_port?,
+                        protocol: p.typ.unwrap_or_else(|| "tcp".to_string()),
+                    })
+                })
+                .collect(),
         }
     }
 }

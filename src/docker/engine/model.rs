@@ -63,6 +63,18 @@ pub(crate) struct Listed {
     pub run: Option<String>,
     /// The container whose network namespace it shares (`network_mode: container:ID`): that id.
     pub netns_of: Option<String>,
+    /// The host ports it publishes (a running container holds them).
+    pub ports: Vec<Published>,
+}
+
+/// One host port a container publishes, as the list says it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Published {
+    /// The host address (`0.0.0.0`, `::` or one address).
+    pub ip: String,
+    pub port: u16,
+    /// `tcp`, `udp` or `sctp`.
+    pub protocol: String,
 }
 
 impl Listed {

@@ -159,17 +159,19 @@ async fn through_compose(
                 .await?
         }
     };
-    // A `container_name` another project's container has: compose would
-    // start the services before it and fail halfway. Refused before anything.
-    if let Some(resolved) = &applied
-        && resolved
+    // A `container_name` or a host port another container has, an external
+    // network that does not exist: compose would start the services before
+    // the one that fails and stop halfway. Refused before anything.
+    // One service (`up --no-deps SERVICE`): its clashes alone.
+    if let Some(resolved) = &applied {
+        let mine: Vec<_> = resolved
             .iter()
-            .any(|r| r.config.get("container_name").is_some())
-    {
-        let all = engine.compose_containers(None).await?;
-        let taken = crate::stack::forecast::clashes::taken_names(resolved, stack.name, &all);
-        if let Some(t) = taken.into_iter().next() {
-            return Err(t.into());
+            .filter(|r| stack.service.is_none_or(|s| s == r.service))
+            .cloned()
+            .collect();
+        let clashes = crate::stack::forecast::clashes::clashes(engine, &mine, stack.name).await?;
+        if let Some(c) = clashes.into_iter().next() {
+            return Err(c.into());
         }
     }
     let wanted = only(images.clone(), stack.service);
