@@ -76,6 +76,19 @@ pub(crate) async fn restart_after(
     jobs: usize,
 ) -> Vec<Report> {
     let names = dependents_to_restart(node, up, acted);
+    restart_named(node, progress, up, &names, opts, jobs).await
+}
+
+/// Restarts `names` (namespace dependents of `up`, in start order), in
+/// layers, each saying which of `up` it was restarted after.
+pub(crate) async fn restart_named(
+    node: &Node,
+    progress: &dyn Progress,
+    up: &[String],
+    names: &[String],
+    opts: &StartOpts,
+    jobs: usize,
+) -> Vec<Report> {
     if names.is_empty() {
         return Vec::new();
     }
@@ -129,11 +142,17 @@ pub(crate) async fn after_update(
     let acted: Vec<String> = reports.iter().map(|r| r.module.name.clone()).collect();
     for r in reports.iter_mut() {
         let rolled_back = r.update.as_ref().is_some_and(|u| u.rolled_back.is_some());
+        // The followers its gate restarted: in its new containers after a
+        // success; after a rollback, left in the namespace it took away.
+        let gated = std::mem::take(&mut r.followed);
         if !(r.changed || rolled_back) {
             continue;
         }
+        let mut again = if rolled_back { Vec::new() } else { gated };
+        let mut skip = acted.clone();
+        skip.extend(again.iter().map(|d| d.module.name.clone()));
         let name = [r.module.name.clone()];
-        let mut again = restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await;
+        again.extend(restart_after(node, progress, &name, &skip, &opts, jobs.max(1)).await);
         // The dependents the gate held that are not active after the rollback: brought back.
         let broke = r.update.as_ref().map(|u| u.dependents.clone());
         if rolled_back && let Some(broke) = broke {

@@ -25,6 +25,9 @@ pub(crate) struct Report {
     pub would: Option<Would>,
     /// Only for `update`: what it found and did besides its outcome.
     pub update: Option<UpdateFacts>,
+    /// Only for `update`: the namespace followers its gate restarted into the
+    /// module's new containers, each its report (said after it, `follow.rs`).
+    pub followed: Vec<Report>,
 }
 
 impl Report {
@@ -38,6 +41,7 @@ impl Report {
             changed: false,
             would: None,
             update: None,
+            followed: Vec::new(),
         }
     }
 
@@ -62,6 +66,7 @@ impl Report {
                 skipped: true,
                 ..UpdateFacts::default()
             }),
+            followed: Vec::new(),
         }
     }
 
@@ -204,6 +209,7 @@ mod tests {
             changed: false,
             would: None,
             update: None,
+            followed: Vec::new(),
         };
         let opts = crate::module::outcome::StartOpts {
             pull: None,

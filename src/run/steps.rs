@@ -70,6 +70,8 @@ pub(super) struct Did {
     pub(super) tried: bool,
     /// What an update found.
     pub(super) update: UpdateFacts,
+    /// The namespace followers an update's gate restarted, each its report.
+    pub(super) followed: std::sync::Arc<std::sync::Mutex<Vec<Report>>>,
 }
 
 /// A target's work that failed, with what it did before (an update's pull
@@ -133,6 +135,10 @@ impl Did {
         took: Duration,
     ) -> Report {
         let rolled_back = self.rolled_back;
+        let followed = match self.followed.lock() {
+            Ok(mut f) => std::mem::take(&mut *f),
+            Err(_) => Vec::new(),
+        };
         let failed = result.is_err() && (self.tried || rolled_back.is_some());
         Report {
             module: t.module.clone(),
@@ -146,6 +152,7 @@ impl Did {
                 failed,
                 ..self.update
             }),
+            followed,
         }
     }
 }

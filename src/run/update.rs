@@ -1,4 +1,4 @@
-//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`runner.rs`) does the rest; `follow::after_update` restarts the namespace dependents of what was recreated (`call.rs`).
+//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`runner.rs`) does the rest; the gate restarts and holds the namespace followers (`dependents.rs`), and `follow::after_update` says them and restarts them again after a rollback (`call.rs`).
 
 use crate::module::Module;
 use crate::module::progress::Progress;
@@ -82,7 +82,12 @@ pub(super) async fn act(
     let counted = count(node, m, plan.limit, opts.force).await;
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
-    did.update.dependents = crate::run::dependents::active_dependents(node, &m.name).await;
+    // The gate holds both; a follower also declared a dependent, once.
+    let followers = crate::run::dependents::active_followers(node, &m.name).await;
+    let mut dependents = crate::run::dependents::active_dependents(node, &m.name).await;
+    dependents.retain(|d| !followers.contains(d));
+    did.update.dependents = dependents;
+    did.update.followers = followers;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
     did.with(launch.map(Launched::of))
 }

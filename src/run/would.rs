@@ -79,6 +79,7 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
             changed: false,
             would: Some(would),
             update: None,
+            followed: Vec::new(),
         });
     }
     out

@@ -242,6 +242,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             changed: false,
             would: None,
             update: None,
+            followed: Vec::new(),
         });
     WorkDone::Restart {
         act: a.act,

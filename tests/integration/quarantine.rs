@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::rig::registry::{Repo, with_registry};
+use crate::needs::in_current_namespace;
 use crate::rig::{Rig, docker, hal, stack};
 
 /// The image id and the container id of the module's `service`.
@@ -240,6 +241,72 @@ fn a_dependent_broken_by_the_new_image_rolls_its_requirement_back() {
     assert_eq!(st.state(), "active", "{st}");
     // And the digest is quarantined.
     let doc = hal(&rig).args(["--json", "status", &db]).code(0).json();
+    assert_eq!(
+        doc["modules"][0]["quarantined"][0]["service"], "app",
+        "{doc}"
+    );
+}
+
+/// What `gw`'s image does by its `BEHAVE`: `good` listens on port 7000 and
+/// turns healthy once it answers there; another (v2) turns healthy without
+/// listening: healthy itself, and no longer where its followers look.
+const LISTENS: &str = "if [ \"$BEHAVE\" = good ]; then nc -ll -p 7000 -e true & \
+while ! nc -w 1 127.0.0.1 7000 </dev/null; do sleep 0.1; done; fi; touch /tmp/ok; sleep 100000";
+
+/// What `tun` does in `gw`'s network namespace: it reaches `gw` on
+/// localhost:7000 when it starts, or says so and exits 1.
+const PROBES: &str = "nc -w 2 127.0.0.1 7000 </dev/null || { echo cannot reach 127.0.0.1:7000; exit 1; }; \
+touch /tmp/ok; sleep 100000";
+
+#[test]
+fn a_namespace_follower_broken_by_the_new_image_rolls_its_provider_back() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "nsgate");
+    let v1 = repo.publish("good");
+    let gw = rig.name("gw");
+    // tun first: the rig removes projects in the order it made them.
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .runs(PROBES)
+            .network_mode(&format!("container:{gw}-main"))
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    let made = rig.stack(
+        "gw",
+        stack()
+            .service("app")
+            .image(&repo.image)
+            .runs(LISTENS)
+            .line(&format!("container_name: {gw}-main"))
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    assert_eq!(made, gw);
+    repo.modules.push(gw.clone());
+    hal(&rig).args(["start", "--pull", "always", &gw]).code(0);
+    hal(&rig).args(["start", &tun]).code(0);
+    assert!(in_current_namespace(&gw, &tun));
+
+    // v2 is healthy itself, and no longer listens where tun looks.
+    let v2 = repo.publish("healthy-but-breaks");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &gw])
+        .within(Duration::from_secs(150))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    let reason = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("rolled back: "))
+        .unwrap_or_default();
+    assert!(reason.contains(&tun), "the follower is not named: {run}");
+    assert_eq!(running(&gw, "app").0, v1, "{run}");
+    assert_ne!(running(&gw, "app").0, v2);
+    // The follower is active again, in the namespace of the previous image.
+    assert!(in_current_namespace(&gw, &tun), "{run}");
+    assert_eq!(rig.state_of(&tun), "active", "{run}");
+    let doc = hal(&rig).args(["--json", "status", &gw]).code(0).json();
     assert_eq!(
         doc["modules"][0]["quarantined"][0]["service"], "app",
         "{doc}"
