@@ -2,22 +2,8 @@
 
 use std::time::Duration;
 
-use crate::rig::registry::{BEHAVES, Previous, Repo, local_id, with_registry};
+use crate::rig::registry::{BEHAVES, Previous, Repo, local_id, running, with_registry};
 use crate::rig::{self, FIXTURE, Rig, docker, hal, stack};
-
-/// The image id the service's container runs, and the container's id
-/// (found by compose's labels: v1 and v2 name containers differently).
-fn running(module: &str, service: &str) -> (String, String) {
-    let project = format!("label=com.docker.compose.project={module}");
-    let svc = format!("label=com.docker.compose.service={service}");
-    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
-    let Some(id) = ids.lines().next() else {
-        return Default::default();
-    };
-    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
-    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
-    (image.to_string(), id.to_string())
-}
 
 /// A stack whose `app` runs `repo`'s image behind a healthcheck.
 fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {

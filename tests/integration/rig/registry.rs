@@ -166,3 +166,33 @@ pub(crate) fn local_id(image: &str) -> Option<String> {
     let id = id.trim();
     (!id.is_empty()).then(|| id.to_string())
 }
+
+/// The image id the module's `service` runs, and its container's id (found
+/// by compose's labels: v1 and v2 name containers differently); empty when
+/// it has none.
+pub(crate) fn running(module: &str, service: &str) -> (String, String) {
+    let project = format!("label=com.docker.compose.project={module}");
+    let svc = format!("label=com.docker.compose.service={service}");
+    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
+    let Some(id) = ids.lines().next() else {
+        return Default::default();
+    };
+    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
+    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
+    (image.to_string(), id.to_string())
+}
+
+/// The registry digest (`sha256:…`) of the local image `id`, or its first
+/// repository digest as it is when that has no `@`.
+pub(crate) fn digest_of(id: &str) -> String {
+    let out = docker(&["image", "inspect", "-f", "{{join .RepoDigests \" \"}}", id]);
+    let first = out
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    first
+        .split_once('@')
+        .map(|(_, d)| d.to_string())
+        .unwrap_or(first)
+}
