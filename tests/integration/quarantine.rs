@@ -10,10 +10,7 @@ use crate::rig::{Rig, hal, stack};
 #[test]
 fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     let Some(rig) = with_registry() else { return };
-    let mut repo = Repo::new(&rig, "quar");
-    let v1 = repo.publish("good");
-    let m = repo.module(&rig, "quar");
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "quar");
     assert_eq!(running(&m, "app").0, v1);
     let v2 = repo.publish("exit");
     let run = hal(&rig)
@@ -114,10 +111,7 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
 #[test]
 fn the_watch_s_rounds_skip_a_quarantined_digest_and_apply_a_new_one() {
     let Some(rig) = with_registry() else { return };
-    let mut repo = Repo::new(&rig, "quarwatch");
-    let v1 = repo.publish("good");
-    let m = repo.module(&rig, "quarwatch");
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "quarwatch");
     let v2 = repo.publish("exit");
     let run = hal(&rig)
         .args(["update", "--timeout", "30s", &m])

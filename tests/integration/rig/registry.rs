@@ -124,6 +124,20 @@ impl Repo {
             .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
     }
 
+    /// The setup of most update tests: a repository `short` whose `latest`
+    /// is `good` (v1), a module of [`Repo::compose`] on it, started with pull
+    /// `always`. The repository, the module and v1's id.
+    pub(crate) fn serving(rig: &Rig, short: &str) -> (Repo, String, String) {
+        let mut repo = Repo::new(rig, short);
+        let v1 = repo.publish("good");
+        let m = repo.module(rig, short);
+        rig::hal(rig)
+            .args(["start", "--pull", "always", &m])
+            .code(0);
+        assert_eq!(running(&m, "app").0, v1, "{m} does not run v1");
+        (repo, m, v1)
+    }
+
     /// A module of `rig` made of [`Repo::compose`], whose `hal-previous` tags go with the repository.
     pub(crate) fn module(&mut self, rig: &Rig, short: &str) -> String {
         let m = rig.stack(short, self.compose());
