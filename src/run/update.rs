@@ -6,10 +6,11 @@ use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
-use crate::run::steps::{Did, Launched, Worked, count, outcome_now, still_wanted};
+use crate::run::steps::{Did, Launched, Worked, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
 use crate::stack::checkpoint::{self, DataSource, SourcesError};
 use crate::util::size;
+use crate::util::timefmt::Stamp;
 
 /// One module's update (or check), its lock taken, with what it did: what
 /// it found, and when it got past the refusals and changed something (said
@@ -79,7 +80,12 @@ pub(super) async fn act(
         }
         return did.with(done(node, &t, pulled.warnings).await);
     }
-    let counted = count(node, m, plan.limit, opts.force).await;
+    let at = Stamp::now();
+    let counted = node
+        .store
+        .count_start(&m.name, plan.limit, opts.force, at)
+        .await
+        .map(|(_, w)| Warning::of_state(w));
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
     // The gate holds both; a follower also declared a dependent, once.
@@ -89,6 +95,13 @@ pub(super) async fn act(
     did.update.dependents = dependents;
     did.update.followers = followers;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
+    if let Err(e) = &launch
+        && e.chain().any(|c| c.is::<checkpoint::CheckpointRefused>())
+    {
+        // A refused checkpoint copy recreated nothing: its start is taken
+        // back (the refusal is what is said, should this fail too).
+        let _ = node.store.uncount_start(&m.name, at).await;
+    }
     did.with(launch.map(Launched::of))
 }
 
