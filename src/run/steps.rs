@@ -69,7 +69,7 @@ pub(super) struct Did {
     /// An update past its refusals (see [`UpdateFacts::failed`]).
     pub(super) tried: bool,
     /// What an update found.
-    pub(super) update: UpdateFacts,
+    pub(super) update: Box<UpdateFacts>,
     /// The namespace followers an update's gate restarted, each its report.
     pub(super) followed: std::sync::Arc<std::sync::Mutex<Vec<Report>>>,
 }
@@ -150,7 +150,7 @@ impl Did {
             update: verb.updates().then_some(UpdateFacts {
                 rolled_back,
                 failed,
-                ..self.update
+                ..*self.update
             }),
             followed,
         }
