@@ -35,7 +35,7 @@ pub(crate) use runner::{check_reachable, check_services, run};
 
 // The namespace and volume dependents a restart of some modules takes with
 // it: rescue reads their state before it acts.
-pub(crate) use follow::dependents_to_restart;
+pub(crate) use dependents::dependents_to_restart;
 
 // A verb's result per module.
 pub(crate) use report::{Report, without_step};

@@ -106,7 +106,7 @@ pub(super) async fn wait(
         {
             let held = crate::run::dependents::Held {
                 node,
-                progress,
+                run: turn.again,
                 module: &t.module.name,
                 dependents: &did.update.dependents,
                 followers: &did.update.followers,

@@ -19,11 +19,13 @@ use crate::error::Detailed;
 use crate::module::Module;
 use crate::module::deps::Tie;
 use crate::module::outcome::StartOpts;
-use crate::module::progress::Progress;
 use crate::module::status::{Desired, Detail, State};
+use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::run::report::Report;
+use crate::run::steps::Again;
+use crate::run::verb::Verb;
 use crate::stack::Bound;
 
 /// How long the gate watches the dependents once the module is active.
@@ -61,7 +63,7 @@ pub(crate) async fn active_dependents(node: &Node, name: &str) -> Vec<String> {
 /// The namespace followers of `name`, transitively, wanted up and active
 /// now (before the recreate), in start order.
 pub(crate) async fn active_followers(node: &Node, name: &str) -> Vec<String> {
-    let names = crate::run::follow::dependents_to_restart(node, &[name.to_string()], &[]);
+    let names = dependents_to_restart(node, &[name.to_string()], &[]);
     active(node, &names).await
 }
 
@@ -84,16 +86,17 @@ async fn active(node: &Node, names: &[String]) -> Vec<String> {
 
 /// What the gate holds besides the module: its dependents, and its namespace
 /// followers, restarted first; their restarts' reports go to `said`.
-pub(crate) struct Held<'a> {
+pub(crate) struct Held<'a, 'r> {
     pub node: &'a Node,
-    pub progress: &'a dyn Progress,
+    /// The runner, to restart the followers through.
+    pub run: Again<'r>,
     pub module: &'a str,
     pub dependents: &'a [String],
     pub followers: &'a [String],
     pub said: &'a Mutex<Vec<Report>>,
 }
 
-impl Held<'_> {
+impl Held<'_, '_> {
     /// Restarts the followers into the module's new containers (within
     /// `bound`), then waits until every dependent and follower is active,
     /// watched for [`WATCH`], within `bound`; an error naming the first that
@@ -106,15 +109,7 @@ impl Held<'_> {
                 timeout: Some(bound.left()),
             };
             let up = [self.module.to_string()];
-            let reports = crate::run::follow::restart_named(
-                self.node,
-                self.progress,
-                &up,
-                self.followers,
-                &opts,
-                1,
-            )
-            .await;
+            let reports = restart_after_with(self.node, &up, self.followers, &opts, self.run).await;
             let failed = reports.iter().find_map(|r| {
                 r.result
                     .as_ref()
@@ -180,4 +175,72 @@ fn held<'a>(
             tokio::time::sleep(POLL.min(bound.left().max(Duration::from_millis(10)))).await;
         }
     })
+}
+
+/// The modules to restart after `restarted` (modules now active whose containers
+/// were recreated): each one's namespace dependents, transitively, that are wanted
+/// up and were not among `acted` (already restarted by the same call), in start order.
+pub(crate) fn dependents_to_restart(
+    node: &Node,
+    restarted: &[String],
+    acted: &[String],
+) -> Vec<String> {
+    let Ok(graph) = node.graph() else {
+        return Vec::new();
+    };
+    let (state, _) = node.store.read();
+    let mut out: Vec<String> = Vec::new();
+    for m in restarted {
+        for d in graph.restart_with(m) {
+            let wanted = state
+                .modules
+                .get(&d)
+                .is_some_and(|r| r.desired == Some(Desired::Up));
+            if wanted && !acted.contains(&d) && !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Restarts `names` (namespace dependents of `up`, in start order) through
+/// `run` (the runner), each saying which of `up` it was restarted after.
+pub(crate) async fn restart_after_with(
+    node: &Node,
+    up: &[String],
+    names: &[String],
+    opts: &StartOpts,
+    run: Again<'_>,
+) -> Vec<Report> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let graph = node.graph().ok();
+    let why = |d: &str| -> Warning {
+        let of: Vec<String> = graph
+            .as_ref()
+            .map(|g| {
+                g.requires(d)
+                    .into_iter()
+                    .filter(|e| up.contains(&e.to) || names.contains(&e.to))
+                    .map(|e| e.to.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Warning::RestartedAfter(of)
+    };
+    let verb = Verb::AutoRestart { opts: opts.clone() };
+    let targets: Vec<Target> = names
+        .iter()
+        .filter_map(|n| node.inventory.get(n).cloned())
+        .map(Target::whole)
+        .collect();
+    let mut out = run(targets, verb).await;
+    for r in &mut out {
+        if let Ok(o) = &mut r.result {
+            o.warnings.insert(0, why(&r.module.name));
+        }
+    }
+    out
 }

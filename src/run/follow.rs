@@ -6,42 +6,17 @@
 //! once the module it needs is active again. Modules tied by a network or a link
 //! keep their containers and uptime: a network outlives the containers on it.
 
+use futures_util::future::LocalBoxFuture;
+
 use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
-use crate::module::status::{Desired, State};
+use crate::module::status::State;
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::run::report::Report;
 use crate::run::runner::run_targets;
 use crate::run::verb::Verb;
-
-/// The modules to restart after `restarted` (modules now active whose containers
-/// were recreated): each one's namespace dependents, transitively, that are wanted
-/// up and were not among `acted` (already restarted by the same call), in start order.
-pub(crate) fn dependents_to_restart(
-    node: &Node,
-    restarted: &[String],
-    acted: &[String],
-) -> Vec<String> {
-    let Ok(graph) = node.graph() else {
-        return Vec::new();
-    };
-    let (state, _) = node.store.read();
-    let mut out: Vec<String> = Vec::new();
-    for m in restarted {
-        for d in graph.restart_with(m) {
-            let wanted = state
-                .modules
-                .get(&d)
-                .is_some_and(|r| r.desired == Some(Desired::Up));
-            if wanted && !acted.contains(&d) && !out.contains(&d) {
-                out.push(d);
-            }
-        }
-    }
-    out
-}
 
 /// Restarts the namespace dependents of the modules whose reports say they were
 /// restarted and are active, in layers; their reports, each saying why.
@@ -75,12 +50,12 @@ pub(crate) async fn restart_after(
     opts: &StartOpts,
     jobs: usize,
 ) -> Vec<Report> {
-    let names = dependents_to_restart(node, up, acted);
+    let names = crate::run::dependents::dependents_to_restart(node, up, acted);
     restart_named(node, progress, up, &names, opts, jobs).await
 }
 
 /// Restarts `names` (namespace dependents of `up`, in start order), in
-/// layers, each saying which of `up` it was restarted after.
+/// layers, at most `jobs` at once, each saying which of `up` it was restarted after.
 pub(crate) async fn restart_named(
     node: &Node,
     progress: &dyn Progress,
@@ -89,36 +64,10 @@ pub(crate) async fn restart_named(
     opts: &StartOpts,
     jobs: usize,
 ) -> Vec<Report> {
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let graph = node.graph().ok();
-    let why = |d: &str| -> Warning {
-        let of: Vec<String> = graph
-            .as_ref()
-            .map(|g| {
-                g.requires(d)
-                    .into_iter()
-                    .filter(|e| up.contains(&e.to) || names.contains(&e.to))
-                    .map(|e| e.to.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Warning::RestartedAfter(of)
+    let run = |targets: Vec<Target>, verb: Verb| -> LocalBoxFuture<'_, Vec<Report>> {
+        Box::pin(async move { run_targets(node, progress, targets, &verb, jobs, &|_| {}).await })
     };
-    let verb = Verb::AutoRestart { opts: opts.clone() };
-    let targets: Vec<Target> = names
-        .iter()
-        .filter_map(|n| node.inventory.get(n).cloned())
-        .map(Target::whole)
-        .collect();
-    let mut out = run_targets(node, progress, targets, &verb, jobs, &|_| {}).await;
-    for r in &mut out {
-        if let Ok(o) = &mut r.result {
-            o.warnings.insert(0, why(&r.module.name));
-        }
-    }
-    out
+    crate::run::dependents::restart_after_with(node, up, names, opts, &run).await
 }
 
 /// After `update` (or its rollback) recreated modules' containers: their

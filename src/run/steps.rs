@@ -3,6 +3,8 @@
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use futures_util::future::LocalBoxFuture;
+
 use crate::module::config::RestartLimit;
 use crate::module::outcome::{Outcome, UpdateFacts};
 use crate::module::progress::Progress;
@@ -54,7 +56,15 @@ pub(super) struct Turn<'a> {
     pub(super) slots: &'a tokio::sync::Semaphore,
     /// The modules whose update failed so far (`--max-failures`).
     pub(super) failures: &'a AtomicUsize,
+    /// The runner again, for other targets (an update's gate restarts its
+    /// namespace followers through it): handed down, not imported, so the
+    /// work a turn does never depends on the runner's module.
+    pub(super) again: Again<'a>,
 }
+
+/// A verb run on other targets by the runner, one at a time, their reports.
+pub(crate) type Again<'a> =
+    &'a (dyn Fn(Vec<Target>, Verb) -> LocalBoxFuture<'a, Vec<Report>> + Sync);
 
 /// What one target's work did besides its outcome: each step returns it
 /// with its value, or with its error in a [`Failed`].

@@ -81,28 +81,33 @@ pub(super) async fn act(
         return did.with(done(node, &t, pulled.warnings).await);
     }
     let at = Stamp::now();
-    let counted = node
-        .store
-        .count_start(&m.name, plan.limit, opts.force, at)
-        .await
-        .map(|(_, w)| Warning::of_state(w));
+    let counted = node.store.count_start(&m.name, plan.limit, opts.force, at);
+    let counted = counted.await.map(|(_, w)| Warning::of_state(w));
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
-    // The gate holds both; a follower also declared a dependent, once.
-    let followers = crate::run::dependents::active_followers(node, &m.name).await;
-    let mut dependents = crate::run::dependents::active_dependents(node, &m.name).await;
-    dependents.retain(|d| !followers.contains(d));
-    did.update.dependents = dependents;
-    did.update.followers = followers;
+    (did.update.dependents, did.update.followers) = held_by_gate(node, &m.name).await;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
-    if let Err(e) = &launch
-        && e.chain().any(|c| c.is::<checkpoint::CheckpointRefused>())
-    {
+    if launch.as_ref().is_err_and(refused) {
         // A refused checkpoint copy recreated nothing: its start is taken
         // back (the refusal is what is said, should this fail too).
         let _ = node.store.uncount_start(&m.name, at).await;
     }
     did.with(launch.map(Launched::of))
+}
+
+/// The update was refused for its checkpoint (the copy failed).
+fn refused(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<checkpoint::CheckpointRefused>())
+}
+
+/// What the gate holds besides the module, read before its recreate: the
+/// dependents, and the namespace followers (a follower also declared a
+/// dependent, once, as a follower).
+async fn held_by_gate(node: &Node, name: &str) -> (Vec<String>, Vec<String>) {
+    let followers = crate::run::dependents::active_followers(node, name).await;
+    let mut dependents = crate::run::dependents::active_dependents(node, name).await;
+    dependents.retain(|d| !followers.contains(d));
+    (dependents, followers)
 }
 
 /// An update that changed nothing: the module's state now.
