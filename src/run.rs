@@ -36,7 +36,7 @@ pub(crate) use runner::{check_reachable, check_services, run};
 
 // The namespace and volume dependents a restart of some modules takes with
 // it: rescue reads their state before it acts.
-pub(crate) use follow::dependents_to_restart;
+pub(crate) use dependents::dependents_to_restart;
 
 // The one plan (`hal plan`; a verb's `--dry-run` reads it through `Verb::rehearsal`).
 pub(crate) use rehearsal::{Rehearsal, plan_each};

@@ -136,6 +136,11 @@ pub(crate) struct UpdateFacts {
     /// were active before its recreate: the gate holds them too, and after
     /// a rollback each one not active is restarted.
     pub dependents: Vec<String>,
+    /// The modules in its namespace (`network_mode: container:`/`service:`,
+    /// `pid:`, `ipc:`, `volumes_from`), transitively, wanted up and active
+    /// before its recreate: the gate restarts them into its new containers
+    /// and holds them as it holds `dependents`.
+    pub followers: Vec<String>,
 }
 
 /// One service's image before and after an update (under `--check`: what it

@@ -101,9 +101,18 @@ pub(super) async fn wait(
             return did.with(settle::held(node, &t.module, service, before, o).await);
         }
         Launched::Host(p) => return did.with(host::wait(progress, p).await),
-        Launched::Stack(p) if !did.update.dependents.is_empty() => {
-            let deps = did.update.dependents.clone();
-            let hold = |bound| crate::run::dependents::held(node, &deps, bound);
+        Launched::Stack(p)
+            if !(did.update.dependents.is_empty() && did.update.followers.is_empty()) =>
+        {
+            let held = crate::run::dependents::Held {
+                node,
+                run: turn.again,
+                module: &t.module.name,
+                dependents: &did.update.dependents,
+                followers: &did.update.followers,
+                said: &did.followed,
+            };
+            let hold = |bound| held.hold(bound);
             match stack::wait_holding(progress, p, Some(&hold)).await {
                 Ok(stack::Waited::Active(o)) => return Ok((o, did)),
                 Ok(stack::Waited::RolledBack(r)) => r,

@@ -6,42 +6,17 @@
 //! once the module it needs is active again. Modules tied by a network or a link
 //! keep their containers and uptime: a network outlives the containers on it.
 
+use futures_util::future::LocalBoxFuture;
+
 use crate::module::outcome::StartOpts;
 use crate::module::progress::Progress;
-use crate::module::status::{Desired, State};
+use crate::module::status::State;
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
 use crate::run::report::Report;
 use crate::run::runner::run_targets;
 use crate::run::verb::Verb;
-
-/// The modules to restart after `restarted` (modules now active whose containers
-/// were recreated): each one's namespace dependents, transitively, that are wanted
-/// up and were not among `acted` (already restarted by the same call), in start order.
-pub(crate) fn dependents_to_restart(
-    node: &Node,
-    restarted: &[String],
-    acted: &[String],
-) -> Vec<String> {
-    let Ok(graph) = node.graph() else {
-        return Vec::new();
-    };
-    let (state, _) = node.store.read();
-    let mut out: Vec<String> = Vec::new();
-    for m in restarted {
-        for d in graph.restart_with(m) {
-            let wanted = state
-                .modules
-                .get(&d)
-                .is_some_and(|r| r.desired == Some(Desired::Up));
-            if wanted && !acted.contains(&d) && !out.contains(&d) {
-                out.push(d);
-            }
-        }
-    }
-    out
-}
 
 /// Restarts the namespace dependents of the modules whose reports say they were
 /// restarted and are active, in layers; their reports, each saying why.
@@ -75,37 +50,24 @@ pub(crate) async fn restart_after(
     opts: &StartOpts,
     jobs: usize,
 ) -> Vec<Report> {
-    let names = dependents_to_restart(node, up, acted);
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let graph = node.graph().ok();
-    let why = |d: &str| -> Warning {
-        let of: Vec<String> = graph
-            .as_ref()
-            .map(|g| {
-                g.requires(d)
-                    .into_iter()
-                    .filter(|e| up.contains(&e.to) || names.contains(&e.to))
-                    .map(|e| e.to.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Warning::RestartedAfter(of)
+    let names = crate::run::dependents::dependents_to_restart(node, up, acted);
+    restart_named(node, progress, up, &names, opts, jobs).await
+}
+
+/// Restarts `names` (namespace dependents of `up`, in start order), in
+/// layers, at most `jobs` at once, each saying which of `up` it was restarted after.
+pub(crate) async fn restart_named(
+    node: &Node,
+    progress: &dyn Progress,
+    up: &[String],
+    names: &[String],
+    opts: &StartOpts,
+    jobs: usize,
+) -> Vec<Report> {
+    let run = |targets: Vec<Target>, verb: Verb| -> LocalBoxFuture<'_, Vec<Report>> {
+        Box::pin(async move { run_targets(node, progress, targets, &verb, jobs, &|_| {}).await })
     };
-    let verb = Verb::AutoRestart { opts: opts.clone() };
-    let targets: Vec<Target> = names
-        .iter()
-        .filter_map(|n| node.inventory.get(n).cloned())
-        .map(Target::whole)
-        .collect();
-    let mut out = run_targets(node, progress, targets, &verb, jobs, &|_| {}).await;
-    for r in &mut out {
-        if let Ok(o) = &mut r.result {
-            o.warnings.insert(0, why(&r.module.name));
-        }
-    }
-    out
+    crate::run::dependents::restart_after_with(node, up, names, opts, &run).await
 }
 
 /// After `update` (or its rollback) recreated modules' containers: their
@@ -129,11 +91,17 @@ pub(crate) async fn after_update(
     let acted: Vec<String> = reports.iter().map(|r| r.module.name.clone()).collect();
     for r in reports.iter_mut() {
         let rolled_back = r.update.as_ref().is_some_and(|u| u.rolled_back.is_some());
+        // The followers its gate restarted: in its new containers after a
+        // success; after a rollback, left in the namespace it took away.
+        let gated = std::mem::take(&mut r.followed);
         if !(r.changed || rolled_back) {
             continue;
         }
+        let mut again = if rolled_back { Vec::new() } else { gated };
+        let mut skip = acted.clone();
+        skip.extend(again.iter().map(|d| d.module.name.clone()));
         let name = [r.module.name.clone()];
-        let mut again = restart_after(node, progress, &name, &acted, &opts, jobs.max(1)).await;
+        again.extend(restart_after(node, progress, &name, &skip, &opts, jobs.max(1)).await);
         // The dependents the gate held that are not active after the rollback: brought back.
         let broke = r.update.as_ref().map(|u| u.dependents.clone());
         if rolled_back && let Some(broke) = broke {

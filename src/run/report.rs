@@ -29,6 +29,9 @@ pub(crate) struct Report {
     pub plan: Option<ModulePlan>,
     /// Only for `update`: what it found and did besides its outcome.
     pub update: Option<UpdateFacts>,
+    /// Only for `update`: the namespace followers its gate restarted into the
+    /// module's new containers, each its report (said after it, `follow.rs`).
+    pub followed: Vec<Report>,
 }
 
 impl Report {
@@ -43,6 +46,7 @@ impl Report {
             would: None,
             plan: None,
             update: None,
+            followed: Vec::new(),
         }
     }
 
@@ -68,6 +72,7 @@ impl Report {
                 skipped: true,
                 ..UpdateFacts::default()
             }),
+            followed: Vec::new(),
         }
     }
 
@@ -213,6 +218,7 @@ mod tests {
             would: None,
             plan: None,
             update: None,
+            followed: Vec::new(),
         };
         let opts = crate::module::outcome::StartOpts {
             pull: None,

@@ -14,6 +14,7 @@ use crate::run::verb::Verb;
 use crate::run::{act, ended, pulled, status};
 use crate::stack;
 use anyhow::Context;
+use futures_util::future::LocalBoxFuture;
 use futures_util::stream::{self, StreamExt};
 
 /// Runs `verb` on every module, at most `jobs` at once, requirements first (last when stopping), reports in the given order.
@@ -58,12 +59,16 @@ pub(crate) async fn run_targets(
             reports.push((i, report));
         }
         let slots = tokio::sync::Semaphore::new(jobs.max(1));
+        let again = |targets: Vec<Target>, verb: Verb| -> LocalBoxFuture<'_, Vec<Report>> {
+            Box::pin(async move { run_targets(node, progress, targets, &verb, 1, &|_| {}).await })
+        };
         let turn = Turn {
             node,
             progress,
             verb,
             slots: &slots,
             failures: &failures,
+            again: &again,
         };
         let mut done = stream::iter(batch)
             .map(|(i, t)| async move { (i, turn.take(t).await) })

@@ -3,6 +3,8 @@
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use futures_util::future::LocalBoxFuture;
+
 use crate::module::config::RestartLimit;
 use crate::module::outcome::{Outcome, UpdateFacts};
 use crate::module::progress::Progress;
@@ -54,7 +56,15 @@ pub(super) struct Turn<'a> {
     pub(super) slots: &'a tokio::sync::Semaphore,
     /// The modules whose update failed so far (`--max-failures`).
     pub(super) failures: &'a AtomicUsize,
+    /// The runner again, for other targets (an update's gate restarts its
+    /// namespace followers through it): handed down, not imported, so the
+    /// work a turn does never depends on the runner's module.
+    pub(super) again: Again<'a>,
 }
+
+/// A verb run on other targets by the runner, one at a time, their reports.
+pub(crate) type Again<'a> =
+    &'a (dyn Fn(Vec<Target>, Verb) -> LocalBoxFuture<'a, Vec<Report>> + Sync);
 
 /// What one target's work did besides its outcome: each step returns it
 /// with its value, or with its error in a [`Failed`].
@@ -69,7 +79,9 @@ pub(super) struct Did {
     /// An update past its refusals (see [`UpdateFacts::failed`]).
     pub(super) tried: bool,
     /// What an update found.
-    pub(super) update: UpdateFacts,
+    pub(super) update: Box<UpdateFacts>,
+    /// The namespace followers an update's gate restarted, each its report.
+    pub(super) followed: std::sync::Arc<std::sync::Mutex<Vec<Report>>>,
 }
 
 /// A target's work that failed, with what it did before (an update's pull
@@ -133,6 +145,10 @@ impl Did {
         took: Duration,
     ) -> Report {
         let rolled_back = self.rolled_back;
+        let followed = match self.followed.lock() {
+            Ok(mut f) => std::mem::take(&mut *f),
+            Err(_) => Vec::new(),
+        };
         let failed = result.is_err() && (self.tried || rolled_back.is_some());
         Report {
             module: t.module.clone(),
@@ -145,8 +161,9 @@ impl Did {
             update: verb.updates().then_some(UpdateFacts {
                 rolled_back,
                 failed,
-                ..self.update
+                ..*self.update
             }),
+            followed,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`runner.rs`) does the rest; `follow::after_update` restarts the namespace dependents of what was recreated (`call.rs`).
+//! `update`'s own work on one stack, its lock taken: pull (or, under `--check`, ask the registries), count a start when an image changed, recreate behind the gate. The runner (`runner.rs`) does the rest; the gate restarts and holds the namespace followers (`dependents.rs`), and `follow::after_update` says them and restarts them again after a rollback (`call.rs`).
 
 use crate::module::Module;
 use crate::module::progress::Progress;
@@ -6,10 +6,11 @@ use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::backend::{plan, undriven};
 use crate::run::node::Node;
-use crate::run::steps::{Did, Launched, Worked, count, outcome_now, still_wanted};
+use crate::run::steps::{Did, Launched, Worked, outcome_now, still_wanted};
 use crate::run::verb::UpdateOpts;
 use crate::stack::checkpoint::{self, DataSource, SourcesError};
 use crate::util::size;
+use crate::util::timefmt::Stamp;
 
 /// One module's update (or check), its lock taken, with what it did: what
 /// it found, and when it got past the refusals and changed something (said
@@ -79,12 +80,34 @@ pub(super) async fn act(
         }
         return did.with(done(node, &t, pulled.warnings).await);
     }
-    let counted = count(node, m, plan.limit, opts.force).await;
+    let at = Stamp::now();
+    let counted = node.store.count_start(&m.name, plan.limit, opts.force, at);
+    let counted = counted.await.map(|(_, w)| Warning::of_state(w));
     did.warnings.extend(counted.map_err(|e| did.failed(e))?);
     did.changed = true;
-    did.update.dependents = crate::run::dependents::active_dependents(node, &m.name).await;
+    (did.update.dependents, did.update.followers) = held_by_gate(node, &m.name).await;
     let launch = crate::stack::recreate_update(env, &stack, pulled, plan.timeout, sources).await;
+    if launch.as_ref().is_err_and(refused) {
+        // A refused checkpoint copy recreated nothing: its start is taken
+        // back (the refusal is what is said, should this fail too).
+        let _ = node.store.uncount_start(&m.name, at).await;
+    }
     did.with(launch.map(Launched::of))
+}
+
+/// The update was refused for its checkpoint (the copy failed).
+fn refused(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<checkpoint::CheckpointRefused>())
+}
+
+/// What the gate holds besides the module, read before its recreate: the
+/// dependents, and the namespace followers (a follower also declared a
+/// dependent, once, as a follower).
+async fn held_by_gate(node: &Node, name: &str) -> (Vec<String>, Vec<String>) {
+    let followers = crate::run::dependents::active_followers(node, name).await;
+    let mut dependents = crate::run::dependents::active_dependents(node, name).await;
+    dependents.retain(|d| !followers.contains(d));
+    (dependents, followers)
 }
 
 /// An update that changed nothing: the module's state now.

@@ -79,6 +79,7 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
             would,
             plan,
             update: None,
+            followed: Vec::new(),
         });
     }
     out

@@ -47,6 +47,21 @@ impl Store {
         }
     }
 
+    /// Takes back the start counted at `at` (an update whose checkpoint copy
+    /// was refused: nothing was recreated, so nothing counts).
+    pub(crate) async fn uncount_start(&self, name: &str, at: Stamp) -> anyhow::Result<()> {
+        let (key, ms) = (name.to_string(), at.whole_milli());
+        self.update(move |s| {
+            if let Some(r) = s.modules.get_mut(&key)
+                && let Some(i) = r.starts.iter().rposition(|&x| x == ms)
+            {
+                r.starts.remove(i);
+            }
+        })
+        .await
+        .map(drop)
+    }
+
     /// Records (or clears) the supervisor's hold of a module.
     pub(crate) async fn set_hold(
         &self,

@@ -243,6 +243,7 @@ async fn restart(node: &Node, progress: &dyn Progress, m: Module, a: Action) -> 
             would: None,
             plan: None,
             update: None,
+            followed: Vec::new(),
         });
     WorkDone::Restart {
         act: a.act,

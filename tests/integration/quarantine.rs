@@ -2,43 +2,15 @@
 
 use std::time::Duration;
 
-use crate::rig::registry::{Repo, with_registry};
-use crate::rig::{Rig, docker, hal, stack};
-
-/// The image id and the container id of the module's `service`.
-fn running(module: &str, service: &str) -> (String, String) {
-    let project = format!("label=com.docker.compose.project={module}");
-    let svc = format!("label=com.docker.compose.service={service}");
-    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
-    let Some(id) = ids.lines().next() else {
-        return Default::default();
-    };
-    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
-    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
-    (image.to_string(), id.to_string())
-}
-
-/// The registry digest of the image `id` in `repo`'s repository.
-fn digest_of(id: &str) -> String {
-    let out = docker(&["image", "inspect", "-f", "{{join .RepoDigests \" \"}}", id]);
-    let first = out
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    first
-        .split_once('@')
-        .map(|(_, d)| d.to_string())
-        .unwrap_or(first)
-}
+use crate::needs::in_current_namespace;
+use crate::rig::registry::{Repo, digest_of, running, with_registry};
+use crate::rig::watch::Watch;
+use crate::rig::{Rig, hal, stack};
 
 #[test]
 fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     let Some(rig) = with_registry() else { return };
-    let mut repo = Repo::new(&rig, "quar");
-    let v1 = repo.publish("good");
-    let m = repo.module(&rig, "quar");
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "quar");
     assert_eq!(running(&m, "app").0, v1);
     let v2 = repo.publish("exit");
     let run = hal(&rig)
@@ -131,6 +103,57 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
         .code(0)
         .stdout;
     assert!(!prom.contains("hal_module_quarantined{"), "{prom}");
+}
+
+/// `hal watch`'s scheduled rounds (`auto_update = "every 5s"`) do not apply
+/// a quarantined digest again: the round says so in one line naming it, and
+/// keeps the running image; a new digest pushed afterwards is applied.
+#[test]
+fn the_watch_s_rounds_skip_a_quarantined_digest_and_apply_a_new_one() {
+    let Some(rig) = with_registry() else { return };
+    let (repo, m, v1) = Repo::serving(&rig, "quarwatch");
+    let v2 = repo.publish("exit");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    let before = running(&m, "app");
+    assert_eq!(before.0, v1, "{run}");
+    let bad = digest_of(&v2);
+    assert!(bad.starts_with("sha256:"), "{bad}");
+
+    rig.set_config("auto_update = \"every 5s\"\n");
+    let mut w = Watch::spawn(&rig, &[]);
+    // The round's one line about the module: not updated, naming the digest.
+    let ended = |l: &str| {
+        l.starts_with(&format!("{m}: not updated: "))
+            || l.starts_with(&format!("{m}: updated"))
+            || l.starts_with(&format!("{m}: up to date"))
+            || l.starts_with(&format!("{m}: rolled back"))
+    };
+    let said = w.expect(Duration::from_secs(120), ended);
+    assert!(
+        said.starts_with(&format!("{m}: not updated: ")) && said.contains("quarantined"),
+        "{said}\n{}",
+        w.dump()
+    );
+    assert!(said.contains(&bad), "{said}");
+    assert!(said.contains("rolled back at 20"), "{said}");
+    w.expect(Duration::from_secs(20), |l| {
+        l.starts_with("watch: scheduled update done: ")
+    });
+    assert_eq!(running(&m, "app"), before, "recreated: {}", w.dump());
+
+    // A new digest pushed afterwards: the next round applies it.
+    let v3 = repo.publish("good");
+    w.expect(Duration::from_secs(120), |l| {
+        l.starts_with(&format!("{m}: updated, active ("))
+    });
+    assert_eq!(running(&m, "app").0, v3, "{}", w.dump());
+    assert_eq!(rig.state_of(&m), "active");
+    let (code, _) = w.signal("TERM");
+    assert_eq!(code, Some(0), "{}", w.dump());
 }
 
 #[test]
@@ -240,6 +263,72 @@ fn a_dependent_broken_by_the_new_image_rolls_its_requirement_back() {
     assert_eq!(st.state(), "active", "{st}");
     // And the digest is quarantined.
     let doc = hal(&rig).args(["--json", "status", &db]).code(0).json();
+    assert_eq!(
+        doc["modules"][0]["quarantined"][0]["service"], "app",
+        "{doc}"
+    );
+}
+
+/// What `gw`'s image does by its `BEHAVE`: `good` listens on port 7000 and
+/// turns healthy once it answers there; another (v2) turns healthy without
+/// listening: healthy itself, and no longer where its followers look.
+const LISTENS: &str = "if [ \"$BEHAVE\" = good ]; then nc -ll -p 7000 -e true & \
+while ! nc -w 1 127.0.0.1 7000 </dev/null; do sleep 0.1; done; fi; touch /tmp/ok; sleep 100000";
+
+/// What `tun` does in `gw`'s network namespace: it reaches `gw` on
+/// localhost:7000 when it starts, or says so and exits 1.
+const PROBES: &str = "nc -w 2 127.0.0.1 7000 </dev/null || { echo cannot reach 127.0.0.1:7000; exit 1; }; \
+touch /tmp/ok; sleep 100000";
+
+#[test]
+fn a_namespace_follower_broken_by_the_new_image_rolls_its_provider_back() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "nsgate");
+    let v1 = repo.publish("good");
+    let gw = rig.name("gw");
+    // tun first: the rig removes projects in the order it made them.
+    let tun = rig.stack(
+        "tun",
+        stack()
+            .service("vpn")
+            .runs(PROBES)
+            .network_mode(&format!("container:{gw}-main"))
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    let made = rig.stack(
+        "gw",
+        stack()
+            .service("app")
+            .image(&repo.image)
+            .runs(LISTENS)
+            .line(&format!("container_name: {gw}-main"))
+            .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2"),
+    );
+    assert_eq!(made, gw);
+    repo.modules.push(gw.clone());
+    hal(&rig).args(["start", "--pull", "always", &gw]).code(0);
+    hal(&rig).args(["start", &tun]).code(0);
+    assert!(in_current_namespace(&gw, &tun));
+
+    // v2 is healthy itself, and no longer listens where tun looks.
+    let v2 = repo.publish("healthy-but-breaks");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &gw])
+        .within(Duration::from_secs(150))
+        .code(1);
+    assert!(run.stderr.contains("rolled back: "), "{run}");
+    let reason = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("rolled back: "))
+        .unwrap_or_default();
+    assert!(reason.contains(&tun), "the follower is not named: {run}");
+    assert_eq!(running(&gw, "app").0, v1, "{run}");
+    assert_ne!(running(&gw, "app").0, v2);
+    // The follower is active again, in the namespace of the previous image.
+    assert!(in_current_namespace(&gw, &tun), "{run}");
+    assert_eq!(rig.state_of(&tun), "active", "{run}");
+    let doc = hal(&rig).args(["--json", "status", &gw]).code(0).json();
     assert_eq!(
         doc["modules"][0]["quarantined"][0]["service"], "app",
         "{doc}"

@@ -2,22 +2,8 @@
 
 use std::time::Duration;
 
-use crate::rig::registry::{BEHAVES, Previous, Repo, local_id, with_registry};
+use crate::rig::registry::{BEHAVES, Previous, Repo, local_id, running, with_registry};
 use crate::rig::{self, FIXTURE, Rig, docker, hal, stack};
-
-/// The image id the service's container runs, and the container's id
-/// (found by compose's labels: v1 and v2 name containers differently).
-fn running(module: &str, service: &str) -> (String, String) {
-    let project = format!("label=com.docker.compose.project={module}");
-    let svc = format!("label=com.docker.compose.service={service}");
-    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
-    let Some(id) = ids.lines().next() else {
-        return Default::default();
-    };
-    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
-    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
-    (image.to_string(), id.to_string())
-}
 
 /// A stack whose `app` runs `repo`'s image behind a healthcheck.
 fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {
@@ -32,11 +18,7 @@ fn gated(rig: &Rig, short: &str, repo: &Repo) -> String {
 #[test]
 fn an_image_that_exits_is_rolled_back() {
     let Some(rig) = with_registry() else { return };
-    let repo = Repo::new(&rig, "exits");
-    let v1 = repo.publish("good");
-    let m = gated(&rig, "exits", &repo);
-    let _previous = Previous(vec![m.clone()]);
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "exits");
     assert_eq!(running(&m, "app").0, v1);
     repo.publish("exit");
     let run = hal(&rig)
@@ -73,11 +55,7 @@ fn an_image_that_exits_is_rolled_back() {
 #[test]
 fn an_unhealthy_image_is_rolled_back_then_a_good_one_applied() {
     let Some(rig) = with_registry() else { return };
-    let repo = Repo::new(&rig, "sick");
-    let v1 = repo.publish("good");
-    let m = gated(&rig, "sick", &repo);
-    let _previous = Previous(vec![m.clone()]);
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "sick");
     let v2 = repo.publish("unhealthy");
     let run = hal(&rig)
         .args(["--json", "update", "--timeout", "15s", &m])
@@ -154,10 +132,7 @@ fn an_unreachable_registry_recreates_nothing() {
 #[test]
 fn check_lists_a_newer_digest_and_pulls_nothing() {
     let Some(rig) = with_registry() else { return };
-    let repo = Repo::new(&rig, "check");
-    let v1 = repo.publish("good");
-    let m = gated(&rig, "check", &repo);
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "check");
     let run = hal(&rig).args(["update", "--check", &m]).code(0);
     assert!(run.stdout.contains(&format!("{m}: up to date")), "{run}");
     let v2 = repo.publish("good");
@@ -437,11 +412,7 @@ fn a_module_refused_at_its_limit_is_not_a_failure() {
 #[test]
 fn the_previous_image_survives_prune_but_not_prune_a() {
     let Some(rig) = with_registry() else { return };
-    let repo = Repo::new(&rig, "prune");
-    let v1 = repo.publish("good");
-    let m = gated(&rig, "prune", &repo);
-    let _previous = Previous(vec![m.clone()]);
-    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    let (repo, m, v1) = Repo::serving(&rig, "prune");
     let v2 = repo.publish("good");
     hal(&rig).args(["update", &m]).code(0);
     assert_eq!(running(&m, "app").0, v2);

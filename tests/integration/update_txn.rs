@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::rig::registry::{Repo, local_id, with_registry};
+use crate::rig::registry::{Repo, digest_of, local_id, running, with_registry};
 use crate::rig::{Rig, docker, eventually, hal, stack};
 
 /// What the fixture's `app` does, by its image's `BEHAVE`: `good` (v1)
@@ -231,6 +231,53 @@ fn a_checkpoint_over_checkpoint_max_is_refused_before_anything_is_pulled() {
     assert_eq!(before, after, "stopped or recreated: {run}");
 }
 
+/// `checkpoint_max` measures what the update would checkpoint: the data of
+/// the services it can recreate (an image by tag), not that of a service
+/// pinned by digest, which no update moves.
+#[test]
+fn checkpoint_max_measures_only_the_data_of_services_an_update_recreates() {
+    let Some(rig) = with_registry() else { return };
+    let mut repo = Repo::new(&rig, "cscope");
+    let v1 = repo.publish("good");
+    let m = repo.module(&rig, "cscope");
+    let app = || {
+        repo.compose()
+            .volume("data:/data")
+            .top("volumes:\n  data: {}\n  cold: {}")
+    };
+    rig.write(&m, "compose.yaml", &app().to_string());
+    hal(&rig).args(["start", "--pull", "always", &m]).code(0);
+    // `cold` runs v1 pinned by its digest, and holds 1 MiB.
+    let (name, _) = repo.image.rsplit_once(':').unwrap();
+    let pinned = format!("{name}@{}", digest_of(&v1));
+    let s = app().service("cold").image(&pinned).volume("cold:/cold");
+    rig.write(&m, "compose.yaml", &s.to_string());
+    hal(&rig).args(["start", &m]).code(0);
+    let cold = docker(&[
+        "volume",
+        "inspect",
+        "-f",
+        "{{.Mountpoint}}",
+        &format!("{m}_cold"),
+    ]);
+    std::fs::write(Path::new(cold.trim()).join("big"), vec![1u8; 1 << 20]).unwrap();
+    rig.set_config(&format!("[module.{m}]\ncheckpoint_max = \"256KiB\"\n"));
+    let v2 = repo.publish("good");
+    let run = hal(&rig)
+        .args(["update", "--timeout", "30s", &m])
+        .within(Duration::from_secs(90))
+        .code(0);
+    assert_eq!(running(&m, "app").0, v2, "{run}");
+    assert_eq!(running(&m, "cold").0, v1, "{run}");
+    docker(&[
+        "volume",
+        "rm",
+        "-f",
+        &format!("{m}_cold"),
+        &format!("{m}_data"),
+    ]);
+}
+
 #[test]
 fn a_checkpoint_entry_that_names_nothing_is_exit_2() {
     let Some(db) = Db::new("cbad") else { return };
@@ -259,12 +306,16 @@ fn a_full_checkpoint_store_refuses_the_update_and_leaves_the_module() {
     // More than 2 MiB of data that is not sparse.
     std::fs::write(db.volume().join("big"), vec![1u8; 3 << 20]).unwrap();
     let before = db.manifest();
+    let starts = || db.state()["starts"].as_array().map(Vec::len);
+    let counted = starts();
     db.repo.publish("migrate-ok");
     let run = hal(&db.rig)
         .args(["update", &db.m])
         .within(Duration::from_secs(120))
         .code(1);
     assert!(run.stderr.contains("No space left on device"), "{run}");
+    // Nothing was recreated: no start counts toward the limit.
+    assert_eq!(starts(), counted, "{run}\n{}", db.state());
     assert!(run.stderr.contains("the partial copy removed"), "{run}");
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0, "{run}");
     assert_eq!(db.manifest(), before, "{run}");

@@ -82,7 +82,7 @@ pub(crate) async fn roll_back(
 ) -> rollback::RolledBack {
     let (name, dir) = (r.name().to_string(), r.dir().to_path_buf());
     let service = r.service().map(str::to_string);
-    let again = |bound| -> futures_util::future::BoxFuture<'_, anyhow::Result<()>> {
+    let again = |bound| -> futures_util::future::LocalBoxFuture<'_, anyhow::Result<()>> {
         let stack = Stack {
             name: &name,
             dir: &dir,

@@ -63,6 +63,8 @@ struct Mount {
     /// `volume` (the compose key) or `bind` (the absolute source).
     volume: bool,
     source: String,
+    /// Its service runs an image by tag, not built: one an update can recreate.
+    updatable: bool,
 }
 
 /// What an update of `stack` may checkpoint: the config's `entries`, or
@@ -156,10 +158,11 @@ impl ResolvedMounts<'_> {
         Ok(out)
     }
 
-    /// Every local named volume (not `external`) and every bind mount inside the directory.
+    /// Every local named volume (not `external`) and every bind mount inside
+    /// the directory, that a service an update can recreate mounts.
     async fn default(&self) -> anyhow::Result<Vec<DataSource>> {
         let mut out = Vec::new();
-        for m in &self.mounts {
+        for m in self.mounts.iter().filter(|m| m.updatable) {
             let source = Path::new(&m.source);
             if m.volume {
                 let (name, external) = self.volume_name(&m.source);
@@ -301,6 +304,11 @@ fn mounts_of(doc: &serde_json::Value) -> Vec<Mount> {
         return out;
     };
     for (service, s) in services {
+        // As `gate::pullable`: an image by tag, not built.
+        let updatable = s.get("build").is_none()
+            && s.get("image")
+                .and_then(|i| i.as_str())
+                .is_some_and(|i| !i.contains('@'));
         let volumes = s.get("volumes").and_then(|v| v.as_array());
         for v in volumes.into_iter().flatten() {
             if let Some(short) = v.as_str() {
@@ -312,6 +320,7 @@ fn mounts_of(doc: &serde_json::Value) -> Vec<Mount> {
                     service: service.clone(),
                     volume: !(source.starts_with('/') || source.starts_with('.')),
                     source: source.to_string(),
+                    updatable,
                 });
                 continue;
             }
@@ -324,6 +333,7 @@ fn mounts_of(doc: &serde_json::Value) -> Vec<Mount> {
                     service: service.clone(),
                     volume: kind == "volume",
                     source: source.to_string(),
+                    updatable,
                 });
             }
         }
@@ -385,6 +395,22 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert!(m[0].volume && m[0].source == "data");
         assert!(!m[1].volume && m[1].source == "/srv/db/files");
+    }
+
+    #[test]
+    fn only_a_service_an_update_recreates_has_its_mounts_checkpointed() {
+        let mount = serde_json::json!([{"type": "volume", "source": "data", "target": "/data"}]);
+        let doc = serde_json::json!({"services": {
+            "app": {"image": "reg/app:1", "volumes": mount},
+            "built": {"image": "built:1", "build": {"context": "."}, "volumes": mount},
+            "pinned": {"image": "reg/db@sha256:00", "volumes": mount},
+            "none": {"volumes": mount}
+        }});
+        let m = mounts_of(&doc);
+        let updatable: Vec<(&str, bool)> = m.iter().map(|m| (&*m.service, m.updatable)).collect();
+        let want = [("app", true), ("built", false)];
+        assert_eq!(updatable[..2], want);
+        assert!(updatable[2..].iter().all(|(_, u)| !u), "{updatable:?}");
     }
 
     #[test]

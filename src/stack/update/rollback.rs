@@ -6,7 +6,7 @@ pub(crate) mod previous;
 
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
+use futures_util::future::LocalBoxFuture;
 
 use crate::docker::compose::{Compose, Fresh, Project};
 use crate::docker::endpoint::Endpoint;
@@ -29,7 +29,7 @@ use crate::state::txn::TxnStep;
 /// Waits, after the previous images are recreated, until the module is
 /// active again within the bound (the stack's own wait, handed in by its caller).
 pub(crate) type WaitAgain<'a> =
-    &'a (dyn Fn(Bound) -> BoxFuture<'a, anyhow::Result<()>> + Send + Sync);
+    &'a (dyn Fn(Bound) -> LocalBoxFuture<'a, anyhow::Result<()>> + Sync);
 
 /// What a gated recreate can undo: the services that moved to a new image.
 pub(crate) struct Rollback {

@@ -46,7 +46,7 @@ pub(crate) struct Spec<'a> {
 impl Spec<'_> {
     /// The mount of the hal binary under test at `/usr/local/bin/hal`.
     pub(crate) fn hal_under_test() -> String {
-        format!("{}:/usr/local/bin/hal:ro", env!("CARGO_BIN_EXE_hal"))
+        format!("{}:/usr/local/bin/hal:ro", crate::rig::hal_bin().display())
     }
 
     /// `XDG_RUNTIME_DIR` of root's user manager, for every exec.

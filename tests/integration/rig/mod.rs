@@ -50,6 +50,14 @@ use guard::Lease;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// The hal binary the rig runs: cargo's, or `HAL_TEST_BIN` when set (a build
+/// of older code, to see a test fail on the code before its fix).
+pub(crate) fn hal_bin() -> std::path::PathBuf {
+    std::env::var_os("HAL_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_hal")))
+}
+
 /// A name no other test of this run and no recent run has: `tag`, the process,
 /// a count within it (two tests never share one), and the clock's last digits
 /// (a pid comes back in a later run). Short: names end up in socket paths.
@@ -337,7 +345,7 @@ impl Rig {
 
     /// A hal command with this rig's environment, stdout and stderr piped.
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_hal"));
+        let mut c = Command::new(hal_bin());
         c.args(args)
             .env("HAL_SERVICES_DIR", &self.root)
             .env("HAL_STATE_DIR", &self.state)

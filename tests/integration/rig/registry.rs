@@ -124,6 +124,20 @@ impl Repo {
             .healthcheck("/tmp/ok", "interval: 1s\ntimeout: 2s\nretries: 2")
     }
 
+    /// The setup of most update tests: a repository `short` whose `latest`
+    /// is `good` (v1), a module of [`Repo::compose`] on it, started with pull
+    /// `always`. The repository, the module and v1's id.
+    pub(crate) fn serving(rig: &Rig, short: &str) -> (Repo, String, String) {
+        let mut repo = Repo::new(rig, short);
+        let v1 = repo.publish("good");
+        let m = repo.module(rig, short);
+        rig::hal(rig)
+            .args(["start", "--pull", "always", &m])
+            .code(0);
+        assert_eq!(running(&m, "app").0, v1, "{m} does not run v1");
+        (repo, m, v1)
+    }
+
     /// A module of `rig` made of [`Repo::compose`], whose `hal-previous` tags go with the repository.
     pub(crate) fn module(&mut self, rig: &Rig, short: &str) -> String {
         let m = rig.stack(short, self.compose());
@@ -165,4 +179,34 @@ pub(crate) fn local_id(image: &str) -> Option<String> {
     let id = docker(&["image", "inspect", "-f", "{{.Id}}", image]);
     let id = id.trim();
     (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The image id the module's `service` runs, and its container's id (found
+/// by compose's labels: v1 and v2 name containers differently); empty when
+/// it has none.
+pub(crate) fn running(module: &str, service: &str) -> (String, String) {
+    let project = format!("label=com.docker.compose.project={module}");
+    let svc = format!("label=com.docker.compose.service={service}");
+    let ids = docker(&["ps", "-aq", "--filter", &project, "--filter", &svc]);
+    let Some(id) = ids.lines().next() else {
+        return Default::default();
+    };
+    let out = docker(&["inspect", "-f", "{{.Image}} {{.Id}}", id]);
+    let (image, id) = out.trim().split_once(' ').unwrap_or_default();
+    (image.to_string(), id.to_string())
+}
+
+/// The registry digest (`sha256:…`) of the local image `id`, or its first
+/// repository digest as it is when that has no `@`.
+pub(crate) fn digest_of(id: &str) -> String {
+    let out = docker(&["image", "inspect", "-f", "{{join .RepoDigests \" \"}}", id]);
+    let first = out
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    first
+        .split_once('@')
+        .map(|(_, d)| d.to_string())
+        .unwrap_or(first)
 }

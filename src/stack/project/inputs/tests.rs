@@ -212,7 +212,7 @@ fn what_a_project_uses_from_others_is_noted_with_its_key() {
     put(
         &d,
         "compose.yaml",
-        "networks:\n  own: {}\n  named:\n    name: ${NET:-gwnet}\n  ext:\n    external: true\n    name: shared\n  old:\n    external:\n      name: legacy\n  bare:\n    external: true\nservices:\n  vpn:\n    image: x\n    container_name: gw-main\n    network_mode: \"container:other-main\"\n  web:\n    image: x\n    volumes_from: [\"container:data:ro\", \"svc\"]\n    external_links: [\"cache:redis\"]\n    extends:\n      file: base.yaml\n      service: b\n",
+        "networks:\n  own: {}\n  named:\n    name: ${NET:-gwnet}\n  ext:\n    external: true\n    name: shared\n  old:\n    external:\n      name: legacy\n  bare:\n    external: true\nservices:\n  vpn:\n    image: x\n    container_name: gw-main\n    network_mode: \"container:other-main\"\n  web:\n    image: x\n    volumes_from: [\"container:data:ro\", \"svc\"]\n    pid: \"container:pidns\"\n    ipc: \"container:ipcns\"\n    external_links: [\"cache:redis\"]\n    extends:\n      file: base.yaml\n      service: b\n",
     );
     put(
         &d,
@@ -241,6 +241,8 @@ fn what_a_project_uses_from_others_is_noted_with_its_key() {
             (Tie::Network, "legacy", "networks.old"),
             (Tie::Network, "bare", "networks.bare"),
             (Tie::Namespace, "other-main", "services.vpn.network_mode"),
+            (Tie::Namespace, "pidns", "services.web.pid"),
+            (Tie::Namespace, "ipcns", "services.web.ipc"),
             (Tie::Namespace, "data", "services.web.volumes_from"),
             (Tie::Link, "cache", "services.web.external_links"),
         ],

@@ -96,18 +96,16 @@ impl Reader {
             if named.is_some() {
                 *slot = named;
             }
-            if let Some(c) = s
-                .get("network_mode")
-                .and_then(Value::as_str)
-                .and_then(|m| m.strip_prefix("container:"))
-            {
-                let c = self.interpolate(c);
-                self.used(
-                    Tie::Namespace,
-                    c,
-                    file,
-                    format!("services.{svc}.network_mode"),
-                );
+            // A container's network, pid or ipc namespace joined: gone with it.
+            for key in ["network_mode", "pid", "ipc"] {
+                if let Some(c) = s
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .and_then(|m| m.strip_prefix("container:"))
+                {
+                    let c = self.interpolate(c);
+                    self.used(Tie::Namespace, c, file, format!("services.{svc}.{key}"));
+                }
             }
             for spec in strings(s.get("volumes_from")) {
                 if let Some(rest) = spec.strip_prefix("container:") {
