@@ -19,6 +19,7 @@ pub(crate) mod outcome;
 pub(crate) mod pattern;
 pub(crate) mod progress;
 pub(crate) mod reason;
+pub(crate) mod recorded_causes;
 pub(crate) mod run_state;
 pub(crate) mod schedule;
 pub(crate) mod secret_names;

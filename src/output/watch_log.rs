@@ -15,7 +15,7 @@ mod tests;
 use std::io::Write;
 
 pub(crate) use event::{
-    Cause, Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
+    Cause, Escalation, Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
     Repaired, RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
 };
 

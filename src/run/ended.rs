@@ -82,7 +82,7 @@ fn of_start(
             if by_supervisor && desired != Some(Desired::Up) {
                 return None;
             }
-            let cause = crate::run::report::cause(e);
+            let cause = crate::run::report::start_cause(e);
             Some(Ended::StartFailed(service, cause))
         }
     }
@@ -114,7 +114,7 @@ fn of_update(
             if by_supervisor && desired != Some(Desired::Up) {
                 return None;
             }
-            Some(Ended::StartFailed(None, crate::run::report::cause(e)))
+            Some(Ended::StartFailed(None, crate::run::report::start_cause(e)))
         }
     }
 }

@@ -139,7 +139,7 @@ impl Watcher<'_> {
         self.log.emit(RepairEvent::RepairFailed {
             module: name,
             how,
-            error: err.to_string(),
+            error: err,
             took,
             next_try,
         });
@@ -148,14 +148,14 @@ impl Watcher<'_> {
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
     /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
     pub(super) fn held(&mut self, name: &str, reason: &Cause, refusal: &Cause) {
-        let (reason, said) = (reason.to_string(), refusal.to_string());
-        let env_reason = if reason == said {
-            reason
+        let held_for = if reason == refusal {
+            reason.clone()
         } else {
-            format!("{reason}; {said}")
+            Cause::Then(Box::new(reason.clone()), Box::new(refusal.clone()))
         };
+        let env_reason = held_for.to_string();
         // Once per hold, even across a restart of hal watch (the hold is kept in hal's state).
-        self.sup.notified(name, &env_reason);
+        self.sup.notified(name, &held_for);
         let command = hook::command_of(&self.node, name);
         let blocked = command.as_ref().and_then(|_| hook::refusal(&self.node));
         let on_failure = match (&command, &blocked) {

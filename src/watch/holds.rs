@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
 use crate::output::watch_log::{Cause, HoldEvent, Release, WatchEvent, WatchOwn};
+use crate::module::recorded_causes::HoldCause;
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;
@@ -19,8 +20,30 @@ pub(super) fn record_of(h: &Hold) -> HoldRecord {
         not_before: h.not_before.whole_milli(),
         backoff: Duration::from_millis(u64::try_from(h.backoff.as_millis()).unwrap_or(u64::MAX)),
         free_at: h.free_at.map(Stamp::whole_milli),
-        reason: h.reason.clone(),
+        reason: cause_kept(&h.reason),
         notified: h.notified,
+    }
+}
+
+/// A hold's cause as hal's state keeps it: the trouble and the refusal apart, in the log's words.
+fn cause_kept(c: &Cause) -> HoldCause {
+    match c {
+        Cause::Then(trouble, refusal) => HoldCause::Refused {
+            trouble: trouble.to_string(),
+            refusal: refusal.to_string(),
+        },
+        c => HoldCause::Said(c.to_string()),
+    }
+}
+
+/// A kept hold's cause, taken up again: its words, each cause apart.
+fn cause_of(c: &HoldCause) -> Cause {
+    match c {
+        HoldCause::Refused { trouble, refusal } => Cause::Then(
+            Box::new(Cause::Said(trouble.clone())),
+            Box::new(Cause::Said(refusal.clone())),
+        ),
+        HoldCause::Said(said) => Cause::Said(said.clone()),
     }
 }
 
@@ -30,7 +53,7 @@ pub(super) fn hold_of(r: &HoldRecord) -> Hold {
         not_before: r.not_before,
         backoff: r.backoff,
         free_at: r.free_at,
-        reason: r.reason.clone(),
+        reason: cause_of(&r.reason),
         notified: r.notified,
     }
 }
@@ -50,12 +73,12 @@ impl Watcher<'_> {
                 module: name.clone(),
                 since: h.since,
                 until: h.until(),
-                reason: Cause::Said(h.reason.clone()),
+                reason: cause_of(&h.reason),
                 notified: h.notified,
             });
             if !h.notified {
                 // The watch before ended before it could run on_failure: run it now, once.
-                let reason = Cause::Said(h.reason.clone());
+                let reason = cause_of(&h.reason);
                 self.held(name, &reason, &reason);
             }
         }

@@ -1,8 +1,8 @@
-//! How the watch's causes ([`Cause`]) and a repair's deeds ([`Repaired`]) are worded in its log: the one place.
+//! How the watch's causes ([`Cause`], [`Escalation`]) and a repair's deeds ([`Repaired`]) are worded in its log: the one place.
 
 use std::fmt;
 
-use super::event::{Cause, Repaired};
+use super::event::{Cause, Escalation, Repaired};
 
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -40,6 +40,32 @@ impl fmt::Display for Repaired {
             Repaired::Containers(fixes) => f.write_str(&fixes.join(", then ")),
             Repaired::Recreated => f.write_str("recreated the module"),
             Repaired::Restarted => f.write_str("restarted the module"),
+        }
+    }
+}
+
+impl fmt::Display for Escalation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Escalation::RepairFailed => {
+                f.write_str("the repair of its containers did not bring it back")
+            }
+            Escalation::FailedAgain {
+                service,
+                after,
+                whole,
+            } => {
+                let what = if *whole {
+                    "the module was recreated"
+                } else {
+                    "its repair"
+                };
+                write!(
+                    f,
+                    "service {service} failed again {}s after {what}",
+                    after.as_secs()
+                )
+            }
         }
     }
 }

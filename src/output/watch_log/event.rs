@@ -106,7 +106,7 @@ pub(crate) enum RepairEvent {
     RepairFailed {
         module: String,
         how: Failure,
-        error: String,
+        error: Cause,
         took: Duration,
         /// While a hold goes on: when the next try may come.
         next_try: Option<Stamp>,
@@ -245,13 +245,26 @@ pub(crate) enum Plan {
     /// Restart the whole module.
     Module,
     /// Recreate the whole module, and why.
-    Recreate { why: String },
+    Recreate { why: Escalation },
     /// Repair these containers: `how`, the first one's fix (`restart`,
     /// `start`, `recreate`…), and `said`, every fix in words.
     Containers {
         how: &'static str,
         said: String,
         containers: Vec<String>,
+    },
+}
+
+/// Why a repair takes the whole module although containers failed: their repair did not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Escalation {
+    /// The repair of its containers failed.
+    RepairFailed,
+    /// A service failed again `after` its repair (`whole`: after the module was recreated).
+    FailedAgain {
+        service: String,
+        after: Duration,
+        whole: bool,
     },
 }
 

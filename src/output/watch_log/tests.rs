@@ -163,9 +163,11 @@ fn repairs_and_holds_say_what_they_always_said() {
                 module: m("web"),
                 reason: Cause::Said(m("x")),
                 retry: false,
-                plan: Plan::Recreate { why: m("gone") },
+                plan: Plan::Recreate {
+                    why: Escalation::RepairFailed,
+                },
             }),
-            "web: recreating the module: x; gone",
+            "web: recreating the module: x; the repair of its containers did not bring it back",
             r#"{"action":"recreate","event":"trouble","module":"web","reason":"x","repair":"module"}"#,
         ),
         (
@@ -183,7 +185,7 @@ fn repairs_and_holds_say_what_they_always_said() {
             WatchEvent::from(RepairEvent::RepairFailed {
                 module: m("web"),
                 how: Failure::Retry,
-                error: m("boom"),
+                error: Cause::Said(m("boom")),
                 took,
                 next_try: Some(at(3661)),
             }),

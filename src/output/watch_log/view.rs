@@ -171,7 +171,7 @@ impl RepairEvent {
                     .unwrap_or_default();
                 let text = format!("{verb}: {error} ({}){next}", secs(*took));
                 WatchLine::module(module, event, None, text)
-                    .reason(error)
+                    .reason(error.to_string())
                     .with("took_ms", ms(*took))
             }
             RepairEvent::Waiting { module, reason } => {

@@ -414,7 +414,7 @@ fn a_restored_hold_is_held_without_a_new_hold() {
             not_before: t(10),
             backoff: BACKOFF_FIRST * 2,
             free_at: Some(t(600)),
-            reason: "held".into(),
+            reason: Cause::Said("held".into()),
             notified: true,
         },
     );
