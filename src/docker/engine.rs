@@ -34,7 +34,7 @@ pub(crate) use connect::EngineKind;
 pub(crate) use probe::ProbeError;
 
 pub(crate) use model::{
-    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
+    EngineError, EngineEvent, EventAction, Inspected, JOURNALD, Listed, LogChunk, PullProgress,
 };
 
 /// A stream of engine answers, each read into hal's type.
