@@ -6,9 +6,9 @@ use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::outcome::{Outcome, UpdateFacts, Would};
 use crate::module::reason::{Reason, Reasons};
+use crate::module::recorded_causes::StartCause;
 use crate::module::status::State;
 use crate::output::reports::{ReportJson, ReportView, UpdateJson};
-use crate::module::recorded_causes::StartCause;
 
 use super::verb::{Step, Verb};
 

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::HalError;
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
-use crate::module::status::Desired;
 use crate::module::recorded_causes::{HoldCause, StartCause};
+use crate::module::status::Desired;
 use crate::util::stored;
 use crate::util::timefmt::Stamp;
 
@@ -342,7 +342,10 @@ mod tests {
             Ended::StartFailed(None, StartCause::Error("image missing".into())),
             Stamp::from_millis(5),
         );
-        assert_eq!(r.failure.as_ref().unwrap().reason, StartCause::Error("image missing".into()));
+        assert_eq!(
+            r.failure.as_ref().unwrap().reason,
+            StartCause::Error("image missing".into())
+        );
         r.after(Ended::Stopped(Some("worker".into())), Stamp::from_millis(6));
         assert!(r.failure.is_some(), "another service's stop");
         assert_eq!(r.stopped, ["worker"]);

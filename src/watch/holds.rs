@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
-use crate::output::watch_log::{Cause, HoldEvent, Release, WatchEvent, WatchOwn};
 use crate::module::recorded_causes::HoldCause;
+use crate::output::watch_log::{Cause, HoldEvent, Release, WatchEvent, WatchOwn};
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::Hold;

@@ -290,7 +290,9 @@ fn the_causes_carried_to_the_printer_are_typed() {
     let files = read();
     for (path, item, _) in tidy::worded_events::TYPED_ITEMS {
         assert!(
-            files.iter().any(|s| s.path == path && s.code.contains(item)),
+            files
+                .iter()
+                .any(|s| s.path == path && s.code.contains(item)),
             "no `{item}` seen in src/{path}"
         );
     }

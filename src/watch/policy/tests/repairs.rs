@@ -122,7 +122,10 @@ fn the_same_container_failing_again_within_the_window_escalates() {
     let RepairScope::Escalated(why) = scope_of(&mut sup, &s, 30) else {
         panic!("not escalated")
     };
-    assert_eq!(why.to_string(), "service web failed again 30s after its repair");
+    assert_eq!(
+        why.to_string(),
+        "service web failed again 30s after its repair"
+    );
     assert!(!sup.record("m", Attempt::Recovered, t(32)));
     // Another container failing is its own small repair.
     let other = stack(

@@ -21,7 +21,11 @@ pub(in crate::architecture) const TYPED_ITEMS: [(&str, &str, &[&str]); 5] = [
     (EVENTS, "enum Plan", &["why: String"]),
     ("watch/policy/hold.rs", "struct Hold", &["reason: String"]),
     ("state/records.rs", "struct HoldRecord", &["reason: String"]),
-    ("state/records.rs", "struct FailureRecord", &["reason: String"]),
+    (
+        "state/records.rs",
+        "struct FailureRecord",
+        &["reason: String"],
+    ),
 ];
 
 /// The text of `item`'s body in `code` (`struct Hold {` to its closing brace),
@@ -132,10 +136,14 @@ mod self_tests {
         let events = "enum Plan {\n    Module,\n    Recreate { why: String },\n}\nenum WatchOwn {\n    Stopped { why: String },\n}\nenum RepairEvent {\n    RepairFailed { error: String },\n}\n";
         let v = worded_items(&read(EVENTS, events));
         assert_eq!(v.len(), 2, "{v:?}");
-        assert!(v[0].contains(":9: `error: String` in `enum RepairEvent`"), "{v:?}");
+        assert!(
+            v[0].contains(":9: `error: String` in `enum RepairEvent`"),
+            "{v:?}"
+        );
         assert!(v[1].contains(":3: `why: String` in `enum Plan`"), "{v:?}");
         // Typed, another item of a longer name, another file: fine.
-        let fine = "struct Hold {\n    reason: Cause,\n}\nstruct Holder {\n    reason: String,\n}\n";
+        let fine =
+            "struct Hold {\n    reason: Cause,\n}\nstruct Holder {\n    reason: String,\n}\n";
         assert!(worded_items(&read("watch/policy/hold.rs", fine)).is_empty());
         assert!(worded_items(&read("watch/policy/other.rs", records)).is_empty());
     }
