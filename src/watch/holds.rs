@@ -188,3 +188,43 @@ impl Watcher<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_kept_in_the_state_is_taken_up_again_with_the_same_words() {
+        let held = |reason: Cause| Hold {
+            since: Stamp::from_millis(1_000),
+            not_before: Stamp::from_millis(2_000),
+            backoff: Duration::from_secs(20),
+            free_at: None,
+            reason,
+            notified: true,
+        };
+        let limited = Cause::Then(
+            Box::new(Cause::StoppedByRequest),
+            Box::new(Cause::Said("start limit hit".into())),
+        );
+        for h in [held(limited), held(Cause::ActiveAgain)] {
+            let kept = record_of(&h);
+            assert_eq!(kept.reason.to_string(), h.reason.to_string());
+            let again = hold_of(&kept);
+            assert_eq!(again.reason.to_string(), h.reason.to_string());
+            // Written again unchanged: the watch does not write a hold it kept.
+            assert_eq!(record_of(&again), kept);
+        }
+        let kept = record_of(&held(Cause::Then(
+            Box::new(Cause::NoLongerWanted),
+            Box::new(Cause::ActiveAgain),
+        )));
+        assert_eq!(
+            kept.reason,
+            HoldCause::Refused {
+                trouble: "no longer wanted up".into(),
+                refusal: "active again".into()
+            }
+        );
+    }
+}

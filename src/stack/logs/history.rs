@@ -13,8 +13,6 @@
 use crate::docker::engine::{Engine, EngineKind, JOURNALD};
 use crate::docker::labels;
 
-/// The log driver that keeps lines in the node's journal.
-
 /// The labels the journald driver must copy into each line for hal to find
 /// every generation of a module's containers: the `labels=` log-opt.
 pub(crate) const KEEP_LABELS: [&str; 4] = [
