@@ -7,6 +7,7 @@ pub(crate) mod compose_files;
 pub(crate) mod config;
 pub(crate) mod deps;
 pub(crate) mod dotenv;
+pub(crate) mod fix;
 pub(crate) mod interpolate;
 pub(crate) mod inventory;
 pub mod keys;

@@ -2,12 +2,12 @@
 
 use crate::error::{Exit, exit_of};
 use crate::module::Module;
+use crate::module::fix::Fix;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
-use crate::stack::Fix;
 use crate::state::records::Ended;
 
 use crate::run::steps::Did;

@@ -16,7 +16,6 @@ use crate::output::watch_log::{
 };
 use crate::run::Node;
 use crate::run::{self, Report, Verb};
-use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Action, Attempt, RepairScope};
 
@@ -98,9 +97,7 @@ impl Watcher<'_> {
             Ok(o) if o.state == State::Active => {
                 self.sup.record(&name, Attempt::Recovered, now);
                 let what = match scope {
-                    RepairScope::Containers(fixes) => {
-                        Repaired::Containers(fixes.iter().map(|f| f.describe(true)).collect())
-                    }
+                    RepairScope::Containers(fixes) => Repaired::Containers(fixes.clone()),
                     RepairScope::Escalated(_) => Repaired::Recreated,
                     RepairScope::Module => Repaired::Restarted,
                 };
@@ -208,12 +205,6 @@ impl Watcher<'_> {
     }
 }
 
-/// The repair's words for the log: `started container web-app-1 again, then restarted …`.
-fn describe(fixes: &[Fix], done: bool) -> String {
-    let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
-    all.join(", then ")
-}
-
 /// Repairs a module through the runner (not forced: it counts against the
 /// start limit and takes the module's lock): its containers alone, or the
 /// whole module as `hal module restart` would. Images are pulled only when
@@ -270,9 +261,7 @@ fn without_context(e: &anyhow::Error, name: &str) -> String {
 fn trouble_entry(name: &str, a: &Action) -> RepairEvent {
     let plan = match &a.scope {
         RepairScope::Containers(fixes) => Plan::Containers {
-            how: fixes.first().map_or("restart", |f| f.how.word()),
-            said: describe(fixes, false),
-            containers: fixes.iter().map(|f| f.container.clone()).collect(),
+            fixes: fixes.clone(),
         },
         RepairScope::Escalated(why) => Plan::Recreate { why: why.clone() },
         RepairScope::Module => Plan::Module,

@@ -60,12 +60,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::module::KindTag;
+use crate::module::fix::Fix;
 use crate::module::reason::Reason;
 #[cfg(doc)]
 use crate::module::status::Verdict;
 use crate::module::status::{Desired, ModuleStatus, State};
 use crate::output::watch_log::{Cause, Escalation};
-use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
 pub(crate) use hold::Hold;

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::event::{Cause, Escalation, Repaired};
+use crate::module::fix::Fix;
 
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -37,7 +38,7 @@ impl fmt::Display for Cause {
 impl fmt::Display for Repaired {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Repaired::Containers(fixes) => f.write_str(&fixes.join(", then ")),
+            Repaired::Containers(fixes) => f.write_str(&fixes_said(fixes, true)),
             Repaired::Recreated => f.write_str("recreated the module"),
             Repaired::Restarted => f.write_str("restarted the module"),
         }
@@ -68,4 +69,10 @@ impl fmt::Display for Escalation {
             }
         }
     }
+}
+
+/// Every fix in words, done or about to be: `started container web-app-1 again, then …`.
+pub(super) fn fixes_said(fixes: &[Fix], done: bool) -> String {
+    let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
+    all.join(", then ")
 }

@@ -1,5 +1,6 @@
 //! What the supervisor's log says: one variant per event, in the enum of its group (one group, one table in the view: `view.rs`, `updates.rs`), with its typed fields.
 
+use crate::module::fix::Fix;
 use crate::module::reason::{Reason, Reasons};
 use crate::module::run_state::ServiceState;
 use crate::module::state::State;
@@ -246,13 +247,8 @@ pub(crate) enum Plan {
     Module,
     /// Recreate the whole module, and why.
     Recreate { why: Escalation },
-    /// Repair these containers: `how`, the first one's fix (`restart`,
-    /// `start`, `recreate`…), and `said`, every fix in words.
-    Containers {
-        how: &'static str,
-        said: String,
-        containers: Vec<String>,
-    },
+    /// Repair these containers, each with its fix (the first one's is the log's `action`).
+    Containers { fixes: Vec<Fix> },
 }
 
 /// Why a repair takes the whole module although containers failed: their repair did not hold.
@@ -373,8 +369,8 @@ pub(crate) enum Cause {
 /// What a repair that made the module active did.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Repaired {
-    /// Its containers: each fix as the backend says it (`started container web-1 again`).
-    Containers(Vec<String>),
+    /// Its containers: each fix (`started container web-1 again`).
+    Containers(Vec<Fix>),
     /// The whole module, recreated: its containers' repair did not hold.
     Recreated,
     /// The whole module, restarted.

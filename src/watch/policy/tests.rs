@@ -3,9 +3,9 @@
 use super::hold::{BACKOFF_FIRST, BACKOFF_MAX};
 use super::pause::{PAUSE_MAX, PAUSE_WAITED_ON};
 use super::*;
+use crate::module::fix::How;
 use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
-use crate::stack::How;
 use crate::stack::{ContainerFacts, LOOP_RESTARTS};
 
 const GRACE: Duration = Duration::from_secs(60);

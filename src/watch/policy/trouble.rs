@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::fix::{Fix, How};
 use crate::module::reason::Reason;
 use crate::module::run_state::{Activity, ContainerRun, Health};
 use crate::module::status::{
     ModuleStatus, ProviderFate, ServiceStatus, StaleNamespace, State, Verdict,
 };
 use crate::output::watch_log::{Cause, Escalation};
-use crate::stack::{Fix, How};
 use crate::util::timefmt::Stamp;
 
 /// What a repair touches: the smallest scope that works.

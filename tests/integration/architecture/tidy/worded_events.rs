@@ -16,9 +16,14 @@ pub(in crate::architecture) const EVENTS: &str = "output/watch_log/event.rs";
 const TYPED: [&str; 3] = ["reason: String", "refusal: String", "Waiting(String)"];
 
 /// Items whose why fields are typed: (file under `src/`, the item, its fields that must not be words).
-pub(in crate::architecture) const TYPED_ITEMS: [(&str, &str, &[&str]); 5] = [
+pub(in crate::architecture) const TYPED_ITEMS: [(&str, &str, &[&str]); 6] = [
     (EVENTS, "enum RepairEvent", &["error: String"]),
-    (EVENTS, "enum Plan", &["why: String"]),
+    (EVENTS, "enum Repaired", &["Containers(Vec<String>)"]),
+    (
+        EVENTS,
+        "enum Plan",
+        &["why: String", "said: String", "how: &'static str"],
+    ),
     ("watch/policy/hold.rs", "struct Hold", &["reason: String"]),
     ("state/records.rs", "struct HoldRecord", &["reason: String"]),
     (
