@@ -141,3 +141,59 @@ row() { # NAME SHOWN: a markdown row of median, mean ± sd, min, runs
 }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 mark() { if [[ $1 == 1 ]]; then echo "✓"; else echo "✗"; fi; }
+
+# The update benchmarks' (update.sh, update_downtime.sh) image and probe.
+# publish [BEHAVE]: a new image of the fixture (with ENV BEHAVE when given)
+# pushed to both repositories, $hal_img and $twin_img; the node's tags stay
+# where they were (only a pull brings it). Its id is added to the caller's `made`.
+n_built=0
+publish() {
+    local keep_h keep_t id behave=""
+    if [[ -n ${1:-} ]]; then behave="ENV BEHAVE=$1"$'\n'; fi
+    keep_h=$(docker image inspect -f '{{.Id}}' "$hal_img" 2>/dev/null || true)
+    keep_t=$(docker image inspect -f '{{.Id}}' "$twin_img" 2>/dev/null || true)
+    n_built=$((n_built + 1))
+    id=$(printf 'FROM hal-fixture:latest\n%sLABEL hal.bench=%s-%s\n' "$behave" "$pfx" "$n_built" |
+        DOCKER_BUILDKIT=0 docker build -q -t "$hal_img" - 2>/dev/null)
+    made+=("$id")
+    docker tag "$id" "$twin_img"
+    docker push -q "$hal_img" >/dev/null
+    docker push -q "$twin_img" >/dev/null
+    if [[ -n $keep_h ]]; then docker tag "$keep_h" "$hal_img"; fi
+    if [[ -n $keep_t ]]; then docker tag "$keep_t" "$twin_img"; fi
+}
+
+# probe_start PORT: the probe loop, "unix-ms 1|0" lines to probe.log.
+probe_start() {
+    local url="http://127.0.0.1:$1/"
+    (while :; do
+        t=$(date +%s%3N)
+        if curl -fs -o /dev/null --max-time 0.5 "$url"; then echo "$t 1"; else echo "$t 0"; fi
+        sleep 0.02
+    done) >probe.log &
+    probe_pid=$!
+}
+probe_stop() {
+    kill "$probe_pid" 2>/dev/null || true
+    wait "$probe_pid" 2>/dev/null || true
+    probe_pid=""
+}
+# serving PORT SECS: waits until the page is served (1), or SECS passed (0).
+serving() {
+    local deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        curl -fs -o /dev/null --max-time 0.5 "http://127.0.0.1:$1/" && { echo 1; return; }
+        sleep 0.02
+    done
+    echo 0
+}
+# downtime: ms from the first failed probe to the first success after the last
+# failure; "0" when no probe failed, "down" when none succeeded after.
+downtime() {
+    awk '$2 == 0 { if (!f) f = $1; last0 = NR } { t[NR] = $1; ok[NR] = $2 }
+        END {
+            if (!f) { print 0; exit }
+            for (i = last0 + 1; i <= NR; i++) if (ok[i]) { print t[i] - f; exit }
+            print "down"
+        }' probe.log
+}

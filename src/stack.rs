@@ -15,7 +15,7 @@ mod update;
 
 // The verbs.
 pub(crate) use down::stop;
-pub(crate) use repair::{Fix, How, repair};
+pub(crate) use repair::repair;
 pub(crate) use start::baseline::{Baseline, record_baseline};
 pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait, wait_holding};
 pub(crate) use update::{

@@ -208,22 +208,27 @@ impl Compose {
         project: &Project<'_>,
         endpoint: &Endpoint,
     ) -> anyhow::Result<Vec<ServiceImage>> {
+        let out = self.config(project, endpoint).await?;
         match self.flavor {
-            Flavor::V2 => {
-                let out = self
-                    .run(project, endpoint, &["config", "--format", "json"])
-                    .await
-                    .context("compose config")?;
-                from_v2_json(&out)
-            }
-            Flavor::V1 => {
-                let out = self
-                    .run(project, endpoint, &["config"])
-                    .await
-                    .context("compose config")?;
-                Ok(from_v1_yaml(&out))
-            }
+            Flavor::V2 => from_v2_json(&out),
+            Flavor::V1 => Ok(from_v1_yaml(&out)),
         }
+    }
+
+    /// The resolved project as compose prints it (v2: JSON, v1: YAML): the one
+    /// reader of it, which `images`, `resolved_doc`, `model` and `resolved` parse.
+    pub(crate) async fn config(
+        &self,
+        project: &Project<'_>,
+        endpoint: &Endpoint,
+    ) -> anyhow::Result<String> {
+        let args: &[&str] = match self.flavor {
+            Flavor::V2 => &["config", "--format", "json"],
+            Flavor::V1 => &["config"],
+        };
+        self.run(project, endpoint, args)
+            .await
+            .context("compose config")
     }
 
     /// Runs compose and turns a failure into compose's own words.

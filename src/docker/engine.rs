@@ -37,7 +37,7 @@ pub(crate) use probe::ProbeError;
 #[cfg(test)]
 pub(crate) use model::Published;
 pub(crate) use model::{
-    EngineError, EngineEvent, EventAction, Inspected, Listed, LogChunk, PullProgress,
+    EngineError, EngineEvent, EventAction, Inspected, JOURNALD, Listed, LogChunk, PullProgress,
 };
 
 /// A stream of engine answers, each read into hal's type.

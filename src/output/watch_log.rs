@@ -15,8 +15,8 @@ mod tests;
 use std::io::Write;
 
 pub(crate) use event::{
-    Cause, Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release, RepairEvent,
-    Repaired, RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
+    Cause, Escalation, Failure, HoldEvent, HookEvent, LocalAt, Moved, OnFailure, Plan, Release,
+    RepairEvent, Repaired, RoundEvent, UpdateEnd, UpdateEvent, WatchEvent, WatchOwn,
 };
 
 use crate::output::ui::Ui;

@@ -224,7 +224,7 @@ fn starting(t: &Target, plan: StartPlan, seen: Option<stack::Snapshot>) -> Start
 async fn repair(
     turn: Turn<'_>,
     m: &Module,
-    fixes: &[stack::Fix],
+    fixes: &[crate::module::fix::Fix],
     opts: &StartOpts,
 ) -> anyhow::Result<(Launched, Did)> {
     let (node, progress) = (turn.node, turn.progress);

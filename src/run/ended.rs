@@ -2,12 +2,12 @@
 
 use crate::error::{Exit, exit_of};
 use crate::module::Module;
+use crate::module::fix::Fix;
 use crate::module::outcome::Outcome;
 use crate::module::status::Desired;
 use crate::module::target::Target;
 use crate::module::warning::Warning;
 use crate::run::node::Node;
-use crate::stack::Fix;
 use crate::state::records::Ended;
 
 use crate::run::steps::Did;
@@ -82,7 +82,7 @@ fn of_start(
             if by_supervisor && desired != Some(Desired::Up) {
                 return None;
             }
-            let cause = crate::run::report::cause(e);
+            let cause = crate::run::report::start_cause(e);
             Some(Ended::StartFailed(service, cause))
         }
     }
@@ -114,7 +114,7 @@ fn of_update(
             if by_supervisor && desired != Some(Desired::Up) {
                 return None;
             }
-            Some(Ended::StartFailed(None, crate::run::report::cause(e)))
+            Some(Ended::StartFailed(None, crate::run::report::start_cause(e)))
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::module::Module;
 use crate::module::outcome::{Outcome, UpdateFacts, Would};
 use crate::module::reason::{Reason, Reasons};
 use crate::module::service_action::ModulePlan;
+use crate::module::recorded_causes::StartCause;
 use crate::module::status::State;
 use crate::output::reports::{PlanJson, ReportJson, ReportView, UpdateJson};
 
@@ -171,13 +172,19 @@ impl Report {
 /// A failure's cause on one line: the summary of a diagnosed failure, or
 /// the error without the runner's [`Step`] (`start web`).
 pub(crate) fn cause(e: &anyhow::Error) -> String {
-    if let Some(d) = e
+    start_cause(e).to_string()
+}
+
+/// A failure's cause, typed: the summary of a diagnosed failure, or the
+/// error (the engine's, compose's, systemd's) without the runner's [`Step`].
+pub(crate) fn start_cause(e: &anyhow::Error) -> StartCause {
+    match e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Detailed>())
     {
-        return d.summary.clone();
+        Some(d) => StartCause::Summary(d.summary.clone()),
+        None => StartCause::Error(without_step(e)),
     }
-    without_step(e)
 }
 
 /// The error on one line without the runner's [`Step`], which the report says apart.

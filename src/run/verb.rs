@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use crate::module::Module;
 use crate::module::config::PullPolicy;
+use crate::module::fix::Fix;
 use crate::module::outcome::StartOpts;
 use crate::output::reports::VerbView;
 use crate::run::rehearsal::Rehearsal;
-use crate::stack;
 
 /// How an update run goes: the command line's, or the supervisor's schedule.
 #[derive(Clone, Debug)]
@@ -71,7 +71,7 @@ pub(crate) enum Verb {
     /// The supervisor's smallest repair of a stack: only these containers
     /// are started, restarted or recreated. Counts like any restart.
     Repair {
-        fixes: Vec<stack::Fix>,
+        fixes: Vec<Fix>,
         opts: StartOpts,
     },
     /// Pull a stack's images and recreate the services whose image changed,

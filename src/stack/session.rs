@@ -13,12 +13,12 @@ use crate::docker::engine::{
 };
 use crate::error::{HalError, OneLine};
 use crate::logs::stream::{Event, Lines, Window};
+use crate::module::fix::Fix;
 use crate::module::target::Target;
 use crate::stack::env::Stacks;
 use crate::stack::logs::history::{self, Keeping};
 use crate::stack::logs::log_plan::{self, LogPlan};
 use crate::stack::look::node;
-use crate::stack::repair::Fix;
 use crate::state::Store;
 use crate::util::timefmt::Stamp;
 

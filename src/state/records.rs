@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::HalError;
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
+use crate::module::recorded_causes::{HoldCause, StartCause};
 use crate::module::status::Desired;
 use crate::util::stored;
 use crate::util::timefmt::Stamp;
@@ -126,8 +127,8 @@ pub struct FailureRecord {
     /// When it failed (written in Unix milliseconds).
     #[serde(with = "stored::unix_ms")]
     pub at: Stamp,
-    /// The cause, on one line.
-    pub reason: String,
+    /// The cause (its words: `output/record_causes.rs`).
+    pub reason: StartCause,
     /// The service that was started (`MODULE/SERVICE`), or none for the whole module.
     #[serde(default)]
     pub service: Option<String>,
@@ -142,7 +143,7 @@ pub enum Ended {
     /// what a person stopped stays stopped.
     Repaired,
     /// A start failed, for this reason.
-    StartFailed(Option<String>, String),
+    StartFailed(Option<String>, StartCause),
     /// The module (`None`) or one service was stopped by request.
     Stopped(Option<String>),
 }
@@ -213,9 +214,9 @@ pub struct HoldRecord {
     /// When the start limit frees a start, as last seen.
     #[serde(default, with = "stored::unix_ms::option")]
     pub free_at: Option<Stamp>,
-    /// Why it is held, in the log's words.
+    /// Why it is held (its words: `output/record_causes.rs`).
     #[serde(default)]
-    pub reason: String,
+    pub reason: HoldCause,
     /// Whether `on_failure` has been run (or refused) for this hold: once per hold.
     #[serde(default)]
     pub notified: bool,
@@ -338,10 +339,13 @@ mod tests {
     fn a_failure_lasts_until_a_start_or_a_stop() {
         let mut r = ModuleRecord::default();
         r.after(
-            Ended::StartFailed(None, "image missing".into()),
+            Ended::StartFailed(None, StartCause::Error("image missing".into())),
             Stamp::from_millis(5),
         );
-        assert_eq!(r.failure.as_ref().unwrap().reason, "image missing");
+        assert_eq!(
+            r.failure.as_ref().unwrap().reason,
+            StartCause::Error("image missing".into())
+        );
         r.after(Ended::Stopped(Some("worker".into())), Stamp::from_millis(6));
         assert!(r.failure.is_some(), "another service's stop");
         assert_eq!(r.stopped, ["worker"]);
@@ -349,7 +353,7 @@ mod tests {
         assert!(r.failure.is_none());
         assert_eq!(r.stopped, ["worker"], "the supervisor keeps it stopped");
         r.after(
-            Ended::StartFailed(Some("worker".into()), "port".into()),
+            Ended::StartFailed(Some("worker".into()), StartCause::Error("port".into())),
             Stamp::from_millis(8),
         );
         r.after(Ended::Stopped(Some("worker".into())), Stamp::from_millis(9));
@@ -361,7 +365,7 @@ mod tests {
         assert!(r.stopped.is_empty());
         r.after(Ended::Stopped(Some("db".into())), Stamp::from_millis(11));
         r.after(
-            Ended::StartFailed(None, "yaml".into()),
+            Ended::StartFailed(None, StartCause::Error("yaml".into())),
             Stamp::from_millis(12),
         );
         r.after(Ended::Stopped(None), Stamp::from_millis(13));

@@ -16,7 +16,6 @@ use crate::output::watch_log::{
 };
 use crate::run::Node;
 use crate::run::{self, Report, Verb};
-use crate::stack::Fix;
 use crate::util::timefmt::Stamp;
 use crate::watch::policy::{Act, Action, Attempt, RepairScope};
 
@@ -98,9 +97,7 @@ impl Watcher<'_> {
             Ok(o) if o.state == State::Active => {
                 self.sup.record(&name, Attempt::Recovered, now);
                 let what = match scope {
-                    RepairScope::Containers(fixes) => {
-                        Repaired::Containers(fixes.iter().map(|f| f.describe(true)).collect())
-                    }
+                    RepairScope::Containers(fixes) => Repaired::Containers(fixes.clone()),
                     RepairScope::Escalated(_) => Repaired::Recreated,
                     RepairScope::Module => Repaired::Restarted,
                 };
@@ -139,7 +136,7 @@ impl Watcher<'_> {
         self.log.emit(RepairEvent::RepairFailed {
             module: name,
             how,
-            error: err.to_string(),
+            error: err,
             took,
             next_try,
         });
@@ -148,14 +145,14 @@ impl Watcher<'_> {
     /// A hold began: say so, and run `on_failure` once if there is one and the config may be trusted.
     /// `HAL_REASON` is the trouble, then the refusal (the same text when they are one).
     pub(super) fn held(&mut self, name: &str, reason: &Cause, refusal: &Cause) {
-        let (reason, said) = (reason.to_string(), refusal.to_string());
-        let env_reason = if reason == said {
-            reason
+        let held_for = if reason == refusal {
+            reason.clone()
         } else {
-            format!("{reason}; {said}")
+            Cause::Then(Box::new(reason.clone()), Box::new(refusal.clone()))
         };
+        let env_reason = held_for.to_string();
         // Once per hold, even across a restart of hal watch (the hold is kept in hal's state).
-        self.sup.notified(name, &env_reason);
+        self.sup.notified(name, &held_for);
         let command = hook::command_of(&self.node, name);
         let blocked = command.as_ref().and_then(|_| hook::refusal(&self.node));
         let on_failure = match (&command, &blocked) {
@@ -206,12 +203,6 @@ impl Watcher<'_> {
             }),
         }
     }
-}
-
-/// The repair's words for the log: `started container web-app-1 again, then restarted …`.
-fn describe(fixes: &[Fix], done: bool) -> String {
-    let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
-    all.join(", then ")
 }
 
 /// Repairs a module through the runner (not forced: it counts against the
@@ -272,9 +263,7 @@ fn without_context(e: &anyhow::Error, name: &str) -> String {
 fn trouble_entry(name: &str, a: &Action) -> RepairEvent {
     let plan = match &a.scope {
         RepairScope::Containers(fixes) => Plan::Containers {
-            how: fixes.first().map_or("restart", |f| f.how.word()),
-            said: describe(fixes, false),
-            containers: fixes.iter().map(|f| f.container.clone()).collect(),
+            fixes: fixes.clone(),
         },
         RepairScope::Escalated(why) => Plan::Recreate { why: why.clone() },
         RepairScope::Module => Plan::Module,

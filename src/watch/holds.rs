@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Stopped, Watcher};
+use crate::module::recorded_causes::HoldCause;
 use crate::output::watch_log::{Cause, HoldEvent, Release, WatchEvent, WatchOwn};
 use crate::state::records::HoldRecord;
 use crate::util::timefmt::Stamp;
@@ -19,8 +20,30 @@ pub(super) fn record_of(h: &Hold) -> HoldRecord {
         not_before: h.not_before.whole_milli(),
         backoff: Duration::from_millis(u64::try_from(h.backoff.as_millis()).unwrap_or(u64::MAX)),
         free_at: h.free_at.map(Stamp::whole_milli),
-        reason: h.reason.clone(),
+        reason: cause_kept(&h.reason),
         notified: h.notified,
+    }
+}
+
+/// A hold's cause as hal's state keeps it: the trouble and the refusal apart, in the log's words.
+fn cause_kept(c: &Cause) -> HoldCause {
+    match c {
+        Cause::Then(trouble, refusal) => HoldCause::Refused {
+            trouble: trouble.to_string(),
+            refusal: refusal.to_string(),
+        },
+        c => HoldCause::Said(c.to_string()),
+    }
+}
+
+/// A kept hold's cause, taken up again: its words, each cause apart.
+fn cause_of(c: &HoldCause) -> Cause {
+    match c {
+        HoldCause::Refused { trouble, refusal } => Cause::Then(
+            Box::new(Cause::Said(trouble.clone())),
+            Box::new(Cause::Said(refusal.clone())),
+        ),
+        HoldCause::Said(said) => Cause::Said(said.clone()),
     }
 }
 
@@ -30,7 +53,7 @@ pub(super) fn hold_of(r: &HoldRecord) -> Hold {
         not_before: r.not_before,
         backoff: r.backoff,
         free_at: r.free_at,
-        reason: r.reason.clone(),
+        reason: cause_of(&r.reason),
         notified: r.notified,
     }
 }
@@ -50,12 +73,12 @@ impl Watcher<'_> {
                 module: name.clone(),
                 since: h.since,
                 until: h.until(),
-                reason: Cause::Said(h.reason.clone()),
+                reason: cause_of(&h.reason),
                 notified: h.notified,
             });
             if !h.notified {
                 // The watch before ended before it could run on_failure: run it now, once.
-                let reason = Cause::Said(h.reason.clone());
+                let reason = cause_of(&h.reason);
                 self.held(name, &reason, &reason);
             }
         }
@@ -163,5 +186,45 @@ impl Watcher<'_> {
         if let Some(Some(why)) = written {
             self.log.emit(WatchOwn::Problem { module: None, why });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_kept_in_the_state_is_taken_up_again_with_the_same_words() {
+        let held = |reason: Cause| Hold {
+            since: Stamp::from_millis(1_000),
+            not_before: Stamp::from_millis(2_000),
+            backoff: Duration::from_secs(20),
+            free_at: None,
+            reason,
+            notified: true,
+        };
+        let limited = Cause::Then(
+            Box::new(Cause::StoppedByRequest),
+            Box::new(Cause::Said("start limit hit".into())),
+        );
+        for h in [held(limited), held(Cause::ActiveAgain)] {
+            let kept = record_of(&h);
+            assert_eq!(kept.reason.to_string(), h.reason.to_string());
+            let again = hold_of(&kept);
+            assert_eq!(again.reason.to_string(), h.reason.to_string());
+            // Written again unchanged: the watch does not write a hold it kept.
+            assert_eq!(record_of(&again), kept);
+        }
+        let kept = record_of(&held(Cause::Then(
+            Box::new(Cause::NoLongerWanted),
+            Box::new(Cause::ActiveAgain),
+        )));
+        assert_eq!(
+            kept.reason,
+            HoldCause::Refused {
+                trouble: "no longer wanted up".into(),
+                refusal: "active again".into()
+            }
+        );
     }
 }

@@ -60,12 +60,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::module::KindTag;
+use crate::module::fix::Fix;
 use crate::module::reason::Reason;
 #[cfg(doc)]
 use crate::module::status::Verdict;
 use crate::module::status::{Desired, ModuleStatus, State};
-use crate::output::watch_log::Cause;
-use crate::stack::Fix;
+use crate::output::watch_log::{Cause, Escalation};
 use crate::util::timefmt::Stamp;
 pub(crate) use heard::{Attempt, Seen};
 pub(crate) use hold::Hold;
@@ -130,7 +130,7 @@ pub(crate) struct Supervisor {
     /// The last repair of each module.
     fixed: BTreeMap<String, Fixed>,
     /// Modules whose containers' repair failed: the next repair is the module's (why).
-    escalate: BTreeMap<String, String>,
+    escalate: BTreeMap<String, Escalation>,
     /// Modules waiting on requirements that are not active (`waiting.rs`): which.
     pub(super) waiting: BTreeMap<String, Vec<String>>,
     /// When [`Supervisor::due`] last handed out what was due: a deadline
@@ -256,7 +256,7 @@ impl Supervisor {
         match limited {
             // A restart would only be refused: hold now, and try when the window has passed.
             Some(free) => {
-                self.begin_hold(&s.name, now, Some(free), &why.to_string());
+                self.begin_hold(&s.name, now, Some(free), why.clone());
                 let limit = Reason::StartLimit {
                     used: s.limit.used,
                     interval: s.limit.interval,
@@ -296,7 +296,7 @@ impl Supervisor {
     }
 
     /// Holds the module from now.
-    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: &str) {
+    fn begin_hold(&mut self, module: &str, now: Stamp, free_at: Option<Stamp>, why: Cause) {
         self.paused.remove(module);
         self.holds
             .insert(module.to_string(), Hold::new(now, free_at, why));
@@ -318,10 +318,10 @@ impl Supervisor {
     }
 
     /// Notes that `on_failure` was run (or refused) for the module's hold, and why it is held.
-    pub(crate) fn notified(&mut self, module: &str, why: &str) {
+    pub(crate) fn notified(&mut self, module: &str, why: &Cause) {
         if let Some(h) = self.holds.get_mut(module) {
             h.notified = true;
-            h.reason = why.to_string();
+            h.reason = why.clone();
         }
     }
 
@@ -424,16 +424,11 @@ impl Supervisor {
                 .iter()
                 .find(|f| last.whole || last.containers.contains(&f.container));
             if let Some(f) = again {
-                let what = if last.whole {
-                    "the module was recreated"
-                } else {
-                    "its repair"
-                };
-                return RepairScope::Escalated(format!(
-                    "service {} failed again {}s after {what}",
-                    f.service,
-                    now.since(last.at).as_secs()
-                ));
+                return RepairScope::Escalated(Escalation::FailedAgain {
+                    service: f.service.clone(),
+                    after: Duration::from_secs(now.since(last.at).as_secs()),
+                    whole: last.whole,
+                });
             }
         }
         RepairScope::Containers(fixes)

@@ -284,6 +284,22 @@ fn the_watch_events_carry_their_causes_typed() {
 }
 
 #[test]
+fn the_causes_carried_to_the_printer_are_typed() {
+    let rule = "a cause carried to the printer is a `String` (tidy/worded_events.rs TYPED_ITEMS)";
+    // A scanner that read nothing would pass: every item it guards is there.
+    let files = read();
+    for (path, item, _) in tidy::worded_events::TYPED_ITEMS {
+        assert!(
+            files
+                .iter()
+                .any(|s| s.path == path && s.code.contains(item)),
+            "no `{item}` seen in src/{path}"
+        );
+    }
+    assert_none(rule, tidy::worded_events::worded_items(files));
+}
+
+#[test]
 fn the_rules_see_the_code_they_guard() {
     // A scanner that read nothing would pass every rule: each rule's own
     // place must show its words.

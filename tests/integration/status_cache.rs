@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::rig::strace::has_strace;
 use crate::rig::{self, Rig, hal};
 
 const MODULES: usize = 30;
@@ -119,31 +120,12 @@ fn to(m: &str, file: &str) -> Vec<(String, String)> {
 /// What strace saw `hal ARGS` do: (files opened, stat calls) whose path is under `dir`,
 /// and every file opened.
 fn traced(rig: &Rig, dir: &Path, args: &[&str]) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let log = rig.dir.join("strace.log");
-    let mut c = Command::new("strace");
-    c.args([
-        "-f",
-        "-qq",
-        "-e",
-        "trace=openat,open,statx,newfstatat,stat,lstat",
-        "-o",
-    ])
-    .arg(&log)
-    .arg(env!("CARGO_BIN_EXE_hal"))
-    .args(args);
-    let like = rig.cmd(&[]);
-    for (k, v) in like.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    let out = c.output().unwrap();
+    let calls = "openat,open,statx,newfstatat,stat,lstat";
+    let (out, text) = rig.strace(calls, args);
     assert!(
         out.status.code().is_some_and(|c| c < 4),
         "hal {args:?} under strace: {out:?}"
     );
-    let text = std::fs::read_to_string(&log).unwrap();
     let dir = dir.to_string_lossy();
     let path = |l: &str| l.split('"').nth(1).map(str::to_string);
     let opens = |l: &&str| l.contains("open");
@@ -164,13 +146,6 @@ fn traced(rig: &Rig, dir: &Path, args: &[&str]) -> (Vec<String>, Vec<String>, Ve
         }
     }
     (under, stats, all)
-}
-
-fn has_strace() -> bool {
-    Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 #[test]

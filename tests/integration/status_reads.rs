@@ -8,6 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
+use crate::rig::strace::has_strace;
 use crate::rig::{self, Rig, hal, stack};
 
 const MODULES: usize = 20;
@@ -31,31 +32,10 @@ fn ledger_files(rig: &Rig) -> BTreeMap<String, (u64, i64, u64)> {
         .collect()
 }
 
-fn has_strace() -> bool {
-    Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The files under `dir` that `hal ARGS` opened (successfully), by strace.
 fn opened_under(rig: &Rig, dir: &Path, args: &[&str]) -> Vec<String> {
-    let log = rig.dir.join(format!("openat.{}", args.len()));
-    let mut c = Command::new("strace");
-    c.args(["-f", "-qq", "-e", "trace=openat", "-o"])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_hal"))
-        .args(args);
-    let like = rig.cmd(&[]);
-    for (k, v) in like.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    let out = c.output().unwrap();
+    let (out, text) = rig.strace("openat", args);
     assert!(out.status.success(), "hal {args:?} under strace: {out:?}");
-    let text = std::fs::read_to_string(&log).unwrap();
     let dir = dir.to_string_lossy();
     text.lines()
         .filter(|l| !l.contains("= -1"))

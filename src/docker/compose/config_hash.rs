@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
@@ -49,10 +49,7 @@ impl Compose {
                 self.display()
             );
         }
-        let out = self
-            .run(project, endpoint, &["config", "--format", "json"])
-            .await
-            .context("compose config")?;
+        let out = self.config(project, endpoint).await?;
         resolved(&out)
     }
 
@@ -64,25 +61,14 @@ impl Compose {
         project: &Project<'_>,
         endpoint: &Endpoint,
     ) -> anyhow::Result<serde_json::Value> {
+        let out = self.config(project, endpoint).await?;
         match self.flavor {
-            Flavor::V2 => {
-                let out = self
-                    .run(project, endpoint, &["config", "--format", "json"])
-                    .await
-                    .context("compose config")?;
-                serde_json::from_str(&out).map_err(|e| {
-                    anyhow::anyhow!("compose config printed something that is not JSON: {e}")
-                })
-            }
-            Flavor::V1 => {
-                let out = self
-                    .run(project, endpoint, &["config"])
-                    .await
-                    .context("compose config")?;
-                yaml_serde::from_str(&out).map_err(|e| {
-                    anyhow::anyhow!("compose config printed something that is not YAML: {e}")
-                })
-            }
+            Flavor::V2 => serde_json::from_str(&out).map_err(|e| {
+                anyhow::anyhow!("compose config printed something that is not JSON: {e}")
+            }),
+            Flavor::V1 => yaml_serde::from_str(&out).map_err(|e| {
+                anyhow::anyhow!("compose config printed something that is not YAML: {e}")
+            }),
         }
     }
 
@@ -96,10 +82,7 @@ impl Compose {
         if self.flavor == Flavor::V1 {
             return Ok((self.images(project, endpoint).await?, None));
         }
-        let out = self
-            .run(project, endpoint, &["config", "--format", "json"])
-            .await
-            .context("compose config")?;
+        let out = self.config(project, endpoint).await?;
         Ok((from_v2_json(&out)?, resolved(&out).ok()))
     }
 }

@@ -113,6 +113,9 @@ pub(crate) struct Inspected {
     pub log: Option<LogConfig>,
 }
 
+/// The log driver that sends a container's lines to the node's journal: its one definition.
+pub(crate) const JOURNALD: &str = "journald";
+
 /// A container's log driver and the label names it copies into each line (`labels=` log-opt).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LogConfig {
@@ -122,6 +125,11 @@ pub(crate) struct LogConfig {
 }
 
 impl LogConfig {
+    /// Whether its lines go to the node's journal.
+    pub(crate) fn to_journal(&self) -> bool {
+        self.driver == JOURNALD
+    }
+
     /// From `HostConfig.LogConfig`: its `Type`, and the `labels` option's names.
     pub(crate) fn of(
         driver: Option<String>,

@@ -1,8 +1,9 @@
-//! How the watch's causes ([`Cause`]) and a repair's deeds ([`Repaired`]) are worded in its log: the one place.
+//! How the watch's causes ([`Cause`], [`Escalation`]) and a repair's deeds ([`Repaired`]) are worded in its log: the one place.
 
 use std::fmt;
 
-use super::event::{Cause, Repaired};
+use super::event::{Cause, Escalation, Repaired};
+use crate::module::fix::Fix;
 
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -37,9 +38,41 @@ impl fmt::Display for Cause {
 impl fmt::Display for Repaired {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Repaired::Containers(fixes) => f.write_str(&fixes.join(", then ")),
+            Repaired::Containers(fixes) => f.write_str(&fixes_said(fixes, true)),
             Repaired::Recreated => f.write_str("recreated the module"),
             Repaired::Restarted => f.write_str("restarted the module"),
         }
     }
+}
+
+impl fmt::Display for Escalation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Escalation::RepairFailed => {
+                f.write_str("the repair of its containers did not bring it back")
+            }
+            Escalation::FailedAgain {
+                service,
+                after,
+                whole,
+            } => {
+                let what = if *whole {
+                    "the module was recreated"
+                } else {
+                    "its repair"
+                };
+                write!(
+                    f,
+                    "service {service} failed again {}s after {what}",
+                    after.as_secs()
+                )
+            }
+        }
+    }
+}
+
+/// Every fix in words, done or about to be: `started container web-app-1 again, then …`.
+pub(super) fn fixes_said(fixes: &[Fix], done: bool) -> String {
+    let all: Vec<String> = fixes.iter().map(|f| f.describe(done)).collect();
+    all.join(", then ")
 }

@@ -1,5 +1,6 @@
 //! What the supervisor's log says: one variant per event, in the enum of its group (one group, one table in the view: `view.rs`, `updates.rs`), with its typed fields.
 
+use crate::module::fix::Fix;
 use crate::module::reason::{Reason, Reasons};
 use crate::module::run_state::ServiceState;
 use crate::module::state::State;
@@ -106,7 +107,7 @@ pub(crate) enum RepairEvent {
     RepairFailed {
         module: String,
         how: Failure,
-        error: String,
+        error: Cause,
         took: Duration,
         /// While a hold goes on: when the next try may come.
         next_try: Option<Stamp>,
@@ -245,13 +246,21 @@ pub(crate) enum Plan {
     /// Restart the whole module.
     Module,
     /// Recreate the whole module, and why.
-    Recreate { why: String },
-    /// Repair these containers: `how`, the first one's fix (`restart`,
-    /// `start`, `recreate`…), and `said`, every fix in words.
-    Containers {
-        how: &'static str,
-        said: String,
-        containers: Vec<String>,
+    Recreate { why: Escalation },
+    /// Repair these containers, each with its fix (the first one's is the log's `action`).
+    Containers { fixes: Vec<Fix> },
+}
+
+/// Why a repair takes the whole module although containers failed: their repair did not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Escalation {
+    /// The repair of its containers failed.
+    RepairFailed,
+    /// A service failed again `after` its repair (`whole`: after the module was recreated).
+    FailedAgain {
+        service: String,
+        after: Duration,
+        whole: bool,
     },
 }
 
@@ -360,8 +369,8 @@ pub(crate) enum Cause {
 /// What a repair that made the module active did.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Repaired {
-    /// Its containers: each fix as the backend says it (`started container web-1 again`).
-    Containers(Vec<String>),
+    /// Its containers: each fix (`started container web-1 again`).
+    Containers(Vec<Fix>),
     /// The whole module, recreated: its containers' repair did not hold.
     Recreated,
     /// The whole module, restarted.

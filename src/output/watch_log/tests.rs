@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::event::*;
+use crate::module::fix::{Fix, How};
 use crate::module::warning::Warning;
 use crate::util::timefmt::Stamp;
 use crate::util::tz::Zone;
@@ -140,12 +141,15 @@ fn repairs_and_holds_say_what_they_always_said() {
                 reason: Cause::Container(m("service app exited with code 1")),
                 retry: false,
                 plan: Plan::Containers {
-                    how: "start",
-                    said: m("start container web-app-1 again"),
-                    containers: vec![m("web-app-1")],
+                    fixes: vec![Fix {
+                        service: m("app"),
+                        container: m("web-app-1"),
+                        how: How::Start,
+                        because: None,
+                    }],
                 },
             }),
-            "web: repairing: service app exited with code 1; start container web-app-1 again",
+            "web: repairing: service app exited with code 1; starting container web-app-1 again",
             r#"{"action":"start","containers":["web-app-1"],"event":"trouble","module":"web","reason":"service app exited with code 1","repair":"containers"}"#,
         ),
         (
@@ -163,9 +167,11 @@ fn repairs_and_holds_say_what_they_always_said() {
                 module: m("web"),
                 reason: Cause::Said(m("x")),
                 retry: false,
-                plan: Plan::Recreate { why: m("gone") },
+                plan: Plan::Recreate {
+                    why: Escalation::RepairFailed,
+                },
             }),
-            "web: recreating the module: x; gone",
+            "web: recreating the module: x; the repair of its containers did not bring it back",
             r#"{"action":"recreate","event":"trouble","module":"web","reason":"x","repair":"module"}"#,
         ),
         (
@@ -183,7 +189,7 @@ fn repairs_and_holds_say_what_they_always_said() {
             WatchEvent::from(RepairEvent::RepairFailed {
                 module: m("web"),
                 how: Failure::Retry,
-                error: m("boom"),
+                error: Cause::Said(m("boom")),
                 took,
                 next_try: Some(at(3661)),
             }),

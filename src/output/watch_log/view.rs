@@ -171,7 +171,7 @@ impl RepairEvent {
                     .unwrap_or_default();
                 let text = format!("{verb}: {error} ({}){next}", secs(*took));
                 WatchLine::module(module, event, None, text)
-                    .reason(error)
+                    .reason(error.to_string())
                     .with("took_ms", ms(*took))
             }
             RepairEvent::Waiting { module, reason } => {
@@ -277,12 +277,15 @@ impl HookEvent {
 fn trouble(module: &str, reason: &Cause, retry: bool, plan: &Plan) -> WatchLine {
     let (verb, action) = match (retry, plan) {
         (true, _) => ("retrying after hold", "retry"),
-        (false, Plan::Containers { how, .. }) => ("repairing", *how),
+        (false, Plan::Containers { fixes }) => (
+            "repairing",
+            fixes.first().map_or("restart", |f| f.how.word()),
+        ),
         (false, Plan::Recreate { .. }) => ("recreating the module", "recreate"),
         (false, Plan::Module) => ("restarting", "restart"),
     };
     let said = match plan {
-        Plan::Containers { said, .. } => format!("; {said}"),
+        Plan::Containers { fixes } => format!("; {}", super::causes::fixes_said(fixes, false)),
         Plan::Recreate { why } => format!("; {why}"),
         Plan::Module => String::new(),
     };
@@ -296,7 +299,10 @@ fn trouble(module: &str, reason: &Cause, retry: bool, plan: &Plan) -> WatchLine 
     .reason(reason.to_string())
     .with("repair", repair_word(containers));
     match plan {
-        Plan::Containers { containers, .. } => line.with("containers", containers.clone()),
+        Plan::Containers { fixes } => {
+            let containers: Vec<&str> = fixes.iter().map(|f| f.container.as_str()).collect();
+            line.with("containers", containers)
+        }
         Plan::Recreate { .. } | Plan::Module => line,
     }
 }

@@ -10,11 +10,8 @@
 //! Podman, whose driver writes none) is read by its id: the current ones, and
 //! every earlier generation hal saw (`state::ledger`).
 
-use crate::docker::engine::{Engine, EngineKind};
+use crate::docker::engine::{Engine, EngineKind, JOURNALD};
 use crate::docker::labels;
-
-/// The log driver that keeps lines in the node's journal.
-pub(crate) const JOURNALD: &str = "journald";
 
 /// The labels the journald driver must copy into each line for hal to find
 /// every generation of a module's containers: the `labels=` log-opt.
@@ -44,7 +41,7 @@ pub(crate) fn field_of(label: &str) -> String {
 /// The `daemon.json` lines that keep every module's history in the journal.
 pub(crate) fn daemon_json_fix() -> String {
     format!(
-        "\"log-driver\": \"journald\", \"log-opts\": {{\"labels\": \"{}\"}}",
+        "\"log-driver\": \"{JOURNALD}\", \"log-opts\": {{\"labels\": \"{}\"}}",
         KEEP_LABELS.join(",")
     )
 }
@@ -148,7 +145,7 @@ pub(crate) async fn unlabelled(engine: &Engine, modules: &[&str]) -> anyhow::Res
             continue;
         };
         let log = engine.inspect(&c.id).await?.and_then(|i| i.log);
-        if log.is_some_and(|l| l.driver == JOURNALD && !labelled(&l.labels)) {
+        if log.is_some_and(|l| l.to_journal() && !labelled(&l.labels)) {
             out.insert(format!("{}/{}", who.project, who.service));
         }
     }

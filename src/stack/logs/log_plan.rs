@@ -6,11 +6,12 @@ use std::sync::Arc;
 use futures_util::stream::StreamExt;
 
 use crate::docker::engine::Engine;
+use crate::docker::engine::JOURNALD;
 use crate::docker::labels::{self, Identity};
 use crate::logs::journal::{self, Entry, Query};
 use crate::logs::stream::{Source, Tagged, Window};
 use crate::module::target::Target;
-use crate::stack::logs::history::{JOURNALD, KEEP_LABELS, field_of, labelled};
+use crate::stack::logs::history::{KEEP_LABELS, field_of, labelled};
 use crate::stack::look::seen;
 use crate::state::Store;
 use crate::util::timefmt::Stamp;

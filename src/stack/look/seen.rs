@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use crate::docker::engine::{Engine, EngineEvent, Inspected, Listed};
 use crate::docker::labels::Identity;
-use crate::stack::logs::history::JOURNALD;
 use crate::stack::look::inspects::Inspects;
 use crate::state::Store;
 use crate::state::ledger::Sighting;
@@ -32,7 +31,7 @@ fn of_identity(
 
 /// Whether an inspect says the container logs to the journal (`None`: it did not say).
 pub(crate) fn journal_of(i: Option<&Inspected>) -> Option<bool> {
-    i.and_then(|i| i.log.as_ref()).map(|l| l.driver == JOURNALD)
+    i.and_then(|i| i.log.as_ref()).map(|l| l.to_journal())
 }
 
 /// A listed container and its module.

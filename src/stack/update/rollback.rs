@@ -68,7 +68,7 @@ impl Rollback {
         swaps: Vec<Swap>,
         timeout: Duration,
     ) -> anyhow::Result<Rollback> {
-        let (module, dir, service) = (stack.name, stack.dir, stack.service);
+        let module = stack.name;
         let engine = env.stacks.engine().await?;
         for w in &swaps {
             let (repo, tag) = previous::reference(module, &w.service);
@@ -85,18 +85,9 @@ impl Rollback {
                 rec.previous.extend(ids);
             })
             .await?;
-        Ok(Rollback {
-            compose: env.stacks.compose().await?,
-            endpoint: env.stacks.endpoint()?.clone(),
-            store: env.store.clone(),
-            name: module.to_string(),
-            dir: dir.to_path_buf(),
-            service: service.map(str::to_string),
-            swaps,
-            timeout,
-            data: None,
-            txn: None,
-        })
+        let mut r = Rollback::resume(env, stack, swaps, timeout).await?;
+        r.service = stack.service.map(str::to_string);
+        Ok(r)
     }
 
     /// The rollback of an update another hal left unfinished: its previous

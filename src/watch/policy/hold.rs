@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::output::watch_log::Cause;
 use crate::util::timefmt::Stamp;
 
 /// The first pause between tries of a held module; it doubles after each failed try.
@@ -11,7 +12,7 @@ pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(600);
 const FREE_SLACK: Duration = Duration::from_secs(1);
 
 /// A module the supervisor has given up on for now.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Hold {
     pub since: Stamp,
     /// No try before this (the backoff).
@@ -20,21 +21,21 @@ pub(crate) struct Hold {
     pub backoff: Duration,
     /// When the start limit frees a start, as the last status said.
     pub free_at: Option<Stamp>,
-    /// Why it is held (the log's words).
-    pub reason: String,
+    /// Why it is held: its trouble, then what refused the repair, when that is another cause.
+    pub reason: Cause,
     /// Whether `on_failure` has run (or was refused) for this hold.
     pub notified: bool,
 }
 
 impl Hold {
     /// A hold that begins now: its first try after [`BACKOFF_FIRST`] (or when the limit frees a start).
-    pub(crate) fn new(now: Stamp, free_at: Option<Stamp>, why: &str) -> Hold {
+    pub(crate) fn new(now: Stamp, free_at: Option<Stamp>, why: Cause) -> Hold {
         Hold {
             since: now,
             not_before: now.plus(BACKOFF_FIRST),
             backoff: (BACKOFF_FIRST * 2).min(BACKOFF_MAX),
             free_at,
-            reason: why.to_string(),
+            reason: why,
             notified: false,
         }
     }

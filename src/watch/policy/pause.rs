@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::hold::BACKOFF_MAX;
 use super::{Attempt, Supervisor};
+use crate::output::watch_log::{Cause, Escalation};
 use crate::util::timefmt::Stamp;
 
 /// The pause after a failed restart before the next one; it doubles while they keep failing.
@@ -28,10 +29,8 @@ impl Supervisor {
                     && let Some(last) = self.fixed.get(module)
                     && !last.whole
                 {
-                    self.escalate.insert(
-                        module.into(),
-                        "the repair of its containers did not bring it back".into(),
-                    );
+                    self.escalate
+                        .insert(module.into(), Escalation::RepairFailed);
                 }
                 if let Some(h) = self.holds.get_mut(module) {
                     h.not_before = now.plus(h.backoff);
@@ -47,7 +46,7 @@ impl Supervisor {
                     self.paused.insert(module.to_string(), (now, gap));
                     return false;
                 }
-                self.begin_hold(module, now, None, "");
+                self.begin_hold(module, now, None, Cause::Said(String::new()));
                 true
             }
         }

@@ -3,9 +3,9 @@
 use super::hold::{BACKOFF_FIRST, BACKOFF_MAX};
 use super::pause::{PAUSE_MAX, PAUSE_WAITED_ON};
 use super::*;
+use crate::module::fix::How;
 use crate::module::run_state::{Activity, ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{LimitStatus, ServiceStatus, Verdict};
-use crate::stack::How;
 use crate::stack::{ContainerFacts, LOOP_RESTARTS};
 
 const GRACE: Duration = Duration::from_secs(60);
@@ -414,7 +414,7 @@ fn a_restored_hold_is_held_without_a_new_hold() {
             not_before: t(10),
             backoff: BACKOFF_FIRST * 2,
             free_at: Some(t(600)),
-            reason: "held".into(),
+            reason: Cause::Said("held".into()),
             notified: true,
         },
     );

@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::module::fix::{Fix, How};
 use crate::module::reason::Reason;
 use crate::module::run_state::{Activity, ContainerRun, Health};
 use crate::module::status::{
     ModuleStatus, ProviderFate, ServiceStatus, StaleNamespace, State, Verdict,
 };
-use crate::output::watch_log::Cause;
-use crate::stack::{Fix, How};
+use crate::output::watch_log::{Cause, Escalation};
 use crate::util::timefmt::Stamp;
 
 /// What a repair touches: the smallest scope that works.
@@ -21,7 +21,7 @@ pub(crate) enum RepairScope {
     /// (no containers, a host unit).
     Module,
     /// The whole module, because the containers' repair did not hold (why).
-    Escalated(String),
+    Escalated(Escalation),
 }
 
 /// What is wrong with a module, and which containers to repair (none: the whole module).

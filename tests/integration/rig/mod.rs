@@ -24,6 +24,7 @@ pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod spy;
 pub(crate) mod status;
+pub(crate) mod strace;
 pub(crate) mod systemd;
 pub(crate) mod tls;
 pub(crate) mod watch;

@@ -2,6 +2,10 @@
 //! a `reason` or `refusal` field, or a `Waiting` release, that is a `String` in
 //! `output/watch_log/event.rs` is a sentence made far from the printer
 //! (review N9). The words live in `output/watch_log/causes.rs`.
+//!
+//! And the causes carried to the printer from elsewhere (issue 47): a repair's
+//! error and plan, a hold's reason (in the watch and in hal's state), a failed
+//! start's reason in hal's state: each a type, its words in `output/`.
 
 use super::super::code::Source;
 
@@ -10,6 +14,74 @@ pub(in crate::architecture) const EVENTS: &str = "output/watch_log/event.rs";
 
 /// Fields that say why, typed (`Cause`) and never words.
 const TYPED: [&str; 3] = ["reason: String", "refusal: String", "Waiting(String)"];
+
+/// Items whose why fields are typed: (file under `src/`, the item, its fields that must not be words).
+pub(in crate::architecture) const TYPED_ITEMS: [(&str, &str, &[&str]); 6] = [
+    (EVENTS, "enum RepairEvent", &["error: String"]),
+    (EVENTS, "enum Repaired", &["Containers(Vec<String>)"]),
+    (
+        EVENTS,
+        "enum Plan",
+        &["why: String", "said: String", "how: &'static str"],
+    ),
+    ("watch/policy/hold.rs", "struct Hold", &["reason: String"]),
+    ("state/records.rs", "struct HoldRecord", &["reason: String"]),
+    (
+        "state/records.rs",
+        "struct FailureRecord",
+        &["reason: String"],
+    ),
+];
+
+/// The text of `item`'s body in `code` (`struct Hold {` to its closing brace),
+/// and where it starts; none when the item is not there.
+fn body<'a>(code: &'a str, item: &str) -> Option<(usize, &'a str)> {
+    let at = code.match_indices(item).find_map(|(at, _)| {
+        let after = code[at + item.len()..].chars().next();
+        after.is_some_and(|c| c == ' ' || c == '{').then_some(at)
+    })?;
+    let open = at + code[at..].find('{')?;
+    let mut depth = 0usize;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, &code[open..=open + i]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every why field of [`TYPED_ITEMS`] that is words (a `String`), tests left out.
+pub(in crate::architecture) fn worded_items(files: &[Source]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, item, fields) in TYPED_ITEMS {
+        for s in files.iter().filter(|s| s.path == path) {
+            let Some((start, text)) = body(&s.code, item) else {
+                continue;
+            };
+            for field in fields {
+                for (at, _) in text.match_indices(field) {
+                    let before = text[..at].chars().next_back();
+                    if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    out.push(format!(
+                        "src/{}:{}: `{field}` in `{item}`: type it, its words in output/",
+                        s.path,
+                        s.line_of(start + at)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
 
 /// Every why field of the watch's events that is a `String`, tests left out.
 pub(in crate::architecture) fn worded_events(files: &[Source]) -> Vec<String> {
@@ -54,5 +126,30 @@ mod self_tests {
         let fine = "enum E {\n    T { reason: Cause, the_reason: String },\n}\n// reason: String\n#[cfg(test)]\nmod tests { struct S { reason: String } }\n";
         assert!(worded_events(&read(EVENTS, fine)).is_empty());
         assert!(worded_events(&read("output/reports.rs", events)).is_empty());
+    }
+
+    #[test]
+    fn a_worded_cause_in_a_typed_item_is_reported() {
+        let records = "pub struct HoldRecord {\n    pub since: Stamp,\n    pub reason: String,\n}\npub struct RollbackRecord {\n    pub reason: String,\n}\npub struct FailureRecord {\n    pub at: Stamp,\n    pub reason: String,\n}\n";
+        let v = worded_items(&read("state/records.rs", records));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(
+            v[0].starts_with("src/state/records.rs:3: `reason: String` in `struct HoldRecord`"),
+            "{v:?}"
+        );
+        assert!(v[1].starts_with("src/state/records.rs:10: "), "{v:?}");
+        let events = "enum Plan {\n    Module,\n    Recreate { why: String },\n}\nenum WatchOwn {\n    Stopped { why: String },\n}\nenum RepairEvent {\n    RepairFailed { error: String },\n}\n";
+        let v = worded_items(&read(EVENTS, events));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(
+            v[0].contains(":9: `error: String` in `enum RepairEvent`"),
+            "{v:?}"
+        );
+        assert!(v[1].contains(":3: `why: String` in `enum Plan`"), "{v:?}");
+        // Typed, another item of a longer name, another file: fine.
+        let fine =
+            "struct Hold {\n    reason: Cause,\n}\nstruct Holder {\n    reason: String,\n}\n";
+        assert!(worded_items(&read("watch/policy/hold.rs", fine)).is_empty());
+        assert!(worded_items(&read("watch/policy/other.rs", records)).is_empty());
     }
 }

@@ -1,0 +1,24 @@
+//! How the causes hal's state keeps are worded: a failed start's ([`StartCause`]) and a hold's ([`HoldCause`]).
+
+use std::fmt;
+
+use crate::module::recorded_causes::{HoldCause, StartCause};
+
+impl fmt::Display for StartCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartCause::Summary(said) | StartCause::Error(said) | StartCause::Words(said) => {
+                f.write_str(said)
+            }
+        }
+    }
+}
+
+impl fmt::Display for HoldCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HoldCause::Refused { trouble, refusal } => write!(f, "{trouble}; {refusal}"),
+            HoldCause::Said(said) => f.write_str(said),
+        }
+    }
+}
