@@ -207,6 +207,7 @@ mod tests {
             }],
             waits: Vec::new(),
             fails: Vec::new(),
+            error: None,
         }
     }
 

@@ -6,8 +6,8 @@ use crate::error::{Exit, OneLine, exit_of};
 use crate::module::Module;
 use crate::module::outcome::{Outcome, UpdateFacts, Would};
 use crate::module::reason::{Reason, Reasons};
-use crate::module::service_action::ModulePlan;
 use crate::module::recorded_causes::StartCause;
+use crate::module::service_action::ModulePlan;
 use crate::module::status::State;
 use crate::output::reports::{PlanJson, ReportJson, ReportView, UpdateJson};
 

@@ -108,6 +108,7 @@ mod tests {
             }],
             waits: Vec::new(),
             fails: Vec::new(),
+            error: None,
         };
         assert_eq!(
             start_would(State::Active, &plan(ServiceAction::Keep)),
