@@ -97,6 +97,7 @@ mod tests {
             replicas: 1,
             depends_on: Vec::new(),
             config,
+            doc: crate::docker::compose::config_hash::Ordered::Null,
         }
     }
 

@@ -30,6 +30,8 @@ pub(crate) struct Resolved {
     /// The service as `config --format json` resolved it (what the hash is of,
     /// and what `hal plan` compares key by key with the record of the last start).
     pub config: serde_json::Value,
+    /// The service as read, keys in compose's order (what [`hash`] is of).
+    pub doc: Ordered,
 }
 
 impl Compose {
@@ -147,6 +149,7 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             replicas,
             depends_on,
             config,
+            doc: service.clone(),
         });
     }
     Ok(out)
