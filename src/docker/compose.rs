@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 pub(crate) mod config_hash;
 mod detect;
 mod service_order;
+mod service_refs;
 use tokio::process::Command;
 
 use crate::docker::endpoint::Endpoint;

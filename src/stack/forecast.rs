@@ -39,8 +39,22 @@ pub(crate) async fn forecast(
     let endpoint = client.endpoint()?;
     let engine = client.engine().await?;
     let compose = client.compose().await?;
-    let resolved = compose.resolved(&stack.project(), endpoint).await?;
+    let mut resolved = compose.resolved(&stack.project(), endpoint).await?;
     let list = engine.compose_containers(Some(stack.name)).await?;
+    // `network_mode: service:X` and the like are hashed with X's container id.
+    let id_of = |service: &str| {
+        list.iter()
+            .filter(|c| {
+                c.identity
+                    .as_ref()
+                    .is_some_and(|i| i.service == service && !i.oneoff)
+            })
+            .min_by(|a, b| a.name.cmp(&b.name))
+            .map(|c| c.id.clone())
+    };
+    for r in &mut resolved {
+        r.resolve_refs(&id_of);
+    }
     let seen: Vec<decide::SeenContainer> =
         list.iter().filter_map(decide::SeenContainer::of).collect();
     let mut images = HashMap::new();

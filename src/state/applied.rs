@@ -98,6 +98,7 @@ mod tests {
             depends_on: Vec::new(),
             config,
             external_networks: Vec::new(),
+            doc: crate::docker::compose::config_hash::Ordered::Null,
         }
     }
 

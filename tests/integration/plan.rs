@@ -3,7 +3,9 @@
 mod bad_input;
 mod dry_runs;
 mod fails;
+mod fixture_stack;
 mod model;
+mod on_fixtures;
 mod reasons;
 mod waits;
 
@@ -92,26 +94,54 @@ fn alt_image(rig: &Rig) -> String {
     tag
 }
 
+/// A stack the oracle plays its edits on.
+trait Scripted {
+    /// Plays `edit` on module `m`'s files or on the engine.
+    fn apply(&mut self, edit: &Edit, rig: &Rig, m: &str);
+}
+
+impl Scripted for Model {
+    fn apply(&mut self, edit: &Edit, rig: &Rig, m: &str) {
+        Model::apply(self, edit, rig, m);
+    }
+}
+
 /// Plays `edits` on a stack of `model`'s shape, each planned then started,
 /// and returns the cases where the plan and the start disagreed, and how many were checked.
 fn oracle(rig: &Rig, short: &str, mut model: Model, edits: &[Edit]) -> (Vec<String>, usize) {
     let m = rig.stack(short, model.yaml());
     model.files(rig, &m);
-    hal(rig).args(["module", "start", &m]).code(0);
+    play(rig, short, &m, &mut model, edits)
+}
+
+/// Starts module `m` (written), then plays each edit, plans, starts, and
+/// compares the plan with what the engine shows happened.
+fn play(
+    rig: &Rig,
+    short: &str,
+    m: &str,
+    stack: &mut dyn Scripted,
+    edits: &[Edit],
+) -> (Vec<String>, usize) {
+    let first = hal(rig).args(["module", "start", m]).run();
+    if first.code != Some(0) {
+        return (vec![format!("{short}: the first start failed\n{first}")], 1);
+    }
     let (mut wrong, mut cases) = (Vec::new(), 0);
     for edit in edits {
-        model.apply(edit, rig, &m);
-        let plan = hal(rig).args(["--json", "plan", &m]).run();
-        let want = predicted(&plan.json());
-        let before = snapshot(&m);
-        let start = hal(rig).args(["module", "start", &m]).run();
-        let did = happened(&before, &snapshot(&m));
+        stack.apply(edit, rig, m);
+        let plan = hal(rig).args(["--json", "plan", m]).run();
+        let doc = serde_json::from_str(&plan.stdout).unwrap_or_default();
+        let want = predicted(&doc);
+        let before = snapshot(m);
+        let start = hal(rig).args(["module", "start", m]).run();
+        let did = happened(&before, &snapshot(m));
         cases += 1;
         let changes = want.values().any(|a| a != "keep");
         let code_ok = plan.code == Some(if changes { 3 } else { 0 });
         if want != did || !code_ok || start.code != Some(0) {
             wrong.push(format!(
-                "{short} {edit:?}: plan {want:?} (exit {:?}), start did {did:?} (exit {:?})\n{plan}",
+                "{short} {edit:?}: plan {want:?} (exit {:?}), start did {did:?} (exit {:?})\n{plan}\n{start}",
                 plan.code, start.code
             ));
         }

@@ -33,6 +33,8 @@ pub(crate) struct Resolved {
     /// The engine names of the networks it joins that the files declare
     /// `external` (compose makes none of them; each must exist before `up`).
     pub external_networks: Vec<String>,
+    /// The service as read, keys in compose's order (what [`hash`] is of).
+    pub doc: Ordered,
 }
 
 impl Compose {
@@ -145,6 +147,7 @@ pub(crate) fn resolved(text: &str) -> anyhow::Result<Vec<Resolved>> {
             depends_on,
             config,
             external_networks,
+            doc: service.clone(),
         });
     }
     Ok(out)

@@ -125,6 +125,7 @@ mod tests {
             depends_on: Vec::new(),
             config: serde_json::json!({ "ports": ports }),
             external_networks: Vec::new(),
+            doc: crate::docker::compose::config_hash::Ordered::Null,
         }
     }
 
