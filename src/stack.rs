@@ -58,7 +58,7 @@ pub(crate) use look::status::{StackStatuses, read_status, read_status_listed};
 // What compose reads, and doctor's questions to the compose CLI (`Stacks::compose_found`,
 // `check_compose_config`): the handle that runs it stays below this face (the COMPOSE rule).
 pub(crate) use compose_cli::{ComposeFound, ConfigVerdict};
-pub(crate) use project::inputs::ties::ties_of;
+pub(crate) use project::inputs::ties::{kept_ties_of, ties_of};
 pub(crate) use project::known::Models;
 pub(crate) use project::project_name::{name_mismatch, name_mismatches};
 

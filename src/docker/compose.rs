@@ -29,8 +29,7 @@ pub(crate) struct Compose {
     pub prefix: Vec<String>,
     pub flavor: Flavor,
     pub version: String,
-    /// How messages name it: `docker compose` (also for the plugin run
-    /// directly), `docker-compose`, or what `HAL_COMPOSE` said.
+    /// How messages name it: `docker compose` (the plugin too), `docker-compose`, or `HAL_COMPOSE`.
     pub label: String,
 }
 

@@ -61,6 +61,25 @@ pub(super) fn build(
 /// What each stack's compose files use outside it, and the files read; a
 /// stack whose files cannot be read has none (its start says what is wrong).
 fn read_ties(stacks: &[&Module], models: &Models) -> BTreeMap<String, (Ties, Vec<PathBuf>)> {
+    // What the cache still holds first, on this thread (stats only); the
+    // rest is parsed, on many threads when there are many.
+    let mut kept = BTreeMap::new();
+    let mut read: Vec<&Module> = Vec::new();
+    for m in stacks {
+        let Some(dir) = m.stack_dir() else { continue };
+        match crate::stack::kept_ties_of(models, dir, &m.name) {
+            Some(t) => {
+                kept.insert(m.name.clone(), t);
+            }
+            None => read.push(m),
+        }
+    }
+    kept.extend(parse_ties(&read, models));
+    kept
+}
+
+/// [`read_ties`] of the stacks whose files must be read.
+fn parse_ties(stacks: &[&Module], models: &Models) -> BTreeMap<String, (Ties, Vec<PathBuf>)> {
     let of = |part: &[&Module]| -> Vec<(String, (Ties, Vec<PathBuf>))> {
         part.iter()
             .filter_map(|m| {

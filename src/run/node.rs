@@ -59,6 +59,16 @@ impl Node {
         })
     }
 
+    /// The cache of what compose reads (and said), shared by this process's reads.
+    pub(crate) fn models(&self) -> &Models {
+        &self.models
+    }
+
+    /// Writes the cache of what compose reads, if this process changed it.
+    pub(crate) fn keep_models(&self) {
+        self.models.keep(&self.store);
+    }
+
     /// The stacks whose directory this read of the node found under the services root.
     pub(crate) fn found_stacks(&self) -> std::collections::BTreeSet<String> {
         self.inventory.stacks().map(|m| m.name.clone()).collect()

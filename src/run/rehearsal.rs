@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
+use futures_util::StreamExt;
 
 use crate::module::deps::Graph;
 use crate::module::outcome::{StartOpts, StartPlan};
@@ -43,37 +44,70 @@ pub(crate) async fn plan_each(
         Err(_) => BTreeMap::new(),
     };
     let graph = node.graph().ok();
-    let mut plans = Vec::with_capacity(targets.len());
-    for t in targets {
-        let name = t.module.name.clone();
-        let mut waits = waits.get(&name).cloned().unwrap_or_default();
-        let plan = match crate::stack::Stack::of(&t.module, None) {
-            Some(stack) => plan_stack(node, graph.as_deref(), t, &stack, &how.opts)
-                .await
-                .with_context(|| format!("plan {}", t.label()))
-                .map(|f| {
-                    waits.extend(f.waits);
-                    ModulePlan {
-                        waits,
-                        fails: f.fails,
-                        name,
-                        kind: "stack",
-                        services: f.services,
-                        error: None,
-                    }
-                }),
-            None => Ok(ModulePlan {
-                kind: "host",
-                services: vec![unit_plan(&t.module, host_states.next())],
-                waits,
-                fails: Vec::new(),
-                name,
-                error: None,
-            }),
-        };
-        plans.push(plan.map(|p| if how.anew { made_anew(p) } else { p }));
-    }
+    // Each target with its unit's state (in the order `hosts` was read).
+    let each: Vec<(&Target, Option<State>)> = targets
+        .iter()
+        .map(|t| {
+            (
+                t,
+                if t.module.is_host() {
+                    host_states.next()
+                } else {
+                    None
+                },
+            )
+        })
+        .collect();
+    // Many stacks at once (`--jobs`' default): a plan waits on the engine
+    // and on compose, as a start does.
+    let plans: Vec<anyhow::Result<ModulePlan>> = futures_util::stream::iter(each)
+        .map(|(t, state)| {
+            let waits = waits.get(&t.module.name).cloned().unwrap_or_default();
+            plan_one(node, graph.as_deref(), t, state, waits, how)
+        })
+        .buffered(node.jobs(None))
+        .collect()
+        .await;
+    // What compose said of each project is kept for the next plan.
+    node.keep_models();
     plans
+}
+
+/// One target's plan: a stack's from [`plan_stack`], a unit's from its state.
+async fn plan_one(
+    node: &Node,
+    graph: Option<&Graph>,
+    t: &Target,
+    state: Option<State>,
+    mut waits: Vec<Why>,
+    how: &Rehearsal,
+) -> anyhow::Result<ModulePlan> {
+    let name = t.module.name.clone();
+    let plan = match crate::stack::Stack::of(&t.module, None) {
+        Some(stack) => plan_stack(node, graph, t, &stack, &how.opts)
+            .await
+            .with_context(|| format!("plan {}", t.label()))
+            .map(|f| {
+                waits.extend(f.waits);
+                ModulePlan {
+                    waits,
+                    fails: f.fails,
+                    name,
+                    kind: "stack",
+                    services: f.services,
+                    error: None,
+                }
+            }),
+        None => Ok(ModulePlan {
+            kind: "host",
+            services: vec![unit_plan(&t.module, state)],
+            waits,
+            fails: Vec::new(),
+            name,
+            error: None,
+        }),
+    };
+    plan.map(|p| if how.anew { made_anew(p) } else { p })
 }
 
 /// One stack's plan; `MODULE/SERVICE`: that service's line alone. The
@@ -95,7 +129,15 @@ async fn plan_stack(
         .filter_map(|n| node.inventory.get(n))
         .filter_map(|m| crate::stack::Stack::of(m, None))
         .collect();
-    let mut f = crate::stack::forecast(&node.stacks, &node.store, stack, pull, &required).await?;
+    let mut f = crate::stack::forecast(
+        &node.stacks,
+        &node.store,
+        stack,
+        pull,
+        &required,
+        node.models(),
+    )
+    .await?;
     f.services
         .retain(|s| t.service.as_ref().is_none_or(|one| *one == s.service));
     Ok(f)

@@ -8,13 +8,16 @@ pub(crate) mod port_clash;
 
 use std::collections::HashMap;
 
-use crate::docker::compose::config_hash::Resolved;
+use crate::docker::compose::Compose;
+use crate::docker::compose::config_hash::{self, Resolved};
+use crate::docker::endpoint::Endpoint;
 use crate::docker::engine::Engine;
 use crate::docker::engine::images::ImageFacts;
 use crate::module::config::PullPolicy;
 use crate::module::service_action::{ServicePlan, Why};
 use crate::stack::env::Stacks;
 use crate::stack::project::inputs::InputError;
+use crate::stack::project::known::Models;
 use crate::stack::start::Stack;
 use crate::state::Store;
 use crate::state::applied::{self, Applied};
@@ -29,6 +32,7 @@ pub(crate) async fn forecast(
     stack: &Stack<'_>,
     pull: PullPolicy,
     required: &[Stack<'_>],
+    models: &Models,
 ) -> anyhow::Result<Forecast> {
     // A file compose would need is missing: the start's own refusal, in its words.
     if let Err(e @ (InputError::Missing { .. } | InputError::NoComposeFile(_))) =
@@ -39,7 +43,7 @@ pub(crate) async fn forecast(
     let endpoint = client.endpoint()?;
     let engine = client.engine().await?;
     let compose = client.compose().await?;
-    let mut resolved = compose.resolved(&stack.project(), endpoint).await?;
+    let mut resolved = resolve(&compose, endpoint, stack, models).await?;
     let list = engine.compose_containers(Some(stack.name)).await?;
     // `network_mode: service:X` and the like are hashed with X's container id.
     let id_of = |service: &str| {
@@ -109,6 +113,26 @@ pub(crate) struct Forecast {
     pub services: Vec<ServicePlan>,
     pub fails: Vec<Why>,
     pub waits: Vec<Why>,
+}
+
+/// Each service as compose resolves it: what `config` said last, kept in
+/// the cache of what compose reads while none of it changed (stamped before
+/// compose is asked, so a change while it runs is seen next time), else asked.
+async fn resolve(
+    compose: &Compose,
+    endpoint: &Endpoint,
+    stack: &Stack<'_>,
+    models: &Models,
+) -> anyhow::Result<Vec<Resolved>> {
+    let id = compose.identity();
+    if let Some(text) = models.compose_said(stack.dir, &id, stack.name) {
+        return config_hash::resolved(&text);
+    }
+    let _ = models.inputs(stack.dir);
+    let text = compose.resolved_text(&stack.project(), endpoint).await?;
+    let resolved = config_hash::resolved(&text)?;
+    models.keep_compose_said(stack.dir, &id, stack.name, text);
+    Ok(resolved)
 }
 
 /// The references whose registry has another image than the local one (the

@@ -4,6 +4,7 @@ mod bad_input;
 mod dry_runs;
 mod fails;
 mod fixture_stack;
+mod kept;
 mod model;
 mod on_fixtures;
 mod reasons;

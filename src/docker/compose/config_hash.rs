@@ -38,21 +38,26 @@ pub(crate) struct Resolved {
 }
 
 impl Compose {
-    /// Each service as `up` would create it now, with the config hash it would
-    /// write (`config --format json`; compose v2 only: v1 hashes otherwise).
-    pub(crate) async fn resolved(
+    /// `config --format json`'s text, which [`resolved`] reads (compose v2
+    /// only), for a caller that keeps it while the files are unchanged.
+    pub(crate) async fn resolved_text(
         &self,
         project: &Project<'_>,
         endpoint: &Endpoint,
-    ) -> anyhow::Result<Vec<Resolved>> {
+    ) -> anyhow::Result<String> {
         if self.flavor == Flavor::V1 {
             bail!(
                 "planning needs compose v2 (docker compose); {} is v1",
                 self.display()
             );
         }
-        let out = self.config(project, endpoint).await?;
-        resolved(&out)
+        self.config(project, endpoint).await
+    }
+
+    /// Which compose this is, as a cache of its answers keys them: its
+    /// program and version.
+    pub(crate) fn identity(&self) -> String {
+        format!("{} {}", self.program.display(), self.version)
     }
 
     /// The project as compose resolves it, one document for both flavours:

@@ -86,6 +86,17 @@ struct Model {
 struct ModelEntry {
     listing: Option<Listing>,
     model: Option<Model>,
+    /// What compose's `config` said of the project while the model holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    config: Option<ComposeSaid>,
+}
+
+/// `compose config --format json`'s text, and the compose and project it is of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ComposeSaid {
+    compose: String,
+    project: String,
+    text: String,
 }
 
 /// What this process found of one directory: something new, or that the
@@ -99,6 +110,8 @@ struct Noted {
     model: Option<Model>,
     /// The cache's listing still holds.
     listing_held: bool,
+    /// Compose's `config` text, run while the model held.
+    config: Option<ComposeSaid>,
 }
 
 /// The cache file.
@@ -198,18 +211,26 @@ impl Models {
         Some(names)
     }
 
+    /// What compose reads in `dir` as the cache keeps it, when nothing it
+    /// was read from changed (stats only; nothing is read or parsed).
+    pub(crate) fn kept(&self, dir: &Path) -> Option<&Inputs> {
+        let stamp = self.dir_stamp(dir)?;
+        let m = self.was(dir).and_then(|e| e.model.as_ref())?;
+        if m.dir != stamp || !m.still(dir) {
+            return None;
+        }
+        // Not stale: the cache's model is carried over when it is written.
+        self.note(dir, |_| {});
+        Some(&m.inputs)
+    }
+
     /// What compose reads in `dir`: the model kept when nothing it was read
     /// from changed, else read anew (and kept when it reads).
     pub(crate) fn inputs(&self, dir: &Path) -> Result<Cow<'_, Inputs>, InputError> {
-        let stamp = self.dir_stamp(dir);
-        if let (Some(stamp), Some(m)) = (stamp, self.was(dir).and_then(|e| e.model.as_ref()))
-            && m.dir == stamp
-            && m.still(dir)
-        {
-            // Not stale: the cache's model is carried over when it is written.
-            self.note(dir, |_| {});
-            return Ok(Cow::Borrowed(&m.inputs));
+        if let Some(kept) = self.kept(dir) {
+            return Ok(Cow::Borrowed(kept));
         }
+        let stamp = self.dir_stamp(dir);
         self.stale
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -252,6 +273,7 @@ impl Models {
             || now.iter().any(|(dir, n)| {
                 n.listing.is_some()
                     || n.model.is_some()
+                    || n.config.is_some()
                     || !n.listing_held
                     || !self.was.modules.contains_key(dir)
             })
@@ -274,13 +296,27 @@ impl Models {
                 (None, true) => was.and_then(|w| w.listing.clone()),
                 (None, false) => None,
             };
+            let carried = n.model.is_none() && !stale.contains(dir);
             let model = match &n.model {
                 Some(m) => Some(m.clone()),
-                None if !stale.contains(dir) => was.and_then(|w| w.model.clone()),
+                None if carried => was.and_then(|w| w.model.clone()),
                 None => None,
             };
-            doc.modules
-                .insert(dir.clone(), ModelEntry { listing, model });
+            // Compose's answer holds as long as the model it was asked under.
+            let config = match &n.config {
+                Some(c) => Some(c.clone()),
+                None if carried => was.and_then(|w| w.config.clone()),
+                None => None,
+            };
+            let config = config.filter(|_| model.is_some());
+            doc.modules.insert(
+                dir.clone(),
+                ModelEntry {
+                    listing,
+                    model,
+                    config,
+                },
+            );
         }
         doc
     }
@@ -368,5 +404,6 @@ fn now_ns() -> i128 {
         .map_or(0, |d| d.as_nanos() as i128)
 }
 
+mod compose_said;
 #[cfg(test)]
 mod tests;

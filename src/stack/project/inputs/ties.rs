@@ -8,6 +8,16 @@ use super::{Inputs, Reader, strings};
 use crate::module::deps::{Tie, Ties, Use};
 use crate::stack::project::known::Models;
 
+/// [`ties_of`] when the cache's model of `dir` still holds (stats only,
+/// nothing parsed); `None` when it must be read.
+pub(crate) fn kept_ties_of(
+    models: &Models,
+    dir: &Path,
+    project: &str,
+) -> Option<(Ties, Vec<PathBuf>)> {
+    models.kept(dir).map(|i| (i.ties(project), i.files.clone()))
+}
+
 /// What the stack in `dir`, run as `project`, creates and uses outside itself,
 /// and every file that was read from (`include:` and `COMPOSE_FILE`'s in
 /// subfolders too: what `hal watch` watches); `None` when its files cannot be
