@@ -34,10 +34,6 @@ pub(crate) use verb::{UpdateOpts, Verb};
 // and the check `status MODULE/SERVICE` shares.
 pub(crate) use runner::{check_reachable, check_services, run};
 
-// The namespace and volume dependents a restart of some modules takes with
-// it: rescue reads their state before it acts.
-pub(crate) use dependents::dependents_to_restart;
-
 // The one plan (`hal plan`; a verb's `--dry-run` reads it through `Verb::rehearsal`).
 pub(crate) use rehearsal::{Rehearsal, plan_each};
 

@@ -1,6 +1,7 @@
 //! `hal rescue` / `hal module rescue`: find what failed, say the plan, ask once, recover, report.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -9,11 +10,11 @@ use crate::cli::RescueArgs;
 use crate::cmd::ctx::Ctx;
 use crate::cmd::plan::{Done, PlanAsk, PlanEnd, Planned, confirm_and_apply};
 use crate::error::{Exit, HalError};
+use crate::module::KindTag;
 use crate::module::outcome::{StartOpts, Would};
 use crate::module::status::{ModuleStatus, State};
 use crate::module::target::Target;
 use crate::module::warning::Warning;
-use crate::module::{KindTag, Module};
 use crate::output::tables::{self, RescueDone, RescueStep};
 use crate::output::view::{Modules, Rows, Style};
 use crate::run::{self, Verb};
@@ -100,10 +101,7 @@ pub(crate) async fn run(ctx: &Ctx, a: RescueArgs) -> anyhow::Result<Exit> {
         nothing: "nothing to rescue: no module is failed",
         question: Some(format!("rescue {} module(s)?", plan.len())),
     };
-    let apply = async || {
-        let before = with_dependents(ctx, &plan, &node.modules).await;
-        rescue(ctx, &plan, &before, a.timeout).await
-    };
+    let apply = async || rescue(ctx, &plan, &node.modules, a.timeout).await;
     Ok(match confirm_and_apply(ctx, &plan, ask, apply).await? {
         PlanEnd::Stopped(exit) => exit,
         PlanEnd::Applied { exit, took } => {
@@ -154,15 +152,18 @@ async fn rescue<'a>(
         jobs: ctx.node.jobs(None),
         dry_run: false,
     };
-    let (mut done, more) = match run::verb(&ctx.node, &caller, call).await {
-        Ok(ran) => (ran.reports, ran.followers),
+    let (mut done, more, were) = match run::verb(&ctx.node, &caller, call).await {
+        Ok(ran) => (ran.reports, ran.followers, ran.followers_were),
         // Checked before the plan was said (`run`): nothing is left to refuse.
         Err(e) => {
             ctx.ui.fail(&e);
             return (Vec::new(), crate::error::exit_of(&e));
         }
     };
-    let followers: Vec<ToRescue> = more.iter().map(|r| follower(ctx, r, before)).collect();
+    let followers: Vec<ToRescue> = more
+        .iter()
+        .map(|r| follower(ctx, r, before, &were))
+        .collect();
     let steps = plan
         .iter()
         .map(Cow::Borrowed)
@@ -216,36 +217,21 @@ fn done_row<'a>(step: Cow<'a, ToRescue>, r: &run::Report, verb: &Verb) -> Done<'
     }
 }
 
-/// `before` and, beside it, the statuses of the modules the plan's would
-/// restart after them (their namespace dependents) that it does not hold: each
-/// follower's line says the state it was in, not `unknown`.
-async fn with_dependents(
-    ctx: &Ctx,
-    plan: &[ToRescue],
-    before: &[ModuleStatus],
-) -> Vec<ModuleStatus> {
-    let names: Vec<String> = plan.iter().map(|s| s.name.clone()).collect();
-    let more: Vec<Module> = run::dependents_to_restart(&ctx.node, &names, &names)
-        .into_iter()
-        .filter(|d| !before.iter().any(|s| &s.name == d))
-        .filter_map(|d| ctx.node.inventory.get(&d).cloned())
-        .collect();
-    let mut out = before.to_vec();
-    if !more.is_empty() {
-        let read = crate::run::collect_status(&ctx.node, &more, ctx.ui.status_detail()).await;
-        out.extend(read.modules);
-    }
-    out
-}
-
 /// The step of a module restarted after one rescue recreated (it shares its
 /// network namespace or volumes): not in the plan, reported beside it.
-fn follower(ctx: &Ctx, r: &run::Report, before: &[ModuleStatus]) -> ToRescue {
+fn follower(
+    ctx: &Ctx,
+    r: &run::Report,
+    before: &[ModuleStatus],
+    were: &BTreeMap<String, State>,
+) -> ToRescue {
     let name = r.module.name.clone();
     let was = before
         .iter()
         .find(|s| s.name == name && s.service.is_none())
-        .map_or(State::Unknown, |s| s.state);
+        .map(|s| s.state)
+        .or_else(|| were.get(&name).copied())
+        .unwrap_or(State::Unknown);
     let reason = r.result.as_ref().ok().and_then(|o| o.warnings.first());
     ToRescue {
         kind: r.module.kind_name(),

@@ -202,6 +202,8 @@ mod tests {
         let inv = inventory(&root, &Config::default());
         let names: Vec<_> = inv.names().collect();
         assert_eq!(names, ["linked"]);
+        std::fs::remove_dir_all(&root).unwrap();
+        std::fs::remove_dir_all(&real).unwrap();
     }
 
     #[test]

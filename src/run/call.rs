@@ -4,14 +4,18 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::HalError;
+use crate::module::Module;
 use crate::module::progress::Progress;
+use crate::module::status::{Detail, State};
 use crate::module::target::Target;
+use crate::run::dependents::dependents_to_restart;
 use crate::run::follow::{after_update, restart_dependents};
 use crate::run::node::Node;
 use crate::run::pulled::{self, Expanded};
 use crate::run::rehearsal::{Rehearsal, plan_each};
 use crate::run::report::Report;
 use crate::run::runner::{check_reachable, check_services, run_targets};
+use crate::run::status::collect_status;
 use crate::run::verb::{Followers, Verb};
 use crate::run::would;
 
@@ -57,6 +61,10 @@ pub(crate) struct Ran {
     pub declined: bool,
     /// From the first module's work (after the question) to the last's.
     pub took: Duration,
+    /// The state each dependent it may restart after was in before anything
+    /// was touched, when [`Verb::reads_followers_before`] (a rescue's rows
+    /// say it); empty otherwise.
+    pub followers_were: BTreeMap<String, State>,
 }
 
 impl Ran {
@@ -66,6 +74,7 @@ impl Ran {
             reports: Vec::new(),
             followers: Vec::new(),
             because,
+            followers_were: BTreeMap::new(),
             declined: false,
             took: Duration::ZERO,
         }
@@ -111,6 +120,11 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
             });
         }
     }
+    let followers_were = if verb.reads_followers_before() {
+        were(node, &targets).await
+    } else {
+        BTreeMap::new()
+    };
     let began = Instant::now();
     let finished = |r: &Report| (caller.finished)(r, verb);
     let mut reports = Vec::with_capacity(targets.len());
@@ -138,8 +152,28 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
         reports,
         followers,
         took: began.elapsed(),
+        followers_were,
         ..Ran::nothing(because)
     })
+}
+
+/// The state now of each module a restart of `targets` would take with it
+/// (their namespace dependents that are not targets themselves).
+async fn were(node: &Node, targets: &[Target]) -> BTreeMap<String, State> {
+    let names = pulled::names_of(targets);
+    let more: Vec<Module> = dependents_to_restart(node, &names, &names)
+        .into_iter()
+        .filter_map(|d| node.inventory.get(&d).cloned())
+        .collect();
+    if more.is_empty() {
+        return BTreeMap::new();
+    }
+    let read = collect_status(node, &more, Detail::Settled).await;
+    read.modules
+        .into_iter()
+        .filter(|s| s.service.is_none())
+        .map(|s| (s.name, s.state))
+        .collect()
 }
 
 /// Each report's plan beside what the verb found (`update --check`): a

@@ -202,6 +202,13 @@ impl Verb {
         matches!(self, Verb::Rescue { .. })
     }
 
+    /// Whether the state of the dependents it may restart after is read
+    /// before anything is touched, for the report to say what each was
+    /// ([`Ran::followers_were`](crate::run::call::Ran)): a rescue's.
+    pub(crate) fn reads_followers_before(&self) -> bool {
+        matches!(self, Verb::Rescue { .. })
+    }
+
     /// How the modules whose tie to a module the verb recreated did not
     /// survive (its network namespace, its volumes) are restarted after it,
     /// if at all. Exhaustive on purpose: a new verb must say.

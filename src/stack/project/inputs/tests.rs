@@ -249,4 +249,5 @@ fn what_a_project_uses_from_others_is_noted_with_its_key() {
         "an extends target's services are not the project's"
     );
     assert!(t.uses.iter().all(|u| u.file == d.join("compose.yaml")));
+    std::fs::remove_dir_all(&d).unwrap();
 }
