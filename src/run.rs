@@ -32,10 +32,7 @@ pub(crate) use verb::{UpdateOpts, Verb};
 
 // The runner alone, for the supervisor's repairs (one module, no graph step),
 // and the check `status MODULE/SERVICE` shares.
-pub(crate) use runner::{check_reachable, check_services, run};
-
-// The one plan (`hal plan`; a verb's `--dry-run` reads it through `Verb::rehearsal`).
-pub(crate) use rehearsal::{Rehearsal, plan_each};
+pub(crate) use runner::{check_services, run};
 
 // A verb's result per module.
 pub(crate) use report::{Report, without_step};

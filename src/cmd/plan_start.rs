@@ -6,45 +6,57 @@ use crate::error::Exit;
 use crate::module::outcome::StartOpts;
 use crate::module::service_action::ModulePlan;
 use crate::output::plan_table::PlanView;
-use crate::run::{self, Rehearsal, Verb};
+use crate::run::{self, Verb};
 
 /// Plans every module asked, or fails as a start would (an engine nobody can
 /// reach, a module that cannot be read) with no partial plan shown. The
-/// plan is run's, the one `start --dry-run` says.
+/// plan is the runner's one entry's (`run::verb` with [`Verb::Plan`]), the
+/// one `start --dry-run` says.
 pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
     let node = &ctx.node;
     let targets = node.targets(&a.modules, a.all)?;
+    for t in &targets {
+        t.module.usable()?;
+    }
     let opts = StartOpts {
         pull: None,
         wait: false,
         timeout: None,
     };
-    let verb = Verb::Start {
-        opts: opts.clone(),
-        force: false,
+    let verb = Verb::Plan { opts };
+    let caller = run::Caller {
+        progress: &ctx.ui,
+        note: &|_| {},
+        confirm: None,
+        finished: &|_, _| {},
     };
-    // A graph that cannot be built is refused as `start` refuses it (exit 2).
-    node.graph()?;
-    run::check_reachable(node, &targets, &verb).await?;
-    run::check_services(node, &targets).await?;
-    for t in &targets {
-        t.module.usable()?;
-    }
-    let how = Rehearsal { opts, anew: false };
+    let call = run::Call {
+        verb: &verb,
+        targets,
+        jobs: node.jobs(None),
+        dry_run: true,
+    };
+    let ran = run::verb(node, &caller, call).await?;
     // A module that cannot be planned is reported as `start --all` reports a
     // module that cannot start: its error, the others planned, exit non-zero.
     let mut failed = None;
-    let mut plans = Vec::with_capacity(targets.len());
-    for (t, plan) in targets
-        .iter()
-        .zip(run::plan_each(node, &targets, &how).await)
-    {
-        plans.push(plan.unwrap_or_else(|e| {
-            ctx.ui.fail(&e);
-            failed.get_or_insert(crate::error::exit_of(&e));
-            unplanned(t, &e)
-        }));
-    }
+    let plans: Vec<ModulePlan> = ran
+        .reports
+        .into_iter()
+        .map(|r| match (r.result, r.plan) {
+            (Ok(_), Some(plan)) => plan,
+            (Err(e), _) => {
+                ctx.ui.fail(&e);
+                failed.get_or_insert(crate::error::exit_of(&e));
+                unplanned(&r.module.name, &e)
+            }
+            (Ok(_), None) => {
+                let e = anyhow::anyhow!("no plan was made");
+                failed.get_or_insert(crate::error::exit_of(&e));
+                unplanned(&r.module.name, &e)
+            }
+        })
+        .collect();
     ctx.ui.show(&PlanView::new(&plans, a.verbose));
     Ok(match failed {
         Some(exit) => exit,
@@ -55,9 +67,9 @@ pub(crate) async fn run(ctx: &Ctx, a: PlanArgs) -> anyhow::Result<Exit> {
 
 /// A stack that could not be planned: its error, and no services (the plan
 /// is not whole).
-fn unplanned(t: &crate::module::target::Target, e: &anyhow::Error) -> ModulePlan {
+fn unplanned(name: &str, e: &anyhow::Error) -> ModulePlan {
     ModulePlan {
-        name: t.module.name.clone(),
+        name: name.to_string(),
         kind: "stack",
         services: Vec::new(),
         waits: Vec::new(),

@@ -78,6 +78,8 @@ async fn act_on(turn: Turn<'_>, t: &Target) -> Worked<Launched> {
         }
         // An update says what it changed as it goes: a failed recreate still counted.
         Verb::Update { opts } => return update::act(node, progress, m, opts).await,
+        // `verb` says a plan and never runs it.
+        Verb::Plan { .. } => return Err(anyhow::anyhow!("a plan is said, never run").into()),
     })
 }
 

@@ -96,7 +96,7 @@ pub(crate) async fn verb(node: &Node, caller: &Caller<'_>, call: Call<'_>) -> an
     } = call;
     check(node, &targets, verb).await?;
     let Expanded { targets, because } = expand(node, caller, targets, verb, dry_run).await?;
-    if dry_run {
+    if dry_run || verb.only_plans() {
         let began = Instant::now();
         let reports = would::plan(node, targets, verb).await;
         for r in &reports {

@@ -33,7 +33,7 @@ pub(super) fn of(
 ) -> Option<Ended> {
     let (m, rolled_back) = (&t.module, did.rolled_back);
     let starter = match verb {
-        Verb::Stop { .. } => return None,
+        Verb::Stop { .. } | Verb::Plan { .. } => return None,
         Verb::Update { opts } if did.changed => {
             return of_update(node, m, opts.by_supervisor, result, rolled_back);
         }

@@ -79,6 +79,11 @@ pub(crate) enum Verb {
     Update {
         opts: UpdateOpts,
     },
+    /// `hal plan`: what the next start would do, said and never done (a
+    /// requirement not active is a wait of the plan, not a module added).
+    Plan {
+        opts: StartOpts,
+    },
 }
 
 impl Verb {
@@ -90,6 +95,7 @@ impl Verb {
             Verb::Rescue { .. } => "rescue",
             Verb::Repair { .. } => "repair",
             Verb::Update { .. } => "update",
+            Verb::Plan { .. } => "plan",
         }
     }
 
@@ -119,8 +125,8 @@ impl Verb {
             | Verb::AutoRestart { .. }
             | Verb::Rescue { .. }
             | Verb::Repair { .. } => true,
-            // An update's failure says its state from its rollback.
-            Verb::Stop { .. } | Verb::Update { .. } => false,
+            // An update's failure says its state from its rollback; a plan touches nothing.
+            Verb::Stop { .. } | Verb::Update { .. } | Verb::Plan { .. } => false,
         }
     }
 
@@ -159,9 +165,11 @@ impl Verb {
     /// purpose: a new verb must say.
     pub(crate) fn refuses_a_bad_graph(&self) -> bool {
         match self {
-            Verb::Start { .. } | Verb::Stop { .. } | Verb::Restart { .. } | Verb::Rescue { .. } => {
-                true
-            }
+            Verb::Start { .. }
+            | Verb::Stop { .. }
+            | Verb::Restart { .. }
+            | Verb::Rescue { .. }
+            | Verb::Plan { .. } => true,
             Verb::Update { opts } => !opts.by_supervisor,
             Verb::AutoRestart { .. } | Verb::Repair { .. } => false,
         }
@@ -172,7 +180,9 @@ impl Verb {
     /// for the engine itself, and the supervisor reports each module.
     pub(crate) fn checks_reachable(&self) -> bool {
         match self {
-            Verb::Start { .. } | Verb::Stop { .. } | Verb::Restart { .. } => true,
+            Verb::Start { .. } | Verb::Stop { .. } | Verb::Restart { .. } | Verb::Plan { .. } => {
+                true
+            }
             Verb::Update { opts } => !opts.by_supervisor,
             Verb::Rescue { .. } | Verb::AutoRestart { .. } | Verb::Repair { .. } => false,
         }
@@ -225,8 +235,14 @@ impl Verb {
             | Verb::Start { .. }
             | Verb::Stop { .. }
             | Verb::AutoRestart { .. }
-            | Verb::Repair { .. } => None,
+            | Verb::Repair { .. }
+            | Verb::Plan { .. } => None,
         }
+    }
+
+    /// Whether the verb only says its plan, with or without `--dry-run`.
+    pub(crate) fn only_plans(&self) -> bool {
+        matches!(self, Verb::Plan { .. })
     }
 
     /// How this verb's dry run reads the plan, or `None` when it says only
@@ -237,7 +253,7 @@ impl Verb {
     /// Exhaustive on purpose: a new verb must say.
     pub(crate) fn rehearsal(&self) -> Option<Rehearsal> {
         match self {
-            Verb::Start { opts, .. } => Some(Rehearsal {
+            Verb::Start { opts, .. } | Verb::Plan { opts } => Some(Rehearsal {
                 opts: opts.clone(),
                 anew: false,
             }),

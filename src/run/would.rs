@@ -44,7 +44,12 @@ pub(crate) async fn plan(node: &Node, targets: Vec<Target>, verb: &Verb) -> Vec<
     // Their states read at once: one list call for all their stacks.
     // Each report's time counts that read and the plans.
     let began = Instant::now();
-    let states = crate::run::status::states_now(node, &targets).await;
+    // A plan alone (`hal plan`) says no state: none is read.
+    let states = if verb.only_plans() {
+        vec![State::Unknown; targets.len()]
+    } else {
+        crate::run::status::states_now(node, &targets).await
+    };
     let plans = match verb.rehearsal() {
         Some(how) => plan_each(node, &targets, &how)
             .await
