@@ -1,34 +1,39 @@
 //! The stack backend's face: verbs on stack modules (compose creates and removes containers, the Engine API watches them), and all that the layers above may name of it. Its children (in `stack/`) are private and use each other, never this file (ARCHITECTURE.md, `stack/`).
 
+mod bound;
 mod compose_cli;
 mod down;
 mod env;
+mod evidence;
 mod forecast;
 mod logs;
 mod look;
+mod one_stack;
 mod project;
 mod repair;
 mod session;
 mod start;
 mod started;
+mod swap;
 mod update;
 
 // The verbs.
 pub(crate) use down::stop;
 pub(crate) use repair::repair;
 pub(crate) use start::baseline::{Baseline, record_baseline};
-pub(crate) use start::{Launch, Pending, Stack, Waited, launch, wait, wait_holding};
-pub(crate) use update::{
-    RolledBack, check_update, checkpoint, pull_update, recreate_update, transaction,
-};
+pub(crate) use start::{Launch, Pending, Waited, launch, wait, wait_holding};
+pub(crate) use swap::checkpoint;
+pub(crate) use swap::rollback::RolledBack;
+pub(crate) use update::{check_update, pull_update, recreate_update, transaction};
 
 // What the next start would do, per service (`hal plan`).
 pub(crate) use forecast::{Forecast, forecast};
 
 // What a verb works with.
 pub(crate) use env::{Env, Stacks};
+pub(crate) use one_stack::Stack;
 // The deadline a wait and the update's gate share.
-pub(crate) use start::bound::Bound;
+pub(crate) use bound::Bound;
 
 // What the containers say, and whether a project is the module.
 pub(crate) use look::identity::Snapshot;

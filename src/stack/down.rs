@@ -13,7 +13,8 @@ use crate::stack::look::assess::assess;
 use crate::stack::look::facts;
 use crate::stack::look::identity::{self, Snapshot};
 use crate::stack::look::inspects::Inspects;
-use crate::stack::start::{Stack, of_service};
+use crate::stack::one_stack::Stack;
+use crate::stack::start::of_service;
 
 /// `compose down`: containers and network go, named volumes stay. For one
 /// service, its containers go (`compose stop` then `rm`) and the rest of the
@@ -48,8 +49,7 @@ pub(crate) async fn stop(
         None => Snapshot::of(engine.compose_containers(Some(name)).await?),
     };
     // A crash's evidence outlives the containers this stop removes.
-    crate::stack::start::evidence::keep_listed(&engine, env.store, stack, &listed, &inspects)
-        .await?;
+    crate::stack::evidence::keep_listed(&engine, env.store, stack, &listed, &inspects).await?;
     // None of the target's containers listed: none is removed, and what the
     // stop leaves is what was listed (no list after).
     let mut left = untouched(&listed, stack.service);

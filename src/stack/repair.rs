@@ -9,7 +9,8 @@ use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels::restarts_with;
 use crate::module::fix::{Fix, How};
 use crate::stack::env::Env;
-use crate::stack::start::{Pending, Stack};
+use crate::stack::one_stack::Stack;
+use crate::stack::start::Pending;
 
 /// Every fix, then the containers of services that declare `depends_on: {X: {restart: true}}`
 /// on a fixed service X: compose restarts those with their dependency, and so does hal.
@@ -61,7 +62,7 @@ pub(crate) async fn repair(
     fixes: &[Fix],
     timeout: Duration,
 ) -> anyhow::Result<Pending> {
-    let bound = crate::stack::start::bound::Bound::from_now(timeout);
+    let bound = crate::stack::bound::Bound::from_now(timeout);
     let name = stack.name;
     let engine = env.stacks.engine().await?;
     let mut warnings = Vec::new();
@@ -101,7 +102,7 @@ pub(crate) async fn repair(
                 .await?;
         }
         for service in &recreate {
-            crate::stack::start::evidence::keep(&engine, env.store, name, Some(service)).await?;
+            crate::stack::evidence::keep(&engine, env.store, name, Some(service)).await?;
         }
         for service in &recreate {
             // The engine refused this container (dead, gone, or a start that

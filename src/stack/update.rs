@@ -1,18 +1,12 @@
 //! Updating a stack's images with a health gate: pull, recreate only the services whose image changed, and when the module is not `active` in time, put the previous images back.
 //!
-//! The same gate guards a start that pulled a new image (`update/gate.rs`):
-//! whatever recreates a service onto a new image keeps the old one under a
-//! hal-owned tag (`update/rollback/previous.rs`) and rolls back to it
-//! (`update/rollback.rs`). `check.rs` asks the registry without pulling.
+//! The gate, the rollback, the quarantine, the checkpoint and the
+//! transaction's log are `swap/`'s, below both this and `start/`: a start
+//! that pulled a new image passes the same gate. `check.rs` asks the registry
+//! without pulling; `transaction.rs` ends an update another hal left unfinished.
 
 mod check;
-pub(crate) mod checkpoint;
-pub(crate) mod gate;
-pub(crate) mod quarantine;
-pub(crate) mod rollback;
-mod stop_at;
 pub(crate) mod transaction;
-mod txn_log;
 
 use std::time::Duration;
 
@@ -22,15 +16,14 @@ use crate::docker::compose::Fresh;
 use crate::module::config::PullPolicy;
 use crate::module::outcome::StartPlan;
 use crate::module::warning::Warning;
+use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::start::Stack;
-use crate::stack::start::bound::Bound;
-use crate::stack::update::gate::{Gate, Swap, pullable};
-use crate::stack::update::rollback::Rollback;
+use crate::stack::one_stack::Stack;
+use crate::stack::swap::gate::{Gate, ImageChange, Swap, pullable};
+use crate::stack::swap::rollback::Rollback;
+use crate::stack::swap::{checkpoint, gate, quarantine, txn_log};
 use crate::state::txn::TxnStep;
 
-pub(crate) use crate::stack::update::gate::ImageChange;
-pub(crate) use crate::stack::update::rollback::RolledBack;
 pub(crate) use check::check_update;
 
 /// What an update's pull found: each service's image, and those that changed.
@@ -78,11 +71,9 @@ pub(crate) async fn pull_update(
         let now = engine.image_facts(&image).await?;
         let to = now
             .as_ref()
-            .map(|f| crate::stack::update::gate::digest_of(f, &image));
+            .map(|f| crate::stack::swap::gate::digest_of(f, &image));
         let from = match swap {
-            Some(w) => {
-                crate::stack::update::gate::digest_of_id(&engine, &w.previous, &image).await?
-            }
+            Some(w) => crate::stack::swap::gate::digest_of_id(&engine, &w.previous, &image).await?,
             None => to.clone(),
         };
 
@@ -106,7 +97,7 @@ pub(crate) async fn pull_update(
 /// --force-recreate --pull never SERVICE...`, compose's order), their
 /// previous images kept first and, when `sources` is given, their data
 /// checkpointed with them stopped, each step written to the state first
-/// (`txn.rs`); the wait for `active` is [`crate::stack::start::wait`]'s,
+/// (`swap/txn_log.rs`); the wait for `active` is [`crate::stack::start::wait`]'s,
 /// which rolls back (data too) when it fails (or, when compose cannot make
 /// them, the rollback done).
 pub(crate) async fn recreate_update(
@@ -129,7 +120,7 @@ pub(crate) async fn recreate_update(
         txn_log::Txn::begin(env, stack.name, &pulled.swaps, entries.is_some(), timeout).await?;
     let mut plan = Rollback::keep(env, &whole, pulled.swaps, timeout).await?;
     // A failed container of these services leaves its last words first.
-    crate::stack::start::evidence::keep(&engine, env.store, stack.name, None).await?;
+    crate::stack::evidence::keep(&engine, env.store, stack.name, None).await?;
     let data = match entries {
         Some(entries) => Some(checkpointed(env, stack, &plan, &txn, entries).await?),
         None => None,

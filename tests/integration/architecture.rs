@@ -112,6 +112,24 @@ fn folders_name_only_the_layers_below_them() {
 }
 
 #[test]
+fn stack_s_rooms_name_only_the_rooms_below_them() {
+    let graph = graph();
+    // A scanner that saw no room would pass: update/ names start/, below it.
+    assert!(
+        graph
+            .edges
+            .get("stack::update")
+            .is_some_and(|tos| tos.keys().any(|t| t.starts_with("stack::start"))),
+        "no edge stack::update -> stack::start seen"
+    );
+    let rule =
+        "a room of stack/ names one that is not below it (tidy/stack_rooms.rs, STACK_FLOORS)";
+    let mut v = tidy::stack_rooms::room_edges_in(graph);
+    v.extend(tidy::stack_rooms::stale_rooms(graph));
+    assert_none(rule, v);
+}
+
+#[test]
 fn bollard_is_named_only_by_the_engine_adapter() {
     assert_none(tidy::BOLLARD.name, tidy::words_in(&tidy::BOLLARD, read()));
 }

@@ -16,7 +16,7 @@ use crate::docker::compose::Flavor;
 use crate::docker::engine::Listed;
 use crate::docker::labels::CONFIG_HASH;
 use crate::stack::env::Env;
-use crate::stack::start::Stack;
+use crate::stack::one_stack::Stack;
 
 /// What adopting a stack left for its next start.
 #[derive(Clone, Debug, PartialEq, Eq)]

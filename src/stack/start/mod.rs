@@ -1,12 +1,9 @@
-//! A start: a stack's containers made (compose, or the fast path without it) and the wait for `active` (and the rollback a failed wait runs); the `Stack` every verb is given.
+//! A start: a stack's containers made (compose, or the fast path without it) and the wait for `active` (and the rollback a failed wait runs).
 
 pub(crate) mod baseline;
-pub(crate) mod bound;
-pub(crate) mod evidence;
 pub(crate) mod fastpath;
 pub(crate) mod pending;
 pub(crate) mod pull;
-pub(crate) mod stack;
 pub(crate) mod start_order;
 mod wait;
 
@@ -16,18 +13,19 @@ use crate::module::ServiceImage;
 use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::status::State;
 use crate::module::warning::Warning;
+use crate::stack::bound::Bound;
 use crate::stack::env::Env;
+use crate::stack::evidence;
 use crate::stack::look::assess::{ContainerFacts, assess};
 use crate::stack::look::facts;
 use crate::stack::look::identity::Snapshot;
 use crate::stack::look::inspects::Inspects;
+use crate::stack::one_stack::Stack;
 use crate::stack::project::inputs::InputError;
-use crate::stack::start::bound::Bound;
-use crate::stack::update::{gate, rollback};
+use crate::stack::swap::{gate, rollback};
 
 pub(crate) use pending::Pending;
 use pending::Start;
-pub(crate) use stack::Stack;
 pub(crate) use wait::{Waited, roll_back, wait, wait_holding};
 
 /// What a launch left: done, or started and waiting for `active`.
@@ -190,7 +188,7 @@ async fn through_compose(
     let swaps = gate.after(engine).await?;
     // A digest a rollback put aside is not taken again (`update --force` alone does).
     let (swaps, held) =
-        crate::stack::update::quarantine::hold_back(engine, env.store, stack.name, swaps, false)
+        crate::stack::swap::quarantine::hold_back(engine, env.store, stack.name, swaps, false)
             .await?;
     let mut warnings = warnings;
     warnings.extend(held);

@@ -3,10 +3,10 @@
 use crate::docker::engine::{Engine, Listed};
 use crate::module::outcome::StartPlan;
 use crate::module::warning::Warning;
+use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::start::bound::Bound;
-use crate::stack::start::stack::Stack;
-use crate::stack::update::rollback;
+use crate::stack::one_stack::Stack;
+use crate::stack::swap::rollback;
 
 /// A started stack that still has to reach `active`.
 pub(crate) struct Pending {

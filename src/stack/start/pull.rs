@@ -12,22 +12,6 @@ use crate::module::config::PullPolicy;
 use crate::module::progress::Progress;
 use crate::stack::env::Env;
 
-/// Splits `registry:5000/repo/name:tag` into repository and tag (`latest` by
-/// default); a digest reference stays whole.
-pub(crate) fn split_ref(image: &str) -> (String, Option<String>) {
-    if image.contains('@') {
-        return (image.to_string(), None);
-    }
-    let slash = image.rfind('/').map_or(0, |i| i + 1);
-    match image[slash..].rfind(':') {
-        Some(i) => (
-            image[..slash + i].to_string(),
-            Some(image[slash + i + 1..].to_string()),
-        ),
-        None => (image.to_string(), Some("latest".to_string())),
-    }
-}
-
 /// What a pull is asked for: a module's images, under a policy, each within a timeout.
 pub(crate) struct Ask<'a> {
     pub module: &'a str,
@@ -103,7 +87,7 @@ async fn pull_one(
     image: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let (repo, tag) = split_ref(image);
+    let (repo, tag) = crate::docker::image_ref::split_ref(image);
     let credentials = crate::docker::credentials::for_image(image)
         .await
         .context("registry credentials")?;
@@ -131,27 +115,5 @@ async fn pull_one(
             "pull of {image} did not finish within {}",
             crate::util::duration::format(timeout)
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refs_split_at_the_tag_not_the_port() {
-        assert_eq!(
-            split_ref("busybox"),
-            ("busybox".into(), Some("latest".into()))
-        );
-        assert_eq!(
-            split_ref("127.0.0.1:5000/hal/fixture:v1"),
-            ("127.0.0.1:5000/hal/fixture".into(), Some("v1".into()))
-        );
-        assert_eq!(
-            split_ref("127.0.0.1:5000/hal/fixture"),
-            ("127.0.0.1:5000/hal/fixture".into(), Some("latest".into()))
-        );
-        assert_eq!(split_ref("a/b@sha256:00").1, None);
     }
 }

@@ -8,12 +8,12 @@ use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
 use crate::module::status::State;
 use crate::module::warning::Warning;
+use crate::stack::bound;
 use crate::stack::look::assess::{ContainerFacts, SETTLE, assess, hopeless, settles_in};
 use crate::stack::look::{facts, seen};
-use crate::stack::start::bound;
+use crate::stack::one_stack::Stack;
 use crate::stack::start::pending::Pending;
-use crate::stack::start::stack::Stack;
-use crate::stack::update::rollback;
+use crate::stack::swap::rollback;
 
 /// How a wait for `active` ended, when it did not fail outright.
 pub(crate) enum Waited {
@@ -35,7 +35,7 @@ const SETTLE_MARGIN: Duration = Duration::from_millis(20);
 /// the next poll list again.
 ///
 /// When the launch moved services onto new images, a wait that fails rolls
-/// them back (`update.rs`), and one that succeeds clears an old rollback.
+/// them back (`swap/rollback.rs`), and one that succeeds clears an old rollback.
 pub(crate) async fn wait(progress: &dyn Progress, p: Pending) -> anyhow::Result<Waited> {
     wait_holding(progress, p, None).await
 }

@@ -1,8 +1,8 @@
 //! `update --check`: asks the registry for each image's digest now (the Engine API's distribution inspect) and compares it with what the service runs; nothing is pulled.
 
 use crate::stack::env::Env;
-use crate::stack::start::Stack;
-use crate::stack::update::gate::{self, ImageChange};
+use crate::stack::one_stack::Stack;
+use crate::stack::swap::gate::{self, ImageChange};
 use crate::state::records::CheckRecord;
 use crate::util::timefmt::Stamp;
 
@@ -91,7 +91,7 @@ pub(crate) async fn check_update(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Res
                 .and_then(|d| record.and_then(|r| r.quarantine.quarantined(&s.service, d)))
         {
             newer = false;
-            held.push(crate::stack::update::quarantine::held(q));
+            held.push(crate::stack::swap::quarantine::held(q));
         }
         changes.push(ImageChange {
             service: s.service.clone(),

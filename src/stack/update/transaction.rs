@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use crate::error::Detailed;
 use crate::stack::env::Env;
-use crate::stack::start::Stack;
-use crate::stack::update::checkpoint;
-use crate::stack::update::gate::Swap;
-use crate::stack::update::rollback::{Rollback, RolledBack};
-use crate::stack::update::txn_log::Data;
+use crate::stack::one_stack::Stack;
+use crate::stack::swap::checkpoint;
+use crate::stack::swap::gate::Swap;
+use crate::stack::swap::rollback::{Rollback, RolledBack};
+use crate::stack::swap::txn_log::Data;
 use crate::state::txn::TxnStep;
 
 /// What the next hal did with an update another hal left unfinished.

@@ -14,6 +14,7 @@ pub(super) mod invalid_module;
 pub(super) mod module_io;
 pub(super) mod names;
 pub(super) mod prefix;
+pub(super) mod stack_rooms;
 pub(super) mod wildcard_arms;
 pub(super) mod worded_events;
 

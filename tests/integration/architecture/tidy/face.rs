@@ -1,7 +1,7 @@
 //! The rule that a folder with a face is entered only through it: its module
 //! file (`stack.rs`, or `stack/mod.rs`) declares every child private (the
 //! compiler then keeps the layers above out), and no child names the face,
-//! only the sibling that defines what it needs (`crate::stack::start::Stack`,
+//! only the sibling that defines what it needs (`crate::stack::one_stack::Stack`,
 //! never `crate::stack::Stack`), so the face stays the top floor of its folder
 //! (ARCHITECTURE.md, `stack/`, `run/`). `stack.rs` sits beside its folder
 //! rather than in it so that the start code the old `stack/mod.rs` held kept

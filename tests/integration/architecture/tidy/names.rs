@@ -157,11 +157,6 @@ pub(in crate::architecture) const REPEATED_FILES: &[(&str, &[&str], &str)] = &[
         &["cmd/logs/access.rs", "logs/access.rs"],
         "whether this process may read the system journal, and the logs command's one word about it",
     ),
-    (
-        "stack.rs",
-        &["stack.rs", "stack/start/stack.rs"],
-        "the stack backend's face, and the stack a start works on",
-    ),
 ];
 
 /// Every type (`struct`, `enum`, `union`, `trait`, `type`) defined in `s`

@@ -13,17 +13,17 @@ use crate::docker::endpoint::Endpoint;
 use crate::docker::engine::Engine;
 use crate::error::{Detailed, OneLine};
 use crate::module::progress::Progress;
+use crate::stack::bound::Bound;
 use crate::stack::env::Env;
-use crate::stack::start::bound::Bound;
-use crate::stack::start::stack::Stack;
-use crate::stack::update::gate::Swap;
+use crate::stack::one_stack::Stack;
+use crate::stack::swap::gate::Swap;
 use crate::state::Store;
 use crate::state::records::{RollbackRecord, RolledBackService};
 use crate::util::timefmt::Stamp;
 use anyhow::Context;
 
-use crate::stack::update::checkpoint;
-use crate::stack::update::txn_log::{Data, Txn};
+use crate::stack::swap::checkpoint;
+use crate::stack::swap::txn_log::{Data, Txn};
 use crate::state::txn::TxnStep;
 
 /// Waits, after the previous images are recreated, until the module is
@@ -188,7 +188,7 @@ impl Rollback {
             .collect();
         progress.step(&self.name, &format!("rolling back {}", labels.join(" ")));
         // Named before the references move back: what is quarantined.
-        let digests = crate::stack::update::quarantine::digests(engine, &self.swaps).await;
+        let digests = crate::stack::swap::quarantine::digests(engine, &self.swaps).await;
         let restored = self.restore(engine, again).await;
         let discarded = match (&restored, &self.data) {
             (Ok(()), Some(d)) => format!(
@@ -219,7 +219,7 @@ impl Rollback {
     /// Points each service's reference back at its previous image.
     pub(crate) async fn put_references_back(&self, engine: &Engine) -> anyhow::Result<()> {
         for w in &self.swaps {
-            let (repo, tag) = crate::stack::start::pull::split_ref(&w.image);
+            let (repo, tag) = crate::docker::image_ref::split_ref(&w.image);
             engine
                 .tag(&w.previous, &repo, tag.as_deref().unwrap_or("latest"))
                 .await?;
@@ -228,7 +228,7 @@ impl Rollback {
     }
 
     async fn restore(&self, engine: &Engine, again: WaitAgain<'_>) -> anyhow::Result<()> {
-        crate::stack::start::evidence::keep(engine, &self.store, &self.name, None).await?;
+        crate::stack::evidence::keep(engine, &self.store, &self.name, None).await?;
         if let Some(data) = &self.data {
             // The new image stops writing before its writes are undone.
             let project = Project {
@@ -269,7 +269,7 @@ impl Rollback {
         let name = self.name.clone();
         let at = Stamp::now().whole_milli();
         let reason = format!("new image {why}");
-        let quarantined = crate::stack::update::quarantine::records(digests, at, &reason);
+        let quarantined = crate::stack::swap::quarantine::records(digests, at, &reason);
         let record = RollbackRecord {
             at,
             reason,

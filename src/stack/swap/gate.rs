@@ -75,7 +75,7 @@ impl Gate {
 /// How an image is named in a report: its digest in the reference's
 /// repository (`sha256:…`), else any repository digest, else its id.
 pub(crate) fn digest_of(facts: &ImageFacts, image: &str) -> String {
-    let (repo, _) = crate::stack::start::pull::split_ref(image);
+    let (repo, _) = crate::docker::image_ref::split_ref(image);
     let digest = |d: &String| d.split_once('@').map(|(_, x)| x.to_string());
     facts
         .repo_digests

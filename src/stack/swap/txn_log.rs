@@ -1,11 +1,11 @@
-//! An update's steps as it writes them to the shared state (issue 48), each before it is taken, and the checkpoint its rollback puts back; `transaction.rs` ends an update another hal left unfinished.
+//! An update's steps as it writes them to the shared state (issue 48), each before it is taken, and the checkpoint its rollback puts back; `update/transaction.rs` ends an update another hal left unfinished.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::stack::env::Env;
-use crate::stack::update::gate::Swap;
-use crate::stack::update::stop_at::pause_if_asked;
+use crate::stack::swap::gate::Swap;
+use crate::stack::swap::stop_at::pause_if_asked;
 use crate::state::Store;
 use crate::state::txn::{CheckpointRecord, TxnRecord, TxnStep, TxnSwap};
 use crate::util::timefmt::Stamp;

@@ -15,7 +15,7 @@ use anyhow::Context;
 
 use crate::docker::compose::Project;
 use crate::stack::env::Env;
-use crate::stack::start::stack::Stack;
+use crate::stack::one_stack::Stack;
 use crate::state::txn::{CheckpointEntry, CheckpointRecord};
 use crate::util::timefmt::Stamp;
 

@@ -2,7 +2,7 @@
 
 use crate::docker::engine::Engine;
 use crate::module::warning::Warning;
-use crate::stack::update::gate::{Swap, digest_of_id};
+use crate::stack::swap::gate::{Swap, digest_of_id};
 use crate::state::Store;
 use crate::state::records::QuarantineRecord;
 use crate::util::timefmt::Stamp;
@@ -67,7 +67,7 @@ pub(crate) async fn hold_back(
             kept.push(w);
             continue;
         };
-        let (repo, tag) = crate::stack::start::pull::split_ref(&w.image);
+        let (repo, tag) = crate::docker::image_ref::split_ref(&w.image);
         engine
             .tag(&w.previous, &repo, tag.as_deref().unwrap_or("latest"))
             .await?;

@@ -9,7 +9,7 @@ use crate::module::run_state::{ContainerRun, Health};
 use crate::module::status::Detail;
 use crate::stack::look::assess::ContainerFacts;
 use crate::stack::look::inspects::Inspects;
-use crate::stack::start::stack::Stack;
+use crate::stack::one_stack::Stack;
 use crate::state::Store;
 use crate::state::last_run::{self, KEEP_LINES, KeptLine, Run};
 use crate::util::timefmt::Stamp;
