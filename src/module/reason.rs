@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::module::container_trouble::ContainerTrouble;
+use crate::module::recorded_causes::{SeenCause, StartCause};
 use crate::module::state::State;
 use crate::util::timefmt::Stamp;
 
@@ -13,7 +15,7 @@ pub(crate) enum Reason {
     /// A stack with no container at all.
     NoContainers,
     /// What one container is doing (`service web exited with code 1`…).
-    Container(String),
+    Container(ContainerTrouble),
     /// Every container stopped (none merely created).
     Stopped,
     /// Services of the expected set with fewer containers than compose runs for them.
@@ -31,7 +33,7 @@ pub(crate) enum Reason {
     /// A start that failed (of one service, when it names one), until a start succeeds.
     Failed {
         service: Option<String>,
-        cause: String,
+        cause: StartCause,
     },
     /// The start limit is hit until `free_at`.
     StartLimit {
@@ -78,7 +80,8 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::NoContainers => f.write_str("no containers"),
-            Reason::Container(w) | Reason::Said(w) | Reason::PullWarning(w) => f.write_str(w),
+            Reason::Container(t) => write!(f, "{t}"),
+            Reason::Said(w) | Reason::PullWarning(w) => f.write_str(w),
             Reason::Stopped => f.write_str("stopped"),
             Reason::Missing(m) => {
                 let names: Vec<String> = m.iter().map(MissingService::describe).collect();
@@ -142,15 +145,34 @@ impl fmt::Display for Reason {
 
 impl Reason {
     /// Whether this cause, a failed start's, already says `other`: no
-    /// containers, or a container's or a cause's own words its cause holds.
+    /// containers, or a cause the failure saw (the same container doing the
+    /// same, or the same cause said elsewhere).
     pub(crate) fn covers(&self, other: &Reason) -> bool {
         let Reason::Failed { cause, .. } = self else {
             return false;
         };
         match other {
             Reason::NoContainers => true,
-            Reason::Container(w) | Reason::Said(w) => cause.contains(w.as_str()),
+            _ => cause.seen().iter().any(|seen| other.is_seen(seen)),
+        }
+    }
+
+    /// Whether this cause is the one a failure saw.
+    fn is_seen(&self, seen: &SeenCause) -> bool {
+        match (self, seen) {
+            (Reason::Container(live), SeenCause::Container(saw)) => live == saw,
+            (Reason::Said(live), SeenCause::Said(saw)) => live == saw,
             _ => false,
+        }
+    }
+
+    /// The cause as a failure that saw it records it: a container's trouble or
+    /// a cause said elsewhere (none for the rest).
+    pub(crate) fn as_seen(&self) -> Option<SeenCause> {
+        match self {
+            Reason::Container(t) => Some(SeenCause::Container(t.clone())),
+            Reason::Said(w) => Some(SeenCause::Said(w.clone())),
+            _ => None,
         }
     }
 }
@@ -301,18 +323,63 @@ impl MissingService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::container_trouble::Doing;
+
+    fn exited(container: &str, code: i64) -> ContainerTrouble {
+        ContainerTrouble {
+            container: container.into(),
+            doing: Doing::Exited { code },
+        }
+    }
+
+    fn failed_on(seen: Vec<SeenCause>) -> Reason {
+        Reason::Failed {
+            service: None,
+            cause: StartCause::Diagnosed {
+                summary: "did not start: service db exited with code 1".into(),
+                seen,
+            },
+        }
+    }
 
     #[test]
-    fn a_failed_start_covers_what_its_cause_says_and_nothing_else() {
-        let failed = Reason::Failed {
-            service: None,
-            cause: "did not start: service db exited with code 1".into(),
-        };
+    fn a_failed_start_covers_the_container_trouble_it_saw() {
+        let failed = failed_on(vec![SeenCause::Container(exited("db", 1))]);
         assert!(failed.covers(&Reason::NoContainers));
-        assert!(failed.covers(&Reason::Container("service db exited with code 1".into())));
-        assert!(!failed.covers(&Reason::Container("service web exited".into())));
+        assert!(failed.covers(&Reason::Container(exited("db", 1))));
+        let unit = Reason::Failed {
+            service: None,
+            cause: StartCause::Diagnosed {
+                summary: "did not start: unit failed".into(),
+                seen: vec![SeenCause::Said("unit failed".into())],
+            },
+        };
+        assert!(unit.covers(&Reason::Said("unit failed".into())));
+    }
+
+    #[test]
+    fn a_failed_start_does_not_cover_another_containers_trouble() {
+        let failed = failed_on(vec![SeenCause::Container(exited("db", 1))]);
+        // Another container, the same container doing another thing.
+        assert!(!failed.covers(&Reason::Container(exited("web", 1))));
+        assert!(!failed.covers(&Reason::Container(exited("db", 2))));
+        let db_dead = ContainerTrouble {
+            container: "db".into(),
+            doing: Doing::Dead,
+        };
+        assert!(!failed.covers(&Reason::Container(db_dead)));
+        // A name within another's (`db` in `db-2`) says nothing of it.
+        assert!(!failed.covers(&Reason::Container(exited("db-2", 1))));
+        assert!(!failed.covers(&Reason::Said("service db exited with code 1".into())));
         assert!(!failed.covers(&Reason::Stopped));
         assert!(!Reason::Stopped.covers(&Reason::NoContainers));
+        // A cause in words alone (an error, an older hal's record) saw nothing.
+        let words = Reason::Failed {
+            service: None,
+            cause: StartCause::Words("did not start: service db exited with code 1".into()),
+        };
+        assert!(words.covers(&Reason::NoContainers));
+        assert!(!words.covers(&Reason::Container(exited("db", 1))));
     }
 
     #[test]
@@ -334,7 +401,7 @@ mod tests {
             Requirement {
                 name: "db".into(),
                 state: State::Failed,
-                reason: Reasons::one(Reason::Container("service db exited with code 1".into())),
+                reason: Reasons::one(Reason::Container(exited("db", 1))),
             },
             Requirement {
                 name: "cache".into(),

@@ -7,6 +7,7 @@ use crate::module::recorded_causes::{HoldCause, StartCause};
 impl fmt::Display for StartCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            StartCause::Diagnosed { summary, .. } => f.write_str(summary),
             StartCause::Summary(said) | StartCause::Error(said) | StartCause::Words(said) => {
                 f.write_str(said)
             }
