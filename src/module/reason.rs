@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::module::container_trouble::ContainerTrouble;
-use crate::module::recorded_causes::{SeenCause, StartCause};
+use crate::module::recorded_causes::{RollbackCause, SeenCause, StartCause};
 use crate::module::state::State;
 use crate::util::timefmt::Stamp;
 
@@ -48,7 +48,7 @@ pub(crate) enum Reason {
     RolledBack {
         services: Vec<String>,
         at: Stamp,
-        cause: String,
+        cause: RollbackCause,
     },
     /// The last pull's warning.
     PullWarning(String),

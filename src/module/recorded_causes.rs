@@ -1,4 +1,4 @@
-//! Why a start failed and why the watch holds a module, as hal's state keeps them: typed (their words in `output/record_causes.rs`), and a record an older hal wrote as a plain string still reads.
+//! Why a start failed, why an update was rolled back and why the watch holds a module, as hal's state keeps them: typed (their words in `output/record_causes.rs`), and a record an older hal wrote as a plain string still reads.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,17 @@ impl StartCause {
             StartCause::Summary(_) | StartCause::Error(_) | StartCause::Words(_) => &[],
         }
     }
+}
+
+/// Why an update was rolled back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollbackCause {
+    /// What the new image did, as a failed start's cause (`new image did not start: …`).
+    NewImage(StartCause),
+    /// Written by an older hal: the cause, already in words.
+    #[serde(untagged)]
+    Words(String),
 }
 
 /// A cause a failure saw of its module, as its status says it: a container's
@@ -69,6 +80,12 @@ mod tests {
     fn an_older_hals_plain_string_reads_as_the_cause_in_words() {
         let old: StartCause = serde_json::from_str(r#""did not start: port taken""#).unwrap();
         assert_eq!(old, StartCause::Words("did not start: port taken".into()));
+        let old: RollbackCause =
+            serde_json::from_str(r#""new image did not start: port taken""#).unwrap();
+        assert_eq!(
+            old,
+            RollbackCause::Words("new image did not start: port taken".into())
+        );
         let old: HoldCause = serde_json::from_str(r#""service web exited""#).unwrap();
         assert_eq!(old, HoldCause::Said("service web exited".into()));
     }

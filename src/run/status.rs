@@ -237,7 +237,7 @@ fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
     s.held = Some(HeldStatus {
         since: h.since,
         until,
-        reason: h.reason.to_string(),
+        reason: h.reason.clone(),
     });
     s.reason.first(Reason::Held { until });
 }

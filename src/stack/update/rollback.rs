@@ -14,6 +14,7 @@ use crate::docker::engine::Engine;
 use crate::error::OneLine;
 use crate::module::diagnosed::Detailed;
 use crate::module::progress::Progress;
+use crate::module::recorded_causes::{RollbackCause, StartCause};
 use crate::stack::env::Env;
 use crate::stack::start::bound::Bound;
 use crate::stack::start::stack::Stack;
@@ -180,6 +181,13 @@ impl Rollback {
         let diagnosis = crate::module::diagnosed::diagnosis_of(&failure);
         let why = diagnosis.map_or_else(|| OneLine(&failure).to_string(), |d| d.summary.clone());
         let seen = diagnosis.map(|d| d.seen.clone()).unwrap_or_default();
+        let cause = RollbackCause::NewImage(match diagnosis {
+            Some(_) => StartCause::Diagnosed {
+                summary: why.clone(),
+                seen: seen.clone(),
+            },
+            None => StartCause::Error(why.clone()),
+        });
         let details = crate::module::diagnosed::details_of(&failure).to_vec();
         let labels: Vec<String> = self
             .swaps
@@ -209,7 +217,7 @@ impl Rollback {
             ),
         };
         let mut details = details;
-        details.extend(self.record(&why, restored.is_ok(), digests).await);
+        details.extend(self.record(cause, restored.is_ok(), digests).await);
         RolledBack {
             restored: restored.is_ok(),
             error: anyhow::Error::new(Detailed {
@@ -266,13 +274,12 @@ impl Rollback {
     /// Each new digest is quarantined with it.
     async fn record(
         &self,
-        why: &str,
+        reason: RollbackCause,
         restored: bool,
         digests: Vec<(String, String, String)>,
     ) -> Option<String> {
         let name = self.name.clone();
         let at = Stamp::now().whole_milli();
-        let reason = format!("new image {why}");
         let quarantined = crate::stack::update::quarantine::records(digests, at, &reason);
         let record = RollbackRecord {
             at,
