@@ -222,29 +222,6 @@ fn services_of(module: &str, known: &[String]) -> String {
     }
 }
 
-/// An error whose one-line summary is followed by indented detail lines
-/// (which service is not up, its last log lines).
-#[derive(Debug, Clone)]
-pub(crate) struct Detailed {
-    pub summary: String,
-    pub details: Vec<String>,
-}
-
-impl fmt::Display for Detailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.summary)
-    }
-}
-
-impl std::error::Error for Detailed {}
-
-/// The detail lines carried anywhere in an error's chain.
-pub(crate) fn details_of(err: &anyhow::Error) -> &[String] {
-    err.chain()
-        .find_map(|e| e.downcast_ref::<Detailed>())
-        .map_or(&[], |d| d.details.as_slice())
-}
-
 /// The exit code an arbitrary error maps to: a [`HalError`] anywhere in the
 /// chain decides, otherwise 1.
 pub(crate) fn exit_of(err: &anyhow::Error) -> Exit {
@@ -303,11 +280,11 @@ fn one_line<'a>(
 /// What every message of hal on stderr starts with (the printer's rule too).
 pub(crate) const PREFIX: &str = "hal: ";
 
-/// Prints `hal: <error>` once on stderr.
-pub(crate) fn report(err: &anyhow::Error) {
+/// Prints `hal: <error>` once on stderr, with its detail lines under it.
+pub(crate) fn report(err: &anyhow::Error, details: &[String]) {
     use std::io::Write;
     let mut text = format!("{PREFIX}{}\n", OneLine(err));
-    for d in details_of(err) {
+    for d in details {
         text.push_str(&format!("    {d}\n"));
     }
     // A closed stderr is no reason to panic.

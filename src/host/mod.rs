@@ -16,14 +16,16 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::StreamExt;
 
-use crate::error::{Detailed, HalError, OneLine};
+use crate::error::{HalError, OneLine};
 use crate::host::init::{Activity, Init, InitError, JournalQuery, Load, MainExit, UnitStatus};
 use crate::logs::stream::Lines;
 use crate::module::Module;
 use crate::module::config::Scope;
+use crate::module::diagnosed::Detailed;
 use crate::module::outcome::{Outcome, StartPlan};
 use crate::module::progress::Progress;
 use crate::module::reason::{Reason, Reasons};
+use crate::module::recorded_causes::SeenCause;
 use crate::module::status::{ModuleStatus, State};
 use crate::util::timefmt::Stamp;
 
@@ -315,6 +317,8 @@ async fn did_not_start(
         return not_found(unit);
     }
     let (state, reason) = assess(&s);
+    // What its status says of it, as the status says it.
+    let seen: Vec<SeenCause> = reason.iter().cloned().map(SeenCause::Said).collect();
     let why = reason.unwrap_or_else(|| state.as_str().to_string());
     let summary = match timed_out {
         Some(t) => format!(
@@ -349,7 +353,12 @@ async fn did_not_start(
     for line in lines {
         details.push(format!("  {name} | {line}"));
     }
-    Detailed { summary, details }.into()
+    Detailed {
+        summary,
+        details,
+        seen,
+    }
+    .into()
 }
 
 /// The unit's last few journal lines, its last main process's included (none

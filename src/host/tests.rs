@@ -125,10 +125,10 @@ mod scripted {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::error::details_of;
     use crate::host::init::memory::{Memory, Script};
     use crate::host::{Inits, UnitLaunch, launch, node_status, stop, wait};
     use crate::module::config::{PullPolicy, RestartLimit, Scope};
+    use crate::module::diagnosed::details_of;
     use crate::module::outcome::{Outcome, StartPlan};
     use crate::module::progress::Silent;
     use crate::module::status::State;

@@ -5,7 +5,9 @@
 
 pub(crate) mod compose_files;
 pub(crate) mod config;
+pub(crate) mod container_trouble;
 pub(crate) mod deps;
+pub(crate) mod diagnosed;
 pub(crate) mod dotenv;
 pub(crate) mod fix;
 pub(crate) mod interpolate;

@@ -1,9 +1,9 @@
-//! Why a module is not `active`: a list of typed causes, joined with `"; "` only when printed or serialized.
-
-use std::fmt;
+//! Why a module is not `active`: a list of typed causes, joined with `"; "` only when printed or serialized (their words: `output/reason_words.rs`).
 
 use serde::{Serialize, Serializer};
 
+use crate::module::container_trouble::ContainerTrouble;
+use crate::module::recorded_causes::{RollbackCause, SeenCause, StartCause};
 use crate::module::state::State;
 use crate::util::timefmt::Stamp;
 
@@ -13,7 +13,7 @@ pub(crate) enum Reason {
     /// A stack with no container at all.
     NoContainers,
     /// What one container is doing (`service web exited with code 1`…).
-    Container(String),
+    Container(ContainerTrouble),
     /// Every container stopped (none merely created).
     Stopped,
     /// Services of the expected set with fewer containers than compose runs for them.
@@ -31,7 +31,7 @@ pub(crate) enum Reason {
     /// A start that failed (of one service, when it names one), until a start succeeds.
     Failed {
         service: Option<String>,
-        cause: String,
+        cause: StartCause,
     },
     /// The start limit is hit until `free_at`.
     StartLimit {
@@ -46,7 +46,7 @@ pub(crate) enum Reason {
     RolledBack {
         services: Vec<String>,
         at: Stamp,
-        cause: String,
+        cause: RollbackCause,
     },
     /// The last pull's warning.
     PullWarning(String),
@@ -66,102 +66,37 @@ pub(crate) struct Requirement {
     pub reason: Reasons,
 }
 
-/// `sha256:` and twelve hex digits.
-fn short_digest(d: &str) -> String {
-    match d.split_once(':') {
-        Some((algo, hex)) => format!("{algo}:{}", hex.chars().take(12).collect::<String>()),
-        None => d.chars().take(12).collect(),
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reason::NoContainers => f.write_str("no containers"),
-            Reason::Container(w) | Reason::Said(w) | Reason::PullWarning(w) => f.write_str(w),
-            Reason::Stopped => f.write_str("stopped"),
-            Reason::Missing(m) => {
-                let names: Vec<String> = m.iter().map(MissingService::describe).collect();
-                f.write_str(&names.join(", "))
-            }
-            Reason::StoppedByRequest(s) => write!(f, "{}: stopped by request", s.join(", ")),
-            Reason::StaleNamespace { service, stale } => {
-                write!(f, "service {service} {}", stale.describe())
-            }
-            Reason::Failed { service, cause } => match service {
-                Some(svc) => write!(f, "start of {svc} failed: {cause}"),
-                None => write!(f, "start failed: {cause}"),
-            },
-            Reason::StartLimit {
-                used,
-                interval,
-                free_at,
-            } => write!(
-                f,
-                "start limit hit: {used} starts in {}, free again at {} UTC",
-                crate::util::duration::format(*interval),
-                free_at.clock()
-            ),
-            Reason::Held { until } => write!(f, "held by hal watch until {} UTC", until.clock()),
-            Reason::RolledBack {
-                services,
-                at,
-                cause,
-            } => write!(
-                f,
-                "rolled back {} at {} UTC ({cause})",
-                services.join(", "),
-                at.clock()
-            ),
-            Reason::Quarantined(held) => {
-                let held: Vec<String> = held
-                    .iter()
-                    .map(|(service, digest)| format!("{service} {}", short_digest(digest)))
-                    .collect();
-                write!(
-                    f,
-                    "quarantined: {} (rolled back, not applied again)",
-                    held.join(", ")
-                )
-            }
-            Reason::WaitingOn(on) => {
-                let names: Vec<&str> = on.iter().map(|r| r.name.as_str()).collect();
-                let causes: Vec<String> = on.iter().map(Requirement::to_string).collect();
-                write!(f, "waiting on {} ({})", names.join(", "), causes.join("; "))
-            }
-            Reason::NotUpdated { max_failures } => {
-                let s = if *max_failures == 1 { "" } else { "s" };
-                write!(
-                    f,
-                    "not updated: stopped after {max_failures} failed update{s} (--max-failures)"
-                )
-            }
-        }
-    }
-}
-
 impl Reason {
     /// Whether this cause, a failed start's, already says `other`: no
-    /// containers, or a container's or a cause's own words its cause holds.
+    /// containers, or a cause the failure saw (the same container doing the
+    /// same, or the same cause said elsewhere).
     pub(crate) fn covers(&self, other: &Reason) -> bool {
         let Reason::Failed { cause, .. } = self else {
             return false;
         };
         match other {
             Reason::NoContainers => true,
-            Reason::Container(w) | Reason::Said(w) => cause.contains(w.as_str()),
+            _ => cause.seen().iter().any(|seen| other.is_seen(seen)),
+        }
+    }
+
+    /// Whether this cause is the one a failure saw.
+    fn is_seen(&self, seen: &SeenCause) -> bool {
+        match (self, seen) {
+            (Reason::Container(live), SeenCause::Container(saw)) => live == saw,
+            (Reason::Said(live), SeenCause::Said(saw)) => live == saw,
             _ => false,
         }
     }
-}
 
-impl fmt::Display for Requirement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.name, self.state.as_str())?;
-        if !self.reason.is_empty() {
-            write!(f, " ({})", self.reason)?;
+    /// The cause as a failure that saw it records it: a container's trouble or
+    /// a cause said elsewhere (none for the rest).
+    pub(crate) fn as_seen(&self) -> Option<SeenCause> {
+        match self {
+            Reason::Container(t) => Some(SeenCause::Container(t.clone())),
+            Reason::Said(w) => Some(SeenCause::Said(w.clone())),
+            _ => None,
         }
-        Ok(())
     }
 }
 
@@ -216,18 +151,6 @@ impl From<Option<Reason>> for Reasons {
     }
 }
 
-impl fmt::Display for Reasons {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, r) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{r}")?;
-        }
-        Ok(())
-    }
-}
-
 /// As `status --json` has it: the causes in one string, or null.
 impl Serialize for Reasons {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -259,25 +182,6 @@ pub(crate) enum ProviderFate {
     Gone,
 }
 
-impl StaleNamespace {
-    /// `in a dead network namespace: gw-main started again after it` (`…: gw-main is stopped`).
-    pub(crate) fn describe(&self) -> String {
-        match self.fate {
-            ProviderFate::Gone => format!(
-                "in the network namespace of container {}, which is gone",
-                self.provider
-            ),
-            ProviderFate::StartedAgain => format!(
-                "in a dead network namespace: {} started again after it",
-                self.provider
-            ),
-            ProviderFate::Stopped => {
-                format!("in a dead network namespace: {} is stopped", self.provider)
-            }
-        }
-    }
-}
-
 /// A service of a stack's expected set that has fewer containers than compose runs for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct MissingService {
@@ -288,76 +192,65 @@ pub(crate) struct MissingService {
     pub containers: u32,
 }
 
-impl MissingService {
-    /// `db: no container`, or `web: 1 of 3 containers`.
-    pub(crate) fn describe(&self) -> String {
-        match self.containers {
-            0 => format!("{}: no container", self.name),
-            n => format!("{}: {n} of {} containers", self.name, self.expected),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::container_trouble::Doing;
+
+    fn exited(container: &str, code: i64) -> ContainerTrouble {
+        ContainerTrouble {
+            container: container.into(),
+            doing: Doing::Exited { code },
+        }
+    }
+
+    fn failed_on(seen: Vec<SeenCause>) -> Reason {
+        Reason::Failed {
+            service: None,
+            cause: StartCause::Diagnosed {
+                summary: "did not start: service db exited with code 1".into(),
+                seen,
+            },
+        }
+    }
 
     #[test]
-    fn a_failed_start_covers_what_its_cause_says_and_nothing_else() {
-        let failed = Reason::Failed {
-            service: None,
-            cause: "did not start: service db exited with code 1".into(),
-        };
+    fn a_failed_start_covers_the_container_trouble_it_saw() {
+        let failed = failed_on(vec![SeenCause::Container(exited("db", 1))]);
         assert!(failed.covers(&Reason::NoContainers));
-        assert!(failed.covers(&Reason::Container("service db exited with code 1".into())));
-        assert!(!failed.covers(&Reason::Container("service web exited".into())));
+        assert!(failed.covers(&Reason::Container(exited("db", 1))));
+        let unit = Reason::Failed {
+            service: None,
+            cause: StartCause::Diagnosed {
+                summary: "did not start: unit failed".into(),
+                seen: vec![SeenCause::Said("unit failed".into())],
+            },
+        };
+        assert!(unit.covers(&Reason::Said("unit failed".into())));
+    }
+
+    #[test]
+    fn a_failed_start_does_not_cover_another_containers_trouble() {
+        let failed = failed_on(vec![SeenCause::Container(exited("db", 1))]);
+        // Another container, the same container doing another thing.
+        assert!(!failed.covers(&Reason::Container(exited("web", 1))));
+        assert!(!failed.covers(&Reason::Container(exited("db", 2))));
+        let db_dead = ContainerTrouble {
+            container: "db".into(),
+            doing: Doing::Dead,
+        };
+        assert!(!failed.covers(&Reason::Container(db_dead)));
+        // A name within another's (`db` in `db-2`) says nothing of it.
+        assert!(!failed.covers(&Reason::Container(exited("db-2", 1))));
+        assert!(!failed.covers(&Reason::Said("service db exited with code 1".into())));
         assert!(!failed.covers(&Reason::Stopped));
         assert!(!Reason::Stopped.covers(&Reason::NoContainers));
-    }
-
-    #[test]
-    fn causes_are_joined_only_when_said() {
-        let at = Stamp::from_micros(0);
-        let mut r = Reasons::one(Reason::NoContainers);
-        r.first(Reason::Held { until: at });
-        r.then(Reason::PullWarning("pull of web failed".into()));
-        assert_eq!(
-            r.to_string(),
-            "held by hal watch until 00:00:00 UTC; no containers; pull of web failed"
-        );
-        assert_eq!(serde_json::to_value(&r).ok(), Some(r.to_string().into()));
-        assert_eq!(
-            serde_json::to_value(Reasons::none()).ok(),
-            Some(serde_json::Value::Null)
-        );
-        let waiting = Reason::WaitingOn(vec![
-            Requirement {
-                name: "db".into(),
-                state: State::Failed,
-                reason: Reasons::one(Reason::Container("service db exited with code 1".into())),
-            },
-            Requirement {
-                name: "cache".into(),
-                state: State::Inactive,
-                reason: Reasons::none(),
-            },
-        ]);
-        assert_eq!(
-            waiting.to_string(),
-            "waiting on db, cache (db: failed (service db exited with code 1); cache: inactive)"
-        );
-    }
-
-    #[test]
-    fn an_update_not_tried_says_how_many_failed_before_it() {
-        let one = Reasons::one(Reason::NotUpdated { max_failures: 1 });
-        assert_eq!(
-            serde_json::to_value(&one).ok(),
-            Some("not updated: stopped after 1 failed update (--max-failures)".into())
-        );
-        assert_eq!(
-            Reason::NotUpdated { max_failures: 3 }.to_string(),
-            "not updated: stopped after 3 failed updates (--max-failures)"
-        );
+        // A cause in words alone (an error, an older hal's record) saw nothing.
+        let words = Reason::Failed {
+            service: None,
+            cause: StartCause::Words("did not start: service db exited with code 1".into()),
+        };
+        assert!(words.covers(&Reason::NoContainers));
+        assert!(!words.covers(&Reason::Container(exited("db", 1))));
     }
 }

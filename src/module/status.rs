@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::module::reason::{MissingService, ProviderFate, Reasons, StaleNamespace};
+use crate::module::recorded_causes::{HoldCause, RollbackCause};
 use crate::module::run_state::{Health, ServiceState};
 pub(crate) use crate::module::state::State;
 use crate::module::{KindTag, Module};
@@ -141,8 +142,17 @@ pub(crate) struct QuarantinedStatus {
     /// When it was rolled back (RFC 3339, to the second).
     #[serde(with = "stored::rfc3339")]
     pub since: Stamp,
-    /// Why it was rolled back, on one line.
-    pub reason: String,
+    /// Why it was rolled back, on one line (in words: `output/record_causes.rs`).
+    #[serde(serialize_with = "in_words")]
+    pub reason: RollbackCause,
+}
+
+/// A cause carried typed to the printer, published as its words (`output/`).
+fn in_words<T: std::fmt::Display, S: serde::Serializer>(
+    cause: &T,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_str(cause)
 }
 
 /// A hold of `hal watch`'s: since when, until when, and why.
@@ -154,8 +164,9 @@ pub(crate) struct HeldStatus {
     /// When hal watch tries the module again (RFC 3339).
     #[serde(with = "stored::rfc3339")]
     pub until: Stamp,
-    /// Why it is held, in the watch log's words.
-    pub reason: String,
+    /// Why it is held, in the watch log's words (`output/record_causes.rs`).
+    #[serde(serialize_with = "in_words")]
+    pub reason: HoldCause,
 }
 
 /// The runs of a host module whose unit is a timer: the job it starts, how it last went, when next.
@@ -292,6 +303,31 @@ pub(crate) enum Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hold_and_a_quarantine_publish_their_typed_causes_in_words() {
+        use crate::module::recorded_causes::StartCause;
+        let held = HeldStatus {
+            reason: HoldCause::Refused {
+                trouble: "service web exited with code 1".into(),
+                refusal: "start limit hit".into(),
+            },
+            ..HeldStatus::default()
+        };
+        let j = serde_json::to_value(&held).unwrap();
+        assert_eq!(
+            j["reason"],
+            "service web exited with code 1; start limit hit"
+        );
+        let q = QuarantinedStatus {
+            service: "api".into(),
+            digest: "sha256:2b".into(),
+            since: Stamp::from_millis(0),
+            reason: RollbackCause::NewImage(StartCause::Error("no such image".into())),
+        };
+        let j = serde_json::to_value(&q).unwrap();
+        assert_eq!(j["reason"], "new image no such image");
+    }
 
     fn status(state: State, desired: Option<Desired>) -> ModuleStatus {
         ModuleStatus {

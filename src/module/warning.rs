@@ -49,7 +49,7 @@ pub(crate) enum Warning {
         service: String,
         digest: String,
         at: crate::util::timefmt::Stamp,
-        reason: String,
+        reason: crate::module::recorded_causes::RollbackCause,
     },
     /// `pin = true`: `update --all` and the watch's rounds leave the module.
     Pinned,

@@ -9,6 +9,7 @@ pub(crate) mod log_lines;
 pub(crate) mod node_view;
 pub(crate) mod plan_table;
 pub(crate) mod prometheus;
+mod reason_words;
 mod record_causes;
 pub(crate) mod render;
 pub(crate) mod reports;

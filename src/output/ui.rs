@@ -190,7 +190,7 @@ impl Ui {
     /// document carries it instead.
     pub(crate) fn fail(&self, e: &anyhow::Error) {
         if !self.scripts {
-            self.above(|| crate::error::report(e));
+            self.above(|| crate::error::report(e, crate::module::diagnosed::details_of(e)));
         }
     }
 
@@ -198,7 +198,7 @@ impl Ui {
     /// everyone and, under `--json`, the error document on stdout, so that a
     /// script's `jq` gets its input. Returns the exit code it maps to.
     pub(crate) fn error(&self, e: &anyhow::Error) -> Exit {
-        crate::error::report(e);
+        crate::error::report(e, crate::module::diagnosed::details_of(e));
         let exit = crate::error::exit_of(e);
         if self.scripts {
             error_document(exit.code(), &crate::error::OneLine(e).to_string());

@@ -74,6 +74,7 @@ impl Serialize for Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::recorded_causes::{RollbackCause, StartCause};
     use crate::module::status::State;
 
     /// The words each warning had when it was a string made where it happened.
@@ -145,7 +146,10 @@ mod tests {
                     service: "api".into(),
                     digest: "sha256:2b".into(),
                     at: crate::util::timefmt::Stamp::from_secs(1_764_900_000),
-                    reason: "new image did not start: exited".into(),
+                    reason: RollbackCause::NewImage(StartCause::Diagnosed {
+                        summary: "did not start: exited".into(),
+                        seen: Vec::new(),
+                    }),
                 },
                 "api: kept the running image: sha256:2b was rolled back at 2025-12-05T02:00:00Z (new image did not start: exited) and is quarantined; `hal update --force` tries it once more",
             ),

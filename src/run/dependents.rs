@@ -15,9 +15,9 @@ use futures_util::future::LocalBoxFuture;
 
 use std::sync::Mutex;
 
-use crate::error::Detailed;
 use crate::module::Module;
 use crate::module::deps::Tie;
+use crate::module::diagnosed::Detailed;
 use crate::module::outcome::StartOpts;
 use crate::module::status::{Desired, Detail, State};
 use crate::module::target::Target;
@@ -125,7 +125,12 @@ impl Held<'_, '_> {
                 let details = vec![format!(
                     "{name} was active before the update and did not restart into the new containers"
                 )];
-                return Err(Detailed { summary, details }.into());
+                return Err(Detailed {
+                    summary,
+                    details,
+                    seen: Vec::new(),
+                }
+                .into());
             }
             let all: Vec<String> = self
                 .dependents
@@ -168,7 +173,12 @@ fn held<'a>(
                         s.name,
                         crate::util::duration::format(bound.timeout)
                     )];
-                    return Err(Detailed { summary, details }.into());
+                    return Err(Detailed {
+                        summary,
+                        details,
+                        seen: Vec::new(),
+                    }
+                    .into());
                 }
                 _ => {}
             }

@@ -127,7 +127,7 @@ impl Report {
         let (error, details) = match &self.result {
             Err(e) => (
                 Some(OneLine(e).to_string()),
-                crate::error::details_of(e).to_vec(),
+                crate::module::diagnosed::details_of(e).to_vec(),
             ),
             Ok(_) => (None, Vec::new()),
         };
@@ -178,11 +178,11 @@ pub(crate) fn cause(e: &anyhow::Error) -> String {
 /// A failure's cause, typed: the summary of a diagnosed failure, or the
 /// error (the engine's, compose's, systemd's) without the runner's [`Step`].
 pub(crate) fn start_cause(e: &anyhow::Error) -> StartCause {
-    match e
-        .chain()
-        .find_map(|c| c.downcast_ref::<crate::error::Detailed>())
-    {
-        Some(d) => StartCause::Summary(d.summary.clone()),
+    match crate::module::diagnosed::diagnosis_of(e) {
+        Some(d) => StartCause::Diagnosed {
+            summary: d.summary.clone(),
+            seen: d.seen.clone(),
+        },
         None => StartCause::Error(without_step(e)),
     }
 }
@@ -208,9 +208,10 @@ mod tests {
                 reason: String::new(),
             },
         };
-        let err = anyhow::Error::new(crate::error::Detailed {
+        let err = anyhow::Error::new(crate::module::diagnosed::Detailed {
             summary: "did not start: service db exited with code 1".into(),
             details: vec!["db: state exited".into(), "  db | boom".into()],
+            seen: Vec::new(),
         })
         .context(Step {
             action: "start",

@@ -204,7 +204,7 @@ fn failed_start(s: &mut ModuleStatus, rec: &ModuleRecord) {
     }
     let failed = Reason::Failed {
         service: f.service.clone().filter(|_| s.service.is_none()),
-        cause: f.reason.to_string(),
+        cause: f.reason.clone(),
     };
     s.state = State::Failed;
     if s.reason.0.iter().all(|r| failed.covers(r)) {
@@ -237,7 +237,7 @@ fn held(s: &mut ModuleStatus, rec: &ModuleRecord) {
     s.held = Some(HeldStatus {
         since: h.since,
         until,
-        reason: h.reason.to_string(),
+        reason: h.reason.clone(),
     });
     s.reason.first(Reason::Held { until });
 }

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::docker::engine::{Engine, Listed};
 use crate::docker::labels;
-use crate::error::Detailed;
+use crate::module::diagnosed::Detailed;
+use crate::module::recorded_causes::SeenCause;
 use crate::module::run_state::{ContainerRun, Health};
 use crate::module::status::Verdict;
 use crate::stack::look::assess::ContainerFacts;
@@ -75,6 +76,7 @@ impl Bound {
                 return Detailed {
                     summary: format!("not active after {after}"),
                     details: vec![format!("the engine could not say why: {e:#}")],
+                    seen: Vec::new(),
                 }
                 .into();
             }
@@ -94,7 +96,16 @@ impl Bound {
             )
         };
         let details = diagnose(engine, &facts.iter().collect::<Vec<_>>()).await;
-        Detailed { summary, details }.into()
+        let seen = blocking
+            .iter()
+            .map(|c| SeenCause::Container(c.trouble()))
+            .collect();
+        Detailed {
+            summary,
+            details,
+            seen,
+        }
+        .into()
     }
 }
 

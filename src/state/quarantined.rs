@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::module::recorded_causes::RollbackCause;
 use crate::util::stored;
 use crate::util::timefmt::Stamp;
 
@@ -17,8 +18,8 @@ pub struct QuarantineRecord {
     /// When it was rolled back (written in Unix milliseconds).
     #[serde(with = "stored::unix_ms")]
     pub at: Stamp,
-    /// Why, on one line (the rollback's reason).
-    pub reason: String,
+    /// Why: the rollback's cause.
+    pub reason: RollbackCause,
 }
 
 /// A module's quarantine: at most one put-aside digest per service.

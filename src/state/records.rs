@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::HalError;
 use crate::module::ServiceImage;
 use crate::module::config::RestartLimit;
-use crate::module::recorded_causes::{HoldCause, StartCause};
+use crate::module::recorded_causes::{HoldCause, RollbackCause, StartCause};
 use crate::module::status::Desired;
 use crate::util::stored;
 use crate::util::timefmt::Stamp;
@@ -86,8 +86,8 @@ pub struct RollbackRecord {
     /// When it was rolled back (written in Unix milliseconds).
     #[serde(with = "stored::unix_ms")]
     pub at: Stamp,
-    /// Why: what the new image did, on one line.
-    pub reason: String,
+    /// Why: what the new image did (its words: `output/record_causes.rs`).
+    pub reason: RollbackCause,
     /// The services put back on their previous image.
     pub services: Vec<RolledBackService>,
     /// Whether the previous images became active again.
@@ -380,7 +380,9 @@ mod tests {
         let rec = ModuleRecord {
             rollback: Some(RollbackRecord {
                 at: Stamp::from_millis(5),
-                reason: "new image did not start: service api exited with code 1".into(),
+                reason: RollbackCause::NewImage(StartCause::Error(
+                    "did not start: service api exited with code 1".into(),
+                )),
                 services: vec![RolledBackService {
                     service: "api".into(),
                     image: "r/api:latest".into(),

@@ -318,6 +318,12 @@ fn the_causes_carried_to_the_printer_are_typed() {
 }
 
 #[test]
+fn a_causes_words_live_in_the_printer() {
+    let rule = &tidy::worded_events::CAUSE_WORDS;
+    assert_none(rule.name, tidy::words_in(rule, read()));
+}
+
+#[test]
 fn the_rules_see_the_code_they_guard() {
     // A scanner that read nothing would pass every rule: each rule's own
     // place must show its words.
@@ -337,6 +343,7 @@ fn the_rules_see_the_code_they_guard() {
         ),
         (&tidy::module_io::MODULE_IO, "module/load.rs"),
         (&tidy::invalid_module::INVALID_MODULE, "module/mod.rs"),
+        (&tidy::worded_events::CAUSE_WORDS, "output/reason_words.rs"),
     ] {
         let strict = tidy::Rule {
             allowed: &[],

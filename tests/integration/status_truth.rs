@@ -231,6 +231,32 @@ fn an_unhealthy_container_reads_the_same_in_every_output() {
     }
 }
 
+/// A start that timed out on an unhealthy container says that container's
+/// trouble once: the failure saw it, so the live cause is not said again.
+#[test]
+fn a_failed_start_says_the_trouble_it_saw_once() {
+    let Some(rig) = rig::engine() else { return };
+    let m = rig.stack(
+        "sawit",
+        stack()
+            .service("web")
+            .keeps_running()
+            .healthcheck("/tmp/never", "interval: 1s\ntimeout: 2s\nretries: 1"),
+    );
+    let run = hal(&rig)
+        .args(["module", "start", "--timeout", "6s", &m])
+        .code(1);
+    assert!(run.stderr.contains("service web is unhealthy"), "{run}");
+    let s = rig.status(&m);
+    assert_eq!(s["state"], "failed", "{s}");
+    let reason = s["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("start failed: not active after 6s"),
+        "{s}"
+    );
+    assert_eq!(reason.matches("service web is unhealthy").count(), 1, "{s}");
+}
+
 /// `docker compose -p M ARGS` in the module's directory, as a person would run it.
 fn compose(rig: &Rig, m: &str, args: &[&str]) {
     let out = std::process::Command::new("docker")

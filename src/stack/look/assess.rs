@@ -4,6 +4,7 @@ use std::time::Duration;
 
 pub(crate) mod expected;
 
+use crate::module::container_trouble::{ContainerTrouble, Doing};
 use crate::module::reason::Reason;
 use crate::module::run_state::{ContainerRun, Health, RestartPolicy, ServiceState};
 use crate::module::status::{ServiceStatus, StaleNamespace, State, Verdict};
@@ -136,43 +137,47 @@ impl ContainerFacts {
     }
 
     /// Why this container is not `Up`, as part of a module's one-line reason:
-    /// the one writer of a container's reason, for `status` and the supervisor alike.
-    pub(crate) fn describe(&self) -> String {
-        let who = format!("service {}", self.label());
+    /// the one reader of a container's trouble, for `status` and the supervisor alike.
+    pub(crate) fn trouble(&self) -> ContainerTrouble {
         let code = self.exit_code.unwrap_or(0);
-        match self.verdict() {
-            Verdict::Up => format!("{who} is running"),
-            Verdict::Completed => format!("{who} completed"),
-            Verdict::Starting if self.health.is_some() => {
-                format!("{who} is starting (health: starting)")
-            }
-            Verdict::Starting if self.restart_count > 0 => format!(
-                "{who} restarted {} times (last exit code {code})",
-                self.restart_count
-            ),
-            Verdict::Starting => format!("{who} is starting"),
-            Verdict::Unhealthy => format!("{who} is unhealthy"),
-            Verdict::Halted => {
-                format!("{who} exited with code {code} and the engine is not restarting it")
-            }
+        let doing = match self.verdict() {
+            Verdict::Up => Doing::Running,
+            Verdict::Completed => Doing::Completed,
+            Verdict::Starting if self.health.is_some() => Doing::HealthStarting,
+            Verdict::Starting if self.restart_count > 0 => Doing::Restarted {
+                times: self.restart_count,
+                last_exit: code,
+            },
+            Verdict::Starting => Doing::Starting,
+            Verdict::Unhealthy => Doing::Unhealthy,
+            Verdict::Halted => Doing::Halted { code },
             Verdict::Stopped => match self.run {
                 Some(ContainerRun::Created) => match &self.error {
-                    Some(e) if !e.is_empty() => format!("{who} was created but did not start: {e}"),
-                    _ => format!("{who} is created, not started"),
+                    Some(e) if !e.is_empty() => Doing::NotStarted { error: e.clone() },
+                    _ => Doing::Created,
                 },
-                Some(ContainerRun::Paused) => format!("{who} is paused"),
-                _ => format!("{who} is stopped (exit code {code})"),
+                Some(ContainerRun::Paused) => Doing::Paused,
+                _ => Doing::Stopped { code },
             },
             Verdict::Failed { .. } => match self.run {
-                Some(ContainerRun::Restarting | ContainerRun::Running) => format!(
-                    "{who} is restarting in a loop (exit code {code}, {} restarts)",
-                    self.restart_count
-                ),
-                Some(ContainerRun::Dead) => format!("{who} is dead"),
-                _ if self.oom_killed => format!("{who} was killed: out of memory"),
-                _ => format!("{who} exited with code {code}"),
+                Some(ContainerRun::Restarting | ContainerRun::Running) => Doing::RestartLoop {
+                    code,
+                    restarts: self.restart_count,
+                },
+                Some(ContainerRun::Dead) => Doing::Dead,
+                _ if self.oom_killed => Doing::OutOfMemory,
+                _ => Doing::Exited { code },
             },
+        };
+        ContainerTrouble {
+            container: self.label(),
+            doing,
         }
+    }
+
+    /// [`ContainerFacts::trouble`] in words (`service web exited with code 1`).
+    pub(crate) fn describe(&self) -> String {
+        self.trouble().to_string()
     }
 
     /// `service`, or `service-N` when the service runs more than one container.
@@ -208,10 +213,10 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<Reason>) 
     }
     let first = |pred: &dyn Fn(Verdict) -> bool| main.iter().find(|c| pred(c.verdict()));
     if let Some(c) = first(&|v| matches!(v, Verdict::Failed { .. })) {
-        return (State::Failed, Some(Reason::Container(c.describe())));
+        return (State::Failed, Some(Reason::Container(c.trouble())));
     }
     if let Some(c) = first(&|v| v == Verdict::Unhealthy) {
-        return (State::Degraded, Some(Reason::Container(c.describe())));
+        return (State::Degraded, Some(Reason::Container(c.trouble())));
     }
     let running = main
         .iter()
@@ -222,11 +227,11 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<Reason>) 
     let down = first(&|v| v == Verdict::Halted).or_else(|| first(&|v| v == Verdict::Stopped));
     if let Some(c) = down {
         return if running {
-            (State::Degraded, Some(Reason::Container(c.describe())))
+            (State::Degraded, Some(Reason::Container(c.trouble())))
         } else {
             let all_created = main.iter().all(|c| c.run == Some(ContainerRun::Created));
             let why = if all_created {
-                Reason::Container(c.describe())
+                Reason::Container(c.trouble())
             } else {
                 Reason::Stopped
             };
@@ -234,7 +239,7 @@ pub(crate) fn assess(containers: &[&ContainerFacts]) -> (State, Option<Reason>) 
         };
     }
     if let Some(c) = first(&|v| v == Verdict::Starting) {
-        return (State::Starting, Some(Reason::Container(c.describe())));
+        return (State::Starting, Some(Reason::Container(c.trouble())));
     }
     (State::Active, None)
 }

@@ -124,7 +124,7 @@ mod tests {
         let stale = judge(t(100), Some("abc"), Some(&p(true, t(200)))).unwrap();
         assert_eq!(stale.provider, "gw-main");
         assert_eq!(stale.fate, ProviderFate::StartedAgain);
-        assert!(stale.describe().contains("gw-main started again after it"));
+        assert!(stale.to_string().contains("gw-main started again after it"));
     }
 
     #[test]
@@ -147,7 +147,7 @@ mod tests {
             let stale = judge(t(100), Some("a"), Some(&p(false, started))).unwrap();
             assert_eq!(stale.fate, ProviderFate::Stopped);
             assert_eq!(
-                stale.describe(),
+                stale.to_string(),
                 "in a dead network namespace: gw-main is stopped"
             );
         }

@@ -6,10 +6,12 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use crate::docker::engine::{Engine, Listed};
-use crate::error::Detailed;
 use crate::module::config::PullPolicy;
+use crate::module::container_trouble::ContainerTrouble;
+use crate::module::diagnosed::Detailed;
 use crate::module::outcome::Outcome;
 use crate::module::reason::Reasons;
+use crate::module::recorded_causes::SeenCause;
 use crate::module::run_state::{ContainerRun as S, Health};
 use crate::module::status::{Detail, State, Verdict};
 use crate::module::warning::Warning;
@@ -158,10 +160,20 @@ async fn ready(engine: &Engine, condition: Condition, of_dep: Vec<Listed>) -> an
             match met(f, condition) {
                 Met::Yes => {}
                 Met::Not => all = false,
-                Met::Never(why) => {
+                Met::Never(trouble) => {
+                    return Err(Detailed {
+                        summary: format!("did not start: a dependency failed: {trouble}"),
+                        details: Vec::new(),
+                        seen: vec![SeenCause::Container(trouble)],
+                    }
+                    .into());
+                }
+                Met::NoHealthcheck => {
+                    let why = format!("service {} has no healthcheck", f.label());
                     return Err(Detailed {
                         summary: format!("did not start: a dependency failed: {why}"),
                         details: Vec::new(),
+                        seen: Vec::new(),
                     }
                     .into());
                 }
@@ -179,8 +191,10 @@ async fn ready(engine: &Engine, condition: Condition, of_dep: Vec<Listed>) -> an
 enum Met {
     Yes,
     Not,
-    /// It never will (unhealthy, exited, no healthcheck): why.
-    Never(String),
+    /// It never will (unhealthy, exited): what it is doing.
+    Never(ContainerTrouble),
+    /// It never will be healthy: it has no healthcheck.
+    NoHealthcheck,
 }
 
 fn met(f: &ContainerFacts, condition: Condition) -> Met {
@@ -189,17 +203,15 @@ fn met(f: &ContainerFacts, condition: Condition) -> Met {
         Condition::ServiceStarted => Met::Yes,
         Condition::ServiceHealthy => match f.health {
             Some(Health::Healthy) if !ended => Met::Yes,
-            _ if ended || f.verdict() == Verdict::Unhealthy => Met::Never(f.describe()),
-            None if f.run == Some(S::Running) => {
-                Met::Never(format!("service {} has no healthcheck", f.label()))
-            }
+            _ if ended || f.verdict() == Verdict::Unhealthy => Met::Never(f.trouble()),
+            None if f.run == Some(S::Running) => Met::NoHealthcheck,
             _ => Met::Not,
         },
         Condition::ServiceCompletedSuccessfully if ended => {
             if f.exit_code == Some(0) {
                 Met::Yes
             } else {
-                Met::Never(f.describe())
+                Met::Never(f.trouble())
             }
         }
         Condition::ServiceCompletedSuccessfully => Met::Not,
@@ -307,7 +319,7 @@ mod tests {
         ));
         assert!(matches!(
             met(&facts("running", None, None), ServiceHealthy),
-            Met::Never(w) if w.contains("no healthcheck")
+            Met::NoHealthcheck
         ));
         assert_eq!(
             met(&facts("running", None, None), ServiceCompletedSuccessfully),

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use crate::docker::engine::{Engine, Listed};
-use crate::error::Detailed;
+use crate::module::diagnosed::Detailed;
 use crate::module::outcome::Outcome;
 use crate::module::progress::Progress;
+use crate::module::reason::Reason;
 use crate::module::status::State;
 use crate::module::warning::Warning;
 use crate::stack::bound;
@@ -142,7 +143,9 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
             });
         }
         // The cause in words (the state's, without one), for the error and the progress line.
-        let why = reason.map_or_else(|| state.as_str().to_string(), |r| r.to_string());
+        let why = reason
+            .as_ref()
+            .map_or_else(|| state.as_str().to_string(), |r| r.to_string());
         if give_up || bound.passed() {
             let summary = if give_up {
                 format!("did not start: {why}")
@@ -153,7 +156,17 @@ async fn wait_active(progress: &dyn Progress, p: Pending) -> anyhow::Result<Outc
                 )
             };
             let details = bound::diagnose(&engine, &refs).await;
-            return Err(Detailed { summary, details }.into());
+            let seen = reason
+                .as_ref()
+                .and_then(Reason::as_seen)
+                .into_iter()
+                .collect();
+            return Err(Detailed {
+                summary,
+                details,
+                seen,
+            }
+            .into());
         }
         progress.step(name, &format!("waiting ({why})"));
         // Running containers that only have to stay up a moment are not asked

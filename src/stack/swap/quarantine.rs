@@ -1,6 +1,7 @@
 //! A rolled-back digest is not applied again: what a pull brought that a rollback put aside is pointed back at the running image before anything is recreated, and said; a rollback records what it put aside (`records.rs`'s `QuarantineRecord`).
 
 use crate::docker::engine::Engine;
+use crate::module::recorded_causes::RollbackCause;
 use crate::module::warning::Warning;
 use crate::stack::swap::gate::{Swap, digest_of_id};
 use crate::state::Store;
@@ -24,7 +25,7 @@ pub(crate) async fn digests(engine: &Engine, swaps: &[Swap]) -> Vec<(String, Str
 pub(crate) fn records(
     digests: Vec<(String, String, String)>,
     at: Stamp,
-    why: &str,
+    why: &RollbackCause,
 ) -> Vec<QuarantineRecord> {
     digests
         .into_iter()
@@ -33,7 +34,7 @@ pub(crate) fn records(
             image,
             digest,
             at,
-            reason: why.to_string(),
+            reason: why.clone(),
         })
         .collect()
 }

@@ -11,8 +11,10 @@ use futures_util::future::LocalBoxFuture;
 use crate::docker::compose::{Compose, Fresh, Project};
 use crate::docker::endpoint::Endpoint;
 use crate::docker::engine::Engine;
-use crate::error::{Detailed, OneLine};
+use crate::error::OneLine;
+use crate::module::diagnosed::Detailed;
 use crate::module::progress::Progress;
+use crate::module::recorded_causes::{RollbackCause, StartCause};
 use crate::stack::bound::Bound;
 use crate::stack::env::Env;
 use crate::stack::one_stack::Stack;
@@ -176,11 +178,17 @@ impl Rollback {
         failure: anyhow::Error,
         again: WaitAgain<'_>,
     ) -> RolledBack {
-        let why = match failure.chain().find_map(|c| c.downcast_ref::<Detailed>()) {
-            Some(d) => d.summary.clone(),
-            None => OneLine(&failure).to_string(),
-        };
-        let details = crate::error::details_of(&failure).to_vec();
+        let diagnosis = crate::module::diagnosed::diagnosis_of(&failure);
+        let why = diagnosis.map_or_else(|| OneLine(&failure).to_string(), |d| d.summary.clone());
+        let seen = diagnosis.map(|d| d.seen.clone()).unwrap_or_default();
+        let cause = RollbackCause::NewImage(match diagnosis {
+            Some(_) => StartCause::Diagnosed {
+                summary: why.clone(),
+                seen: seen.clone(),
+            },
+            None => StartCause::Error(why.clone()),
+        });
+        let details = crate::module::diagnosed::details_of(&failure).to_vec();
         let labels: Vec<String> = self
             .swaps
             .iter()
@@ -209,10 +217,14 @@ impl Rollback {
             ),
         };
         let mut details = details;
-        details.extend(self.record(&why, restored.is_ok(), digests).await);
+        details.extend(self.record(cause, restored.is_ok(), digests).await);
         RolledBack {
             restored: restored.is_ok(),
-            error: anyhow::Error::new(Detailed { summary, details }),
+            error: anyhow::Error::new(Detailed {
+                summary,
+                details,
+                seen,
+            }),
         }
     }
 
@@ -262,13 +274,12 @@ impl Rollback {
     /// Each new digest is quarantined with it.
     async fn record(
         &self,
-        why: &str,
+        reason: RollbackCause,
         restored: bool,
         digests: Vec<(String, String, String)>,
     ) -> Option<String> {
         let name = self.name.clone();
         let at = Stamp::now().whole_milli();
-        let reason = format!("new image {why}");
         let quarantined = crate::stack::swap::quarantine::records(digests, at, &reason);
         let record = RollbackRecord {
             at,
@@ -315,12 +326,16 @@ mod tests {
                 "rolled back: web/api (new image did not start: service api exited with code 1)"
                     .into(),
             details: vec!["api: state exited".into()],
+            seen: Vec::new(),
         })
         .context("update web");
         assert_eq!(
             OneLine(&e).to_string(),
             "update web: rolled back: web/api (new image did not start: service api exited with code 1)"
         );
-        assert_eq!(crate::error::details_of(&e), ["api: state exited"]);
+        assert_eq!(
+            crate::module::diagnosed::details_of(&e),
+            ["api: state exited"]
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::error::Detailed;
+use crate::module::diagnosed::Detailed;
 use crate::stack::env::Env;
 use crate::stack::one_stack::Stack;
 use crate::stack::swap::checkpoint;
@@ -75,6 +75,7 @@ pub(crate) async fn recover(env: Env<'_>, stack: &Stack<'_>) -> anyhow::Result<O
             txn.step.as_str()
         ),
         details: Vec::new(),
+        seen: Vec::new(),
     });
     let rolled = crate::stack::start::roll_back(env.progress, &engine, env.store, r, failure).await;
     Ok(Some(Unfinished::RolledBack(txn.step, rolled)))

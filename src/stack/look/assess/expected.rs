@@ -75,7 +75,7 @@ pub(crate) fn judge(
     if let (Some(c), true, State::Inactive) = (halted, wanted_up, state) {
         // Nothing of it runs (else it would be `degraded` already).
         state = State::Failed;
-        reason = Some(Reason::Container(c.describe()));
+        reason = Some(Reason::Container(c.trouble()));
     }
     let missing = expected.map_or_else(Vec::new, |e| missing(e, containers));
     if missing.is_empty() {

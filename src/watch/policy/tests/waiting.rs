@@ -258,10 +258,14 @@ fn a_requirement_others_wait_on_is_tried_again_after_a_short_pause_within_its_li
 #[test]
 fn a_module_failed_by_its_last_start_whose_containers_run_again_is_restarted() {
     use crate::module::reason::{Reason, Reasons};
+    use crate::module::recorded_causes::StartCause;
     let failed = |services| ModuleStatus {
         reason: Reasons(vec![Reason::Failed {
             service: None,
-            cause: "did not start: service db is restarting in a loop".into(),
+            cause: StartCause::Diagnosed {
+                summary: "did not start: service db is restarting in a loop".into(),
+                seen: Vec::new(),
+            },
         }]),
         ..stack(State::Failed, Some(Desired::Up), services)
     };
