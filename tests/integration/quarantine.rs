@@ -57,8 +57,8 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     // Status: the detail, the JSON and the metrics name it.
     let st = hal(&rig).args(["status", &m]).code(0);
     assert!(st.stdout.contains("quarantined: app sha256:"), "{st}");
-    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
-    let q = &doc["modules"][0]["quarantined"][0];
+    let doc = rig.status(&m).code(0);
+    let q = &doc["quarantined"][0];
     assert_eq!(q["service"], "app", "{doc}");
     assert_eq!(q["digest"], bad.as_str(), "{doc}");
     assert!(
@@ -92,12 +92,8 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
         .within(Duration::from_secs(90))
         .code(0);
     assert_eq!(running(&m, "app").0, v3, "{run}");
-    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"],
-        serde_json::json!([]),
-        "{doc}"
-    );
+    let doc = rig.status(&m).code(0);
+    assert_eq!(doc["quarantined"], serde_json::json!([]), "{doc}");
     let prom = hal(&rig)
         .args(["status", "--format", "prometheus", &m])
         .code(0)
@@ -262,11 +258,8 @@ fn a_dependent_broken_by_the_new_image_rolls_its_requirement_back() {
     let st = rig.status(&app).code(0);
     assert_eq!(st.state(), "active", "{st}");
     // And the digest is quarantined.
-    let doc = hal(&rig).args(["--json", "status", &db]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"][0]["service"], "app",
-        "{doc}"
-    );
+    let doc = rig.status(&db).code(0);
+    assert_eq!(doc["quarantined"][0]["service"], "app", "{doc}");
 }
 
 /// What `gw`'s image does by its `BEHAVE`: `good` listens on port 7000 and
@@ -328,9 +321,6 @@ fn a_namespace_follower_broken_by_the_new_image_rolls_its_provider_back() {
     // The follower is active again, in the namespace of the previous image.
     assert!(in_current_namespace(&gw, &tun), "{run}");
     assert_eq!(rig.state_of(&tun), "active", "{run}");
-    let doc = hal(&rig).args(["--json", "status", &gw]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"][0]["service"], "app",
-        "{doc}"
-    );
+    let doc = rig.status(&gw).code(0);
+    assert_eq!(doc["quarantined"][0]["service"], "app", "{doc}");
 }
