@@ -3,25 +3,20 @@
 use std::time::Duration;
 
 use crate::needs::in_current_namespace;
-use crate::rig::registry::{Repo, digest_of, running, with_registry};
+use crate::rig::registry::{Repo, RolledBack, running, with_registry};
 use crate::rig::watch::Watch;
 use crate::rig::{Rig, hal, stack};
 
 #[test]
 fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     let Some(rig) = with_registry() else { return };
-    let (repo, m, v1) = Repo::serving(&rig, "quar");
-    assert_eq!(running(&m, "app").0, v1);
-    let v2 = repo.publish("exit");
-    let run = hal(&rig)
-        .args(["update", "--timeout", "30s", &m])
-        .within(Duration::from_secs(90))
-        .code(1);
-    assert!(run.stderr.contains("rolled back: "), "{run}");
-    let before = running(&m, "app");
-    assert_eq!(before.0, v1, "{run}");
-    let bad = digest_of(&v2);
-    assert!(bad.starts_with("sha256:"), "{bad}");
+    let RolledBack {
+        repo,
+        m,
+        v1,
+        before,
+        bad,
+    } = Repo::rolled_back(&rig, "quar");
 
     // update: the same digest is not applied again; said in one line, exit 0.
     let run = hal(&rig).args(["update", &m]).code(0);
@@ -107,17 +102,13 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
 #[test]
 fn the_watch_s_rounds_skip_a_quarantined_digest_and_apply_a_new_one() {
     let Some(rig) = with_registry() else { return };
-    let (repo, m, v1) = Repo::serving(&rig, "quarwatch");
-    let v2 = repo.publish("exit");
-    let run = hal(&rig)
-        .args(["update", "--timeout", "30s", &m])
-        .within(Duration::from_secs(90))
-        .code(1);
-    assert!(run.stderr.contains("rolled back: "), "{run}");
-    let before = running(&m, "app");
-    assert_eq!(before.0, v1, "{run}");
-    let bad = digest_of(&v2);
-    assert!(bad.starts_with("sha256:"), "{bad}");
+    let RolledBack {
+        repo,
+        m,
+        before,
+        bad,
+        ..
+    } = Repo::rolled_back(&rig, "quarwatch");
 
     rig.set_config("auto_update = \"every 5s\"\n");
     let mut w = Watch::spawn(&rig, &[]);
