@@ -213,7 +213,7 @@ fn a_fix_for_every_row_is_printed_once() {
     assert_eq!(r.stderr.matches("docker group").count(), 1, "{r}");
     assert!(!r.stdout.contains("docker group"), "{r}");
     assert_eq!(r.stdout.matches("permission denied on").count(), 3, "{r}");
-    let r = ModuleDoc::by(&as_nobody, &[]).code(6);
+    let r = ModuleDoc::by(as_nobody, &[]).code(6);
     assert_eq!(r.run.stderr.matches("docker group").count(), 1, "{r}");
     for m in r.doc()["modules"].as_array().unwrap() {
         let reason = m["reason"].as_str().unwrap();
