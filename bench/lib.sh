@@ -1,6 +1,33 @@
 # Shared setup for the bench/ scripts: source it, then call bench_init.
 # shellcheck shell=bash
 
+# The repository's root, whatever the caller's directory is by then.
+bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# bench_private_engine: unless DOCKER_HOST is set, starts the private engine
+# (bench/engine.sh start, its BENCH_ENGINE_* knobs) and uses it. Exports
+# DOCKER_HOST and sets $private (true when the engine is the private one). Call
+# it before bench_init.
+bench_private_engine() {
+    private=false
+    if [[ -z ${DOCKER_HOST:-} ]]; then
+        DOCKER_HOST=$("$bench_root/bench/engine.sh" start)
+        private=true
+    fi
+    export DOCKER_HOST
+}
+
+# bench_private_cleanup: bench_cleanup from the repository's root, then the
+# private engine purged (unless BENCH_KEEP_ENGINE is set): the EXIT trap of a
+# script that called bench_private_engine, or the last call of its own.
+bench_private_cleanup() {
+    cd "$bench_root"
+    bench_cleanup
+    if $private && [[ -z ${BENCH_KEEP_ENGINE:-} ]]; then
+        "$bench_root/bench/engine.sh" purge || true
+    fi
+}
+
 # bench_init NAME PREFIX TOOL...: builds hal unless HAL_BIN is set, checks the
 # tools, picks the engine (bench_engine), makes $tmp, sets $pfx (unique project
 # prefix), say(), and a trap that removes every container and network whose

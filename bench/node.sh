@@ -33,24 +33,15 @@ FAST_RUNS=${FAST_RUNS:-10}
 START_ROUNDS=${START_ROUNDS:-2}
 RSS_RUNS=${RSS_RUNS:-5}
 
-private=false
-if [[ -z ${DOCKER_HOST:-} ]]; then
-    DOCKER_HOST=$(bench/engine.sh start)
-    private=true
-fi
-export DOCKER_HOST
-sock=${DOCKER_HOST#unix://}
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+bench_private_engine
+sock=${DOCKER_HOST#unix://}
 bench_init node hbnd hyperfine jq curl docker /usr/bin/time
 watcher=""
 node_cleanup() {
     [[ -z $watcher ]] || kill -TERM "$watcher" 2>/dev/null || true
-    bench_cleanup
-    if $private && [[ -z ${BENCH_KEEP_ENGINE:-} ]]; then
-        "$root/bench/engine.sh" purge || true
-    fi
+    bench_private_cleanup
 }
 trap node_cleanup EXIT
 

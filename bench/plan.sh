@@ -17,29 +17,15 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-root=$PWD
 STACKS=${STACKS:-200}
 RUNS=${RUNS:-15}
 # QUIET_SECS (120): the longest wait for idle CPUs before the runs (bench_quiet).
 
-private=false
-if [[ -z ${DOCKER_HOST:-} ]]; then
-    DOCKER_HOST=$(bench/engine.sh start)
-    private=true
-fi
-export DOCKER_HOST
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+bench_private_engine
 bench_init plan hbpl jq docker
-plan_cleanup() {
-    cd "$root"
-    bench_cleanup
-    if $private && [[ -z ${BENCH_KEEP_ENGINE:-} ]]; then
-        "$root/bench/engine.sh" purge || true
-    fi
-}
-trap plan_cleanup EXIT
+trap bench_private_cleanup EXIT
 ((STACKS >= 2)) || { echo "bench/plan: STACKS must be at least 2" >&2; exit 1; }
 
 # --- the node ------------------------------------------------------------------

@@ -21,31 +21,18 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-root=$PWD
 STACKS=${STACKS:-200}
 PAIRS=${PAIRS:-15}
 RSS_RUNS=${RSS_RUNS:-5}
 LEDGER_GENS=${LEDGER_GENS:-8}
 # QUIET_SECS (120): the longest wait for idle CPUs before the runs (bench_quiet).
 
-private=false
-if [[ -z ${DOCKER_HOST:-} ]]; then
-    DOCKER_HOST=$(bench/engine.sh start)
-    private=true
-fi
-export DOCKER_HOST
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+bench_private_engine
 bench_init readpath hbrp jq curl docker strace /usr/bin/time
 sock=$ENGINE_SOCK
-readpath_cleanup() {
-    bench_cleanup
-    if $private && [[ -z ${BENCH_KEEP_ENGINE:-} ]]; then
-        "$root/bench/engine.sh" purge || true
-    fi
-}
-trap readpath_cleanup EXIT
+trap bench_private_cleanup EXIT
 
 # --- a lived-in node -----------------------------------------------------------
 bench_stacks

@@ -84,3 +84,23 @@ impl ModulePlan {
                 .any(|s| s.action != ServiceAction::Keep)
     }
 }
+
+#[cfg(test)]
+impl ModulePlan {
+    /// The plan of a stack `web` whose one service, `app`, would see
+    /// `action` (with no reason given): the unit tests' plan.
+    pub(crate) fn one_service(action: ServiceAction) -> ModulePlan {
+        ModulePlan {
+            name: "web".to_string(),
+            kind: "stack",
+            services: vec![ServicePlan {
+                service: "app".to_string(),
+                action,
+                reasons: Vec::new(),
+            }],
+            waits: Vec::new(),
+            fails: Vec::new(),
+            error: None,
+        }
+    }
+}

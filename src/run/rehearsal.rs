@@ -238,28 +238,13 @@ fn unit_plan(m: &crate::module::Module, state: Option<State>) -> ServicePlan {
 mod tests {
     use super::*;
 
-    fn one(action: ServiceAction) -> ModulePlan {
-        ModulePlan {
-            name: "web".to_string(),
-            kind: "stack",
-            services: vec![ServicePlan {
-                service: "app".to_string(),
-                action,
-                reasons: Vec::new(),
-            }],
-            waits: Vec::new(),
-            fails: Vec::new(),
-            error: None,
-        }
-    }
-
     #[test]
     fn a_restart_recreates_what_a_start_keeps_and_leaves_creates_and_removes() {
-        let kept = made_anew(one(ServiceAction::Keep));
+        let kept = made_anew(ModulePlan::one_service(ServiceAction::Keep));
         assert_eq!(kept.services[0].action, ServiceAction::Recreate);
         assert_eq!(kept.services[0].reasons[0].what, "restart");
         for a in [ServiceAction::Create, ServiceAction::Remove] {
-            let p = made_anew(one(a));
+            let p = made_anew(ModulePlan::one_service(a));
             assert_eq!(p.services[0].action, a);
             assert!(p.services[0].reasons.is_empty());
         }

@@ -103,18 +103,7 @@ mod tests {
 
     #[test]
     fn an_active_module_would_be_recreated_only_when_its_plan_says_so() {
-        let plan = |action| ModulePlan {
-            name: "web".to_string(),
-            kind: "stack",
-            services: vec![crate::module::service_action::ServicePlan {
-                service: "app".to_string(),
-                action,
-                reasons: Vec::new(),
-            }],
-            waits: Vec::new(),
-            fails: Vec::new(),
-            error: None,
-        };
+        let plan = ModulePlan::one_service;
         assert_eq!(
             start_would(State::Active, &plan(ServiceAction::Keep)),
             Would::None

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::rig::compose::Stack;
-use crate::rig::{FIXTURE, Rig, Run, docker, engine, module_names, run, stack};
+use crate::rig::{FIXTURE, Rig, Run, docker, engine, hal, module_names, run, stack};
 
 const FOREVER: &str = "while true; do sleep 1 & wait; done";
 
@@ -62,12 +62,8 @@ fn status_failed_lists_only_what_needs_a_person() {
         none.stderr.contains("no module needs attention"),
         "{none:?}"
     );
-    let doc = run(
-        &rig,
-        &["--json", "module", "status", "--failed", &ok, &parked],
-    );
-    doc.expect(0);
-    assert!(module_names(&doc.json()).is_empty(), "{doc:?}");
+    let doc = rig.status_of(&["--failed", &ok, &parked]).code(0);
+    assert!(module_names(doc.doc()).is_empty(), "{doc}");
 
     // wanted is stopped behind hal's back: wanted up, not active.
     let container = format!("{wanted}-app-1");
@@ -145,9 +141,8 @@ fn quiet_status_leaves_only_the_exit_code() {
         "-q must leave the error's one line: {r:?}"
     );
     // A script that asks for JSON gets it, quiet or not.
-    let doc = run(&rig, &["-q", "--json", "status", &up]);
-    doc.expect(0);
-    assert_eq!(doc.state_of(&up), "active");
+    let doc = hal(&rig).arg("-q").status(&[&up]).code(0);
+    assert_eq!(doc.state(), "active");
 }
 
 #[test]
@@ -188,10 +183,9 @@ fn shortcuts_do_what_the_module_verbs_do() {
     assert_eq!(restarted.json()["modules"][0]["action"], "restart");
 
     run(&rig, &["stop", &web]).expect(0);
-    let st = run(&rig, &["--json", "module", "status", &web]);
-    st.expect(3);
-    assert_eq!(st.state_of(&web), "inactive");
-    assert_eq!(st.json()["modules"][0]["desired"], "down");
+    let st = rig.status(&web).code(3);
+    assert_eq!(st.state(), "inactive");
+    assert_eq!(st["desired"], "down");
 }
 
 #[test]
@@ -236,9 +230,8 @@ fn patterns_select_modules_and_a_miss_is_exit_4() {
 
     // `?` and `[...]`, on status and on the verbs alike.
     let one = format!("{}-mai?", rig.prefix);
-    let st = run(&rig, &["--json", "module", "status", &one]);
-    st.expect(0);
-    assert_eq!(module_names(&st.json()), [mail.as_str()]);
+    let st = rig.status_of(&[&one]).code(0);
+    assert_eq!(module_names(st.doc()), [mail.as_str()]);
     // status shows the invalid directory a pattern matches; the verbs never take it.
     let set = format!("{}-[mw]*", rig.prefix);
     let st = rig.status_of(&[&set]).run;
@@ -315,16 +308,10 @@ fn one_service_of_a_stack() {
     assert!(host.stderr.contains("host module"), "{host:?}");
 
     // status web/worker: that service's rows only.
-    let st = run(
-        &rig,
-        &["--json", "module", "status", &format!("{web}/worker")],
-    );
-    st.expect(0);
-    let m = &st.json()["modules"][0];
-    assert_eq!(m["service"], "worker");
-    let services = m["services"].as_array().unwrap();
-    assert_eq!(services.len(), 1, "{m}");
-    assert_eq!(services[0]["name"], "worker");
+    let st = rig.status(&format!("{web}/worker")).code(0);
+    assert_eq!(st["service"], "worker", "{st}");
+    assert_eq!(st.services().len(), 1, "{st}");
+    assert_eq!(st.services()[0]["name"], "worker");
     let table = run(&rig, &["status", &format!("{web}/worker")]);
     table.expect(0);
     assert!(table.stdout.contains(&format!("{web}/worker")), "{table:?}");

@@ -6,6 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::rig::status::ModuleDoc;
 use crate::rig::{Rig, engine, eventually, hal, need_that, run, run_with_timeout, stack};
 
 /// `HAL_YES` as people write it. The rig removes it from every run; each run here sets it.
@@ -212,10 +213,9 @@ fn a_fix_for_every_row_is_printed_once() {
     assert_eq!(r.stderr.matches("docker group").count(), 1, "{r}");
     assert!(!r.stdout.contains("docker group"), "{r}");
     assert_eq!(r.stdout.matches("permission denied on").count(), 3, "{r}");
-    let r = as_nobody(&["--json", "status"]);
-    r.expect(6);
-    assert_eq!(r.stderr.matches("docker group").count(), 1, "{r}");
-    for m in r.json()["modules"].as_array().unwrap() {
+    let r = ModuleDoc::by(as_nobody, &[]).code(6);
+    assert_eq!(r.run.stderr.matches("docker group").count(), 1, "{r}");
+    for m in r.doc()["modules"].as_array().unwrap() {
         let reason = m["reason"].as_str().unwrap();
         assert!(reason.starts_with("permission denied on "), "{reason}");
         assert!(!reason.contains("docker group"), "{reason}");

@@ -26,16 +26,9 @@ fn on_failure_retries_exhausted_is_failed() {
         docker(&["inspect", "-f", "{{.State.Status}} {{.RestartCount}}", &job]).trim() == "exited 3"
     });
     assert!(gave_up, "docker did not give up on {job}");
-    let st = hal(&rig).args(["--json", "module", "status", &m]).run();
-    assert_eq!(st.state_of(&m), "failed", "{st}");
-    let reason = st.json()["modules"][0]["reason"].clone();
-    assert!(
-        reason
-            .as_str()
-            .unwrap_or_default()
-            .contains("migrate exited with code 1"),
-        "{reason}"
-    );
+    let st = rig.status(&m);
+    assert_eq!(st.state(), "failed", "{st}");
+    assert!(st.reason().contains("migrate exited with code 1"), "{st}");
 }
 
 /// Every start may count against the limit; these tests start often.
@@ -98,10 +91,9 @@ fn compose_file_and_profiles_in_dotenv_are_honoured() {
         "COMPOSE_FILE=compose.yaml:extra.yaml\nCOMPOSE_PROFILES=tools\n",
     );
     hal(&rig).args(["module", "start", &m]).code(0);
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(0);
-    let mut names: Vec<String> = st.json()["modules"][0]["services"]
-        .as_array()
-        .unwrap()
+    let st = rig.status(&m).code(0);
+    let mut names: Vec<String> = st
+        .services()
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
@@ -285,12 +277,7 @@ fn hal_and_compose_use_the_current_context() {
             .all(|l| l.starts_with(&format!("DOCKER_HOST={host} DOCKER_CONTEXT=:"))),
         "{calls}"
     );
-    assert_eq!(
-        ctx_env(hal(&rig).args(["--json", "status", &m]))
-            .run()
-            .state_of(&m),
-        "active"
-    );
+    assert_eq!(ctx_env(hal(&rig)).status(&[&m]).state(), "active");
 
     // Without the proxy the context's engine is gone: hal says so, naming it.
     proxy.stop();
@@ -392,7 +379,7 @@ fn compose_file_in_dotenv_is_interpolated_as_compose_does() {
     assert_eq!(rig::containers(&m), [format!("{m}-web-1")]);
     let st = hal(&rig)
         .env("COMPOSE_FILE", "app.yaml")
-        .args(["--json", "module", "status", &m])
+        .status(&[&m])
         .code(0);
-    assert_eq!(st.state_of(&m), "active", "{st}");
+    assert_eq!(st.state(), "active", "{st}");
 }

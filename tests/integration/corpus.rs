@@ -50,12 +50,9 @@ fn copy(from: &Path, to: &Path) {
 }
 
 fn container_count(rig: &Rig, m: &str) -> usize {
-    let st = hal(rig).args(["--json", "module", "status", m]).run();
-    assert_eq!(st.state_of(m), "active", "{st}");
-    st.json()["modules"][0]["services"]
-        .as_array()
-        .unwrap()
-        .len()
+    let st = rig.status(m);
+    assert_eq!(st.state(), "active", "{st}");
+    st.services().len()
 }
 
 fn run(short: &str) {

@@ -398,12 +398,11 @@ lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor</
     let host = format!("unix://{}", sock.display());
     let run = hal(&rig)
         .env("DOCKER_HOST", &host)
-        .args(["--json", "status", &name])
         .within(Duration::from_secs(60))
+        .status(&[&name])
         .code(1);
-    let row = &run.json()["modules"][0];
-    assert_eq!(row["state"], "unknown", "{run}");
-    let reason = row["reason"].as_str().unwrap_or_default();
+    assert_eq!(run.state(), "unknown", "{run}");
+    let reason = run.reason();
     assert!(
         reason.contains("could not be read: got \"<html><body>a proxy's error page"),
         "{run}"

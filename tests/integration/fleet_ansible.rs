@@ -1,6 +1,7 @@
 //! The hal.node collection: on three nodes (three systemd machines with hal from the `.deb`, each with its own services root and modules, one playbook run through Ansible, `tests/integration/ansible/`), `changed` and check mode as hal says them; and on this machine, `--diff`, a failed start reported with hal's message, and `hal_status`'s facts.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 
 use crate::auto_update::running;
@@ -105,6 +106,8 @@ fn counted(recap: &str, what: &str) -> BTreeMap<String, u32> {
 }
 
 struct Fleet {
+    /// The nodes' names, in the inventory's order.
+    names: Vec<String>,
     inventory: std::path::PathBuf,
     collections: std::path::PathBuf,
     tmp: std::path::PathBuf,
@@ -131,10 +134,16 @@ impl Fleet {
         let tmp = rig.dir.join("ansible-tmp");
         std::fs::create_dir_all(&tmp).unwrap();
         Fleet {
+            names: nodes.iter().map(|(m, _)| m.name.clone()).collect(),
             inventory: path,
             collections: install_collection(rig),
             tmp,
         }
+    }
+
+    /// `n` for each node, as [`changed`] counts them.
+    fn each(&self, n: u32) -> BTreeMap<String, u32> {
+        self.names.iter().map(|h| (h.clone(), n)).collect()
     }
 
     /// `ansible-playbook site.yml ARGS`: each node's changed count; the run must succeed.
@@ -206,13 +215,7 @@ fn a_playbook_on_three_nodes_changes_what_hal_changed() {
     let fleet = Fleet::new(&rig, &python, &nodes, |_, mods| {
         format!("mods='{}'", serde_json::to_string(mods).unwrap())
     });
-    let names: Vec<String> = nodes.iter().map(|(m, _)| m.name.clone()).collect();
-    let each = |n: u32| {
-        names
-            .iter()
-            .map(|h| (h.clone(), n))
-            .collect::<BTreeMap<_, _>>()
-    };
+    let (names, each) = (&fleet.names, |n| fleet.each(n));
 
     // Check mode says a start would change every node, and starts nothing.
     assert_eq!(fleet.play(&["--check"]), each(1));
@@ -245,6 +248,57 @@ fn a_playbook_on_three_nodes_changes_what_hal_changed() {
             (names[2].clone(), 0)
         ])
     );
+}
+
+/// A rig for a play on this machine, when Ansible is here; modules are not pulled.
+#[track_caller]
+fn local_rig() -> Option<Rig> {
+    let rig = rig::engine()?;
+    need("ansible-playbook", "--version")?;
+    rig.set_config("[defaults]\npull = \"never\"\n");
+    Some(rig)
+}
+
+/// `ansible-playbook FLAGS PLAY` on this machine (a local connection, the
+/// collection installed under the rig, hal from the build on the rig's
+/// services root, config and state), the play's variables `hal`, `root` and
+/// `conf` and `vars`' own: asserts it succeeds, and returns what it said.
+fn play_here(rig: &Rig, flags: &[&str], play: &Path, vars: serde_json::Value) -> String {
+    let tmp = rig.dir.join("ansible-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut all = serde_json::json!({
+        "hal": env!("CARGO_BIN_EXE_hal"),
+        "root": rig.root,
+        "conf": rig.config,
+        "ansible_python_interpreter": format!("{}/bin/python3", python_prefix()),
+    });
+    let serde_json::Value::Object(vars) = vars else {
+        panic!("the play's variables are an object: {vars}")
+    };
+    all.as_object_mut().unwrap().extend(vars);
+    let mut cmd = Command::new("ansible-playbook");
+    cmd.args(flags)
+        .args(["-i", "localhost,", "-c", "local"])
+        .arg("-e")
+        .arg(all.to_string())
+        .arg(play)
+        .env("ANSIBLE_COLLECTIONS_PATH", install_collection(rig))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_LOCAL_TEMP", &tmp)
+        .env("ANSIBLE_HOME", &tmp)
+        .env("HAL_STATE_DIR", &rig.state)
+        .env_remove("HAL_YES");
+    for (k, v) in &rig.env {
+        cmd.env(k, v);
+    }
+    let run = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).to_string();
+    assert!(
+        run.status.success(),
+        "ansible-playbook:\n{said}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    said
 }
 
 /// The play of `local_play`: a check-mode start and a start with `--diff`, a
@@ -285,11 +339,7 @@ const LOCAL_PLAY: &str = r#"- hosts: localhost
 /// and `hal_status`.
 #[test]
 fn the_collection_diffs_reports_failures_and_reads_status() {
-    let Some(rig) = rig::engine() else { return };
-    let Some(()) = need("ansible-playbook", "--version") else {
-        return;
-    };
-    rig.set_config("[defaults]\npull = \"never\"\n");
+    let Some(rig) = local_rig() else { return };
     let good = rig.stack(
         "ansgood",
         stack().service("app").runs("sleep 100000").keeps_running(),
@@ -298,38 +348,8 @@ fn the_collection_diffs_reports_failures_and_reads_status() {
     let play = rig.dir.join("local.yml");
     std::fs::write(&play, LOCAL_PLAY).unwrap();
     let out = rig.dir.join("said.json");
-    let tmp = rig.dir.join("ansible-tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let vars = serde_json::json!({
-        "hal": env!("CARGO_BIN_EXE_hal"),
-        "root": rig.root,
-        "conf": rig.config,
-        "good": good,
-        "bad": bad,
-        "out": out,
-        "ansible_python_interpreter": format!("{}/bin/python3", python_prefix()),
-    });
-    let mut cmd = Command::new("ansible-playbook");
-    cmd.args(["-i", "localhost,", "-c", "local"])
-        .arg("-e")
-        .arg(vars.to_string())
-        .arg(&play)
-        .env("ANSIBLE_COLLECTIONS_PATH", install_collection(&rig))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_LOCAL_TEMP", &tmp)
-        .env("ANSIBLE_HOME", &tmp)
-        .env("HAL_STATE_DIR", &rig.state)
-        .env_remove("HAL_YES");
-    for (k, v) in &rig.env {
-        cmd.env(k, v);
-    }
-    let run = cmd.output().unwrap();
-    let said = String::from_utf8_lossy(&run.stdout).to_string();
-    assert!(
-        run.status.success(),
-        "ansible-playbook:\n{said}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let vars = serde_json::json!({ "good": good, "bad": bad, "out": out });
+    play_here(&rig, &[], &play, vars);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
 
@@ -422,13 +442,7 @@ fn a_serial_play_rolls_an_update_and_stops_at_a_bad_image() {
         upd.push(name);
     }
     let fleet = Fleet::new(&rig, &python, &nodes, |m, _| format!("upd={}-u", m.run));
-    let names: Vec<String> = nodes.iter().map(|(m, _)| m.name.clone()).collect();
-    let each = |n: u32| {
-        names
-            .iter()
-            .map(|h| (h.clone(), n))
-            .collect::<BTreeMap<_, _>>()
-    };
+    let (names, each) = (&fleet.names, |n| fleet.each(n));
 
     let v2 = repo.publish("good");
     let (ok, said) = fleet.run("update.yml", &["--check"]);
@@ -482,11 +496,7 @@ fn a_serial_play_rolls_an_update_and_stops_at_a_bad_image() {
 /// nothing is touched.
 #[test]
 fn check_mode_diff_names_each_service_and_its_action() {
-    let Some(rig) = rig::engine() else { return };
-    let Some(()) = need("ansible-playbook", "--version") else {
-        return;
-    };
-    rig.set_config("[defaults]\npull = \"never\"\n");
+    let Some(rig) = local_rig() else { return };
     let compose = |greeting: &str| {
         format!(
             "services:\n  app:\n    image: {}\n    command: [\"sh\", \"-c\", \"sleep 100000\"]\n    restart: unless-stopped\n    environment:\n      GREETING: \"{greeting}\"\n",
@@ -497,35 +507,12 @@ fn check_mode_diff_names_each_service_and_its_action() {
     crate::rig::hal(&rig).args(["module", "start", &m]).code(0);
     rig.write(&m, "compose.yaml", &compose("bye"));
     let before = crate::rig::ids(&m);
-    let tmp = rig.dir.join("ansible-tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let vars = serde_json::json!({
-        "hal": env!("CARGO_BIN_EXE_hal"),
-        "root": rig.root,
-        "conf": rig.config,
-        "mod": m,
-        "ansible_python_interpreter": format!("{}/bin/python3", python_prefix()),
-    });
-    let mut cmd = Command::new("ansible-playbook");
-    cmd.args(["--check", "--diff", "-i", "localhost,", "-c", "local"])
-        .arg("-e")
-        .arg(vars.to_string())
-        .arg(format!("{SRC}/tests/integration/ansible/check.yml"))
-        .env("ANSIBLE_COLLECTIONS_PATH", install_collection(&rig))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_LOCAL_TEMP", &tmp)
-        .env("ANSIBLE_HOME", &tmp)
-        .env("HAL_STATE_DIR", &rig.state)
-        .env_remove("HAL_YES");
-    for (k, v) in &rig.env {
-        cmd.env(k, v);
-    }
-    let run = cmd.output().unwrap();
-    let said = String::from_utf8_lossy(&run.stdout).to_string();
-    assert!(
-        run.status.success(),
-        "ansible-playbook:\n{said}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+    let play = Path::new(SRC).join("tests/integration/ansible/check.yml");
+    let said = play_here(
+        &rig,
+        &["--check", "--diff"],
+        &play,
+        serde_json::json!({ "mod": m }),
     );
     let line =
         format!("+{m}/app: recreate (config: compose.yaml: environment.GREETING: hello -> bye)");

@@ -54,9 +54,8 @@ fn lifecycle(scope: Scope) {
     let unit = s.unit(scope, "sleep", SLEEP);
     s.config(&module("svc", &unit, scope));
 
-    let r = s.hal(&["--json", "module", "status", "svc"]);
-    r.expect(3);
-    assert_eq!(doc_of(&r, "svc")["state"], "inactive", "{r:#?}");
+    let r = s.status(&["svc"]).code(3);
+    assert_eq!(r.state(), "inactive", "{r}");
 
     let r = s.hal(&["--json", "module", "start", "svc"]);
     r.expect(0);

@@ -142,7 +142,7 @@ fn a_bad_context_is_a_usage_error_for_status() {
     hal(&rig)
         .env("DOCKER_CONTEXT", "nope")
         .env_remove("DOCKER_HOST")
-        .args(["--json", "status"])
+        .status(&[])
         .code(2);
 }
 

@@ -70,6 +70,7 @@ mod status_cache;
 mod status_facts;
 mod status_reads;
 mod status_truth;
+mod test_tidy;
 mod tls;
 mod units_in_systemd;
 mod update;

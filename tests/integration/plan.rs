@@ -67,7 +67,13 @@ fn happened(
 
 /// Each service's predicted action in a plan document.
 fn predicted(doc: &serde_json::Value) -> BTreeMap<String, String> {
-    doc["modules"][0]["services"]
+    actions(&doc["modules"][0]["services"])
+}
+
+/// Each service's action in one module's plan entry (`services` of
+/// `hal plan --json`, `plan.services` of a dry run's entry).
+fn actions(services: &serde_json::Value) -> BTreeMap<String, String> {
+    services
         .as_array()
         .into_iter()
         .flatten()
@@ -75,6 +81,34 @@ fn predicted(doc: &serde_json::Value) -> BTreeMap<String, String> {
             let action = s["action"].as_str().unwrap_or("?").to_string();
             (s["service"].as_str().unwrap_or("?").to_string(), action)
         })
+        .collect()
+}
+
+/// The engine's clock now, for `docker events --since/--until`.
+fn engine_now() -> String {
+    docker(&["system", "info", "--format", "{{.SystemTime}}"])
+        .trim()
+        .to_string()
+}
+
+/// The project's engine events between two instants, healthcheck execs aside.
+fn events(m: &str, since: &str, until: &str) -> Vec<String> {
+    let label = format!("label=com.docker.compose.project={m}");
+    let events = docker(&[
+        "events",
+        "--since",
+        since,
+        "--until",
+        until,
+        "--filter",
+        &label,
+        "--format",
+        "{{.Type}} {{.Action}} {{.Actor.Attributes.name}}",
+    ]);
+    events
+        .lines()
+        .filter(|l| !l.contains("exec_"))
+        .map(str::to_string)
         .collect()
 }
 
@@ -201,29 +235,16 @@ fn a_plan_touches_nothing() {
     let m = rig.stack("quiet", model.yaml());
     model.files(&rig, &m);
     hal(&rig).args(["module", "start", &m]).code(0);
-    let since = docker(&["system", "info", "--format", "{{.SystemTime}}"]);
+    let since = engine_now();
     // A change to plan, a container stopped and one removed by hand.
     model.apply(&Edit::Env("a".into()), &rig, &m);
     model.apply(&Edit::Stop("b".into()), &rig, &m);
-    let until_stop = docker(&["system", "info", "--format", "{{.SystemTime}}"]);
+    let until_stop = engine_now();
     for _ in 0..3 {
         hal(&rig).args(["--json", "plan", &m]).code(3);
         hal(&rig).args(["plan", "-v", &m]).code(3);
     }
-    let until = docker(&["system", "info", "--format", "{{.SystemTime}}"]);
-    let label = format!("label=com.docker.compose.project={m}");
-    let events = docker(&[
-        "events",
-        "--since",
-        until_stop.trim(),
-        "--until",
-        until.trim(),
-        "--filter",
-        &label,
-        "--format",
-        "{{.Type}} {{.Action}} {{.Actor.Attributes.name}}",
-    ]);
-    let touched: Vec<&str> = events.lines().filter(|l| !l.contains("exec_")).collect();
+    let touched = events(&m, &until_stop, &engine_now());
     assert!(
         touched.is_empty(),
         "events during plans: {touched:?} (since {since})"

@@ -43,12 +43,10 @@ fn an_unhealthy_service_on_podman() {
         .args(["module", "start", "--timeout", "10s", &sick])
         .code(1);
     assert!(run.stderr.contains("service sick is unhealthy"), "{run}");
-    let st = hal(&rig)
-        .args(["--json", "module", "status", &sick])
-        .code(3);
+    let st = rig.status(&sick).code(3);
     // The start failed, so the module stays failed until someone acts (issue 29).
-    assert_eq!(st.state_of(&sick), "failed", "{st}");
-    assert!(st.stdout.contains("\"health\": \"unhealthy\""), "{st}");
+    assert_eq!(st.state(), "failed", "{st}");
+    assert!(st.run.stdout.contains("\"health\": \"unhealthy\""), "{st}");
     let table = hal(&rig).args(["status", &sick]).code(3);
     assert!(
         table.stdout.contains(" failed "),
@@ -167,13 +165,13 @@ fn a_stack_over_tls_on_podman_reads_its_stopped_state() {
             ["failed", "degraded", "activating", "inactive"].contains(&state.as_str()),
             "{state}: {st}"
         );
-        let one = hal(&rig).args(["--json", "module", "status", &crash]).run();
+        let one = rig.status(&crash).run;
         assert!(one.code == Some(3) || one.code == Some(0), "{one}");
         // `https://` is TLS in so many words (it was bollard's strict path).
         let https = hal(&rig)
-            .args(["--json", "status"])
             .env("DOCKER_HOST", tls.host.replace("tcp://", "https://"))
-            .run();
+            .status(&[])
+            .run;
         assert_eq!(
             https.code,
             Some(3),
@@ -188,8 +186,7 @@ fn a_stack_over_tls_on_podman_reads_its_stopped_state() {
     hal(&rig).args(["module", "stop", &crash]).code(0);
     hal(&rig).args(["module", "stop", &m]).code(0);
     assert!(containers(&m).is_empty() && containers(&crash).is_empty());
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "inactive");
+    assert_eq!(rig.status(&m).code(3).state(), "inactive");
 }
 
 #[test]

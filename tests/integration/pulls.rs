@@ -283,8 +283,8 @@ fn pulls_with_the_docker_login() {
         .within(Duration::from_secs(120))
         .code(0);
     assert!(present(&image), "{run}");
-    let status = hal(&rig).args(["--json", "module", "status", &m]).run();
-    assert_eq!(status.state_of(&m), "active", "{status}");
+    let status = rig.status(&m);
+    assert_eq!(status.state(), "active", "{status}");
 
     // A credsStore: hal runs `docker-credential-NAME get` with the server on stdin.
     docker(&["rmi", "-f", &image]);

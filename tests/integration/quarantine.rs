@@ -3,25 +3,20 @@
 use std::time::Duration;
 
 use crate::needs::in_current_namespace;
-use crate::rig::registry::{Repo, digest_of, running, with_registry};
+use crate::rig::registry::{Repo, RolledBack, running, with_registry};
 use crate::rig::watch::Watch;
 use crate::rig::{Rig, hal, stack};
 
 #[test]
 fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     let Some(rig) = with_registry() else { return };
-    let (repo, m, v1) = Repo::serving(&rig, "quar");
-    assert_eq!(running(&m, "app").0, v1);
-    let v2 = repo.publish("exit");
-    let run = hal(&rig)
-        .args(["update", "--timeout", "30s", &m])
-        .within(Duration::from_secs(90))
-        .code(1);
-    assert!(run.stderr.contains("rolled back: "), "{run}");
-    let before = running(&m, "app");
-    assert_eq!(before.0, v1, "{run}");
-    let bad = digest_of(&v2);
-    assert!(bad.starts_with("sha256:"), "{bad}");
+    let RolledBack {
+        repo,
+        m,
+        v1,
+        before,
+        bad,
+    } = Repo::rolled_back(&rig, "quar");
 
     // update: the same digest is not applied again; said in one line, exit 0.
     let run = hal(&rig).args(["update", &m]).code(0);
@@ -57,8 +52,8 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
     // Status: the detail, the JSON and the metrics name it.
     let st = hal(&rig).args(["status", &m]).code(0);
     assert!(st.stdout.contains("quarantined: app sha256:"), "{st}");
-    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
-    let q = &doc["modules"][0]["quarantined"][0];
+    let doc = rig.status(&m).code(0);
+    let q = &doc["quarantined"][0];
     assert_eq!(q["service"], "app", "{doc}");
     assert_eq!(q["digest"], bad.as_str(), "{doc}");
     assert!(
@@ -92,12 +87,8 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
         .within(Duration::from_secs(90))
         .code(0);
     assert_eq!(running(&m, "app").0, v3, "{run}");
-    let doc = hal(&rig).args(["--json", "status", &m]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"],
-        serde_json::json!([]),
-        "{doc}"
-    );
+    let doc = rig.status(&m).code(0);
+    assert_eq!(doc["quarantined"], serde_json::json!([]), "{doc}");
     let prom = hal(&rig)
         .args(["status", "--format", "prometheus", &m])
         .code(0)
@@ -111,17 +102,13 @@ fn a_rolled_back_digest_is_quarantined_until_a_new_one_or_force() {
 #[test]
 fn the_watch_s_rounds_skip_a_quarantined_digest_and_apply_a_new_one() {
     let Some(rig) = with_registry() else { return };
-    let (repo, m, v1) = Repo::serving(&rig, "quarwatch");
-    let v2 = repo.publish("exit");
-    let run = hal(&rig)
-        .args(["update", "--timeout", "30s", &m])
-        .within(Duration::from_secs(90))
-        .code(1);
-    assert!(run.stderr.contains("rolled back: "), "{run}");
-    let before = running(&m, "app");
-    assert_eq!(before.0, v1, "{run}");
-    let bad = digest_of(&v2);
-    assert!(bad.starts_with("sha256:"), "{bad}");
+    let RolledBack {
+        repo,
+        m,
+        before,
+        bad,
+        ..
+    } = Repo::rolled_back(&rig, "quarwatch");
 
     rig.set_config("auto_update = \"every 5s\"\n");
     let mut w = Watch::spawn(&rig, &[]);
@@ -262,11 +249,8 @@ fn a_dependent_broken_by_the_new_image_rolls_its_requirement_back() {
     let st = rig.status(&app).code(0);
     assert_eq!(st.state(), "active", "{st}");
     // And the digest is quarantined.
-    let doc = hal(&rig).args(["--json", "status", &db]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"][0]["service"], "app",
-        "{doc}"
-    );
+    let doc = rig.status(&db).code(0);
+    assert_eq!(doc["quarantined"][0]["service"], "app", "{doc}");
 }
 
 /// What `gw`'s image does by its `BEHAVE`: `good` listens on port 7000 and
@@ -328,9 +312,6 @@ fn a_namespace_follower_broken_by_the_new_image_rolls_its_provider_back() {
     // The follower is active again, in the namespace of the previous image.
     assert!(in_current_namespace(&gw, &tun), "{run}");
     assert_eq!(rig.state_of(&tun), "active", "{run}");
-    let doc = hal(&rig).args(["--json", "status", &gw]).code(0).json();
-    assert_eq!(
-        doc["modules"][0]["quarantined"][0]["service"], "app",
-        "{doc}"
-    );
+    let doc = rig.status(&gw).code(0);
+    assert_eq!(doc["quarantined"][0]["service"], "app", "{doc}");
 }

@@ -23,7 +23,7 @@ fn hal_as(s: &Scene, user: &str, args: &[&str]) -> Run {
 
 /// `hal --json status MODULE` as `user`, in the node's own state.
 fn status_as(s: &Scene, user: &str, module: &str) -> ModuleDoc {
-    ModuleDoc::of(hal_as(s, user, &["--json", "status", module]), module)
+    ModuleDoc::by(|args| hal_as(s, user, args), &[module])
 }
 
 /// bob in the group of the engine's socket (the machine's `docker`), eve in none.

@@ -20,11 +20,10 @@ fn one_service_start_status_stop() {
         );
 
         hal(&rig).args(["module", "start", &web]).code(0);
-        let st = hal(&rig).args(["--json", "module", "status", &web]).code(0);
-        assert_eq!(st.state_of(&web), "active");
-        let doc = st.json();
-        let m = &doc["modules"][0];
-        assert_eq!(doc["schema"], 1);
+        let st = rig.status(&web).code(0);
+        assert_eq!(st.state(), "active");
+        let m = st.entry();
+        assert_eq!(st.doc()["schema"], 1);
         assert_eq!(m["kind"], "stack");
         assert_eq!(m["desired"], "up");
         assert_eq!(m["limit"]["used"], 1);
@@ -48,9 +47,9 @@ fn one_service_start_status_stop() {
         hal(&rig).args(["module", "stop", &web]).code(0);
         assert!(containers(&web).is_empty(), "containers left after stop");
         assert!(networks(&web).is_empty(), "network left after stop");
-        let st = hal(&rig).args(["--json", "module", "status", &web]).code(3);
-        assert_eq!(st.state_of(&web), "inactive");
-        assert_eq!(st.json()["modules"][0]["desired"], "down");
+        let st = rig.status(&web).code(3);
+        assert_eq!(st.state(), "inactive");
+        assert_eq!(st["desired"], "down");
     });
 }
 
@@ -74,11 +73,10 @@ fn healthchecks_and_depends_on_service_healthy() {
         run.took >= Duration::from_secs(3),
         "start returned before db was healthy: {run}"
     );
-    let st = hal(&rig).args(["--json", "module", "status", &m]).run();
-    assert_eq!(st.state_of(&m), "active");
-    let services = st.json()["modules"][0]["services"].clone();
-    for s in services.as_array().unwrap() {
-        assert_eq!(s["health"], "healthy", "{services}");
+    let st = rig.status(&m);
+    assert_eq!(st.state(), "active", "{st}");
+    for s in st.services() {
+        assert_eq!(s["health"], "healthy", "{st}");
     }
 }
 
@@ -96,8 +94,7 @@ fn slow_healthcheck_is_starting_then_active_and_no_wait_returns_early() {
         run.stdout.contains("starting") && !run.stdout.contains("active"),
         "--no-wait waited: {run}"
     );
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "starting");
+    assert_eq!(rig.status(&m).code(3).state(), "starting");
     // A second start waits for health.
     hal(&rig).args(["module", "start", &m]).code(0);
     assert_eq!(rig.state_of(&m), "active");
@@ -135,12 +132,11 @@ fn unhealthy_service_times_out_with_a_diagnosis() {
         "last log lines missing: {run}"
     );
     // A start that timed out leaves the module failed, with the cause, until someone acts.
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "failed");
-    let reason = st.json()["modules"][0]["reason"].to_string();
+    let st = rig.status(&m).code(3);
+    assert_eq!(st.state(), "failed");
     assert!(
-        reason.contains("start failed: not active after 6s"),
-        "{reason}"
+        st.reason().contains("start failed: not active after 6s"),
+        "{st}"
     );
 }
 
@@ -323,11 +319,11 @@ fn unreachable_engine_exits_6_naming_the_endpoint() {
     }
     // The start that could not happen was not counted.
     let st = hal(&rig)
-        .args(["-H", "unix:///nonexistent", "--json", "status"])
+        .args(["-H", "unix:///nonexistent"])
+        .status(&[])
         .code(6);
-    let doc = st.json();
-    assert_eq!(doc["modules"][0]["state"], "unknown");
-    assert_eq!(doc["modules"][0]["limit"]["used"], 0);
+    assert_eq!(st.module(&m)["state"], "unknown", "{st}");
+    assert_eq!(st.module(&m)["limit"]["used"], 0, "{st}");
 }
 
 #[test]

@@ -20,8 +20,8 @@ fn a_stack_starts_reads_and_stops_over_tls_on_docker() {
             .restart("no"),
     );
     hal(&rig).args(["module", "start", &m]).code(0);
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(0);
-    assert_eq!(st.state_of(&m), "active", "{st}");
+    let st = rig.status(&m).code(0);
+    assert_eq!(st.state(), "active", "{st}");
     let table = hal(&rig).args(["status", &m]).code(0);
     assert!(table.stdout.contains(" active "), "{table}");
     // Doctor reaches it, and bollard's event stream over the same TLS delivers.
@@ -36,8 +36,8 @@ fn a_stack_starts_reads_and_stops_over_tls_on_docker() {
     assert_eq!(check("events")["ok"], true, "{doc:#}");
     hal(&rig).args(["module", "stop", &m]).code(0);
     assert!(containers(&m).is_empty(), "containers left after stop");
-    let st = hal(&rig).args(["--json", "module", "status", &m]).code(3);
-    assert_eq!(st.state_of(&m), "inactive", "{st}");
+    let st = rig.status(&m).code(3);
+    assert_eq!(st.state(), "inactive", "{st}");
 }
 
 #[test]
@@ -58,10 +58,7 @@ fn tls_files_hal_cannot_use_are_exit_2_and_an_unknown_engine_certificate_exit_6(
     let ca = empty.join("ca.pem").display().to_string();
     assert!(bad.stderr.contains(&ca), "{bad}");
     assert!(bad.stderr.contains("DOCKER_CERT_PATH"), "{bad}");
-    let st = hal(&rig)
-        .args(["--json", "status", &m])
-        .env("DOCKER_CERT_PATH", &empty)
-        .run();
+    let st = hal(&rig).env("DOCKER_CERT_PATH", &empty).status(&[&m]).run;
     assert_eq!(st.code, Some(2), "status too: {st}");
 
     // hal's own certificate as the CA: the engine's certificate is not one it trusts.

@@ -3,51 +3,10 @@
 use std::collections::BTreeMap;
 
 use crate::rig::registry::{BEHAVES, Repo, with_registry};
-use crate::rig::{self, Rig, docker, hal, stack};
+use crate::rig::{self, Rig, hal, stack};
 
 use super::model::{Edit, Model, Svc};
-
-/// Each service's action in one module's plan entry (`services` of
-/// `hal plan --json`, `plan.services` of a dry run's entry).
-fn actions(services: &serde_json::Value) -> BTreeMap<String, String> {
-    services
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| {
-            let action = s["action"].as_str().unwrap_or("?").to_string();
-            (s["service"].as_str().unwrap_or("?").to_string(), action)
-        })
-        .collect()
-}
-
-/// The engine's clock now, for `docker events --since/--until`.
-fn engine_now() -> String {
-    docker(&["system", "info", "--format", "{{.SystemTime}}"])
-        .trim()
-        .to_string()
-}
-
-/// The project's engine events between two instants, healthcheck execs aside.
-fn events(m: &str, since: &str, until: &str) -> Vec<String> {
-    let label = format!("label=com.docker.compose.project={m}");
-    let events = docker(&[
-        "events",
-        "--since",
-        since,
-        "--until",
-        until,
-        "--filter",
-        &label,
-        "--format",
-        "{{.Type}} {{.Action}} {{.Actor.Attributes.name}}",
-    ]);
-    events
-        .lines()
-        .filter(|l| !l.contains("exec_"))
-        .map(str::to_string)
-        .collect()
-}
+use super::{actions, engine_now, events};
 
 /// A running stack with an environment variable edited, a container stopped
 /// by hand, and an orphan (a service gone from the file).

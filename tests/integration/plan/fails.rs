@@ -17,6 +17,27 @@ fn fails_of(doc: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `hal --json plan M`, which has something to do (exit 3): its document and
+/// the module's `fails`.
+#[track_caller]
+fn plan_fails(rig: &Rig, m: &str) -> (serde_json::Value, Vec<(String, String)>) {
+    let out = hal(rig).args(["--json", "plan", m]).run();
+    assert_eq!(out.code, Some(3), "{out}");
+    let doc = out.json();
+    let fails = fails_of(&doc);
+    (doc, fails)
+}
+
+/// `hal module start M` refuses what the plan said would fail, in the plan's
+/// words (`detail`), before it makes anything.
+#[track_caller]
+fn refused_before_anything(rig: &Rig, m: &str, detail: &str) {
+    let start = hal(rig).args(["module", "start", m]).run();
+    assert_eq!(start.code, Some(1), "{start}");
+    assert!(start.stderr.contains(detail), "{start}");
+    assert!(made_nothing(m), "{start}");
+}
+
 /// No container of project `m` exists: the start made nothing.
 fn made_nothing(m: &str) -> bool {
     let label = format!("label=com.docker.compose.project={m}");
@@ -47,20 +68,7 @@ fn the_plan_lists_what_would_fail_and_start_refuses_a_taken_container_name() {
             "services:\n  a:\n    image: {FIXTURE}\n    command: [\"sleep\", \"100000\"]\n    labels:\n      note: \"${{HAL_PLAN_NOT_SET}}\"\n  b:\n    image: {FIXTURE}\n    command: [\"sleep\", \"100000\"]\n    container_name: {holder_name}\n"
         ),
     );
-    let out = hal(&rig).args(["--json", "plan", &second]).run();
-    assert_eq!(out.code, Some(3), "{out}");
-    let doc = out.json();
-    let fails: Vec<(String, String)> = doc["modules"][0]["fails"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["what"].as_str().unwrap().to_string(),
-                f["detail"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let (doc, fails) = plan_fails(&rig, &second);
     assert_eq!(fails.len(), 2, "{doc}");
     assert_eq!(fails[0].0, "unset");
     assert!(fails[0].1.contains("${HAL_PLAN_NOT_SET}"), "{fails:?}");
@@ -69,16 +77,8 @@ fn the_plan_lists_what_would_fail_and_start_refuses_a_taken_container_name() {
         fails[1].1.contains(&holder_name) && fails[1].1.contains(&first),
         "{fails:?}"
     );
-    let start = hal(&rig).args(["module", "start", &second]).run();
-    assert_ne!(start.code, Some(0), "{start}");
-    assert!(start.stderr.contains(&holder_name), "{start}");
     // Refused before anything: compose made none of its containers.
-    let label = format!("label=com.docker.compose.project={second}");
-    assert_eq!(
-        docker(&["ps", "-aq", "--filter", &label]).trim(),
-        "",
-        "{start}"
-    );
+    refused_before_anything(&rig, &second, &holder_name);
 }
 
 #[test]
@@ -105,11 +105,9 @@ fn a_host_port_a_running_module_publishes_is_listed_and_refused_before_anything(
             .line(&format!("ports: [\"{port}:80\"]")),
     );
     hal(&rig).args(["plan", &second]).code(3);
-    assert!(fails_of(&hal(&rig).args(["--json", "plan", &second]).run().json()).is_empty());
+    assert!(plan_fails(&rig, &second).1.is_empty());
     hal(&rig).args(["module", "start", &holder]).code(0);
-    let out = hal(&rig).args(["--json", "plan", &second]).run();
-    assert_eq!(out.code, Some(3), "{out}");
-    let fails = fails_of(&out.json());
+    let (_, fails) = plan_fails(&rig, &second);
     assert_eq!(fails.len(), 1, "{fails:?}");
     let (what, detail) = &fails[0];
     assert_eq!(what, "port");
@@ -119,14 +117,11 @@ fn a_host_port_a_running_module_publishes_is_listed_and_refused_before_anything(
     );
     // The start refuses it in the plan's words, before `a` is made (compose
     // would start `a`, then fail on `b`'s port).
-    let start = hal(&rig).args(["module", "start", &second]).run();
-    assert_eq!(start.code, Some(1), "{start}");
-    assert!(start.stderr.contains(detail.as_str()), "{start}");
-    assert!(made_nothing(&second), "{start}");
+    refused_before_anything(&rig, &second, detail);
     // A module stopped holds no port: nothing would fail, and the start works.
     hal(&rig).args(["module", "stop", &holder]).code(0);
-    let out = hal(&rig).args(["--json", "plan", &second]).run();
-    assert!(fails_of(&out.json()).is_empty(), "{out}");
+    let (doc, fails) = plan_fails(&rig, &second);
+    assert!(fails.is_empty(), "{doc}");
     hal(&rig).args(["module", "start", &second]).code(0);
 }
 
@@ -137,10 +132,8 @@ fn an_external_network_no_module_makes_is_refused_and_one_a_required_module_make
     // `db` joins the network `gw` makes: hal infers that `db` requires `gw`.
     let db = rig.db_on_gw_net();
     let gw = rig.network_gw();
-    let out = hal(&rig).args(["--json", "plan", &db]).run();
-    assert_eq!(out.code, Some(3), "{out}");
-    let doc = out.json();
-    assert!(fails_of(&doc).is_empty(), "{doc}");
+    let (doc, fails) = plan_fails(&rig, &db);
+    assert!(fails.is_empty(), "{doc}");
     let waits = doc["modules"][0]["waits"].as_array().unwrap();
     let net = rig.gw_net();
     assert!(
@@ -170,9 +163,7 @@ fn lone_network(rig: &Rig) {
             .keeps_running()
             .line("networks: [ext]"),
     );
-    let out = hal(rig).args(["--json", "plan", &lone]).run();
-    assert_eq!(out.code, Some(3), "{out}");
-    let fails = fails_of(&out.json());
+    let (_, fails) = plan_fails(rig, &lone);
     assert_eq!(fails.len(), 1, "{fails:?}");
     assert_eq!(fails[0].0, "network");
     let detail = &fails[0].1;
@@ -182,8 +173,5 @@ fn lone_network(rig: &Rig) {
             "network {missing} (service b) is declared external but does not exist, and no module makes it; create it (docker network create {missing})"
         )
     );
-    let start = hal(rig).args(["module", "start", &lone]).run();
-    assert_eq!(start.code, Some(1), "{start}");
-    assert!(start.stderr.contains(detail.as_str()), "{start}");
-    assert!(made_nothing(&lone), "{start}");
+    refused_before_anything(rig, &lone, detail);
 }

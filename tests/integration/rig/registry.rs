@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::time::Duration;
 
 use crate::rig::{self, FIXTURE, Rig, docker, stack};
 
@@ -138,12 +139,50 @@ impl Repo {
         (repo, m, v1)
     }
 
+    /// The setup of the quarantine tests: [`Repo::serving`], then a v2 that
+    /// exits at once, which `hal update` rolls back (exit 1): its digest is
+    /// quarantined and v1 runs again.
+    pub(crate) fn rolled_back(rig: &Rig, short: &str) -> RolledBack {
+        let (repo, m, v1) = Repo::serving(rig, short);
+        let v2 = repo.publish("exit");
+        let run = rig::hal(rig)
+            .args(["update", "--timeout", "30s", &m])
+            .within(Duration::from_secs(90))
+            .code(1);
+        assert!(run.stderr.contains("rolled back: "), "{run}");
+        let before = running(&m, "app");
+        assert_eq!(before.0, v1, "{run}");
+        let bad = digest_of(&v2);
+        assert!(bad.starts_with("sha256:"), "{bad}");
+        RolledBack {
+            repo,
+            m,
+            v1,
+            before,
+            bad,
+        }
+    }
+
     /// A module of `rig` made of [`Repo::compose`], whose `hal-previous` tags go with the repository.
     pub(crate) fn module(&mut self, rig: &Rig, short: &str) -> String {
         let m = rig.stack(short, self.compose());
         self.modules.push(m.clone());
         m
     }
+}
+
+/// What [`Repo::rolled_back`] leaves: a module that runs v1 again after its
+/// v2 was rolled back.
+pub(crate) struct RolledBack {
+    pub repo: Repo,
+    /// The module.
+    pub m: String,
+    /// v1's image id, the one that runs.
+    pub v1: String,
+    /// What runs after the roll back: [`running`]'s image and container.
+    pub before: (String, String),
+    /// v2's registry digest, the one quarantined.
+    pub bad: String,
 }
 
 impl Drop for Repo {

@@ -7,6 +7,7 @@ use std::ops::Index;
 
 use serde_json::Value;
 
+use super::run::Hal;
 use super::systemd::Scene;
 use super::{Rig, Run, hal};
 
@@ -24,24 +25,14 @@ impl Rig {
     /// `hal --json status MODULE`, whatever its exit code; [`ModuleDoc::code`]
     /// asserts one. For `MODULE/SERVICE`, the module's entry (its one service's).
     pub(crate) fn status(&self, module: &str) -> ModuleDoc {
-        let name = module.split_once('/').map_or(module, |(m, _)| m);
-        ModuleDoc::of(hal(self).args(["--json", "status", module]).run(), name)
+        hal(self).status(&[module])
     }
 
     /// `hal --json status ARGS…` (none: the whole node; a filter such as
-    /// `--failed`; modules or patterns), whatever its exit code: the one place
-    /// a test writes the query. Named for the first module given, if any
-    /// ([`ModuleDoc::doc`] is the whole document).
+    /// `--failed`; modules or patterns), whatever its exit code. Named for the
+    /// first module given, if any ([`ModuleDoc::doc`] is the whole document).
     pub(crate) fn status_of(&self, args: &[&str]) -> ModuleDoc {
-        let name = args
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .map_or("", |a| a.split_once('/').map_or(*a, |(m, _)| m));
-        let mut h = hal(self).args(["--json", "status"]);
-        for a in args {
-            h = h.arg(a);
-        }
-        ModuleDoc::of(h.run(), name)
+        hal(self).status(args)
     }
 
     /// `hal --json status` of every module (the node's own document), read
@@ -49,6 +40,27 @@ impl Rig {
     pub(crate) fn status_all(&self, name: &str) -> ModuleDoc {
         ModuleDoc::of(hal(self).args(["--json", "status"]).run(), name)
     }
+}
+
+impl Hal {
+    /// `hal … --json status ARGS…` on this command line as it stands (its
+    /// environment, a `-H` or `-q` before, its time limit), whatever its exit
+    /// code: the one place a test writes the query. Named for the first
+    /// module in `args`, if any, as [`Rig::status_of`].
+    pub(crate) fn status(self, args: &[&str]) -> ModuleDoc {
+        let mut h = self.args(["--json", "status"]);
+        for a in args {
+            h = h.arg(a);
+        }
+        ModuleDoc::of(h.run(), first_module(args))
+    }
+}
+
+/// The module a status query names first (`web` of `web/worker`), or "".
+fn first_module<'a>(args: &[&'a str]) -> &'a str {
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .map_or("", |a| a.split_once('/').map_or(*a, |(m, _)| m))
 }
 
 impl Scene {
@@ -60,9 +72,7 @@ impl Scene {
 
     /// [`Scene::status`] run behind `prefix` (`env -u XDG_RUNTIME_DIR`, `runuser -u ana --`).
     pub(crate) fn status_with(&self, prefix: &[&str], modules: &[&str]) -> ModuleDoc {
-        let mut args = vec!["--json", "status"];
-        args.extend(modules);
-        ModuleDoc::of(self.hal_with(prefix, &args), modules[0])
+        ModuleDoc::by(|args| self.hal_with(prefix, args), modules)
     }
 }
 
@@ -74,6 +84,15 @@ impl ModuleDoc {
             name: name.to_string(),
             doc: OnceCell::new(),
         }
+    }
+
+    /// `hal --json status ARGS…` run by `runner` (hal's arguments in, its run
+    /// out), for a hal the rig's commands do not start: as another user, with
+    /// the node's own state, through `setpriv`. Named as [`Rig::status_of`].
+    pub(crate) fn by(runner: impl FnOnce(&[&str]) -> Run, args: &[&str]) -> ModuleDoc {
+        let mut all = vec!["--json", "status"];
+        all.extend(args);
+        ModuleDoc::of(runner(&all), first_module(args))
     }
 
     /// Asserts the status run's exit code, printing its output if it differs.
